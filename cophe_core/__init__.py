@@ -1,0 +1,18 @@
+"""cophe_core: flat, set-based and CoPHE evaluation of hierarchical multi-label classifiers.
+
+Start with :func:`score_files`, which reads a gold file and prediction runs,
+validates every row against an ontology, and returns a :class:`Scoring` whose
+:meth:`~Scoring.evaluation` gives per-level, per-node and per-document tables.
+"""
+
+from .api import Scoring, score_files, score_labels
+from .labels import Corpus, encode
+from .metrics import Evaluation, evaluate, prf
+from .ontology import Ontology, load_ontology
+from .readers import InputError, RawLabels, read_labels
+
+__all__ = [
+    "Corpus", "Evaluation", "InputError", "Ontology", "RawLabels", "Scoring", "encode",
+    "evaluate", "load_ontology", "prf", "read_labels", "score_files", "score_labels",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,94 @@
+"""Command line: ``cophe score --gold G --pred P`` (also ``python -m cophe_core``).
+
+Argument parsing and printing only; the work is done by :mod:`cophe_core.api`.
+Exit codes: 0 on success, 2 on bad input (message on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from .api import score_files
+from .readers import InputError
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="cophe",
+        description="Flat, set-based and CoPHE (count-preserving hierarchical) evaluation "
+        "of multi-label code assignments.",
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("score", help="score one prediction file against a gold standard")
+    s.add_argument("--gold", required=True, help="gold labels (CSV/TSV, PSV, JSON, JSONL, Parquet)")
+    s.add_argument("--pred", required=True, help="predicted labels, any format --gold takes")
+    s.add_argument("--ontology", default="icd9", help="code system (default: icd9)")
+    s.add_argument("--max-level", default="block",
+                   help="highest level evaluated and summed into 'overall' (default: block)")
+    s.add_argument("--system", default="auto", choices=["auto", "diagnosis", "procedure"],
+                   help="ICD-9: which table undotted codes (4019) come from; required for them")
+    s.add_argument("--format", default="table", choices=["table", "json"], help="output format")
+    s.add_argument("--nodes", metavar="FILE.csv", help="write the per-node table to this CSV")
+    s.add_argument("--documents", metavar="FILE.csv", help="write the per-document table to this CSV")
+    s.add_argument("--rejected", metavar="FILE.csv", help="write every rejected input row to this CSV")
+    s.add_argument("--doc-col", help="document id column (default: detected)")
+    s.add_argument("--code-col", help="code column (default: detected)")
+    return p
+
+
+def _table(result: dict) -> str:
+    lines = [f"{result['documents']} documents, ontology {result['ontology']}, "
+             f"levels {', '.join(result['levels'])}", ""]
+    head = f"{'measure':<10} {'level':<8} {'TP':>8} {'FP':>8} {'FN':>8} {'P':>7} {'R':>7} {'F1':>7}"
+    lines += [head, "-" * len(head)]
+
+    def row(measure: str, level: str, s: dict) -> str:
+        return (f"{measure:<10} {level:<8} {s['tp']:>8} {s['fp']:>8} {s['fn']:>8} "
+                f"{s['precision']:>7.3f} {s['recall']:>7.3f} {s['f1']:>7.3f}")
+
+    lines.append(row("flat", "leaf", result["flat"]))
+    for measure in ("set_based", "cophe"):
+        for level, s in result[measure]["levels"].items():
+            lines.append(row(measure, level, s))
+        lines.append(row(measure, "overall", result[measure]["overall"]))
+    if result["warnings"]:
+        lines += ["", "warnings:"] + [f"  - {w}" for w in result["warnings"]]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        run = score_files(
+            args.gold, {"pred": args.pred}, ontology=args.ontology, system=args.system,
+            doc_col=args.doc_col, code_col=args.code_col,
+        )
+        ev = run.evaluation("pred", max_level=args.max_level)
+    except (InputError, ValueError) as e:
+        print(f"cophe: error: {e}", file=sys.stderr)
+        return 2
+    result = ev.to_dict()
+    result["warnings"] = run.corpus.warnings
+    if args.nodes:
+        ev.nodes.to_csv(args.nodes, index=False)
+    if args.documents:
+        ev.documents.to_csv(args.documents, index=False)
+    if args.rejected:
+        run.corpus.rejected.to_csv(args.rejected, index=False)
+    if args.format == "json":
+        json.dump(result, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(_table(result))
+    for w in run.corpus.warnings:
+        print(f"cophe: warning: {w}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

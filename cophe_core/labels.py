@@ -1,0 +1,180 @@
+"""Label sets: raw (document, code) pairs → sparse documents × nodes matrices.
+
+:func:`encode` is the single place where input is validated against an
+ontology. It decides, for every row, whether it is scored or rejected, and
+collects the warnings a user must see (SPEC §1):
+
+- duplicate rows collapse, and are counted;
+- ill-formed codes are rejected with their reason;
+- well-formed codes outside the official list are placed by structure and
+  flagged; codes that look like a diagnosis with a stripped leading zero are
+  flagged;
+- ids present on one side only get the empty set on the other, and are counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from .ontology import Ontology
+from .ontology import icd9 as icd9_mod
+from .readers import REJECTED_COLUMNS, RawLabels
+
+__all__ = ["Corpus", "encode"]
+
+
+@dataclass(frozen=True, eq=False)
+class Corpus:
+    """Gold labels and one or more runs, aligned on one document index and ontology.
+
+    Attributes
+    ----------
+    ontology : Ontology
+        The ontology, extended with any unlisted codes found in the inputs.
+    docs : ndarray of str
+        Evaluated documents: the union of the ids of all inputs, sorted.
+    gold : csr_matrix
+        ``(n_docs, n_nodes)`` 0/1 int8: the gold codes of each document.
+    runs : dict of str → csr_matrix
+        The same for each named prediction run.
+    rejected : DataFrame
+        Every row not scored: ``file, line, value, reason``.
+    flagged : DataFrame
+        Rows scored with a caveat: ``file, line, value, reason``.
+    warnings : list of str
+        One line per kind of problem, with counts.
+    """
+
+    ontology: Ontology
+    docs: np.ndarray
+    gold: sp.csr_matrix
+    runs: dict[str, sp.csr_matrix]
+    rejected: pd.DataFrame
+    flagged: pd.DataFrame
+    warnings: list[str] = field(default_factory=list)
+
+
+def _resolve_codes(
+    codes: np.ndarray, onto: Ontology, system: str
+) -> tuple[np.ndarray, dict[int, str], dict[int, str], Ontology]:
+    """Map unique code strings to node ids (-1 = rejected) with reasons and flags."""
+    ids = np.full(len(codes), -1, dtype=np.int64)
+    reasons: dict[int, str] = {}
+    flags: dict[int, str] = {}
+    if onto.name != "icd9":
+        for i, c in enumerate(codes):
+            key = c.strip()
+            if key in onto.codes:
+                ids[i] = onto.codes[key]
+            else:
+                reasons[i] = f"code not in the {onto.name} ontology"
+        return ids, reasons, flags, onto
+    listed = {str(k) for k, is_listed in zip(onto.keys, onto.listed) if is_listed}
+    parsed: dict[int, icd9_mod.ParsedCode] = {}
+    for i, c in enumerate(codes):
+        try:
+            parsed[i] = p = icd9_mod.parse_code(c, system)  # type: ignore[arg-type]
+        except ValueError as e:
+            reasons[i] = str(e)
+            continue
+        if p.code not in listed:
+            flags[i] = (
+                f"{p.code} is not a billable CMS v32 code; placed by its structure at "
+                f"{p.path[0][0]}"
+            )
+        zero = icd9_mod.stripped_zero_candidate(p, listed)
+        if zero:
+            flags[i] = (
+                f"read as procedure {p.code}, but it may be diagnosis {zero} with its leading "
+                "zero stripped (by a spreadsheet?); if the file holds diagnoses, restore the zeros"
+            )
+    unknown = [p for p in parsed.values() if p.code not in onto.codes]
+    onto = icd9_mod.place_unlisted(onto, unknown)
+    for i, p in parsed.items():
+        ids[i] = onto.codes[p.code]
+    return ids, reasons, flags, onto
+
+
+def _frame(rows: pd.DataFrame, name_col: str, reasons: pd.Series) -> pd.DataFrame:
+    return pd.DataFrame(
+        {"file": rows[name_col].to_numpy(), "line": rows["line"].to_numpy(),
+         "value": rows["code"].to_numpy(), "reason": reasons.to_numpy()},
+        columns=REJECTED_COLUMNS,
+    )
+
+
+def encode(
+    gold: RawLabels,
+    runs: dict[str, RawLabels],
+    ontology: Ontology,
+    *,
+    system: str = "auto",
+) -> Corpus:
+    """Validate and align gold and runs into a :class:`Corpus`.
+
+    Parameters
+    ----------
+    gold : RawLabels
+    runs : dict of name → RawLabels
+    ontology : Ontology
+    system : {"auto", "diagnosis", "procedure"}
+        For ICD-9: which table undotted codes come from (SPEC §4).
+    """
+    inputs = {"": gold, **runs}
+    tagged = [raw.pairs.assign(_input=key, _file=raw.name) for key, raw in inputs.items()]
+    pairs = pd.concat(tagged, ignore_index=True)
+    codes, inverse = np.unique(pairs["code"].to_numpy(dtype=str), return_inverse=True)
+    ids, reasons, flags, onto = _resolve_codes(codes, ontology, system)
+    node = ids[inverse]
+
+    bad = node < 0
+    rejected = [raw.rejected for raw in inputs.values()]
+    if bad.any():
+        reason = pd.Series([reasons[i] for i in inverse[bad]])
+        rejected.append(_frame(pairs.loc[bad], "_file", reason))
+    flagged_mask = np.isin(inverse, list(flags)) & ~bad
+    flagged = _frame(pairs.loc[flagged_mask], "_file",
+                     pd.Series([flags[i] for i in inverse[flagged_mask]], dtype=object))
+
+    all_docs = np.unique(np.concatenate([raw.docs.astype(str) for raw in inputs.values()]))
+    doc_idx = np.searchsorted(all_docs, pairs["doc_id"].to_numpy(dtype=str))
+    warnings: list[str] = []
+    matrices: dict[str, sp.csr_matrix] = {}
+    for key, raw in inputs.items():
+        mask = (pairs["_input"].to_numpy() == key) & ~bad
+        m = sp.csr_matrix(
+            (np.ones(mask.sum(), dtype=np.int32), (doc_idx[mask], node[mask])),
+            shape=(len(all_docs), onto.n_nodes),
+        )
+        m.sum_duplicates()
+        dups = int(mask.sum() - m.nnz)
+        if dups:
+            warnings.append(f"{raw.name}: {dups} duplicate (document, code) rows collapsed")
+        m.data[:] = 1
+        matrices[key] = m.astype(np.int8)
+    gold_docs = set(gold.docs.astype(str))
+    for key, raw in runs.items():
+        run_docs = set(raw.docs.astype(str))
+        if only_gold := len(gold_docs - run_docs):
+            warnings.append(f"{raw.name}: {only_gold} gold documents have no predictions row; scored as predicting nothing")
+        if only_run := len(run_docs - gold_docs):
+            warnings.append(f"{raw.name}: {only_run} documents are not in the gold standard; scored with an empty gold set")
+    rejected_df = pd.concat([r for r in rejected if len(r)], ignore_index=True) if any(
+        len(r) for r in rejected) else pd.DataFrame(columns=REJECTED_COLUMNS)
+    warnings += _summarise(rejected_df, "not scored")
+    warnings += _summarise(flagged, "scored with a caveat")
+    return Corpus(onto, all_docs, matrices.pop(""), matrices, rejected_df, flagged, warnings)
+
+
+def _summarise(rows: pd.DataFrame, what: str) -> list[str]:
+    """One warning per file: the count and the first example with its reason."""
+    out = []
+    for file, group in rows.groupby("file", sort=False):
+        first = group.iloc[0]
+        out.append(f"{file}: {len(group)} rows {what}; e.g. line {first.line}, "
+                   f"value {first.value!r}: {first.reason}")
+    return out

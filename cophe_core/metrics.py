@@ -1,0 +1,355 @@
+"""Flat, set-based and CoPHE scores (SPEC §2-3, seed 000).
+
+Definitions. For a document d, a level L, and a node n at L, let x (y) be the
+number of predicted (gold) codes of d that are n or below n. A code counts at
+its own level and every level above it, never below.
+
+- **CoPHE** (count-preserving): TP = min(x, y), FP = max(x − y, 0),
+  FN = max(y − x, 0).
+- **Set-based** (Kosmopoulos et al. 2015): the same on the indicators x > 0
+  and y > 0.
+- **Flat** (leaf-only): set comparison of the raw codes.
+
+Aggregation is micro: TP, FP and FN are summed over the nodes of a level and all
+documents; *overall* sums them over the levels from the bottom up to the chosen
+maximum level. Then P = TP/(TP+FP), R = TP/(TP+FN), F1 = 2PR/(P+R), **each 0
+when its denominator is 0**.
+
+Macro averages come in the two forms of the literature, over the nodes (codes)
+that occur in the gold or the predictions: ``macro_f1`` is the mean of per-node
+F1 (scikit-learn; Edin et al. 2023), ``macro_f1_of_means`` the F1 of macro-P and
+macro-R (CAML, LAAT and the CoPHE scripts).
+
+Everything is computed from two sparse documents × nodes count matrices
+``X = P @ C`` and ``Y = G @ C``, with ``C`` the ontology's ancestor closure; the
+cost is linear in the number of labels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from .labels import Corpus
+from .ontology import Ontology
+
+__all__ = ["prf", "evaluate", "Evaluation", "MEASURES"]
+
+MEASURES = ("flat", "set_based", "cophe")
+FLAT_LEVEL = "leaf"
+
+
+def prf(tp, fp, fn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Precision, recall and F1 from counts, elementwise; 0 where a denominator is 0.
+
+    >>> [round(float(v), 3) for v in prf(6, 5, 2)]
+    [0.545, 0.75, 0.632]
+    >>> [float(v) for v in prf(0, 0, 0)]
+    [0.0, 0.0, 0.0]
+    """
+    tp, fp, fn = (np.asarray(a, dtype=float) for a in (tp, fp, fn))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(tp + fp > 0, tp / (tp + fp), 0.0)
+        r = np.where(tp + fn > 0, tp / (tp + fn), 0.0)
+        f = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
+    return p, r, f
+
+
+def _colcount(m: sp.csr_matrix, n: int) -> np.ndarray:
+    """Number of stored non-zeros per column."""
+    return np.bincount(m.indices, minlength=n)
+
+
+def _colsum(m: sp.csr_matrix, n: int) -> np.ndarray:
+    return np.bincount(m.indices, weights=m.data, minlength=n).astype(np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class Evaluation:
+    """The scores of one run against the gold standard.
+
+    Build it with :func:`evaluate`. Tables are pandas DataFrames computed on
+    first access: :attr:`levels_table`, :attr:`macro_table`, :attr:`nodes`,
+    :attr:`documents`; :meth:`to_dict` gives the CLI's JSON.
+    """
+
+    ontology: Ontology
+    docs: np.ndarray
+    gold: sp.csr_matrix
+    pred: sp.csr_matrix
+    max_level: str
+
+    # ----------------------------------------------------------------- counts
+    @cached_property
+    def levels(self) -> list[str]:
+        """Evaluated levels, bottom-up, up to ``max_level``."""
+        top = self.ontology.level_index(self.max_level)
+        return list(self.ontology.levels[: top + 1])
+
+    @cached_property
+    def _closure(self) -> sp.csr_matrix:
+        keep = (self.ontology.level <= len(self.levels) - 1).astype(np.int32)
+        return (self.ontology.closure @ sp.diags_array(keep, dtype=np.int32)).tocsr()
+
+    @cached_property
+    def X(self) -> sp.csr_matrix:
+        """Predicted counts, documents × nodes."""
+        return (self.pred.astype(np.int32) @ self._closure).tocsr()
+
+    @cached_property
+    def Y(self) -> sp.csr_matrix:
+        """Gold counts, documents × nodes."""
+        return (self.gold.astype(np.int32) @ self._closure).tocsr()
+
+    @cached_property
+    def _min(self) -> sp.csr_matrix:
+        m = self.X.minimum(self.Y).tocsr()
+        m.eliminate_zeros()
+        return m
+
+    @cached_property
+    def _node_counts(self) -> dict[str, np.ndarray]:
+        n = self.ontology.n_nodes
+        diff = (self.X - self.Y).tocsr()
+        diff.eliminate_zeros()
+        x, y, tp = _colsum(self.X, n), _colsum(self.Y, n), _colsum(self._min, n)
+        sx, sy, stp = _colcount(self.X, n), _colcount(self.Y, n), _colcount(self._min, n)
+        return {
+            "gold": y, "predicted": x,
+            "tp": tp, "fp": x - tp, "fn": y - tp,
+            "set_tp": stp, "set_fp": sx - stp, "set_fn": sy - stp,
+            "docs_over": np.bincount(diff.indices[diff.data > 0], minlength=n),
+            "docs_under": np.bincount(diff.indices[diff.data < 0], minlength=n),
+        }
+
+    @cached_property
+    def _flat_counts(self) -> dict[str, np.ndarray]:
+        n = self.ontology.n_nodes
+        both = self.gold.multiply(self.pred).tocsr()
+        both.eliminate_zeros()
+        tp = _colcount(both, n)
+        return {"tp": tp, "fp": _colcount(self.pred, n) - tp, "fn": _colcount(self.gold, n) - tp}
+
+    # ----------------------------------------------------------------- tables
+    @cached_property
+    def levels_table(self) -> pd.DataFrame:
+        """Micro TP/FP/FN/P/R/F1 per measure and level, plus ``overall``.
+
+        Columns ``measure, level, tp, fp, fn, precision, recall, f1``; the flat
+        row has level ``"leaf"``.
+        """
+        rows = []
+        f = self._flat_counts
+        rows.append(("flat", FLAT_LEVEL, f["tp"].sum(), f["fp"].sum(), f["fn"].sum()))
+        c = self._node_counts
+        lv = self.ontology.level
+        nlev = len(self.levels)
+        for measure, prefix in (("set_based", "set_"), ("cophe", "")):
+            per = {k: np.bincount(lv, weights=c[prefix + k], minlength=nlev)[:nlev] for k in ("tp", "fp", "fn")}
+            for i, name in enumerate(self.levels):
+                rows.append((measure, name, per["tp"][i], per["fp"][i], per["fn"][i]))
+            rows.append((measure, "overall", per["tp"].sum(), per["fp"].sum(), per["fn"].sum()))
+        df = pd.DataFrame(rows, columns=["measure", "level", "tp", "fp", "fn"])
+        df[["tp", "fp", "fn"]] = df[["tp", "fp", "fn"]].astype(np.int64)
+        df["precision"], df["recall"], df["f1"] = prf(df.tp, df.fp, df.fn)
+        return df
+
+    def score(self, measure: str = "cophe", level: str = "overall") -> dict[str, float]:
+        """One row of :attr:`levels_table` as a dict (``level="leaf"`` for flat)."""
+        t = self.levels_table
+        row = t[(t.measure == measure) & (t.level == (FLAT_LEVEL if measure == "flat" else level))]
+        if row.empty:
+            raise KeyError(f"no {measure} score at level {level!r}")
+        r = row.iloc[0]
+        return {k: (int(r[k]) if k in ("tp", "fp", "fn") else float(r[k]))
+                for k in ("tp", "fp", "fn", "precision", "recall", "f1")}
+
+    @cached_property
+    def macro_table(self) -> pd.DataFrame:
+        """Macro averages per measure and level, in both definitions (see module doc).
+
+        Columns ``measure, level, n_codes, macro_precision, macro_recall,
+        macro_f1`` (mean of per-code F1) and ``macro_f1_of_means``.
+        """
+        rows = []
+        f = self._flat_counts
+        in_play = (f["tp"] + f["fp"] + f["fn"]) > 0
+        rows.append(("flat", FLAT_LEVEL, *self._macro(f["tp"], f["fp"], f["fn"], in_play)))
+        c = self._node_counts
+        for i, name in enumerate(self.levels):
+            at = (self.ontology.level == i) & ((c["gold"] + c["predicted"]) > 0)
+            rows.append(("set_based", name, *self._macro(c["set_tp"], c["set_fp"], c["set_fn"], at)))
+            rows.append(("cophe", name, *self._macro(c["tp"], c["fp"], c["fn"], at)))
+        return pd.DataFrame(rows, columns=["measure", "level", "n_codes", "macro_precision",
+                                           "macro_recall", "macro_f1", "macro_f1_of_means"])
+
+    @staticmethod
+    def _macro(tp, fp, fn, mask) -> tuple[int, float, float, float, float]:
+        if not mask.any():
+            return 0, 0.0, 0.0, 0.0, 0.0
+        p, r, f = prf(tp[mask], fp[mask], fn[mask])
+        mp, mr = float(p.mean()), float(r.mean())
+        return int(mask.sum()), mp, mr, float(f.mean()), _f1(mp, mr)
+
+    @cached_property
+    def nodes(self) -> pd.DataFrame:
+        """Per-node table over the nodes in play (gold or predicted mass > 0).
+
+        Columns: ``node`` (id), ``level``, ``code``, ``title``, ``parent`` (id),
+        ``gold`` (Σy), ``predicted`` (Σx), CoPHE ``tp, fp, fn, precision, recall,
+        f1``, set-based ``set_tp, set_fp, set_fn, set_precision, set_recall,
+        set_f1``, ``docs_over`` (documents with x > y), ``docs_under`` (x < y),
+        ``balance`` = (FP − FN)/(TP + FP + FN) in [−1, 1] (−1: all
+        under-predicted, +1: all over-predicted), ``listed``.
+        """
+        c = self._node_counts
+        idx = np.nonzero((c["gold"] + c["predicted"]) > 0)[0]
+        o = self.ontology
+        df = pd.DataFrame({
+            "node": idx,
+            "level": np.asarray(o.levels, dtype=object)[o.level[idx]],
+            "code": o.keys[idx],
+            "title": o.titles[idx],
+            "parent": o.parent[idx],
+            **{k: v[idx] for k, v in c.items()},
+            "listed": o.listed[idx],
+        })
+        df["precision"], df["recall"], df["f1"] = prf(df.tp, df.fp, df.fn)
+        df["set_precision"], df["set_recall"], df["set_f1"] = prf(df.set_tp, df.set_fp, df.set_fn)
+        total = df.tp + df.fp + df.fn
+        df["balance"] = np.where(total > 0, (df.fp - df.fn) / total.where(total > 0, 1), 0.0)
+        order = ["node", "level", "code", "title", "parent", "gold", "predicted", "tp", "fp", "fn",
+                 "precision", "recall", "f1", "set_tp", "set_fp", "set_fn", "set_precision",
+                 "set_recall", "set_f1", "docs_over", "docs_under", "balance", "listed"]
+        return df[order]
+
+    @cached_property
+    def documents(self) -> pd.DataFrame:
+        """Per-document table: ``doc_id, n_gold, n_predicted``, flat ``flat_tp/fp/fn``,
+        and for each evaluated level L CoPHE ``L_tp, L_fp, L_fn`` and set-based
+        ``L_set_tp, L_set_fp, L_set_fn``."""
+        o = self.ontology
+        nlev = len(self.levels)
+        keep = o.level < nlev
+        onehot = sp.csr_matrix((np.ones(keep.sum()), (np.nonzero(keep)[0], o.level[keep])),
+                               shape=(o.n_nodes, nlev))
+        x, y, m = (np.asarray((a @ onehot).todense()) for a in (self.X, self.Y, self._min))
+        bx, by, bm = (np.asarray((a.sign() @ onehot).todense()) for a in (self.X, self.Y, self._min))
+        both = self.gold.multiply(self.pred)
+        ftp = np.asarray(both.sum(1)).ravel()
+        out: dict[str, Any] = {
+            "doc_id": self.docs,
+            "n_gold": np.asarray(self.gold.sum(1)).ravel(),
+            "n_predicted": np.asarray(self.pred.sum(1)).ravel(),
+        }
+        out["flat_tp"], out["flat_fp"], out["flat_fn"] = ftp, out["n_predicted"] - ftp, out["n_gold"] - ftp
+        for i, name in enumerate(self.levels):
+            out[f"{name}_tp"], out[f"{name}_fp"], out[f"{name}_fn"] = m[:, i], x[:, i] - m[:, i], y[:, i] - m[:, i]
+            out[f"{name}_set_tp"] = bm[:, i]
+            out[f"{name}_set_fp"], out[f"{name}_set_fn"] = bx[:, i] - bm[:, i], by[:, i] - bm[:, i]
+        df = pd.DataFrame(out)
+        num = df.columns[1:]
+        df[num] = df[num].astype(np.int64)
+        return df
+
+    def node_documents(self, node: int) -> pd.DataFrame:
+        """The documents in which ``node`` has gold or predicted mass.
+
+        Columns ``doc_id, gold (y), predicted (x), difference (x − y), gold_codes,
+        predicted_codes`` (the codes of that family, each a sorted list),
+        most over-predicted first.
+        """
+        o = self.ontology
+        x = self.X[:, node].toarray().ravel()
+        y = self.Y[:, node].toarray().ravel()
+        rows = np.nonzero((x + y) > 0)[0]
+        family = o.ancestors[:, o.level[node]] == node
+        fam_ids = np.nonzero(family)[0]
+
+        def codes(m: sp.csr_matrix) -> list[list[str]]:
+            sub = m[rows][:, fam_ids].tocsr()
+            return [sorted(o.keys[fam_ids[sub.indices[sub.indptr[i]:sub.indptr[i + 1]]]])
+                    for i in range(len(rows))]
+
+        df = pd.DataFrame({
+            "doc_id": self.docs[rows], "gold": y[rows], "predicted": x[rows],
+            "difference": x[rows] - y[rows],
+            "gold_codes": codes(self.gold), "predicted_codes": codes(self.pred),
+        })
+        return df.sort_values(["difference", "doc_id"], ascending=[False, True], key=None,
+                              ignore_index=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The CLI's JSON shape: ontology, levels, documents, flat, set_based, cophe."""
+        out: dict[str, Any] = {
+            "ontology": self.ontology.name,
+            "levels": list(self.levels),
+            "documents": int(len(self.docs)),
+            "flat": self.score("flat"),
+        }
+        for measure in ("set_based", "cophe"):
+            out[measure] = {
+                "levels": {lv: self.score(measure, lv) for lv in self.levels},
+                "overall": self.score(measure, "overall"),
+            }
+        macro = self.macro_table
+        out["macro"] = {
+            m: {r.level: {"n_codes": int(r.n_codes), "macro_precision": r.macro_precision,
+                          "macro_recall": r.macro_recall, "macro_f1": r.macro_f1,
+                          "macro_f1_of_means": r.macro_f1_of_means}
+                for r in macro[macro.measure == m].itertuples()}
+            for m in MEASURES
+        }
+        return out
+
+
+def _f1(p: float, r: float) -> float:
+    return 2 * p * r / (p + r) if p + r > 0 else 0.0
+
+
+def evaluate(
+    gold: sp.spmatrix,
+    pred: sp.spmatrix,
+    ontology: Ontology,
+    *,
+    docs: np.ndarray | None = None,
+    max_level: str = "block",
+) -> Evaluation:
+    """Score predictions against gold labels.
+
+    Parameters
+    ----------
+    gold, pred : sparse matrix, shape (n_docs, ontology.n_nodes)
+        0/1 label matrices on the same document index (see :func:`cophe_core.labels.encode`).
+    ontology : Ontology
+    docs : array of str, optional
+        Document ids, for the per-document tables (default: row numbers).
+    max_level : str
+        Highest level evaluated and summed into *overall* (default ``"block"``,
+        the paper's "c").
+
+    Returns
+    -------
+    Evaluation
+    """
+    if gold.shape != pred.shape or gold.shape[1] != ontology.n_nodes:
+        raise ValueError(f"gold {gold.shape} and predictions {pred.shape} must both be "
+                         f"(n_docs, {ontology.n_nodes})")
+    ontology.level_index(max_level)
+    if docs is None:
+        docs = np.arange(gold.shape[0]).astype(str)
+    g = sp.csr_matrix(gold, dtype=np.int8)
+    p = sp.csr_matrix(pred, dtype=np.int8)
+    g.data[:] = 1
+    p.data[:] = 1
+    return Evaluation(ontology, np.asarray(docs), g, p, max_level)
+
+
+def evaluate_corpus(corpus: Corpus, run: str, *, max_level: str = "block") -> Evaluation:
+    """:func:`evaluate` one named run of a :class:`~cophe_core.labels.Corpus`."""
+    return evaluate(corpus.gold, corpus.runs[run], corpus.ontology, docs=corpus.docs, max_level=max_level)

