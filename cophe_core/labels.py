@@ -157,7 +157,7 @@ def encode(
         m.data[:] = 1
         matrices[key] = m.astype(np.int8)
     gold_docs = set(gold.docs.astype(str))
-    for key, raw in runs.items():
+    for raw in runs.values():
         run_docs = set(raw.docs.astype(str))
         if only_gold := len(gold_docs - run_docs):
             warnings.append(f"{raw.name}: {only_gold} gold documents have no predictions row; scored as predicting nothing")

@@ -21,9 +21,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Union
+from typing import BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -37,7 +38,7 @@ CODE_COLUMNS = (
 )
 REJECTED_COLUMNS = ["file", "line", "value", "reason"]
 MAX_BYTES = 200 * 1024 * 1024
-Source = Union[str, Path, bytes, BinaryIO]
+Source = str | Path | bytes | BinaryIO
 
 
 class InputError(ValueError):
@@ -183,12 +184,18 @@ def _read_delimited(text, name, doc_col, code_col, joiner, sep) -> RawLabels:
         if sep == "|" and _looks_headerless_psv(first):
             return _read_psv(text, name)
     try:
-        frame = pd.read_csv(
-            io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, quoting=csv.QUOTE_MINIMAL,
-            skip_blank_lines=True, on_bad_lines="error", engine="c",
-        )
-    except pd.errors.ParserError as e:
-        raise InputError(f"{name}: cannot parse as {'tab' if sep == chr(9) else repr(sep)}-separated text: {e}") from None
+        with warnings.catch_warnings():  # a row longer than the header must not pass silently
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(
+                io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, quoting=csv.QUOTE_MINIMAL,
+                skip_blank_lines=True, index_col=False, engine="c",
+            )
+    except (pd.errors.ParserError, pd.errors.ParserWarning) as e:
+        detail = str(e).replace("Error tokenizing data. C error: ", "")
+        raise InputError(
+            f"{name}: cannot parse as {'tab' if sep == chr(9) else repr(sep)}-separated text ({detail}); "
+            "a row has more fields than the header: quote fields that contain the delimiter"
+        ) from None
     if frame.shape[1] < 2 and code_col is None:
         raise InputError(
             f"{name}: found a single column {frame.columns[0]!r}; expected a document id and a code "

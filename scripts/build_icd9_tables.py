@@ -192,9 +192,9 @@ def _sentence_case(title: str) -> str:
 def _chapter_of(category: str) -> str:
     for key, _ in CHAPTERS:
         start, _, end = key.partition("-")
-        if category[0] == start[0] and start[0] in "VE" or start[0].isdigit() and category[0].isdigit():
-            if start <= category <= end:
-                return key
+        same_family = category[0] == start[0] if start[0] in "VE" else category[0].isdigit()
+        if same_family and len(start) == len(category) and start <= category <= end:
+            return key
     raise ValueError(category)
 
 

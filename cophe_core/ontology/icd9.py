@@ -212,7 +212,7 @@ def icd9_ontology() -> Ontology:
     ]
     titles = {p.code: t for p, t in parsed}
     children: dict[str, list[str]] = {}
-    for p, t in parsed:
+    for p, _ in parsed:
         for (_, child), (_, parent) in zip(p.path, p.path[1:]):
             children.setdefault(parent, []).append(titles.get(child, child))
     for p, _ in sorted(parsed, key=lambda pt: len(pt[0].path), reverse=True):

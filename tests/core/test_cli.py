@@ -1,0 +1,95 @@
+"""The command line: JSON shape, table, exported tables, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from cophe_core.cli import main
+
+GOLD = "doc_id,code\n1,364.11\n1,364.24\n1,364.9\n2,401.9\n"
+PRED = "doc_id,code\n1,364.11\n1,364.21\n1,364.3\n1,364.41\n2,401.1\n"
+SIX = ["tp", "fp", "fn", "precision", "recall", "f1"]
+
+
+@pytest.fixture
+def files(tmp_path):
+    g, p = tmp_path / "gold.csv", tmp_path / "pred.csv"
+    g.write_text(GOLD)
+    p.write_text(PRED)
+    return g, p
+
+
+def test_json_shape_in_a_real_process(files):
+    g, p = files
+    out = subprocess.run([sys.executable, "-m", "cophe_core", "score", "--gold", str(g), "--pred", str(p),
+                          "--format", "json"], capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout)
+    assert result["ontology"] == "icd9"
+    assert result["levels"] == ["e2", "e1", "e0", "block"]
+    assert result["documents"] == 2
+    assert list(result["flat"]) == SIX
+    for measure in ("set_based", "cophe"):
+        assert list(result[measure]["levels"]) == result["levels"]
+        assert all(list(v) == SIX for v in result[measure]["levels"].values())
+        assert list(result[measure]["overall"]) == SIX
+    assert result["warnings"] == []
+    # overall sums TP/FP/FN over the evaluated levels
+    cophe = result["cophe"]
+    assert cophe["overall"]["tp"] == sum(v["tp"] for v in cophe["levels"].values())
+    # 401.9 vs 401.1: a miss at e1, a match at e0 and block
+    assert cophe["levels"]["e0"] == {"tp": 4, "fp": 1, "fn": 0, "precision": 0.8, "recall": 1.0,
+                                     "f1": pytest.approx(8 / 9)}
+
+
+def test_max_level_and_exports(files, tmp_path, capsys):
+    g, p = files
+    nodes, docs = tmp_path / "nodes.csv", tmp_path / "docs.csv"
+    assert main(["score", "--gold", str(g), "--pred", str(p), "--max-level", "chapter", "--format", "table",
+                 "--nodes", str(nodes), "--documents", str(docs)]) == 0
+    out = capsys.readouterr().out
+    assert "cophe      overall" in out and "chapter" in out
+    table = pd.read_csv(nodes, dtype={"code": str})
+    assert {"code", "title", "gold", "predicted", "tp", "fp", "fn", "balance", "docs_over"} <= set(table.columns)
+    assert table.set_index("code").loc["364", "fp"] == 1
+    assert len(pd.read_csv(docs)) == 2
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["--gold", "missing.csv"], "no such file"),
+    (["--max-level", "galaxy"], "unknown level 'galaxy'"),
+    (["--ontology", "snomed"], "unknown ontology"),
+])
+def test_bad_input_exits_non_zero_with_message_on_stderr(files, capsys, args, fragment):
+    g, p = files
+    base = {"--gold": str(g), "--pred": str(p)}
+    argv = ["score"]
+    for k, v in base.items():
+        if k not in args:
+            argv += [k, v]
+    assert main(argv + args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cophe: error:") and fragment in err
+
+
+def test_bad_file_content(tmp_path, files, capsys):
+    _, p = files
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"\x00\x00junk")
+    assert main(["score", "--gold", str(bad), "--pred", str(p)]) == 2
+    assert "bad.csv: this is not a text file" in capsys.readouterr().err
+
+
+def test_warnings_reach_json_and_stderr(tmp_path, files, capsys):
+    g, _ = files
+    p = tmp_path / "p.csv"
+    p.write_text("doc_id,code\n1,4019\n")
+    assert main(["score", "--gold", str(g), "--pred", str(p), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    warnings = json.loads(captured.out)["warnings"]
+    assert any("ambiguous" in w for w in warnings)
+    assert "cophe: warning:" in captured.err
