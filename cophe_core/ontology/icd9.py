@@ -175,19 +175,30 @@ class _BlockIndex:
         return table[max(i, 0)][1]
 
 
+_DANGLING = {"with", "without", "of", "and", "or", "in", "to", "the", "due", "by", "for", "as", "other", "not", "type"}
+
+
 def _derived_title(child_titles: list[str]) -> str:
-    """A title for a node the tables lack, from its children's CMS titles."""
+    """A title for a node the tables lack, from its children's CMS titles.
+
+    The "unspecified" child names the family ("Chronic iridocyclitis,
+    unspecified" → "Chronic iridocyclitis"); otherwise the children's common
+    leading words, without a dangling "with"/"of"; otherwise the first child's
+    title "and related codes".
+    """
     for t in child_titles:
         if t.lower().endswith(", unspecified"):
             return t[: -len(", unspecified")]
-    words = [t.split() for t in child_titles]
+    words = [[w.strip(",;:") for w in t.split()] for t in child_titles]
     common: list[str] = []
     for group in zip(*words):
-        if len(set(group)) != 1:
+        if len({w.lower() for w in group}) != 1:
             break
         common.append(group[0])
-    if len(common) >= 2:
-        return " ".join(common).rstrip(",;:")
+    while common and common[-1].lower() in _DANGLING:
+        common.pop()
+    if len(child_titles) > 1 and len(" ".join(common)) >= 8:
+        return " ".join(common)
     return f"{child_titles[0]} and related codes" if child_titles else "(no title)"
 
 

@@ -1,0 +1,81 @@
+"""Side-by-side comparison of runs scored against the same gold standard."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .metrics import Evaluation, prf
+from .tree import COUNTS
+
+__all__ = ["levels_side_by_side", "level_deltas", "compare_nodes", "disagreements"]
+
+
+def levels_side_by_side(evals: dict[str, Evaluation]) -> pd.DataFrame:
+    """:attr:`Evaluation.levels_table` of each run, stacked with a ``run`` column first."""
+    return pd.concat([ev.levels_table.assign(run=name) for name, ev in evals.items()],
+                     ignore_index=True)[["run", *evals[next(iter(evals))].levels_table.columns]]
+
+
+def level_deltas(a: Evaluation, b: Evaluation) -> pd.DataFrame:
+    """B − A for precision, recall and F1, per measure and level."""
+    ta, tb = a.levels_table, b.levels_table
+    out = ta[["measure", "level"]].copy()
+    for k in ("precision", "recall", "f1"):
+        out[f"a_{k}"], out[f"b_{k}"] = ta[k].to_numpy(), tb[k].to_numpy()
+        out[f"delta_{k}"] = out[f"b_{k}"] - out[f"a_{k}"]
+    return out
+
+
+def compare_nodes(a: Evaluation, b: Evaluation) -> pd.DataFrame:
+    """Per node in play in either run: counts prefixed ``a_`` and ``b_``, their rates, and
+    ``delta_f1`` and ``delta_balance`` (B − A). Columns ``node`` and ``parent`` as in
+    :attr:`Evaluation.nodes`, so the table feeds :func:`cophe_core.tree.focused_subtree`."""
+    na = a.nodes.set_index("node")
+    nb = b.nodes.set_index("node")
+    idx = na.index.union(nb.index)
+    o = a.ontology
+    out = pd.DataFrame({"node": idx, "parent": o.parent[idx]})
+    for prefix, t in (("a_", na), ("b_", nb)):
+        counts = t[COUNTS].reindex(idx, fill_value=0).astype(np.int64)
+        for k in COUNTS:
+            out[prefix + k] = counts[k].to_numpy()
+        p, r, f = prf(out[prefix + "tp"], out[prefix + "fp"], out[prefix + "fn"])
+        out[prefix + "f1"] = f
+        total = out[prefix + "tp"] + out[prefix + "fp"] + out[prefix + "fn"]
+        out[prefix + "balance"] = np.where(total > 0, (out[prefix + "fp"] - out[prefix + "fn"]) / total.clip(lower=1), 0.0)
+    out["delta_f1"] = out.b_f1 - out.a_f1
+    out["delta_balance"] = out.b_balance - out.a_balance
+    out["code"] = o.keys[idx]
+    out["title"] = o.titles[idx]
+    out["level"] = np.asarray(o.levels, dtype=object)[o.level[idx]]
+    return out
+
+
+def disagreements(a: Evaluation, b: Evaluation, *, level: str = "e0", top: int = 50) -> pd.DataFrame:
+    """Documents where two runs differ most.
+
+    ``only_a`` / ``only_b``: codes predicted by one run and not the other;
+    ``a_f1`` / ``b_f1``: the document's CoPHE F1 at ``level``; sorted by the number
+    of codes the runs disagree on, then by |B − A| F1.
+    """
+    diff = (a.pred != b.pred).tocsr()
+    only_a = a.pred.multiply(diff)
+    only_b = b.pred.multiply(diff)
+    da, db = a.documents, b.documents
+    fa = prf(da[f"{level}_tp"], da[f"{level}_fp"], da[f"{level}_fn"])[2]
+    fb = prf(db[f"{level}_tp"], db[f"{level}_fp"], db[f"{level}_fn"])[2]
+    keys = a.ontology.keys
+
+    def codes(m, rows):
+        m = m.tocsr()
+        return [", ".join(sorted(keys[m.indices[m.indptr[r]:m.indptr[r + 1]]])) for r in rows]
+
+    n_diff = np.asarray(diff.sum(1)).ravel()
+    order = np.lexsort((-np.abs(fb - fa), -n_diff))[:top]
+    order = order[n_diff[order] > 0]
+    return pd.DataFrame({
+        "doc_id": a.docs[order], "codes_disagreed": n_diff[order],
+        "only_a": codes(only_a, order), "only_b": codes(only_b, order),
+        "a_f1": fa[order], "b_f1": fb[order], "delta_f1": fb[order] - fa[order],
+    })

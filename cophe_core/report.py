@@ -1,0 +1,53 @@
+"""Standalone HTML export: one page with headings, text, tables and Plotly figures.
+
+Every user-supplied string is escaped; figures arrive as Plotly figures and are
+embedded with plotly.js inlined once, so the file works offline.
+"""
+
+from __future__ import annotations
+
+import html
+from datetime import UTC, datetime
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["html_report", "figure_html"]
+
+_STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
+h1{font-size:1.6rem} h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
+th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right} th{background:#f5f5f5}
+td:first-child,th:first-child{text-align:left} p.note{color:#555}
+"""
+
+
+def figure_html(fig: Any, *, include_plotlyjs: bool | str = True) -> str:
+    """A Plotly figure as a standalone HTML page (plotly.js inlined, works offline)."""
+    return fig.to_html(include_plotlyjs=include_plotlyjs, full_html=True)
+
+
+def html_report(title: str, sections: list[tuple[str, list[Any]]]) -> str:
+    """Build one HTML page.
+
+    ``sections`` is a list of ``(heading, items)``; each item is a ``str``
+    (a paragraph, escaped), a ``DataFrame`` (a table, escaped, floats to 3
+    places) or a Plotly figure.
+    """
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+             f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
+             f"<p class='note'>Made by cophe on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC.</p>"]
+    plotly_included = False
+    for heading, items in sections:
+        parts.append(f"<h2>{html.escape(heading)}</h2>")
+        for item in items:
+            if isinstance(item, str):
+                parts.append(f"<p>{html.escape(item)}</p>")
+            elif isinstance(item, pd.DataFrame):
+                parts.append(item.to_html(index=False, float_format=lambda v: f"{v:.3f}", escape=True, border=0))
+            else:
+                parts.append(item.to_html(full_html=False, include_plotlyjs=not plotly_included))
+                plotly_included = True
+    parts.append("</body></html>")
+    return "\n".join(parts)

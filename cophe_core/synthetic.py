@@ -1,0 +1,129 @@
+"""Seeded synthetic ICD-9 label sets with a MIMIC-like shape (no patient data).
+
+Used by ``sample_data/generate.py`` and the benchmarks. A gold standard has a
+long-tailed code distribution in which a few busy families (401, 427, 428, 250,
+584, V45 and common procedures) dominate, and documents often hold several
+codes of one family, as discharge summaries do.
+
+Model runs are derived from the gold standard with a documented error profile:
+
+- ``siblings``: confuses a code with a sibling in its family (right family,
+  wrong leaf). Flat scores drop; set-based and CoPHE recover at e1/e0.
+- ``overcoder``: keeps most gold codes but adds extra codes inside families
+  already present. Set-based e0 barely notices; CoPHE shows the over-coding.
+- ``conservative``: predicts only the codes it is sure of and misses many.
+  Precision stays high and recall drops, most visibly in CoPHE at e0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .ontology import Ontology, icd9_ontology
+
+__all__ = ["PROFILES", "generate_gold", "generate_run", "generate"]
+
+BUSY = ["401", "427", "428", "250", "584", "V45", "272", "414", "518", "285", "276", "599",
+        "038", "995", "96", "38", "39", "99", "88"]
+PROFILES = {
+    "siblings": "confuses codes with siblings in the same family (right family, wrong leaf)",
+    "overcoder": "adds extra codes inside families already present (over-codes within families)",
+    "conservative": "predicts only what it is sure of and misses many codes (under-codes)",
+}
+
+
+def _families(onto: Ontology) -> dict[str, np.ndarray]:
+    """Category key → listed code ids below it."""
+    e0 = onto.level_index("e0")
+    codes = np.array([n for n in onto.codes.values() if onto.listed[n]])
+    cats = onto.ancestors[codes, e0]
+    order = np.argsort(cats, kind="stable")
+    cats, codes = cats[order], codes[order]
+    bounds = np.flatnonzero(np.diff(cats)) + 1
+    return {str(onto.keys[grp_cat[0]]): grp for grp_cat, grp in
+            zip(np.split(cats, bounds), np.split(codes, bounds))}
+
+
+def generate_gold(n_docs: int, *, seed: int = 0, n_families: int = 900, codes_per_doc: float = 16.0,
+                  onto: Ontology | None = None) -> pd.DataFrame:
+    """A gold standard: DataFrame ``doc_id, code`` with about ``codes_per_doc`` codes per document.
+
+    Families (ICD-9 categories) are drawn with Zipf-like weights, the busy
+    families first; within a family a few leaves dominate. About a third of
+    the drawn families contribute two or more codes to the document.
+    """
+    onto = onto or icd9_ontology()
+    rng = np.random.default_rng(seed)
+    fams = _families(onto)
+    others = [k for k in fams if k not in BUSY]
+    chosen = [k for k in BUSY if k in fams] + list(rng.choice(others, n_families - len(BUSY), replace=False))
+    weights = 1.0 / np.arange(1, len(chosen) + 1) ** 0.9
+    weights /= weights.sum()
+    sizes = np.clip(rng.negative_binomial(8, 8 / (8 + codes_per_doc / 1.45), n_docs), 1, None)
+    rows_doc, rows_code = [], []
+    for d, size in enumerate(sizes):
+        fam_idx = rng.choice(len(chosen), size=size, replace=False, p=weights)
+        for f in fam_idx:
+            members = fams[chosen[f]]
+            k = min(len(members), 1 + rng.binomial(2, 0.22))
+            w = 1.0 / np.arange(1, len(members) + 1) ** 1.2
+            picked = rng.choice(members, size=k, replace=False, p=w / w.sum())
+            rows_doc += [d] * k
+            rows_code += list(picked)
+    doc_ids = np.char.add("D", np.char.zfill(np.arange(100001, 100001 + n_docs).astype(str), 6))
+    df = pd.DataFrame({"doc_id": doc_ids[rows_doc], "code": onto.keys[np.array(rows_code)]})
+    return df.drop_duplicates(ignore_index=True)
+
+
+def generate_run(gold: pd.DataFrame, profile: str, *, seed: int = 0, onto: Ontology | None = None) -> pd.DataFrame:
+    """Predictions with one of the :data:`PROFILES` error profiles, from a gold DataFrame."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    onto = onto or icd9_ontology()
+    rng = np.random.default_rng(seed)
+    fams = _families(onto)
+    e0 = onto.level_index("e0")
+    ids = np.array([onto.codes[c] for c in gold.code])
+    cats = onto.keys[onto.ancestors[ids, e0]]
+    u = rng.random(len(gold))
+    pool = np.concatenate(list(fams.values()))
+    frequent = gold.code.value_counts()
+    out_doc: list[str] = []
+    out_code: list[str] = []
+
+    def sibling(cat: str, exclude: str) -> str | None:
+        members = [str(onto.keys[m]) for m in fams[cat] if onto.keys[m] != exclude]
+        return members[rng.integers(len(members))] if members else None
+
+    for doc, code, cat, r in zip(gold.doc_id, gold.code, cats, u):
+        if profile == "siblings":
+            if r < 0.55:
+                out_doc.append(doc), out_code.append(code)
+            elif r < 0.85 and (s := sibling(cat, code)):
+                out_doc.append(doc), out_code.append(s)
+        elif profile == "overcoder":
+            if r < 0.78:
+                out_doc.append(doc), out_code.append(code)
+            if rng.random() < 0.45:
+                for _ in range(1 + rng.binomial(1, 0.4)):
+                    if s := sibling(cat, code):
+                        out_doc.append(doc), out_code.append(s)
+        else:  # conservative: keeps frequent codes more often
+            keep = 0.35 + 0.4 * min(frequent.get(code, 0) / frequent.iloc[0], 1.0) ** 0.3
+            if r < keep:
+                out_doc.append(doc), out_code.append(code)
+    n_noise = {"siblings": 1.2, "overcoder": 1.5, "conservative": 0.25}[profile]
+    docs = gold.doc_id.unique()
+    for doc in docs:
+        for m in rng.choice(pool, size=rng.poisson(n_noise)):
+            out_doc.append(doc), out_code.append(str(onto.keys[m]))
+    return pd.DataFrame({"doc_id": out_doc, "code": out_code}).drop_duplicates(ignore_index=True)
+
+
+def generate(n_docs: int, *, seed: int = 0, **kw) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """A gold standard and one run per profile."""
+    onto = icd9_ontology()
+    gold = generate_gold(n_docs, seed=seed, onto=onto, **kw)
+    runs = {p: generate_run(gold, p, seed=seed + i + 1, onto=onto) for i, p in enumerate(PROFILES)}
+    return gold, runs
