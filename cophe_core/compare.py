@@ -79,3 +79,15 @@ def disagreements(a: Evaluation, b: Evaluation, *, level: str = "e0", top: int =
         "only_a": codes(only_a, order), "only_b": codes(only_b, order),
         "a_f1": fa[order], "b_f1": fb[order], "delta_f1": fb[order] - fa[order],
     })
+
+
+def delta_subtree(a: Evaluation, b: Evaluation, focus: int | None = None, **kw) -> pd.DataFrame:
+    """:func:`cophe_core.tree.focused_subtree` of :func:`compare_nodes`, with B − A
+    ``delta_f1`` and ``delta_balance`` recomputed on every row (Other buckets included)."""
+    from .tree import focused_subtree
+
+    sub = focused_subtree(compare_nodes(a, b), a.ontology, focus, prefixes=("a_", "b_"),
+                          size="gold+predicted", **kw)
+    sub["delta_f1"] = sub.b_f1 - sub.a_f1
+    sub["delta_balance"] = sub.b_balance - sub.a_balance
+    return sub

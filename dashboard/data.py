@@ -1,0 +1,206 @@
+"""Inputs and shared state: the sidebar, cached scoring, and the problems panel.
+
+Core results are cached by content: uploads are keyed by a SHA-256 digest of
+their bytes and options, never by the UploadedFile object (SPEC §7).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from cophe_core import InputError, Scoring, score_files
+from cophe_core.ontology import load_ontology
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_data"
+SAMPLE_RUNS = {"siblings": "run_siblings.csv", "overcoder": "run_overcoder.csv",
+               "conservative": "run_conservative.csv"}
+UPLOAD_TYPES = ["csv", "tsv", "txt", "psv", "json", "jsonl", "ndjson", "parquet"]
+MAX_UPLOAD_MB = 50
+ONTOLOGIES = {"icd9": "ICD-9-CM (diagnoses, V/E codes, procedures)"}
+SYSTEMS = {"auto": "Dotted codes only (reject undotted)", "diagnosis": "Diagnoses (401.9 ← 4019)",
+           "procedure": "Procedures (40.19 ← 4019)"}
+log = logging.getLogger("cophe.dashboard")
+
+
+@dataclass
+class Context:
+    """What every view needs: the scored inputs and the user's current choices."""
+
+    scoring: Scoring | None
+    source: str
+    max_level: str
+    run: str | None
+    error: str | None = None
+
+    def evaluation(self, run: str | None = None):
+        return self.scoring.evaluation(run or self.run, max_level=self.max_level)
+
+
+def md(text: object) -> str:
+    """Escape a user string for Markdown (file names, run names, doc ids, codes)."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", str(text))
+
+
+@st.cache_resource(show_spinner=False)
+def ontology(name: str):
+    """The ontology, built once per server process."""
+    return load_ontology(name)
+
+
+@st.cache_resource(max_entries=8, show_spinner="Scoring the runs…")
+def _score(digest: str, _gold: tuple[str, bytes], _runs: tuple[tuple[str, str, bytes], ...],
+           onto: str, system: str, doc_col: str | None, code_col: str | None) -> Scoring:
+    """Scored inputs, cached by ``digest`` (the content hash); the underscored arguments are not hashed."""
+    return score_files(_named(*_gold), {run: _named(name, data) for run, name, data in _runs},
+                       ontology=ontology(onto), system=system, doc_col=doc_col, code_col=code_col)
+
+
+def _named(name: str, data: bytes) -> io.BytesIO:
+    """A binary stream that carries its file name, as the readers accept."""
+    stream = io.BytesIO(data)
+    stream.name = name
+    return stream
+
+
+def scoring_for(gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]], *, onto: str = "icd9",
+                system: str = "auto", doc_col: str | None = None, code_col: str | None = None) -> Scoring:
+    h = hashlib.sha256()
+    for part in (onto, system, doc_col or "", code_col or "", gold[0]):
+        h.update(part.encode() + b"\0")
+    h.update(hashlib.sha256(gold[1]).digest())
+    for run, name, data in runs:
+        h.update(run.encode() + b"\0" + name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return _score(h.hexdigest(), gold, tuple(runs), onto, system, doc_col, code_col)
+
+
+def sample_inputs() -> tuple[tuple[str, bytes], list[tuple[str, str, bytes]]]:
+    gold = ("gold.csv", (SAMPLE / "gold.csv").read_bytes())
+    runs = [(run, f, (SAMPLE / f).read_bytes()) for run, f in SAMPLE_RUNS.items()]
+    return gold, runs
+
+
+def _run_name(file_name: str, taken: set[str]) -> str:
+    base = Path(file_name).stem or "run"
+    name, i = base, 2
+    while name in taken:
+        name, i = f"{base}-{i}", i + 1
+    return name
+
+
+def sidebar() -> Context:
+    """Draw the data-input sidebar and return the current :class:`Context`."""
+    sb = st.sidebar
+    sb.markdown("### Data")
+    source = sb.radio("Source", ["Sample data", "Upload files"], key="source", horizontal=True,
+                      help="The sample is synthetic: 1,000 made-up documents and three model runs "
+                      "with known error profiles (see sample_data/README.md).")
+    onto = sb.selectbox("Code system", list(ONTOLOGIES), format_func=ONTOLOGIES.get, key="ontology")
+    levels = list(ontology(onto).levels)
+    max_level = sb.selectbox("Highest level", levels, index=levels.index("block"), key="max_level",
+                             help="Levels are scored from the leaf codes up to this level; 'overall' sums "
+                             "them. The CoPHE paper stops at block (its 'c').")
+    error = None
+    scoring = None
+    label = "Sample data"
+    if source == "Sample data":
+        gold, runs = sample_inputs()
+        scoring = scoring_for(gold, runs, onto=onto)
+    else:
+        gold_file = sb.file_uploader("Gold standard", type=UPLOAD_TYPES, key="gold_file",
+                                     max_upload_size=MAX_UPLOAD_MB,
+                                     help="One row per (document, code), or one row per document with "
+                                     "';'-joined codes; CSV/TSV, CAML .psv, JSON/JSONL or Parquet.")
+        run_files = sb.file_uploader("Model runs (one file each)", type=UPLOAD_TYPES, key="run_files",
+                                     accept_multiple_files=True, max_upload_size=MAX_UPLOAD_MB)
+        runs: list[tuple[str, str, bytes]] = []
+        taken: set[str] = set()
+        for i, f in enumerate(run_files or []):
+            name = sb.text_input(f"Name for {f.name}", value=_run_name(f.name, taken), key=f"run_name_{i}_{f.name}")
+            name = name.strip() or _run_name(f.name, taken)
+            taken.add(name)
+            runs.append((name, f.name, f.getvalue()))
+        with sb.expander("Reading options"):
+            system = st.selectbox("Undotted codes such as 4019 are", list(SYSTEMS), format_func=SYSTEMS.get,
+                                  key="system", help="MIMIC stores diagnoses and procedures without dots in "
+                                  "separate tables; 4019 is diagnosis 401.9 or procedure 40.19.")
+            doc_col = st.text_input("Document id column", key="doc_col", placeholder="detected") or None
+            code_col = st.text_input("Code column", key="code_col", placeholder="detected") or None
+        if gold_file is None or not runs:
+            error = "Upload a gold standard and at least one model run, or switch to the sample data."
+        else:
+            label = ", ".join([gold_file.name] + [r[1] for r in runs])
+            try:
+                scoring = scoring_for((gold_file.name, gold_file.getvalue()), runs, onto=onto,
+                                      system=system, doc_col=doc_col, code_col=code_col)
+            except InputError as e:
+                error = str(e)
+    run = None
+    if scoring is not None:
+        run = sb.selectbox("Run", scoring.run_names, key="run", help="The run shown in the tree and document views.")
+    return Context(scoring, label, max_level, run, error)
+
+
+def problems_panel(scoring: Scoring) -> None:
+    """Rejected and flagged rows, and input warnings: counts, first rows with reasons, downloads."""
+    c = scoring.corpus
+    if len(c.rejected):
+        with st.container(border=True):
+            st.error(f"**{len(c.rejected):,} input rows were not scored.** Each is listed with its file, line, "
+                     "value and the reason; fix them and upload again, or accept that they are left out.")
+            by_reason = (c.rejected.assign(reason=c.rejected.reason.str.split(";").str[0])
+                         .groupby(["file", "reason"]).size().rename("rows").reset_index())
+            st.dataframe(by_reason, hide_index=True, width="stretch")
+            st.caption("First rejected rows")
+            st.dataframe(c.rejected.head(20), hide_index=True, width="stretch")
+            st.download_button("Download all rejected rows (CSV)", c.rejected.to_csv(index=False),
+                               "rejected_rows.csv", "text/csv", key="dl_rejected")
+            if c.rejected.reason.str.contains("ambiguous").any():
+                st.warning("Some codes have no dot (like **4019**). That can be diagnosis 401.9 or procedure "
+                           "40.19. Which code system do the files hold?")
+                a, b = st.columns(2)
+                a.button("They are diagnoses", on_click=_set_system, args=("diagnosis",), key="sys_dx")
+                b.button("They are procedures", on_click=_set_system, args=("procedure",), key="sys_proc")
+    if len(c.flagged):
+        with st.expander(f"{len(c.flagged):,} rows scored with a caveat", expanded=False):
+            st.dataframe(c.flagged.head(50), hide_index=True, width="stretch")
+            st.download_button("Download flagged rows (CSV)", c.flagged.to_csv(index=False),
+                               "flagged_rows.csv", "text/csv", key="dl_flagged")
+    other = [w for w in c.warnings if "not scored" not in w and "with a caveat" not in w]
+    if other:
+        st.info("\n".join(f"- {md(w)}" for w in other))
+
+
+def _set_system(system: str) -> None:
+    st.session_state["system"] = system
+
+
+def context() -> Context:
+    """The context set by app.py for this rerun."""
+    return st.session_state["_ctx"]
+
+
+def require_scoring() -> Context | None:
+    """The context if there is something to show; otherwise draw why not and return None."""
+    ctx = context()
+    if ctx.error:
+        st.error(md(ctx.error))
+        return None
+    if ctx.scoring is None:
+        st.info("No data yet.")
+        return None
+    return ctx
+
+
+def nice_levels(table: pd.DataFrame) -> pd.DataFrame:
+    """Readable measure names for display."""
+    names = {"flat": "Flat (leaf codes)", "set_based": "Set-based", "cophe": "CoPHE"}
+    return table.assign(measure=table.measure.map(names))

@@ -1,0 +1,69 @@
+"""Compare runs: levels side by side, B − A deltas, a delta tree, and where the runs disagree."""
+
+import data
+import streamlit as st
+from figures import COLOUR_BY, delta_bar, levels_bar, tree_figure
+from texts import MEASURE
+
+from cophe_core.compare import delta_subtree, disagreements, level_deltas, levels_side_by_side
+
+st.title("Compare runs")
+ctx = data.require_scoring()
+if ctx:
+    names = ctx.scoring.run_names
+    if len(names) < 2:
+        st.info("Upload two or more runs to compare them.")
+        st.stop()
+    a_col, b_col, lv_col = st.columns(3)
+    a = a_col.selectbox("Run A", names, index=0, key="cmp_a")
+    b = b_col.selectbox("Run B", names, index=1, key="cmp_b")
+    if a == b:
+        st.warning("Pick two different runs.")
+        st.stop()
+    ea, eb = ctx.evaluation(a), ctx.evaluation(b)
+
+    deltas = level_deltas(ea, eb)
+    overall = deltas[(deltas.level == "overall") & (deltas.measure == "cophe")].iloc[0]
+    flat = deltas[deltas.measure == "flat"].iloc[0]
+    c1, c2, c3 = st.columns(3)
+    c1.metric(f"CoPHE F1 · {a}", f"{overall.a_f1:.3f}")
+    c2.metric(f"CoPHE F1 · {b}", f"{overall.b_f1:.3f}", delta=f"{overall.delta_f1:+.3f}")
+    c3.metric("Flat F1 change (B − A)", f"{flat.delta_f1:+.3f}")
+
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Change by level (B − A)**")
+        metric = st.segmented_control("Metric", ["f1", "precision", "recall"], default="f1", key="cmp_metric")
+        st.plotly_chart(delta_bar(deltas, metric or "f1", a, b), key="cmp_delta_chart")
+    with right:
+        st.markdown("**Both runs**")
+        st.plotly_chart(levels_bar(levels_side_by_side({a: ea, b: eb}), metric or "f1"), key="cmp_levels_chart")
+    st.dataframe(deltas.assign(measure=deltas.measure.map(MEASURE)), hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%+.3f" if c.startswith("delta") else "%.3f")
+                                for c in deltas.columns if c not in ("measure", "level")})
+
+    st.subheader("Where the change happens", anchor=False)
+    t1, t2 = st.columns([1, 1])
+    colour = t1.selectbox("Colour by", ["delta_f1", "delta_balance"], format_func=lambda k: COLOUR_BY[k][0],
+                          key="cmp_colour")
+    depth = t2.slider("Levels shown", 1, 3, 2, key="cmp_depth")
+    focus = st.session_state.get("focus")
+    onto = ea.ontology
+    if focus is not None and focus >= onto.n_nodes:
+        focus = None
+    sub = delta_subtree(ea, eb, focus, depth=depth, max_nodes=2000)
+    st.caption("Focus: " + ("All codes" if focus is None else data.md(f"{onto.keys[focus]} {onto.titles[focus]}"))
+               + " (set it in the code-family tree). Purple: B better / more over-coding; orange: B worse / less.")
+    st.plotly_chart(tree_figure(sub, colour, prefix="b_"), key=f"cmp_tree_{a}_{b}_{focus}_{colour}_{depth}")
+    st.caption(f"Hover shows the counts of {data.md(b)}.")
+
+    st.subheader("Documents where the runs disagree most", anchor=False)
+    level = st.selectbox("F1 at level", ea.levels, index=min(2, len(ea.levels) - 1), key="cmp_doc_level")
+    dis = disagreements(ea, eb, level=level, top=100)
+    st.dataframe(dis, hide_index=True, width="stretch", column_config={
+        "doc_id": "Document", "codes_disagreed": st.column_config.NumberColumn("Codes in dispute"),
+        "only_a": st.column_config.TextColumn(f"Only {a}", width="large"),
+        "only_b": st.column_config.TextColumn(f"Only {b}", width="large"),
+        "a_f1": st.column_config.NumberColumn(f"F1 {a}", format="%.2f"),
+        "b_f1": st.column_config.NumberColumn(f"F1 {b}", format="%.2f"),
+        "delta_f1": st.column_config.NumberColumn("B − A", format="%+.2f")})

@@ -1,0 +1,44 @@
+"""AppTest helpers: run the real dashboard script headless."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "dashboard" / "app.py")
+SAMPLE = ROOT / "sample_data"
+
+
+def run_app(page: str | None = None, **state) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for k, v in state.items():
+        at.session_state[k] = v
+    at.run()
+    if page:
+        at.switch_page(page)
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def upload(at: AppTest, gold: tuple[str, bytes], runs: list[tuple[str, bytes]]) -> AppTest:
+    at.radio(key="source").set_value("Upload files").run()
+    at.file_uploader(key="gold_file").set_value((gold[0], gold[1], "text/csv"))
+    at.file_uploader(key="run_files").set_value([(n, b, "text/csv") for n, b in runs])
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def plotly_specs(at: AppTest) -> list[dict]:
+    """The Plotly figure JSON of every chart on the page (charts are unknown elements in AppTest)."""
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+@pytest.fixture
+def sample_bytes():
+    return {p.name: p.read_bytes() for p in SAMPLE.glob("*.csv")}

@@ -1,0 +1,139 @@
+"""Every view under AppTest: no exception, the sample's numbers visible, uploads, and bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from cophe_core import score_files
+from tests.app.conftest import SAMPLE, plotly_specs, run_app, upload
+
+RUNS = ["siblings", "overcoder", "conservative"]
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return score_files(SAMPLE / "gold.csv", {r: SAMPLE / f"run_{r}.csv" for r in RUNS})
+
+
+def test_levels_view_shows_the_sample_numbers(sample):
+    at = run_app()
+    metrics = [(m.label, m.value) for m in at.metric]
+    expected = []
+    for r in RUNS:
+        ev = sample.evaluation(r)
+        expected += [("Flat", f"{ev.score('flat')['f1']:.3f}"), ("Set-based", f"{ev.score('set_based')['f1']:.3f}"),
+                     ("CoPHE", f"{ev.score('cophe')['f1']:.3f}")]
+    assert metrics == expected
+    assert all(m.help for m in at.metric)  # every metric has its one-sentence tooltip
+    text = " ".join(m.value for m in at.markdown).replace("\\", "")
+    assert "run overcoder predicts 42% more codes than the gold standard" in text
+    table = at.dataframe[0].value
+    assert set(table.run) == set(RUNS) and len(table) == 3 * 11
+    spec = plotly_specs(at)[0]
+    assert {t["name"] for t in spec["data"]} == {"Flat (leaf codes)", "Set-based", "CoPHE"}
+
+
+def test_max_level_changes_the_levels(sample):
+    at = run_app()
+    at.selectbox(key="max_level").set_value("e0").run()
+    assert set(at.dataframe[0].value.level) == {"leaf", "e2", "e1", "e0", "overall"}
+    expected = sample.evaluation("siblings", max_level="e0").score("cophe")["f1"]
+    assert at.metric[2].value == f"{expected:.3f}"
+
+
+def test_upload_of_a_small_file_changes_the_numbers():
+    gold = b"doc_id,code\n1,364.11\n1,364.24\n1,364.9\n"
+    pred = b"doc_id,code\n1,364.11\n1,364.21\n1,364.3\n1,364.41\n"
+    at = upload(run_app(), ("gold.csv", gold), [("paper.csv", pred)])
+    at.selectbox(key="max_level").set_value("e0").run()
+    assert [m.value for m in at.metric] == ["0.286", "0.571", "0.632"]  # Table 1 of the CoPHE paper
+    assert at.selectbox(key="run").options == ["paper"]
+    assert not at.error
+
+
+def test_bad_upload_shows_the_error_panel_not_a_traceback():
+    at = upload(run_app(), ("gold.csv", b"\x00\x01binary junk"), [("run.csv", b"doc_id,code\n1,401.9\n")])
+    assert not at.exception
+    assert any("gold.csv: this is not a text file" in e.value.replace("\\", "") for e in at.error)
+
+
+def test_rejected_rows_are_counted_listed_and_downloadable():
+    gold = b"doc_id,code\n1,401.9\n1,zz9\n2,428.0\n"
+    at = upload(run_app(), ("gold.csv", gold), [("run.csv", b"doc_id,code\n1,401.1\n2,428.0\n")])
+    assert any("1 input rows were not scored" in e.value for e in at.error)
+    rejected = at.dataframe[1].value
+    assert rejected.iloc[0].to_dict() | {"reason": ""} == {"file": "gold.csv", "line": 3, "value": "zz9", "reason": ""}
+    assert any(b.label == "Download all rejected rows (CSV)" for b in at.get("download_button"))
+
+
+def test_undotted_codes_ask_for_the_code_system():
+    at = upload(run_app(), ("gold.csv", b"doc_id,code\n1,4019\n"), [("run.csv", b"doc_id,code\n1,4011\n")])
+    assert any("4019" in w.value for w in at.warning)
+    at.button(key="sys_dx").click().run()
+    assert at.session_state["system"] == "diagnosis"
+    assert not at.error
+    assert at.metric[2].value == "0.667"  # 401.9 vs 401.1: e0 and block match, e1 misses
+
+
+def test_tree_view_focus_children_and_detail(sample):
+    onto = sample.corpus.ontology
+    focus = onto.codes["428"]
+    at = run_app("views/tree.py", focus=focus, run="overcoder")
+    spec = plotly_specs(at)[0]
+    trace = spec["data"][0]
+    assert trace["type"] == "icicle" and len(trace["ids"]) <= 2000
+    assert trace["ids"][0] == f"n{focus}" and trace["marker"]["cmid"] == 0
+    kids = at.dataframe[0].value
+    assert set(kids.code) == {"428.0", "428.1", "428.2", "428.3", "428.4", "428.9"}
+    assert any(s.value.startswith("Documents behind 428 Heart failure") for s in at.subheader)
+    detail = at.dataframe[1].value
+    node = sample.evaluation("overcoder").nodes.set_index("code").loc["428"]
+    assert len(detail) == min(200, node.docs_over) and (detail.difference > 0).all()
+
+
+def test_tree_root_is_bounded(sample):
+    at = run_app("views/tree.py")
+    trace = plotly_specs(at)[0]["data"][0]
+    assert trace["ids"][0] == "root" and len(trace["ids"]) <= 2000
+    assert any(i.startswith("other:") for i in trace["ids"])
+
+
+def test_compare_view(sample):
+    at = run_app("views/compare.py")
+    a, b = sample.evaluation("siblings"), sample.evaluation("overcoder")
+    values = {m.label: m.value for m in at.metric}
+    assert values["CoPHE F1 · overcoder"] == f"{b.score('cophe')['f1']:.3f}"
+    assert [m.delta for m in at.metric if m.label == "CoPHE F1 · overcoder"][0] == \
+        f"{b.score('cophe')['f1'] - a.score('cophe')['f1']:+.3f}"
+    traces = [s["data"][0]["type"] for s in plotly_specs(at)]
+    assert "icicle" in traces
+    dis = at.dataframe[-1].value
+    assert len(dis) > 0 and (dis.codes_disagreed.diff().dropna() <= 0).all()
+
+
+def test_compare_needs_two_runs():
+    at = upload(run_app(), ("gold.csv", b"doc_id,code\n1,401.9\n"), [("run.csv", b"doc_id,code\n1,401.1\n")])
+    at.switch_page("views/compare.py").run()
+    assert any("two or more runs" in i.value for i in at.info)
+
+
+def test_document_view_uses_coder_words(sample):
+    ev = sample.evaluation("overcoder")
+    doc = str(ev.docs[0])
+    at = run_app("views/document.py", doc_id=doc, run="overcoder")
+    codes = at.dataframe[0].value
+    assert set(codes.status) <= {"matched", "over-coded", "missed"}
+    gold_row = ev.documents.iloc[0]
+    assert (codes.status != "over-coded").sum() == gold_row.n_gold
+    assert (codes.status == "matched").sum() == gold_row.flat_tp
+    assert all(isinstance(t, str) and t for t in codes.title)  # titles everywhere
+    assert "over-coded" in " ".join(m.value for m in at.markdown)
+
+
+def test_export_view_offers_every_download():
+    at = run_app("views/export.py")
+    labels = [b.label for b in at.get("download_button")]
+    for want in ("Scores by level, all runs", "Per node · siblings", "Per document · siblings",
+                 "Levels chart, all runs", "Code-family tree · siblings (current focus)",
+                 "Report for run siblings", "Comparison report: overcoder vs siblings"):
+        assert want in labels
