@@ -1,5 +1,8 @@
+"""``python -m cophe_core``: the command line (see :mod:`cophe_core.cli`)."""
+
 import sys
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

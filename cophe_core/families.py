@@ -29,8 +29,9 @@ def within_family(ev: Evaluation) -> pd.DataFrame:
 
     >>> from cophe_core import score_files
     >>> s = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.9\\n1,401.1\\n"})
-    >>> within_family(s.evaluation("A")).set_index("level").loc["e0", ["over", "over_share"]].tolist()
-    [1, 1.0]
+    >>> row = within_family(s.evaluation("A")).set_index("level").loc["e0"]
+    >>> int(row.over), float(row.over_share)
+    (1, 1.0)
     """
     x, y = ev.X.tocoo(), ev.Y
     yv = np.asarray(y[x.row, x.col]).ravel()

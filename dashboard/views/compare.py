@@ -33,14 +33,19 @@ if ctx:
     left, right = st.columns(2)
     with left:
         st.markdown("**Change by level (B − A)**")
-        metric = st.segmented_control("Metric", ["f1", "precision", "recall"], default="f1", key="cmp_metric")
+        metric = st.segmented_control("Metric", ["f1", "precision", "recall"], default="f1", key="cmp_metric",
+                                      format_func={"f1": "F1", "precision": "Precision", "recall": "Recall"}.get)
         st.plotly_chart(delta_bar(deltas, metric or "f1", a, b), key="cmp_delta_chart")
     with right:
         st.markdown("**Both runs**")
         st.plotly_chart(levels_bar(levels_side_by_side({a: ea, b: eb}), metric or "f1"), key="cmp_levels_chart")
+    names = {"a": a, "b": b, "delta": "B − A"}
     st.dataframe(deltas.assign(measure=deltas.measure.map(MEASURE)), hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%+.3f" if c.startswith("delta") else "%.3f")
-                                for c in deltas.columns if c not in ("measure", "level")})
+                 column_config={"measure": "Measure", "level": "Level", **{
+                     c: st.column_config.NumberColumn(
+                         f"{c.split('_')[1].capitalize() if c.split('_')[1] != 'f1' else 'F1'} · {names[c.split('_')[0]]}",
+                         format="%+.3f" if c.startswith("delta") else "%.3f")
+                     for c in deltas.columns if c not in ("measure", "level")}})
 
     st.subheader("Where the change happens", anchor=False)
     t1, t2 = st.columns([1, 1])

@@ -28,8 +28,9 @@ if ctx:
     st.markdown(
         f"Run **{data.md(ctx.run)}** · gold standard **{(codes.status != 'over-coded').sum()}** codes · "
         f"model **{(codes.status != 'missed').sum()}** codes · "
-        f"✅ matched **{counts.get('matched', 0)}** · ➕ over-coded **{counts.get('over-coded', 0)}** · "
-        f"➖ missed **{counts.get('missed', 0)}**",
+        f":material/check_circle: matched **{counts.get('matched', 0)}** · "
+        f":material/add_circle: over-coded **{counts.get('over-coded', 0)}** · "
+        f":material/do_not_disturb_on: missed **{counts.get('missed', 0)}**",
         help=" ".join(f"{k.capitalize()}: {v}." for k, v in STATUS.items()))
     if codes.empty:
         st.info("This document has no codes in the gold standard or the predictions.")
