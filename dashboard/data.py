@@ -18,6 +18,7 @@ import streamlit as st
 
 from cophe_core import InputError, Scoring, score_files
 from cophe_core.ontology import load_ontology
+from cophe_core.report import figure_html
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
@@ -177,6 +178,24 @@ def problems_panel(scoring: Scoring) -> None:
     other = [w for w in c.warnings if "not scored" not in w and "with a caveat" not in w]
     if other:
         st.info("\n".join(f"- {md(w)}" for w in other))
+
+
+def figure_download(fig, name: str, key: str) -> None:
+    """A small button under a chart: the figure as a standalone interactive HTML file."""
+    st.download_button("Download chart as HTML", lambda: figure_html(fig), f"{name}.html", "text/html",
+                       key=key, type="tertiary", icon=":material/download:")
+
+
+def guarded(render):
+    """Run a view function; show an error panel instead of a traceback if it fails."""
+    def wrapper(*args, **kwargs):
+        try:
+            return render(*args, **kwargs)
+        except Exception as exc:
+            log.exception("unexpected error in %s", render.__name__)
+            st.error(f"Something went wrong: {md(type(exc).__name__)}: {md(exc)}.")
+    wrapper.__name__ = render.__name__
+    return wrapper
 
 
 def _set_system(system: str) -> None:

@@ -35,7 +35,9 @@ if ctx:
         st.markdown("**Change by level (B − A)**")
         metric = st.segmented_control("Metric", ["f1", "precision", "recall"], default="f1", key="cmp_metric",
                                       format_func={"f1": "F1", "precision": "Precision", "recall": "Recall"}.get)
-        st.plotly_chart(delta_bar(deltas, metric or "f1", a, b), key="cmp_delta_chart")
+        fig = delta_bar(deltas, metric or "f1", a, b)
+        st.plotly_chart(fig, key="cmp_delta_chart")
+        data.figure_download(fig, "delta_chart", "dl_cmp_delta")
     with right:
         st.markdown("**Both runs**")
         st.plotly_chart(levels_bar(levels_side_by_side({a: ea, b: eb}), metric or "f1"), key="cmp_levels_chart")
@@ -48,9 +50,10 @@ if ctx:
                      for c in deltas.columns if c not in ("measure", "level")}})
 
     st.subheader("Where the change happens", anchor=False)
-    t1, t2 = st.columns([1, 1])
-    colour = t1.selectbox("Colour by", ["delta_f1", "delta_balance"], format_func=lambda k: COLOUR_BY[k][0],
-                          key="cmp_colour")
+    t0, t1, t2 = st.columns([1, 1, 1])
+    layout = t0.radio("Tree", ["Change (B − A)", "Side by side"], key="cmp_tree_layout", horizontal=True)
+    colour = t1.selectbox("Colour by", ["delta_f1", "delta_balance"] if layout.startswith("Change") else
+                          ["balance", "f1", "set_f1"], format_func=lambda k: COLOUR_BY[k][0], key=f"cmp_colour_{layout}")
     depth = t2.slider("Levels shown", 1, 3, 2, key="cmp_depth")
     focus = st.session_state.get("focus")
     onto = ea.ontology
@@ -59,8 +62,17 @@ if ctx:
     sub = delta_subtree(ea, eb, focus, depth=depth, max_nodes=2000)
     st.caption("Focus: " + ("All codes" if focus is None else data.md(f"{onto.keys[focus]} {onto.titles[focus]}"))
                + " (set it in the code-family tree). Purple: B better / more over-coding; orange: B worse / less.")
-    st.plotly_chart(tree_figure(sub, colour, prefix="b_"), key=f"cmp_tree_{a}_{b}_{focus}_{colour}_{depth}")
-    st.caption(f"Hover shows the counts of {data.md(b)}.")
+    if layout.startswith("Change"):
+        fig = tree_figure(sub, colour, prefix="b_")
+        st.plotly_chart(fig, key=f"cmp_tree_{a}_{b}_{focus}_{colour}_{depth}")
+        st.caption(f"Hover shows the counts of {data.md(b)}.")
+        data.figure_download(fig, f"delta_tree_{b}_vs_{a}", "dl_cmp_tree")
+    else:
+        for col, run, prefix in zip(st.columns(2), (a, b), ("a_", "b_")):
+            with col:
+                st.markdown(f"**{data.md(run)}**")
+                side = sub.assign(**{c: sub[prefix + c] for c in ("balance", "f1", "set_f1")})
+                st.plotly_chart(tree_figure(side, colour, prefix=prefix), key=f"cmp_side_{run}_{focus}_{colour}_{depth}")
 
     st.subheader("Documents where the runs disagree most", anchor=False)
     level = st.selectbox("F1 at level", ea.levels, index=min(2, len(ea.levels) - 1), key="cmp_doc_level")

@@ -35,7 +35,9 @@ if ctx:
     table = levels_side_by_side(evals)
     metric = st.segmented_control("Metric", ["f1", "precision", "recall"], default="f1", key="levels_metric",
                                   format_func=lambda m: {"f1": "F1", "precision": "Precision", "recall": "Recall"}[m])
-    st.plotly_chart(levels_bar(table, metric or "f1"), key="levels_chart")
+    fig = levels_bar(table, metric or "f1")
+    st.plotly_chart(fig, key="levels_chart")
+    data.figure_download(fig, "levels_chart", "dl_levels_chart")
 
     gaps = [line for run, ev in evals.items() for line in describe_gaps(ev, run)]
     if gaps:

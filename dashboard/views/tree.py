@@ -26,6 +26,7 @@ def set_focus(node: int | None) -> None:
 
 
 @st.fragment
+@data.guarded
 def tree_area(ctx, colour: str, depth: int) -> None:
     ev = ctx.evaluation()
     onto = ev.ontology
@@ -44,10 +45,12 @@ def tree_area(ctx, colour: str, depth: int) -> None:
     sub = focused_subtree(nodes, onto, focus, depth=depth, max_children=MAX_CHILDREN, max_nodes=MAX_NODES)
     left, right = st.columns([1, 1])
     with left:
-        event = st.plotly_chart(tree_figure(sub, colour), key=f"tree_{ctx.run}_{focus}_{colour}_{depth}",
+        fig = tree_figure(sub, colour)
+        event = st.plotly_chart(fig, key=f"tree_{ctx.run}_{focus}_{colour}_{depth}",
                                 on_select="rerun", selection_mode="points")
         st.caption(f"{len(sub):,} tiles. Size: gold + predicted codes. "
                    f"Colour: {COLOUR_BY[colour][0].lower()}. Click a tile to focus on it.")
+        data.figure_download(fig, f"tree_{ctx.run}", f"dl_tree_{focus}")
     points = event.selection.get("points", []) if event else []
     if points:
         clicked = str(points[0].get("id", ""))

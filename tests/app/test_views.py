@@ -109,6 +109,9 @@ def test_compare_view(sample):
     assert "icicle" in traces
     dis = at.dataframe[-1].value
     assert len(dis) > 0 and (dis.codes_disagreed.diff().dropna() <= 0).all()
+    at.radio(key="cmp_tree_layout").set_value("Side by side").run()
+    icicles = [s["data"][0] for s in plotly_specs(at) if s["data"][0]["type"] == "icicle"]
+    assert len(icicles) == 2 and icicles[0]["ids"] == icicles[1]["ids"]
 
 
 def test_compare_needs_two_runs():
