@@ -27,9 +27,12 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("score", help="score one prediction file against a gold standard")
     s.add_argument("--gold", required=True, help="gold labels (CSV/TSV, PSV, JSON, JSONL, Parquet)")
     s.add_argument("--pred", required=True, help="predicted labels, any format --gold takes")
-    s.add_argument("--ontology", default="icd9", help="code system (default: icd9)")
-    s.add_argument("--max-level", default="block",
-                   help="highest level evaluated and summed into 'overall' (default: block)")
+    s.add_argument("--ontology", default="auto",
+                   help="icd9, icd10cm, icd10pcs, icd10 (CM + PCS), auto (detect from the codes; default), "
+                   "or the path of a hierarchy file (CSV child,parent[,title] or CoPHE JSON)")
+    s.add_argument("--max-level", default=None,
+                   help="highest level evaluated and summed into 'overall' (default: the ontology's, "
+                   "block for ICD)")
     s.add_argument("--system", default="auto", choices=["auto", "diagnosis", "procedure"],
                    help="ICD-9: which table undotted codes (4019) come from; required for them")
     s.add_argument("--format", default="table", choices=["table", "json"], help="output format")
@@ -51,11 +54,15 @@ def _table(result: dict) -> str:
         return (f"{measure:<10} {level:<8} {s['tp']:>8} {s['fp']:>8} {s['fn']:>8} "
                 f"{s['precision']:>7.3f} {s['recall']:>7.3f} {s['f1']:>7.3f}")
 
-    lines.append(row("flat", "leaf", result["flat"]))
-    for measure in ("set_based", "cophe"):
-        for level, s in result[measure]["levels"].items():
-            lines.append(row(measure, level, s))
-        lines.append(row(measure, "overall", result[measure]["overall"]))
+    sections = [("", result)] + [(f"{name}: ", part) for name, part in result.get("systems", {}).items()]
+    for prefix, part in sections:
+        if prefix:
+            lines += ["", prefix.rstrip(": ")]
+        lines.append(row("flat", "leaf", part["flat"]))
+        for measure in ("set_based", "cophe"):
+            for level, s in part[measure]["levels"].items():
+                lines.append(row(measure, level, s))
+            lines.append(row(measure, "overall", part[measure]["overall"]))
     if result["warnings"]:
         lines += ["", "warnings:"] + [f"  - {w}" for w in result["warnings"]]
     return "\n".join(lines)
@@ -74,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     result = ev.to_dict()
     result["warnings"] = run.corpus.warnings
+    if run.detection:
+        print(f"cophe: ontology {run.detection}", file=sys.stderr)
     if args.nodes:
         ev.nodes.to_csv(args.nodes, index=False)
     if args.documents:

@@ -30,14 +30,18 @@ def _row(ev: Evaluation, doc_id: str) -> int:
 
 def document_codes(ev: Evaluation, doc_id: str) -> pd.DataFrame:
     """Codes of one document: ``code, title, level, family, family_title, block, status``,
-    sorted by family then code."""
+    sorted by family then code. The family is the code's category (e0) in ICD, or its
+    ancestor one level below the top in other hierarchies; ``block`` the level above."""
     r = _row(ev, doc_id)
     o = ev.ontology
     g = set(ev.gold.indices[ev.gold.indptr[r]:ev.gold.indptr[r + 1]])
     p = set(ev.pred.indices[ev.pred.indptr[r]:ev.pred.indptr[r + 1]])
     ids = np.array(sorted(g | p), dtype=np.int64)
-    e0, blk = o.level_index("e0"), o.level_index("block")
-    fam, block = o.ancestors[ids, e0], o.ancestors[ids, blk]
+    fam_level = o.level_index("e0") if "e0" in o.levels else max(len(o.levels) - 2, 0)
+    blk_level = min(fam_level + 1, len(o.levels) - 1)
+    # a code above the family level is its own family
+    fam = np.where(o.ancestors[ids, fam_level] >= 0, o.ancestors[ids, fam_level], ids)
+    block = np.where(o.ancestors[ids, blk_level] >= 0, o.ancestors[ids, blk_level], fam)
     status = ["matched" if i in g and i in p else "over-coded" if i in p else "missed" for i in ids]
     df = pd.DataFrame({
         "code": o.keys[ids].astype(str), "title": o.titles[ids].astype(str),

@@ -22,6 +22,7 @@ import scipy.sparse as sp
 
 from .ontology import Ontology
 from .ontology import icd9 as icd9_mod
+from .ontology import icd10 as icd10_mod
 from .readers import REJECTED_COLUMNS, RawLabels
 
 __all__ = ["Corpus", "encode"]
@@ -61,19 +62,33 @@ class Corpus:
 def _resolve_codes(
     codes: np.ndarray, onto: Ontology, system: str
 ) -> tuple[np.ndarray, dict[int, str], dict[int, str], Ontology]:
-    """Map unique code strings to node ids (-1 = rejected) with reasons and flags."""
+    """Map unique code strings to node ids (-1 = rejected), with reasons and flags.
+
+    Each code system has its own resolver; a user hierarchy matches names exactly.
+    """
+    resolver = _RESOLVERS.get(onto.name, _resolve_exact)
+    return resolver(codes, onto, system)
+
+
+def _resolve_exact(codes, onto, system):
+    ids = np.full(len(codes), -1, dtype=np.int64)
+    reasons: dict[int, str] = {}
+    folded = {k.casefold(): v for k, v in onto.codes.items()}
+    for i, c in enumerate(codes):
+        key = c.strip()
+        hit = onto.codes.get(key, folded.get(key.casefold()))
+        if hit is None:
+            reasons[i] = f"not a node of the {onto.name} hierarchy"
+        else:
+            ids[i] = hit
+    return ids, reasons, {}, onto
+
+
+def _resolve_icd9(codes, onto, system):
     ids = np.full(len(codes), -1, dtype=np.int64)
     reasons: dict[int, str] = {}
     flags: dict[int, str] = {}
-    if onto.name != "icd9":
-        for i, c in enumerate(codes):
-            key = c.strip()
-            if key in onto.codes:
-                ids[i] = onto.codes[key]
-            else:
-                reasons[i] = f"code not in the {onto.name} ontology"
-        return ids, reasons, flags, onto
-    listed = {str(k) for k, is_listed in zip(onto.keys, onto.listed) if is_listed}
+    listed = {k for k, n in onto.codes.items() if onto.listed[n]}
     parsed: dict[int, icd9_mod.ParsedCode] = {}
     for i, c in enumerate(codes):
         try:
@@ -97,6 +112,44 @@ def _resolve_codes(
     for i, p in parsed.items():
         ids[i] = onto.codes[p.code]
     return ids, reasons, flags, onto
+
+
+def _resolve_icd10(codes, onto, system):
+    ids = np.full(len(codes), -1, dtype=np.int64)
+    reasons: dict[int, str] = {}
+    flags: dict[int, str] = {}
+    has_cm, has_pcs = onto.name in ("icd10cm", "icd10"), onto.name in ("icd10pcs", "icd10")
+    canonical: dict[int, str] = {}
+    for i, c in enumerate(codes):
+        cm = icd10_mod.normalise_cm(c) if has_cm else None
+        pcs = icd10_mod.normalise_pcs(c) if has_pcs else None
+        hits = [k for k in (cm, pcs) if k is not None and k in onto.codes]
+        if len(hits) == 2 and hits[0] != hits[1]:
+            reasons[i] = f"ambiguous: ICD-10-CM {cm} or ICD-10-PCS {pcs}; write CM codes with their dot"
+        elif hits:
+            canonical[i] = hits[0]
+        elif cm or pcs:
+            canonical[i] = cm or pcs  # well-formed, not in the code set: placed below
+        else:
+            what = {"icd10cm": "ICD-10-CM", "icd10pcs": "ICD-10-PCS"}.get(onto.name, "ICD-10-CM or PCS")
+            reasons[i] = (f"not a well-formed {what} code (CM looks like E11.9 or S52.044Q; PCS is seven "
+                          "characters such as 0DTJ4ZZ)")
+    missing = sorted({k for k in canonical.values() if k not in onto.codes})
+    onto, unplaced = icd10_mod.place_by_prefix(onto, missing)
+    for i, key in canonical.items():
+        if key in unplaced:
+            reasons[i] = f"{key}: {unplaced[key]}"
+            continue
+        ids[i] = onto.codes[key]
+        if key in missing:
+            flags[i] = f"{key} is not in the code set; placed by its structure under its longest known prefix"
+        elif not onto.listed[ids[i]]:
+            flags[i] = f"{key} is a category, not a billable code"
+    return ids, reasons, flags, onto
+
+
+_RESOLVERS = {"icd9": _resolve_icd9, "icd10cm": _resolve_icd10, "icd10pcs": _resolve_icd10,
+              "icd10": _resolve_icd10}
 
 
 def _frame(rows: pd.DataFrame, name_col: str, reasons: pd.Series) -> pd.DataFrame:

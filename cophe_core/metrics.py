@@ -143,14 +143,29 @@ class Evaluation:
         Columns ``measure, level, tp, fp, fn, precision, recall, f1``; the flat
         row has level ``"leaf"``.
         """
+        return self._levels_rows(np.ones(self.ontology.n_nodes, dtype=bool))
+
+    @cached_property
+    def systems_table(self) -> pd.DataFrame | None:
+        """For an ontology of several code systems (``icd10``): :attr:`levels_table` per system,
+        with a ``system`` column first; ``None`` otherwise."""
+        systems = self.ontology.systems
+        if systems is None or len(set(systems)) < 2:
+            return None
+        return pd.concat([self._levels_rows(systems == name).assign(system=name)
+                          for name in sorted(set(systems))], ignore_index=True)[
+            ["system", "measure", "level", "tp", "fp", "fn", "precision", "recall", "f1"]]
+
+    def _levels_rows(self, mask: np.ndarray) -> pd.DataFrame:
         rows = []
         f = self._flat_counts
-        rows.append(("flat", FLAT_LEVEL, f["tp"].sum(), f["fp"].sum(), f["fn"].sum()))
+        rows.append(("flat", FLAT_LEVEL, f["tp"][mask].sum(), f["fp"][mask].sum(), f["fn"][mask].sum()))
         c = self._node_counts
-        lv = self.ontology.level
+        lv = self.ontology.level[mask]
         nlev = len(self.levels)
         for measure, prefix in (("set_based", "set_"), ("cophe", "")):
-            per = {k: np.bincount(lv, weights=c[prefix + k], minlength=nlev)[:nlev] for k in ("tp", "fp", "fn")}
+            per = {k: np.bincount(lv, weights=c[prefix + k][mask], minlength=nlev)[:nlev]
+                   for k in ("tp", "fp", "fn")}
             for i, name in enumerate(self.levels):
                 rows.append((measure, name, per["tp"][i], per["fp"][i], per["fn"][i]))
             rows.append((measure, "overall", per["tp"].sum(), per["fp"].sum(), per["fn"].sum()))
@@ -165,9 +180,7 @@ class Evaluation:
         row = t[(t.measure == measure) & (t.level == (FLAT_LEVEL if measure == "flat" else level))]
         if row.empty:
             raise KeyError(f"no {measure} score at level {level!r}")
-        r = row.iloc[0]
-        return {k: (int(r[k]) if k in ("tp", "fp", "fn") else float(r[k]))
-                for k in ("tp", "fp", "fn", "precision", "recall", "f1")}
+        return _row_dict(row)
 
     @cached_property
     def macro_table(self) -> pd.DataFrame:
@@ -268,8 +281,7 @@ class Evaluation:
         x = self.X[:, node].toarray().ravel()
         y = self.Y[:, node].toarray().ravel()
         rows = np.nonzero((x + y) > 0)[0]
-        family = o.ancestors[:, o.level[node]] == node
-        fam_ids = np.nonzero(family)[0]
+        fam_ids = o.closure[:, node].nonzero()[0]  # the node and everything below it
 
         def codes(m: sp.csr_matrix) -> list[list[str]]:
             sub = m[rows][:, fam_ids].tocsr()
@@ -297,6 +309,16 @@ class Evaluation:
                 "levels": {lv: self.score(measure, lv) for lv in self.levels},
                 "overall": self.score(measure, "overall"),
             }
+        if self.systems_table is not None:
+            st = self.systems_table
+            out["systems"] = {
+                name: {measure: ({"levels": {lv: _row_dict(g[(g.measure == measure) & (g.level == lv)])
+                                             for lv in self.levels},
+                                  "overall": _row_dict(g[(g.measure == measure) & (g.level == "overall")])}
+                                 if measure != "flat" else _row_dict(g[g.measure == "flat"]))
+                       for measure in MEASURES}
+                for name, g in st.groupby("system")
+            }
         macro = self.macro_table
         out["macro"] = {
             m: {r.level: {"n_codes": int(r.n_codes), "macro_precision": r.macro_precision,
@@ -306,6 +328,12 @@ class Evaluation:
             for m in MEASURES
         }
         return out
+
+
+def _row_dict(rows: pd.DataFrame) -> dict[str, float]:
+    r = rows.iloc[0]
+    return {k: (int(r[k]) if k in ("tp", "fp", "fn") else float(r[k]))
+            for k in ("tp", "fp", "fn", "precision", "recall", "f1")}
 
 
 def _f1(p: float, r: float) -> float:
@@ -318,7 +346,7 @@ def evaluate(
     ontology: Ontology,
     *,
     docs: np.ndarray | None = None,
-    max_level: str = "block",
+    max_level: str | None = None,
 ) -> Evaluation:
     """Score predictions against gold labels.
 
@@ -329,9 +357,9 @@ def evaluate(
     ontology : Ontology
     docs : array of str, optional
         Document ids, for the per-document tables (default: row numbers).
-    max_level : str
-        Highest level evaluated and summed into *overall* (default ``"block"``,
-        the paper's "c").
+    max_level : str, optional
+        Highest level evaluated and summed into *overall*; default the
+        ontology's (``"block"`` for ICD, the paper's "c").
 
     Returns
     -------
@@ -340,6 +368,7 @@ def evaluate(
     if gold.shape != pred.shape or gold.shape[1] != ontology.n_nodes:
         raise ValueError(f"gold {gold.shape} and predictions {pred.shape} must both be "
                          f"(n_docs, {ontology.n_nodes})")
+    max_level = max_level or ontology.default_level
     ontology.level_index(max_level)
     if docs is None:
         docs = np.arange(gold.shape[0]).astype(str)
@@ -350,6 +379,6 @@ def evaluate(
     return Evaluation(ontology, np.asarray(docs), g, p, max_level)
 
 
-def evaluate_corpus(corpus: Corpus, run: str, *, max_level: str = "block") -> Evaluation:
+def evaluate_corpus(corpus: Corpus, run: str, *, max_level: str | None = None) -> Evaluation:
     """:func:`evaluate` one named run of a :class:`~cophe_core.labels.Corpus`."""
     return evaluate(corpus.gold, corpus.runs[run], corpus.ontology, docs=corpus.docs, max_level=max_level)

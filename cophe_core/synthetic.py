@@ -20,12 +20,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .ontology import Ontology, icd9_ontology
+from .ontology import Ontology, load_ontology
 
 __all__ = ["PROFILES", "generate_gold", "generate_run", "generate"]
 
-BUSY = ["401", "427", "428", "250", "584", "V45", "272", "414", "518", "285", "276", "599",
-        "038", "995", "96", "38", "39", "99", "88"]
+BUSY = {
+    "icd9": ["401", "427", "428", "250", "584", "V45", "272", "414", "518", "285", "276", "599",
+             "038", "995", "96", "38", "39", "99", "88"],
+    # ICD-10-CM categories and ICD-10-PCS root operations (both sit at e0 in the combined ontology)
+    "icd10": ["I10", "I48", "I50", "E11", "N17", "Z95", "E78", "I25", "J96", "D64", "E87", "N39", "A41",
+              "Z79", "K21", "F32", "02H", "5A1", "0BH", "302", "0DJ", "B24"],
+}
 PROFILES = {
     "siblings": "confuses codes with siblings in the same family (right family, wrong leaf)",
     "overcoder": "adds extra codes inside families already present (over-codes within families)",
@@ -36,8 +41,9 @@ PROFILES = {
 def _families(onto: Ontology) -> dict[str, np.ndarray]:
     """Category key → listed code ids below it."""
     e0 = onto.level_index("e0")
-    codes = np.array([n for n in onto.codes.values() if onto.listed[n]])
+    codes = np.array(sorted({n for n in onto.codes.values() if onto.listed[n]}))
     cats = onto.ancestors[codes, e0]
+    codes, cats = codes[cats >= 0], cats[cats >= 0]  # codes above e0 (sections, blocks) form no family
     order = np.argsort(cats, kind="stable")
     cats, codes = cats[order], codes[order]
     bounds = np.flatnonzero(np.diff(cats)) + 1
@@ -53,11 +59,13 @@ def generate_gold(n_docs: int, *, seed: int = 0, n_families: int = 900, codes_pe
     families first; within a family a few leaves dominate. About a third of
     the drawn families contribute two or more codes to the document.
     """
-    onto = onto or icd9_ontology()
+    onto = onto or load_ontology("icd9")
     rng = np.random.default_rng(seed)
     fams = _families(onto)
-    others = [k for k in fams if k not in BUSY]
-    chosen = [k for k in BUSY if k in fams] + list(rng.choice(others, n_families - len(BUSY), replace=False))
+    busy = BUSY.get(onto.name, [])
+    others = [k for k in fams if k not in busy]
+    busy = [k for k in busy if k in fams]
+    chosen = busy + list(rng.choice(others, n_families - len(busy), replace=False))
     weights = 1.0 / np.arange(1, len(chosen) + 1) ** 0.9
     weights /= weights.sum()
     sizes = np.clip(rng.negative_binomial(8, 8 / (8 + codes_per_doc / 1.45), n_docs), 1, None)
@@ -80,7 +88,7 @@ def generate_run(gold: pd.DataFrame, profile: str, *, seed: int = 0, onto: Ontol
     """Predictions with one of the :data:`PROFILES` error profiles, from a gold DataFrame."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
-    onto = onto or icd9_ontology()
+    onto = onto or load_ontology("icd9")
     rng = np.random.default_rng(seed)
     fams = _families(onto)
     e0 = onto.level_index("e0")
@@ -121,9 +129,10 @@ def generate_run(gold: pd.DataFrame, profile: str, *, seed: int = 0, onto: Ontol
     return pd.DataFrame({"doc_id": out_doc, "code": out_code}).drop_duplicates(ignore_index=True)
 
 
-def generate(n_docs: int, *, seed: int = 0, **kw) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
-    """A gold standard and one run per profile."""
-    onto = icd9_ontology()
+def generate(n_docs: int, *, seed: int = 0, ontology: str = "icd9", profiles: tuple[str, ...] = tuple(PROFILES),
+             **kw) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """A gold standard and one run per profile, on a built-in ICD ontology."""
+    onto = load_ontology(ontology)
     gold = generate_gold(n_docs, seed=seed, onto=onto, **kw)
-    runs = {p: generate_run(gold, p, seed=seed + i + 1, onto=onto) for i, p in enumerate(PROFILES)}
+    runs = {p: generate_run(gold, p, seed=seed + i + 1, onto=onto) for i, p in enumerate(profiles)}
     return gold, runs

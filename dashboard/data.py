@@ -18,15 +18,20 @@ import streamlit as st
 
 from cophe_core import InputError, Scoring, score_files
 from cophe_core.ontology import load_ontology
+from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.report import figure_html
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
-SAMPLE_RUNS = {"siblings": "run_siblings.csv", "overcoder": "run_overcoder.csv",
-               "conservative": "run_conservative.csv"}
+SAMPLES = {  # source label → (folder, ontology, runs)
+    "Sample: ICD-9": ("icd9", "icd9", ("siblings", "overcoder", "conservative")),
+    "Sample: ICD-10": ("icd10", "icd10", ("siblings", "overcoder")),
+}
 UPLOAD_TYPES = ["csv", "tsv", "txt", "psv", "json", "jsonl", "ndjson", "parquet"]
 MAX_UPLOAD_MB = 50
-ONTOLOGIES = {"icd9": "ICD-9-CM (diagnoses, V/E codes, procedures)"}
+ONTOLOGIES = {"auto": "Detect from the codes", "icd9": "ICD-9-CM (diagnoses, V/E codes, procedures)",
+              "icd10cm": "ICD-10-CM (diagnoses)", "icd10pcs": "ICD-10-PCS (procedures)",
+              "icd10": "ICD-10-CM + ICD-10-PCS (as in MIMIC-IV)", "custom": "My own hierarchy (upload)"}
 SYSTEMS = {"auto": "Dotted codes only (reject undotted)", "diagnosis": "Diagnoses (401.9 ← 4019)",
            "procedure": "Procedures (40.19 ← 4019)"}
 log = logging.getLogger("cophe.dashboard")
@@ -57,12 +62,19 @@ def ontology(name: str):
     return load_ontology(name)
 
 
+@st.cache_resource(max_entries=4, show_spinner="Reading the hierarchy…")
+def _hierarchy(digest: str, _name: str, _data: bytes):
+    """A user hierarchy, cached by the digest of its bytes."""
+    return load_hierarchy(_named(_name, _data))
+
+
 @st.cache_resource(max_entries=8, show_spinner="Scoring the runs…")
 def _score(digest: str, _gold: tuple[str, bytes], _runs: tuple[tuple[str, str, bytes], ...],
-           onto: str, system: str, doc_col: str | None, code_col: str | None) -> Scoring:
+           onto: str, system: str, doc_col: str | None, code_col: str | None, _hier=None) -> Scoring:
     """Scored inputs, cached by ``digest`` (the content hash); the underscored arguments are not hashed."""
+    chosen = _hier if onto == "custom" else (onto if onto == "auto" else ontology(onto))
     return score_files(_named(*_gold), {run: _named(name, data) for run, name, data in _runs},
-                       ontology=ontology(onto), system=system, doc_col=doc_col, code_col=code_col)
+                       ontology=chosen, system=system, doc_col=doc_col, code_col=code_col)
 
 
 def _named(name: str, data: bytes) -> io.BytesIO:
@@ -73,20 +85,29 @@ def _named(name: str, data: bytes) -> io.BytesIO:
 
 
 def scoring_for(gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]], *, onto: str = "icd9",
-                system: str = "auto", doc_col: str | None = None, code_col: str | None = None) -> Scoring:
+                system: str = "auto", doc_col: str | None = None, code_col: str | None = None,
+                hierarchy: tuple[str, bytes] | None = None) -> Scoring:
     h = hashlib.sha256()
+    hier = None
+    if onto == "custom":
+        if hierarchy is None:
+            raise InputError("upload the hierarchy file (CSV child,parent[,title] or CoPHE JSON)")
+        hier_digest = hashlib.sha256(hierarchy[1]).hexdigest()
+        hier = _hierarchy(hier_digest, *hierarchy)
+        h.update(hier_digest.encode())
     for part in (onto, system, doc_col or "", code_col or "", gold[0]):
         h.update(part.encode() + b"\0")
     h.update(hashlib.sha256(gold[1]).digest())
     for run, name, data in runs:
         h.update(run.encode() + b"\0" + name.encode() + b"\0" + hashlib.sha256(data).digest())
-    return _score(h.hexdigest(), gold, tuple(runs), onto, system, doc_col, code_col)
+    return _score(h.hexdigest(), gold, tuple(runs), onto, system, doc_col, code_col, hier)
 
 
-def sample_inputs() -> tuple[tuple[str, bytes], list[tuple[str, str, bytes]]]:
-    gold = ("gold.csv", (SAMPLE / "gold.csv").read_bytes())
-    runs = [(run, f, (SAMPLE / f).read_bytes()) for run, f in SAMPLE_RUNS.items()]
-    return gold, runs
+def sample_inputs(source: str) -> tuple[tuple[str, bytes], list[tuple[str, str, bytes]], str]:
+    folder, onto, names = SAMPLES[source]
+    gold = ("gold.csv", (SAMPLE / folder / "gold.csv").read_bytes())
+    runs = [(run, f"run_{run}.csv", (SAMPLE / folder / f"run_{run}.csv").read_bytes()) for run in names]
+    return gold, runs, onto
 
 
 def _run_name(file_name: str, taken: set[str]) -> str:
@@ -101,21 +122,25 @@ def sidebar() -> Context:
     """Draw the data-input sidebar and return the current :class:`Context`."""
     sb = st.sidebar
     sb.markdown("### Data")
-    source = sb.radio("Source", ["Sample data", "Upload files"], key="source", horizontal=True,
-                      help="The sample is synthetic: 1,000 made-up documents and three model runs "
-                      "with known error profiles (see sample_data/README.md).")
-    onto = sb.selectbox("Code system", list(ONTOLOGIES), format_func=ONTOLOGIES.get, key="ontology")
-    levels = list(ontology(onto).levels)
-    max_level = sb.selectbox("Highest level", levels, index=levels.index("block"), key="max_level",
-                             help="Levels are scored from the leaf codes up to this level; 'overall' sums "
-                             "them. The CoPHE paper stops at block (its 'c').")
+    source = sb.radio("Source", [*SAMPLES, "Upload files"], key="source",
+                      help="The samples are synthetic: 1,000 made-up documents and model runs with known "
+                      "error profiles (see sample_data/README.md).")
     error = None
     scoring = None
-    label = "Sample data"
-    if source == "Sample data":
-        gold, runs = sample_inputs()
+    label = source
+    if source in SAMPLES:
+        gold, runs, onto = sample_inputs(source)
         scoring = scoring_for(gold, runs, onto=onto)
     else:
+        onto = sb.selectbox("Code system", list(ONTOLOGIES), format_func=ONTOLOGIES.get, key="ontology")
+        hierarchy = None
+        if onto == "custom":
+            hfile = sb.file_uploader("Hierarchy", type=["csv", "json"], key="hierarchy_file",
+                                     max_upload_size=MAX_UPLOAD_MB,
+                                     help="CSV rows child,parent[,title] (an empty parent marks the root; "
+                                     "several rows for a node make a DAG), or the JSON hierarchy files "
+                                     "released with the CoPHE paper.")
+            hierarchy = (hfile.name, hfile.getvalue()) if hfile else None
         gold_file = sb.file_uploader("Gold standard", type=UPLOAD_TYPES, key="gold_file",
                                      max_upload_size=MAX_UPLOAD_MB,
                                      help="One row per (document, code), or one row per document with "
@@ -130,22 +155,31 @@ def sidebar() -> Context:
             taken.add(name)
             runs.append((name, f.name, f.getvalue()))
         with sb.expander("Reading options"):
-            system = st.selectbox("Undotted codes such as 4019 are", list(SYSTEMS), format_func=SYSTEMS.get,
+            system = st.selectbox("Undotted ICD-9 codes such as 4019 are", list(SYSTEMS), format_func=SYSTEMS.get,
                                   key="system", help="MIMIC stores diagnoses and procedures without dots in "
                                   "separate tables; 4019 is diagnosis 401.9 or procedure 40.19.")
             doc_col = st.text_input("Document id column", key="doc_col", placeholder="detected") or None
             code_col = st.text_input("Code column", key="code_col", placeholder="detected") or None
         if gold_file is None or not runs:
-            error = "Upload a gold standard and at least one model run, or switch to the sample data."
+            error = "Upload a gold standard and at least one model run, or choose a sample."
         else:
             label = ", ".join([gold_file.name] + [r[1] for r in runs])
             try:
-                scoring = scoring_for((gold_file.name, gold_file.getvalue()), runs, onto=onto,
-                                      system=system, doc_col=doc_col, code_col=code_col)
+                scoring = scoring_for((gold_file.name, gold_file.getvalue()), runs, onto=onto, system=system,
+                                      doc_col=doc_col, code_col=code_col, hierarchy=hierarchy)
             except InputError as e:
                 error = str(e)
     run = None
+    max_level = None
     if scoring is not None:
+        tree = scoring.corpus.ontology
+        if scoring.detection:
+            sb.caption(f"Code system {md(scoring.detection)}")
+        levels = list(tree.levels)
+        max_level = sb.selectbox("Highest level", levels, index=levels.index(tree.default_level),
+                                 key=f"max_level_{tree.name}",
+                                 help="Levels are scored from the leaf codes up to this level; 'overall' sums "
+                                 "them. The CoPHE paper stops at block (its 'c').")
         run = sb.selectbox("Run", scoring.run_names, key="run", help="The run shown in the tree and document views.")
     return Context(scoring, label, max_level, run, error)
 

@@ -2,8 +2,9 @@
 
     python sample_data/generate.py
 
-Writes ``gold.csv`` and one ``run_<profile>.csv`` per error profile of
-:mod:`cophe_core.synthetic` next to this file.
+Writes ``icd9/`` (a gold standard and three runs, MIMIC-III-like) and ``icd10/``
+(a gold standard and two runs, ICD-10-CM diagnoses with ICD-10-PCS procedures,
+MIMIC-IV-like) next to this file, from :mod:`cophe_core.synthetic`.
 """
 
 from __future__ import annotations
@@ -13,15 +14,20 @@ from pathlib import Path
 from cophe_core.synthetic import generate
 
 HERE = Path(__file__).resolve().parent
-N_DOCS = 1000
-SEED = 2021
+SETS = {
+    "icd9": {"n_docs": 1000, "seed": 2021, "profiles": ("siblings", "overcoder", "conservative")},
+    "icd10": {"n_docs": 1000, "seed": 2026, "profiles": ("siblings", "overcoder"), "n_families": 1200},
+}
 
 
 def main() -> None:
-    gold, runs = generate(N_DOCS, seed=SEED)
-    gold.to_csv(HERE / "gold.csv", index=False)
-    for name, run in runs.items():
-        run.to_csv(HERE / f"run_{name}.csv", index=False)
+    for ontology, options in SETS.items():
+        folder = HERE / ontology
+        folder.mkdir(exist_ok=True)
+        gold, runs = generate(ontology=ontology, **options)
+        gold.to_csv(folder / "gold.csv", index=False)
+        for name, run in runs.items():
+            run.to_csv(folder / f"run_{name}.csv", index=False)
 
 
 if __name__ == "__main__":

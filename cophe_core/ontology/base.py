@@ -45,6 +45,16 @@ class Ontology:
         Nodes placed by structure only are ``False``.
     codes : dict
         Label code → node id, for the nodes that may appear as labels.
+    default_max_level : str, optional
+        The level scored up to when the user does not choose (``block`` for ICD).
+    systems : ndarray of str, optional
+        Per node: the code system it belongs to, for ontologies that combine
+        several (ICD-10-CM and ICD-10-PCS); scores are also reported per system.
+    extra_edges : (ndarray, ndarray), optional
+        For a DAG: ``(child ids, parent ids)`` of the parents beyond each node's
+        first (``parent``). Levels are then depths: a node's level is the
+        longest path from a root, so every parent sits above its child; the
+        closure marks each ancestor once, however many paths lead to it.
     """
 
     name: str
@@ -55,6 +65,9 @@ class Ontology:
     parent: np.ndarray
     listed: np.ndarray
     codes: dict[str, int] = field(repr=False)
+    default_max_level: str | None = None
+    systems: np.ndarray | None = field(default=None, repr=False)
+    extra_edges: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     @property
     def n_nodes(self) -> int:
@@ -83,13 +96,39 @@ class Ontology:
             alive = cur >= 0
         return anc
 
+    @property
+    def default_level(self) -> str:
+        """:attr:`default_max_level`, else the level just below the top."""
+        if self.default_max_level:
+            return self.default_max_level
+        return self.levels[-2] if len(self.levels) > 1 else self.levels[-1]
+
+    @property
+    def is_dag(self) -> bool:
+        return self.extra_edges is not None and len(self.extra_edges[0]) > 0
+
     @cached_property
     def closure(self) -> sp.csr_matrix:
-        """Sparse ``(n_nodes, n_nodes)`` 0/1 matrix: row n marks n and its ancestors."""
-        anc = self.ancestors
-        rows, cols = np.nonzero(anc >= 0)
-        data = np.ones(len(rows), dtype=np.int32)
-        return sp.csr_matrix((data, (rows, anc[rows, cols])), shape=(self.n_nodes,) * 2)
+        """Sparse ``(n_nodes, n_nodes)`` 0/1 matrix: row n marks n and each of its ancestors once."""
+        n = self.n_nodes
+        if not self.is_dag:
+            anc = self.ancestors
+            rows, cols = np.nonzero(anc >= 0)
+            data = np.ones(len(rows), dtype=np.int32)
+            return sp.csr_matrix((data, (rows, anc[rows, cols])), shape=(n, n))
+        child = np.concatenate([np.nonzero(self.parent >= 0)[0], self.extra_edges[0]])
+        par = np.concatenate([self.parent[self.parent >= 0], self.extra_edges[1]])
+        step = sp.csr_matrix((np.ones(len(child), dtype=np.int32), (child, par)), shape=(n, n))
+        reach = sp.identity(n, dtype=np.int32, format="csr")
+        frontier = reach
+        for _ in range(len(self.levels)):  # each step climbs one level at least
+            frontier = (frontier @ step).tocsr()
+            frontier.data[:] = 1
+            if frontier.nnz == 0:
+                break
+            reach = reach + frontier
+        reach.data[:] = 1  # an ancestor reached by several paths counts once
+        return reach.tocsr()
 
     @cached_property
     def _children(self) -> sp.csr_matrix:
@@ -124,6 +163,9 @@ class Ontology:
         """``"key title"`` for display."""
         return f"{self.keys[node]} {self.titles[node]}"
 
+    def system_of(self, node: int) -> str | None:
+        return None if self.systems is None else str(self.systems[node])
+
     def extended(self, nodes: Iterable[tuple[str, str, str, tuple[str, str] | None]]) -> Ontology:
         """A new ontology with extra unlisted code nodes appended.
 
@@ -134,7 +176,9 @@ class Ontology:
         builder = OntologyBuilder(self.name, self.levels)
         builder.load(self)
         for level, key, title, parent in nodes:
-            builder.add(level, key, title, parent=parent, listed=False, code=True)
+            system = self.systems[self._node_index[(self.levels.index(parent[0]), parent[1])]] \
+                if self.systems is not None and parent is not None else None
+            builder.add(level, key, title, parent=parent, listed=False, code=True, system=system)
         return builder.build()
 
 
@@ -152,6 +196,9 @@ class OntologyBuilder:
         self._parent: list[int] = []
         self._listed: list[bool] = []
         self._codes: dict[str, int] = {}
+        self._systems: list[str | None] = []
+        self._extra: list[tuple[int, int]] = []
+        self.default_max_level: str | None = None
 
     def __contains__(self, node: tuple[str, str]) -> bool:
         return (self._lv[node[0]], node[1]) in self._index
@@ -165,6 +212,10 @@ class OntologyBuilder:
         self._listed = list(onto.listed)
         self._codes = dict(onto.codes)
         self._index = dict(onto._node_index)
+        self._systems = list(onto.systems) if onto.systems is not None else [None] * onto.n_nodes
+        if onto.extra_edges is not None:
+            self._extra = list(zip(onto.extra_edges[0].tolist(), onto.extra_edges[1].tolist()))
+        self.default_max_level = onto.default_max_level
 
     def add(
         self,
@@ -175,11 +226,15 @@ class OntologyBuilder:
         parent: tuple[str, str] | None = None,
         listed: bool = True,
         code: bool = False,
+        system: str | None = None,
+        code_key: str | None = None,
     ) -> int:
         """Add a node (or return the existing id) under ``parent`` = ``(level, key)``."""
         lv = self._lv[level]
         existing = self._index.get((lv, key))
         if existing is not None:
+            if code:
+                self._codes.setdefault(code_key or key, existing)
             return existing
         pid = -1
         if parent is not None:
@@ -194,9 +249,21 @@ class OntologyBuilder:
         self._level.append(lv)
         self._parent.append(pid)
         self._listed.append(listed)
+        self._systems.append(system)
         if code:
-            self._codes[key] = nid
+            self._codes[code_key or key] = nid
         return nid
+
+    def add_parent(self, child: tuple[str, str], parent: tuple[str, str]) -> None:
+        """An extra parent for a DAG node (the first parent is given to :meth:`add`)."""
+        c = self._index[(self._lv[child[0]], child[1])]
+        p = self._index[(self._lv[parent[0]], parent[1])]
+        if self._level[p] <= self._level[c]:
+            raise ValueError(f"parent {parent} of {child} must sit above level {child[0]}")
+        self._extra.append((c, p))
+
+    def node_id(self, level: str, key: str) -> int:
+        return self._index[(self._lv[level], key)]
 
     def build(self) -> Ontology:
         return Ontology(
@@ -208,4 +275,8 @@ class OntologyBuilder:
             parent=np.array(self._parent, dtype=np.int32),
             listed=np.array(self._listed, dtype=bool),
             codes=self._codes,
+            default_max_level=self.default_max_level,
+            systems=np.array(self._systems, dtype=object) if any(s is not None for s in self._systems) else None,
+            extra_edges=(np.array([c for c, _ in self._extra], dtype=np.int64),
+                         np.array([p for _, p in self._extra], dtype=np.int64)) if self._extra else None,
         )

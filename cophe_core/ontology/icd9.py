@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 from .base import Ontology, OntologyBuilder
+from .titles import derived_title
 
 __all__ = ["LEVELS", "ParsedCode", "parse_code", "icd9_ontology", "place_unlisted"]
 
@@ -175,37 +176,11 @@ class _BlockIndex:
         return table[max(i, 0)][1]
 
 
-_DANGLING = {"with", "without", "of", "and", "or", "in", "to", "the", "due", "by", "for", "as", "other", "not", "type"}
-
-
-def _derived_title(child_titles: list[str]) -> str:
-    """A title for a node the tables lack, from its children's CMS titles.
-
-    The "unspecified" child names the family ("Chronic iridocyclitis,
-    unspecified" → "Chronic iridocyclitis"); otherwise the children's common
-    leading words, without a dangling "with"/"of"; otherwise the first child's
-    title "and related codes".
-    """
-    for t in child_titles:
-        if t.lower().endswith(", unspecified"):
-            return t[: -len(", unspecified")]
-    words = [[w.strip(",;:") for w in t.split()] for t in child_titles]
-    common: list[str] = []
-    for group in zip(*words):
-        if len({w.lower() for w in group}) != 1:
-            break
-        common.append(group[0])
-    while common and common[-1].lower() in _DANGLING:
-        common.pop()
-    if len(child_titles) > 1 and len(" ".join(common)) >= 8:
-        return " ".join(common)
-    return f"{child_titles[0]} and related codes" if child_titles else "(no title)"
-
-
 @lru_cache(maxsize=1)
 def icd9_ontology() -> Ontology:
     """The ICD-9-CM ontology of all CMS v32 diagnosis and procedure codes (cached)."""
     b = OntologyBuilder("icd9", LEVELS)
+    b.default_max_level = "block"
     chapters = _read_table("icd9_chapters.csv")
     blocks = _read_table("icd9_blocks.csv")
     categories = dict(_read_table("icd9_categories.csv"))
@@ -236,7 +211,7 @@ def _add_path(b, p: ParsedCode, index, categories, titles, children, listed: boo
     for level, key in reversed(p.path):
         if (level, key) not in b:
             is_listed = listed and key in titles
-            title = titles.get(key) or categories.get(key) or _derived_title(children.get(key, []))
+            title = titles.get(key) or categories.get(key) or derived_title(children.get(key, []))
             b.add(level, key, title, parent=parent, listed=is_listed, code=True)
         parent = (level, key)
 

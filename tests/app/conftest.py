@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "dashboard" / "app.py")
-SAMPLE = ROOT / "sample_data"
+SAMPLE = ROOT / "sample_data" / "icd9"
 
 
 def run_app(page: str | None = None, **state) -> AppTest:

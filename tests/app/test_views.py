@@ -35,7 +35,7 @@ def test_levels_view_shows_the_sample_numbers(sample):
 
 def test_max_level_changes_the_levels(sample):
     at = run_app()
-    at.selectbox(key="max_level").set_value("e0").run()
+    at.selectbox(key="max_level_icd9").set_value("e0").run()
     assert set(at.dataframe[0].value.level) == {"leaf", "e2", "e1", "e0", "overall"}
     expected = sample.evaluation("siblings", max_level="e0").score("cophe")["f1"]
     assert at.metric[2].value == f"{expected:.3f}"
@@ -45,7 +45,7 @@ def test_upload_of_a_small_file_changes_the_numbers():
     gold = b"doc_id,code\n1,364.11\n1,364.24\n1,364.9\n"
     pred = b"doc_id,code\n1,364.11\n1,364.21\n1,364.3\n1,364.41\n"
     at = upload(run_app(), ("gold.csv", gold), [("paper.csv", pred)])
-    at.selectbox(key="max_level").set_value("e0").run()
+    at.selectbox(key="max_level_icd9").set_value("e0").run()
     assert [m.value for m in at.metric] == ["0.286", "0.571", "0.632"]  # Table 1 of the CoPHE paper
     assert at.selectbox(key="run").options == ["paper"]
     assert not at.error

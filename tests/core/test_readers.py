@@ -117,10 +117,10 @@ def test_every_row_is_scored_or_rejected(icd9):
 
 def test_undotted_codes_need_a_system():
     gold, pred = b"doc_id,code\n1,4019\n", b"doc_id,code\n1,4011\n"
-    s = score_files(gold, {"A": pred})
+    s = score_files(gold, {"A": pred}, ontology="icd9")
     assert len(s.corpus.rejected) == 2 and s.corpus.gold.nnz == 0
-    s = score_files(gold, {"A": pred}, system="diagnosis")
+    s = score_files(gold, {"A": pred}, ontology="icd9", system="diagnosis")
     assert s.evaluation("A").score("cophe", "e0")["tp"] == 1
-    s = score_files(gold, {"A": pred}, system="procedure")
+    s = score_files(gold, {"A": pred}, ontology="icd9", system="procedure")
     assert s.evaluation("A").score("cophe", "e0")["tp"] == 1
     assert s.corpus.ontology.keys[s.corpus.gold.indices[0]] == "40.19"

