@@ -48,7 +48,7 @@ def load_hierarchy(source: Source, *, name: str | None = None) -> Ontology:
         return hierarchy_from_cophe_json(obj, name=label, source=name)
     rows = list(csv.reader(io.StringIO(text)))
     if rows and [c.strip().lower() for c in rows[0][:2]] == ["child", "parent"]:
-        header, rows = rows[0], rows[1:]
+        rows = rows[1:]
         start = 2
     else:
         start = 1
