@@ -1,7 +1,7 @@
 """Core benchmark: parse, score and tables on MIMIC-sized synthetic sets; dense baseline.
 
-    python benchmarks/bench_core.py            # MIMIC-III-full and MIMIC-IV-ICD-9 sizes
-    python benchmarks/bench_core.py --quick    # MIMIC-III-full size only
+    python benchmarks/bench_core.py                        # every set
+    python benchmarks/bench_core.py --only MIMIC-III-full  # one set
 
 Prints figures and asserts nothing. Each measurement runs in its own process so
 that peak memory (ru_maxrss) belongs to that measurement alone.
@@ -18,31 +18,37 @@ import tempfile
 import time
 from pathlib import Path
 
-SIZES = {"MIMIC-III-full": 3372, "MIMIC-IV-ICD-9": 32804}
+SIZES = {  # label: (documents, ontology, families the gold standard draws from)
+    "MIMIC-III-full": (3372, "icd9", 800),
+    "MIMIC-IV-ICD-9": (32804, "icd9", 800),
+    "MIMIC-IV-ICD-10": (19802, "icd10", 2500),
+}
 
 
-def make_files(n_docs: int, folder: Path) -> tuple[Path, Path]:
+def make_files(n_docs: int, ontology: str, n_families: int, folder: Path) -> tuple[Path, Path]:
+    from cophe_core.ontology import load_ontology
     from cophe_core.synthetic import generate_gold, generate_run
 
-    gold = generate_gold(n_docs, seed=1, n_families=800)
-    pred = generate_run(gold, "siblings", seed=2)
+    onto = load_ontology(ontology)
+    gold = generate_gold(n_docs, seed=1, n_families=n_families, codes_per_doc=15.5, onto=onto)
+    pred = generate_run(gold, "siblings", seed=2, onto=onto)
     g, p = folder / "gold.csv", folder / "pred.csv"
     gold.to_csv(g, index=False)
     pred.to_csv(p, index=False)
     return g, p
 
 
-def worker_core(g: str, p: str) -> dict:
-    """Time parse, encode and every table at all five levels, in this process."""
+def worker_core(g: str, p: str, ontology: str) -> dict:
+    """Time parse, encode and every table at all levels, in this process."""
     import pandas as pd
 
     from cophe_core import read_labels
     from cophe_core.labels import encode
     from cophe_core.metrics import evaluate_corpus
-    from cophe_core.ontology import icd9_ontology
+    from cophe_core.ontology import load_ontology
 
     t0 = time.perf_counter()
-    onto = icd9_ontology()
+    onto = load_ontology(ontology)
     t1 = time.perf_counter()
     pd.read_csv(g, dtype=str), pd.read_csv(p, dtype=str)
     t2 = time.perf_counter()
@@ -50,7 +56,7 @@ def worker_core(g: str, p: str) -> dict:
     t3 = time.perf_counter()
     corpus = encode(raw_g, {"pred": raw_p}, onto)
     t4 = time.perf_counter()
-    ev = evaluate_corpus(corpus, "pred", max_level="chapter")
+    ev = evaluate_corpus(corpus, "pred", max_level=onto.levels[-1])
     tables = (ev.levels_table, ev.macro_table, ev.nodes, ev.documents)
     assert all(len(t) for t in tables)
     t5 = time.perf_counter()
@@ -61,6 +67,19 @@ def worker_core(g: str, p: str) -> dict:
         "metrics_and_tables_s": t5 - t4,
         "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
+
+
+def worker_ontology(name: str) -> dict:
+    """Cold and warm (second, same process) load of one ontology."""
+    from cophe_core.ontology import load_ontology
+
+    t0 = time.perf_counter()
+    load_ontology(name)
+    t1 = time.perf_counter()
+    load_ontology(name)
+    t2 = time.perf_counter()
+    return {"cold_s": t1 - t0, "warm_s": t2 - t1,
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def worker_dense(g: str, p: str) -> dict:
@@ -94,17 +113,17 @@ def worker_dense(g: str, p: str) -> dict:
     return {"dense_s": time.perf_counter() - t0, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-def worker_cli(g: str, p: str, out: str) -> dict:
+def worker_cli(g: str, p: str, out: str, ontology: str = "auto") -> dict:
     """Run the CLI as a child of this fresh process, so RUSAGE_CHILDREN is the CLI's alone."""
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "cophe_core", "score", "--gold", g, "--pred", p,
+    subprocess.run([sys.executable, "-m", "cophe_core", "score", "--gold", g, "--pred", p, "--ontology", ontology,
                     "--max-level", "chapter", "--format", "json", "--nodes", f"{out}/nodes.csv",
                     "--documents", f"{out}/docs.csv"], check=True, capture_output=True)
     wall = time.perf_counter() - t0
     return {"cli_wall_s": wall, "cli_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
-WORKERS = {"core": worker_core, "dense": worker_dense, "cli": worker_cli}
+WORKERS = {"core": worker_core, "dense": worker_dense, "cli": worker_cli, "ontology": worker_ontology}
 
 
 def in_subprocess(kind: str, *paths: Path) -> dict:
@@ -115,19 +134,23 @@ def in_subprocess(kind: str, *paths: Path) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", choices=list(SIZES), help="one set only")
     ap.add_argument("--worker", nargs="+")
     args = ap.parse_args()
     if args.worker:
         kind, *paths = args.worker
         print(json.dumps(WORKERS[kind](*paths)))
         return
-    sizes = {"MIMIC-III-full": SIZES["MIMIC-III-full"]} if args.quick else SIZES
-    for label, n in sizes.items():
+    sizes = {args.only: SIZES[args.only]} if args.only else SIZES
+    for name in ("icd9", "icd10cm", "icd10"):
+        o = in_subprocess("ontology", name)
+        print(f"ontology {name:8} load: cold {o['cold_s']:.2f} s, warm {o['warm_s'] * 1e6:.0f} µs, "
+              f"process peak {o['peak_mb']:.0f} MB")
+    for label, (n, ontology, families) in sizes.items():
         with tempfile.TemporaryDirectory() as tmp:
-            g, p = make_files(n, Path(tmp))
-            core = in_subprocess("core", g, p)
-            cli = in_subprocess("cli", g, p, Path(tmp))
+            g, p = make_files(n, ontology, families, Path(tmp))
+            core = in_subprocess("core", g, p, ontology)
+            cli = in_subprocess("cli", g, p, Path(tmp), ontology)
             print(f"\n== {label}: {core['docs']} documents, {core['gold_labels']} gold and "
                   f"{core['pred_labels']} predicted labels, {core['distinct_codes']} distinct codes")
             print(f"ontology load (cold)           {core['ontology_s']:8.3f} s")
@@ -137,7 +160,7 @@ def main() -> None:
             print(f"metrics + all tables, 5 levels {core['metrics_and_tables_s']:8.3f} s")
             print(f"library process peak RSS       {core['peak_mb']:8.0f} MB")
             print(f"CLI process wall / peak RSS    {cli['cli_wall_s']:8.3f} s / {cli['cli_peak_mb']:.0f} MB")
-            if n <= 5000:
+            if n <= 5000 and ontology == "icd9":
                 dense = in_subprocess("dense", g, p)
                 print(f"dense docs x codes baseline    {dense['dense_s']:8.3f} s / {dense['peak_mb']:.0f} MB peak")
 

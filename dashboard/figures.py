@@ -83,8 +83,13 @@ def tree_figure(sub: pd.DataFrame, colour: str = "balance", *, prefix: str = "")
              "set-based F1 %{customdata[11]:.3f}<br>"
              f"{html.escape(title)}: %{{customdata[12]:+.2f}}<extra></extra>")
     labels = [html.escape(v) for v in sub.label]
+    # In a DAG a code can sit under two siblings, so children may outweigh their parent;
+    # "total" would then draw nothing, "remainder" draws every tile.
+    child_sum = sub.groupby("parent_id")["value"].sum()
+    fits = (sub.set_index("id").value.reindex(child_sum.index).fillna(float("inf")) >= child_sum).all()
     fig = go.Figure(go.Icicle(
-        ids=sub.id, parents=sub.parent_id, labels=labels, values=sub.value, branchvalues="total",
+        ids=sub.id, parents=sub.parent_id, labels=labels, values=sub.value,
+        branchvalues="total" if fits else "remainder",
         customdata=custom.to_numpy(), hovertemplate=hover, sort=False,
         marker={"colors": sub[colour], "colorscale": scale, "cmin": lo, "cmax": hi,
                 "cmid": 0 if lo < 0 else None, "showscale": True,

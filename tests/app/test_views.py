@@ -140,3 +140,38 @@ def test_export_view_offers_every_download():
                  "Levels chart, all runs", "Code-family tree · siblings (current focus)",
                  "Report for run siblings", "Comparison report: overcoder vs siblings"):
         assert want in labels
+
+
+def test_icd10_sample_is_selectable():
+    at = run_app()
+    at.radio(key="source").set_value("Sample: ICD-10").run()
+    assert not at.exception
+    icd10 = score_files(SAMPLE.parent / "icd10" / "gold.csv",
+                        {r: SAMPLE.parent / "icd10" / f"run_{r}.csv" for r in ("siblings", "overcoder")})
+    assert at.selectbox(key="run").options == ["siblings", "overcoder"]
+    assert at.selectbox(key="max_level_icd10").value == "block"
+    assert at.metric[2].value == f"{icd10.evaluation('siblings').score('cophe')['f1']:.3f}"
+    at.switch_page("views/tree.py").run()
+    assert not at.exception and plotly_specs(at)[0]["data"][0]["type"] == "icicle"
+
+
+def test_custom_hierarchy_upload():
+    at = run_app()
+    at.radio(key="source").set_value("Upload files").run()
+    at.selectbox(key="ontology").set_value("custom").run()
+    at.file_uploader(key="hierarchy_file").set_value(
+        ("tree.csv", b"child,parent,title\nroot,,All\nA,root,Alpha\nB,root,Beta\na1,A,\na2,A,\nb1,B,\n", "text/csv"))
+    at = upload(at, ("gold.csv", b"doc_id,code\n1,a1\n2,b1\n"), [("run.csv", b"doc_id,code\n1,a2\n2,b1\n")])
+    assert not at.error
+    assert at.selectbox(key="max_level_tree").options == ["d2", "d1", "d0"]
+    # flat: 1 of 2 right; d2 TP1 FP1 FN1 plus d1 TP2 gives 3/4 for both hierarchical measures
+    assert [m.value for m in at.metric] == ["0.500", "0.750", "0.750"]
+
+
+def test_bad_hierarchy_upload_shows_the_error():
+    at = run_app()
+    at.radio(key="source").set_value("Upload files").run()
+    at.selectbox(key="ontology").set_value("custom").run()
+    at.file_uploader(key="hierarchy_file").set_value(("h.csv", b"child,parent\nr,\na,b\nb,a\n", "text/csv"))
+    at = upload(at, ("gold.csv", b"doc_id,code\n1,a\n"), [("run.csv", b"doc_id,code\n1,b\n")])
+    assert any("cycle" in e.value for e in at.error)

@@ -93,3 +93,33 @@ def test_warnings_reach_json_and_stderr(tmp_path, files, capsys):
     warnings = json.loads(captured.out)["warnings"]
     assert any("ambiguous" in w for w in warnings)
     assert "cophe: warning:" in captured.err
+
+
+def test_ontology_choices(tmp_path, capsys):
+    gold, pred = tmp_path / "g.csv", tmp_path / "p.csv"
+    gold.write_text("doc_id,code\n1,I50.21\n1,I50.31\n1,I50.9\n2,0DTJ4ZZ\n")
+    pred.write_text("doc_id,code\n1,I50.21\n1,I50.22\n1,I50.32\n1,I50.9\n2,0DTJ0ZZ\n")
+    assert main(["score", "--gold", str(gold), "--pred", str(pred), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert result["ontology"] == "icd10" and "detected icd10" in captured.err
+    assert set(result["systems"]) == {"ICD-10-CM", "ICD-10-PCS"}
+    assert result["systems"]["ICD-10-CM"]["cophe"]["levels"]["e0"]["tp"] == 3
+    assert main(["score", "--gold", str(gold), "--pred", str(pred), "--ontology", "icd10cm"]) == 0
+    assert "0DTJ4ZZ" in capsys.readouterr().err  # PCS codes rejected under icd10cm, and said so
+
+
+def test_hierarchy_file_as_ontology(tmp_path, capsys):
+    h = tmp_path / "tree.csv"
+    h.write_text("child,parent\nroot,\nA,root\nB,root\na1,A\na2,A\nb1,B\n")
+    gold, pred = tmp_path / "g.csv", tmp_path / "p.csv"
+    gold.write_text("doc_id,code\n1,a1\n")
+    pred.write_text("doc_id,code\n1,a2\n")
+    assert main(["score", "--gold", str(gold), "--pred", str(pred), "--ontology", str(h), "--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["levels"] == ["d2", "d1"]
+    assert result["cophe"]["levels"]["d1"]["tp"] == 1 and result["flat"]["tp"] == 0
+    bad = tmp_path / "cyc.csv"
+    bad.write_text("child,parent\nr,\na,b\nb,a\n")
+    assert main(["score", "--gold", str(gold), "--pred", str(pred), "--ontology", str(bad)]) == 2
+    assert "cycle" in capsys.readouterr().err

@@ -1,0 +1,135 @@
+"""User hierarchies: CSV edges (trees and DAGs), validation, and the CoPHE-paper JSON form."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from cophe_core import InputError, score_files
+from cophe_core.ontology.custom import load_hierarchy
+from tests.conftest import long_csv
+
+DAG = b"""child,parent,title
+root,,Everything
+A,root,Alpha
+B,root,Beta
+a1,A,
+ab,A,
+ab,B,
+b1,B,
+x,ab,Shared leaf
+"""
+
+
+@pytest.fixture(scope="module")
+def dag():
+    return load_hierarchy(DAG, name="dag.csv")
+
+
+def test_dag_levels_are_longest_depths(dag):
+    assert dag.levels == ("d3", "d2", "d1", "d0") and dag.is_dag
+    level = {k: dag.levels[dag.level[n]] for k, n in dag.codes.items()}
+    assert level == {"root": "d0", "A": "d1", "B": "d1", "a1": "d2", "ab": "d2", "b1": "d2", "x": "d3"}
+    assert dag.titles[dag.codes["x"]] == "Shared leaf" and dag.titles[dag.codes["a1"]] == "a1"
+
+
+def test_dag_closure_counts_each_ancestor_once(dag):
+    row = dag.closure[dag.codes["x"]]
+    assert sorted(dag.keys[row.indices]) == ["A", "B", "ab", "root", "x"]
+    assert (row.data == 1).all()  # root is reached through A and through B, and marked once
+
+
+# Hand-worked: gold {x, a1}, predicted {x, b1, ab}.
+#   y: d3 x=1 | d2 ab=1 a1=1 | d1 A=2 B=1 | d0 root=2
+#   x: d3 x=1 | d2 ab=2 b1=1 | d1 A=2 B=3 | d0 root=3
+DAG_EXPECTED = {
+    ("cophe", "d3"): (1, 0, 0), ("cophe", "d2"): (1, 2, 1), ("cophe", "d1"): (3, 2, 0), ("cophe", "d0"): (2, 1, 0),
+    ("set_based", "d3"): (1, 0, 0), ("set_based", "d2"): (1, 1, 1), ("set_based", "d1"): (2, 0, 0),
+    ("set_based", "d0"): (1, 0, 0),
+}
+
+
+def test_dag_hand_worked_scores(dag):
+    gold = long_csv([("doc", "x"), ("doc", "a1")])
+    pred = long_csv([("doc", "x"), ("doc", "b1"), ("doc", "ab")])
+    ev = score_files(gold, {"r": pred}, ontology=dag).evaluation("r", max_level="d0")
+    for (measure, level), counts in DAG_EXPECTED.items():
+        s = ev.score(measure, level)
+        assert (s["tp"], s["fp"], s["fn"]) == counts, (measure, level)
+    assert dag.default_level == "d1"
+
+
+@pytest.mark.parametrize("data,fragment", [
+    (b"child,parent\nr,\na,r\nb,a\na,b\n", "cycle: a → b → a"),
+    (b"child,parent\nr,\na,zz\n", "parent 'zz' of 'a' is not listed"),
+    (b"child,parent\nr,\ns,\na,r\n", "2 roots without a common root"),
+    (b"child,parent\na,b\nb,a\n", "cycle"),
+    (b"", "empty"),
+])
+def test_bad_hierarchies_are_rejected_with_a_reason(data, fragment):
+    with pytest.raises(InputError, match=fragment):
+        load_hierarchy(data, name="h.csv")
+
+
+def test_unknown_label_is_rejected_not_dropped(dag):
+    s = score_files(long_csv([("d", "x"), ("d", "nope")]), {"r": long_csv([("d", "x")])}, ontology=dag)
+    assert s.corpus.rejected.value.tolist() == ["nope"]
+
+
+# The CoPHE paper's hierarchy files list, for each code, its ancestor at each level above the
+# deepest, bottom-up; a code above the deepest level names itself in its own slots.
+PAPER_FORM = {
+    "p.1": {"parents": ["p", "PQ", "@"], "label": "p one"},
+    "p.2": {"parents": ["p", "PQ", "@"], "label": "p two"},
+    "q.1": {"parents": ["q", "PQ", "@"], "label": "q one"},
+    "r.1": {"parents": ["r", "RS", "@"], "label": "r one"},
+    "s": {"parents": ["s", "RS", "@"], "label": "s itself"},
+    "p": {"parents": ["p", "PQ", "@"], "label": "p"},
+    "q": {"parents": ["q", "PQ", "@"], "label": "q"},
+    "r": {"parents": ["r", "RS", "@"], "label": "r"},
+}
+
+
+def scripts_per_level(gold, pred, graph, codes, max_layer):
+    """The released scripts' method, re-derived: a leaf diagonal for codes whose first slot is not
+    themselves, then one translation matrix per slot; micro P/R/F1 of min/max counts per layer."""
+    idx = {c: i for i, c in enumerate(codes)}
+    g = np.zeros((len(gold), len(codes)))
+    p = np.zeros_like(g)
+    for row, doc in enumerate(gold):
+        g[row, [idx[c] for c in doc]] = 1
+    for row, doc in enumerate(pred):
+        p[row, [idx[c] for c in doc]] = 1
+    layers = [np.diag([graph[c]["parents"][0] != c for c in codes]).astype(float)]
+    for layer in range(max_layer):
+        targets = sorted({graph[c]["parents"][layer] for c in codes})
+        m = np.zeros((len(codes), len(targets)))
+        for c in codes:
+            m[idx[c], targets.index(graph[c]["parents"][layer])] = 1
+        layers.append(m)
+    out = []
+    for m in layers:
+        x, y = p @ m, g @ m
+        tp = np.minimum(x, y).sum()
+        fp, fn = np.maximum(x - y, 0).sum(), np.maximum(y - x, 0).sum()
+        out.append((tp, fp, fn))
+    return out
+
+
+def test_cophe_json_reproduces_the_scripts_per_level_numbers():
+    onto = load_hierarchy(json.dumps(PAPER_FORM).encode(), name="graph.json")
+    assert onto.levels == ("L0", "L1", "L2", "L3")
+    assert onto.levels[onto.level[onto.codes["s"]]] == "L1"  # names itself in its first slot
+    gold = [["p.1", "q.1", "s"], ["r.1"], ["p.2"]]
+    pred = [["p.1", "p.2", "s"], ["r.1", "s"], ["q.1"]]
+    ev = score_files(
+        long_csv([(str(i), c) for i, d in enumerate(gold) for c in d]),
+        {"r": long_csv([(str(i), c) for i, d in enumerate(pred) for c in d])}, ontology=onto,
+    ).evaluation("r", max_level="L2")
+    leaves_and_s = sorted({c for d in gold + pred for c in d})
+    expected = scripts_per_level(gold, pred, PAPER_FORM, leaves_and_s, max_layer=2)
+    for level, (tp, fp, fn) in zip(("L0", "L1", "L2"), expected):
+        s = ev.score("cophe", level)
+        assert (s["tp"], s["fp"], s["fn"]) == (tp, fp, fn), level

@@ -1,0 +1,161 @@
+"""ICD-10-CM, ICD-10-PCS and the combined ontology: placement, titles, a hand-worked example, detection."""
+
+from __future__ import annotations
+
+import pytest
+
+from cophe_core import score_files
+from cophe_core.ontology import icd10_ontology, icd10cm_ontology, icd10pcs_ontology
+from cophe_core.ontology.detect import detect_system
+from tests.conftest import long_csv
+
+
+def path(onto, code):
+    return [(onto.levels[onto.level[n]], str(onto.keys[n])) for n in onto.path(onto.codes[code])]
+
+
+@pytest.fixture(scope="module")
+def cm():
+    return icd10cm_ontology()
+
+
+@pytest.fixture(scope="module")
+def pcs():
+    return icd10pcs_ontology()
+
+
+@pytest.mark.parametrize("code,expected", [
+    ("I10", [("chapter", "I00-I99"), ("block", "I10-I1A"), ("e0", "I10")]),
+    ("E11.9", [("chapter", "E00-E89"), ("block", "E08-E13"), ("e0", "E11"), ("e1", "E11.9")]),
+    # placeholder X: T49.8X is a node of its own at e2
+    ("T49.8X", [("chapter", "S00-T88"), ("block", "T36-T50"), ("e0", "T49"), ("e1", "T49.8"), ("e2", "T49.8X")]),
+    ("T49.8X1A", [("chapter", "S00-T88"), ("block", "T36-T50"), ("e0", "T49"), ("e1", "T49.8"),
+                  ("e2", "T49.8X"), ("e3", "T49.8X1"), ("e4", "T49.8X1A")]),
+    # seventh character under a six-character code
+    ("S52.044Q", [("chapter", "S00-T88"), ("block", "S50-S59"), ("e0", "S52"), ("e1", "S52.0"),
+                  ("e2", "S52.04"), ("e3", "S52.044"), ("e4", "S52.044Q")]),
+    # seventh character straight under a four-character code, as the tabular list has it
+    ("S02.0XXA", [("chapter", "S00-T88"), ("block", "S00-S09"), ("e0", "S02"), ("e1", "S02.0"), ("e4", "S02.0XXA")]),
+    ("O09.00", [("chapter", "O00-O9A"), ("block", "O09"), ("e0", "O09"), ("e1", "O09.0"), ("e2", "O09.00")]),
+])
+def test_cm_placement(cm, code, expected):
+    assert path(cm, code) == expected
+
+
+def test_block_and_category_with_one_id_stay_apart(cm):
+    block, category = cm.node("block", "O09"), cm.node("e0", "O09")
+    assert block != category and cm.parent[category] == block
+    assert cm.codes["O09"] == category
+
+
+def test_cm_titles_everywhere(cm):
+    assert all(isinstance(t, str) and t.strip() for t in cm.titles)
+    assert cm.titles[cm.codes["I10"]] == "Essential (primary) hypertension"
+    assert cm.titles[cm.node("block", "I10-I1A")] == "Hypertensive diseases"
+    assert cm.titles[cm.node("chapter", "I00-I99")] == "Diseases of the circulatory system"
+    assert cm.listed[cm.codes["E11.9"]] and not cm.listed[cm.codes["E11"]]  # billable leaves only
+
+
+@pytest.mark.parametrize("code", ["0DTJ4ZZ", "02HV33Z", "5A1945Z"])
+def test_pcs_levels_are_prefixes(pcs, code):
+    p = path(pcs, code)
+    assert [lv for lv, _ in p] == ["section", "body_system", "operation", "body_part", "approach", "device", "qualifier"]
+    assert [key for _, key in p] == [code[:n] for n in range(1, 8)]
+
+
+def test_pcs_titles(pcs):
+    assert pcs.titles[pcs.codes["0DTJ4ZZ"]] == "Resection of Appendix, Percutaneous Endoscopic Approach"
+    assert pcs.titles[pcs.codes["0"]] == "Medical and Surgical"
+    assert pcs.titles[pcs.codes["0D"]] == "Gastrointestinal System"
+    assert pcs.titles[pcs.codes["0DT"]] == "Resection"
+    assert all(isinstance(t, str) and t for t in pcs.titles)
+
+
+def test_combined_ontology_tags_systems():
+    onto = icd10_ontology()
+    assert onto.system_of(onto.codes["I10"]) == "ICD-10-CM"
+    assert onto.system_of(onto.codes["0DTJ4ZZ"]) == "ICD-10-PCS"
+    assert onto.levels[onto.level[onto.codes["0DTJ4ZZ"]]] == "e4"
+    assert onto.levels[onto.level[onto.codes["0"]]] == "chapter"
+
+
+# A Table-1-style example on the I50 (heart failure) family, worked by hand:
+#   predicted {I50.21, I50.22, I50.32, I50.9}, gold {I50.21, I50.31, I50.9}
+I50 = [
+    ("flat", "leaf", 2, 2, 1),
+    ("set_based", "e2", 1, 2, 1), ("cophe", "e2", 1, 2, 1),
+    # e1: x = {I50.2: 2, I50.3: 1, I50.9: 1}, y = {I50.2: 1, I50.3: 1, I50.9: 1}
+    ("set_based", "e1", 3, 0, 0), ("cophe", "e1", 3, 1, 0),
+    # e0 and block: x = 4, y = 3 in one node
+    ("set_based", "e0", 1, 0, 0), ("cophe", "e0", 3, 1, 0),
+    ("set_based", "block", 1, 0, 0), ("cophe", "block", 3, 1, 0),
+    ("set_based", "overall", 6, 2, 1), ("cophe", "overall", 10, 5, 1),
+]
+
+
+@pytest.fixture(scope="module")
+def i50():
+    gold = [("d", c) for c in ("I50.21", "I50.31", "I50.9")]
+    pred = [("d", c) for c in ("I50.21", "I50.22", "I50.32", "I50.9")]
+    return score_files(long_csv(gold), {"run": long_csv(pred)}, ontology="icd10cm").evaluation("run")
+
+
+@pytest.mark.parametrize("measure,level,tp,fp,fn", I50)
+def test_hand_worked_icd10_family(i50, measure, level, tp, fp, fn):
+    s = i50.score(measure, level)
+    assert (s["tp"], s["fp"], s["fn"]) == (tp, fp, fn)
+
+
+def test_hand_worked_icd10_overall_rates(i50):
+    s = i50.score("cophe")
+    assert s["precision"] == pytest.approx(10 / 15) and s["recall"] == pytest.approx(10 / 11)
+    assert s["f1"] == pytest.approx(2 * (10 / 15) * (10 / 11) / (10 / 15 + 10 / 11))
+    assert i50.levels == ["e4", "e3", "e2", "e1", "e0", "block"]
+
+
+def test_combined_scores_per_system_add_up():
+    gold = [("a", "I10"), ("a", "E11.9"), ("a", "0DTJ4ZZ"), ("b", "02HV33Z")]
+    pred = [("a", "I10"), ("a", "E11.65"), ("a", "0DTJ0ZZ"), ("b", "5A1945Z")]
+    ev = score_files(long_csv(gold), {"run": long_csv(pred)}).evaluation("run")
+    assert ev.ontology.name == "icd10"
+    by = ev.systems_table
+    for measure in ("flat", "set_based", "cophe"):
+        total = ev.levels_table[ev.levels_table.measure == measure].reset_index(drop=True)
+        parts = by[by.measure == measure].groupby("level", sort=False)[["tp", "fp", "fn"]].sum().reset_index()
+        assert total.set_index("level")[["tp", "fp", "fn"]].equals(parts.set_index("level").loc[total.level])
+    assert set(ev.to_dict()["systems"]) == {"ICD-10-CM", "ICD-10-PCS"}
+
+
+def test_undotted_and_unknown_icd10_codes():
+    gold = [("a", "E119"), ("a", "E11.69X"), ("a", "Q99.9"), ("a", "J98.XXX"), ("a", "11.1")]
+    s = score_files(long_csv(gold), {"run": long_csv([("a", "E11.9")])}, ontology="icd10cm")
+    onto = s.corpus.ontology
+    assert onto.keys[s.corpus.gold.indices].tolist().count("E11.9") == 1  # E119 read as E11.9
+    flagged = dict(zip(s.corpus.flagged.value, s.corpus.flagged.reason))
+    assert "placed by its structure" in flagged["E11.69X"]
+    assert [k for _, k in path(onto, "E11.69X")][-2:] == ["E11.69", "E11.69X"]
+    rejected = dict(zip(s.corpus.rejected.value, s.corpus.rejected.reason))
+    assert "11.1" in rejected and "not a well-formed" in rejected["11.1"]
+
+
+@pytest.mark.parametrize("codes,expected", [
+    (["401.9", "428.0", "V45.81", "E849.7", "39.95"], "icd9"),
+    (["4019", "4280", "3995"], "icd9"),
+    (["I10", "E11.9", "S52.044Q"], "icd10cm"),
+    (["0DTJ4ZZ", "02HV33Z"], "icd10pcs"),
+    (["I10", "E11.9", "0DTJ4ZZ"], "icd10"),
+    (["I10", "E11.9", "401.9", "428.0"], None),
+    (["hello", "world"], None),
+])
+def test_detection(codes, expected):
+    found = detect_system(codes)
+    assert found.ontology == expected
+    if expected is None:
+        assert "mix" in found.message or "no code was recognised" in found.message
+
+
+def test_auto_detection_refuses_mixed_input():
+    from cophe_core import InputError
+
+    with pytest.raises(InputError, match="mix ICD-9 and ICD-10"):
+        score_files(long_csv([("a", "I10"), ("a", "E11.9")]), {"r": long_csv([("a", "401.9"), ("a", "428.0")])})
