@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 from .api import score_files
 from .readers import InputError
+from .stats import bootstrap
+from .suite import suite
 
 __all__ = ["main"]
 
@@ -39,6 +41,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--nodes", metavar="FILE.csv", help="write the per-node table to this CSV")
     s.add_argument("--documents", metavar="FILE.csv", help="write the per-document table to this CSV")
     s.add_argument("--rejected", metavar="FILE.csv", help="write every rejected input row to this CSV")
+    s.add_argument("--metrics", choices=["cophe", "suite"], default="cophe",
+                   help="suite: add the ICM paper's metrics (label-, example-based, propensity F, HF, ICM)")
+    s.add_argument("--bootstrap", type=int, default=0, metavar="N",
+                   help="add percentile confidence intervals from N document resamples (e.g. 1000)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
     s.add_argument("--doc-col", help="document id column (default: detected)")
     s.add_argument("--code-col", help="code column (default: detected)")
     return p
@@ -63,6 +70,12 @@ def _table(result: dict) -> str:
             for level, s in part[measure]["levels"].items():
                 lines.append(row(measure, level, s))
             lines.append(row(measure, "overall", part[measure]["overall"]))
+    if "suite" in result:
+        lines += ["", "suite: " + ", ".join(f"{k} {v:.3f}" for k, v in result["suite"].items())]
+    if "intervals" in result:
+        ci = result["intervals"]["figures"]
+        lines += ["", f"95% intervals ({result['intervals']['resamples']} resamples): " + ", ".join(
+            f"{k} [{lo:.3f}, {hi:.3f}]" for k, (lo, hi) in ci.items() if "overall f1" in k or k == "flat f1")]
     if result["warnings"]:
         lines += ["", "warnings:"] + [f"  - {w}" for w in result["warnings"]]
     return "\n".join(lines)
@@ -80,6 +93,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"cophe: error: {e}", file=sys.stderr)
         return 2
     result = ev.to_dict()
+    if args.metrics == "suite":
+        result["suite"] = suite(ev)
+    if args.bootstrap:
+        ci = bootstrap(ev, n_resamples=args.bootstrap, seed=args.seed, with_suite=args.metrics == "suite")
+        result["intervals"] = {"resamples": args.bootstrap, "confidence": 0.95, "seed": args.seed,
+                               "figures": {r.figure: [r.low, r.high] for r in ci.itertuples()}}
     result["warnings"] = run.corpus.warnings
     if run.detection:
         print(f"cophe: ontology {run.detection}", file=sys.stderr)

@@ -20,6 +20,7 @@ from cophe_core import InputError, Scoring, score_files
 from cophe_core.ontology import load_ontology
 from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.report import figure_html
+from cophe_core.stats import bootstrap, paired_bootstrap, randomisation_test
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
@@ -212,6 +213,26 @@ def problems_panel(scoring: Scoring) -> None:
     other = [w for w in c.warnings if "not scored" not in w and "with a caveat" not in w]
     if other:
         st.info("\n".join(f"- {md(w)}" for w in other))
+
+
+def cached(scoring: Scoring, key: tuple, compute):
+    """A result computed once per scored input set (kept on the cached Scoring itself)."""
+    store = scoring.__dict__.setdefault("_dashboard_cache", {})
+    if key not in store:
+        store[key] = compute()
+    return store[key]
+
+
+def bootstrap_table(ev, *, with_suite: bool = False, n_resamples: int = 1000, seed: int = 0):
+    return bootstrap(ev, n_resamples=n_resamples, seed=seed, with_suite=with_suite)
+
+
+def significance(a, b, n_resamples: int, seed: int):
+    """Paired bootstrap intervals with the randomisation test's p-values (B − A)."""
+    paired = paired_bootstrap(a, b, n_resamples=n_resamples, seed=seed)
+    rand = randomisation_test(a, b, n_permutations=n_resamples, seed=seed)
+    return paired.drop(columns="p_value").assign(p_value=rand.p_value.to_numpy(),
+                                                 p_bootstrap=paired.p_value.to_numpy())
 
 
 def figure_download(fig, name: str, key: str) -> None:

@@ -6,6 +6,7 @@ from figures import COLOUR_BY, delta_bar, levels_bar, tree_figure
 from texts import MEASURE
 
 from cophe_core.compare import delta_subtree, disagreements, level_deltas, levels_side_by_side
+from cophe_core.stats import describe_difference
 
 st.title("Compare runs")
 ctx = data.require_scoring()
@@ -48,6 +49,21 @@ if ctx:
                          f"{c.split('_')[1].capitalize() if c.split('_')[1] != 'f1' else 'F1'} · {names[c.split('_')[0]]}",
                          format="%+.3f" if c.startswith("delta") else "%.3f")
                      for c in deltas.columns if c not in ("measure", "level")}})
+
+    st.subheader("Is the difference real?", anchor=False)
+    st.caption("Documents are resampled: a paired bootstrap gives a 95% interval for B − A, and an approximate "
+               "randomisation test (each document's outputs swapped between the runs at random) a p-value.")
+    n1, n2 = st.columns(2)
+    resamples = n1.select_slider("Resamples", [200, 500, 1000, 2000, 5000], value=1000, key="cmp_resamples")
+    seed = n2.number_input("Seed", 0, 2**31 - 1, 0, key="cmp_seed")
+    paired = data.cached(ctx.scoring, ("paired", a, b, ctx.max_level, resamples, seed),
+                         lambda: data.significance(ea, eb, resamples, seed))
+    for row in paired[paired.figure.isin(["flat f1", "set_based overall f1", "cophe overall f1"])].itertuples():
+        text = describe_difference(row, a, b)
+        (st.success if "beyond" in text else st.info)(data.md(text))
+    with st.expander("All figures, with intervals and p-values"):
+        st.dataframe(paired, hide_index=True, width="stretch", column_config={
+            c: st.column_config.NumberColumn(format="%.4f") for c in ("a", "b", "delta", "low", "high", "p_value")})
 
     st.subheader("Where the change happens", anchor=False)
     t0, t1, t2 = st.columns([1, 1, 1])
