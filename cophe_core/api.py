@@ -9,8 +9,9 @@ from .labels import Corpus, encode
 from .metrics import Evaluation, evaluate_corpus
 from .ontology import Ontology, load_ontology
 from .readers import InputError, RawLabels, Source, read_labels
+from .scores import RawScores
 
-__all__ = ["Scoring", "score_files", "score_labels"]
+__all__ = ["Scoring", "score_files", "score_labels", "decide_run", "read_prediction_scores"]
 
 
 @dataclass(eq=False)
@@ -87,3 +88,74 @@ def score_files(
 
 def _name(source: Source, fallback: str) -> str | None:
     return fallback if isinstance(source, bytes) else None
+
+
+def read_prediction_scores(source: Source, *, name: str | None = None, **kw) -> RawScores | None:
+    """The file's scores if it holds any (a score column, or one numeric column per code), else None."""
+    from .scores import read_scores
+
+    try:
+        return read_scores(source, name=name, **kw)
+    except InputError:
+        return None
+
+
+def decide_run(
+    gold: RawLabels,
+    scores: RawScores,
+    *,
+    threshold: float | None = None,
+    top_k: int | None = None,
+    tune_on: tuple[Source, Source] | None = None,
+    ontology: str | Ontology = "auto",
+    system: str = "auto",
+    measure: str = "cophe",
+    max_level: str | None = None,
+) -> tuple[Scoring, dict]:
+    """Turn a run's scores into decisions and score them.
+
+    Exactly one of ``threshold``, ``top_k`` or ``tune_on`` = (dev gold, dev
+    scores): the threshold that maximises ``measure`` overall F1 on that
+    development split is applied to these scores. Returns the :class:`Scoring`
+    and a dict with the decision rule and the threshold-free ranking metrics.
+    """
+    from .scores import decide, score_run, tune_threshold
+
+    if sum(x is not None for x in (threshold, top_k, tune_on)) != 1:
+        raise InputError("the predictions are scores: give a threshold, a top-k, or a development split to "
+                         "tune the threshold on (--threshold T, --top-k K or --tune-on DEV_GOLD DEV_SCORES)")
+    info: dict = {}
+    if tune_on is not None:
+        dev_gold, dev_scores = tune_on
+        dev_raw, dev_sc = read_labels(dev_gold), _read_scores_or_fail(dev_scores)
+        onto = _ontology_for(ontology, [dev_raw, gold], dev_sc)
+        curve = score_run(dev_raw, dev_sc, onto, system=system, max_level=max_level).curve()
+        threshold = tune_threshold(curve, measure)
+        info["tuned_on"] = {"gold": dev_raw.name, "scores": dev_sc.name, "measure": measure,
+                            "curve": curve.to_dict(orient="list")}
+    labels = decide(scores, threshold=threshold, top_k=top_k)
+    scoring = score_labels(gold, {"pred": labels}, ontology=ontology, system=system)
+    run = score_run(gold, scores, scoring.corpus.ontology, system=system,
+                    max_level=max_level or scoring.corpus.ontology.default_level)
+    info.update({"threshold": threshold, "top_k": top_k, "ranking": run.ranking()})
+    return scoring, info
+
+
+def _read_scores_or_fail(source: Source) -> RawScores:
+    from .scores import read_scores
+
+    return read_scores(source)
+
+
+def _ontology_for(ontology: str | Ontology, labels: list[RawLabels], scores: RawScores) -> Ontology:
+    if not isinstance(ontology, str):
+        return ontology
+    if ontology != "auto":
+        return load_ontology(ontology)
+    from .ontology.detect import detect_system
+
+    codes = set(scores.frame.code).union(*(set(r.pairs.code) for r in labels))
+    found = detect_system(codes)
+    if found.ontology is None:
+        raise InputError(f"cannot tell the code system: {found.message}")
+    return load_ontology(found.ontology)

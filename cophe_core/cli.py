@@ -11,8 +11,8 @@ import json
 import sys
 from collections.abc import Sequence
 
-from .api import score_files
-from .readers import InputError
+from .api import decide_run, read_prediction_scores, score_files
+from .readers import InputError, read_labels
 from .stats import bootstrap
 from .suite import suite
 
@@ -46,6 +46,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--bootstrap", type=int, default=0, metavar="N",
                    help="add percentile confidence intervals from N document resamples (e.g. 1000)")
     s.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
+    s.add_argument("--threshold", type=float, help="when --pred holds scores: predict codes scoring at least T")
+    s.add_argument("--top-k", type=int, help="when --pred holds scores: predict each document's K best codes")
+    s.add_argument("--tune-on", nargs=2, metavar=("DEV_GOLD", "DEV_SCORES"),
+                   help="when --pred holds scores: use the threshold that maximises CoPHE overall F1 on this "
+                   "development split (never tune on the test set)")
     s.add_argument("--doc-col", help="document id column (default: detected)")
     s.add_argument("--code-col", help="code column (default: detected)")
     return p
@@ -76,18 +81,40 @@ def _table(result: dict) -> str:
         ci = result["intervals"]["figures"]
         lines += ["", f"95% intervals ({result['intervals']['resamples']} resamples): " + ", ".join(
             f"{k} [{lo:.3f}, {hi:.3f}]" for k, (lo, hi) in ci.items() if "overall f1" in k or k == "flat f1")]
+    if "decision" in result:
+        d = result["decision"]
+        rule = f"threshold {d['threshold']}" if d["threshold"] is not None else f"top {d['top_k']}"
+        tuned = f" (tuned on {d['tuned_on']['gold']})" if "tuned_on" in d else ""
+        lines += ["", f"decisions: {rule}{tuned}; " + ", ".join(f"{k} {v:.3f}" for k, v in d["ranking"].items())]
     if result["warnings"]:
         lines += ["", "warnings:"] + [f"  - {w}" for w in result["warnings"]]
     return "\n".join(lines)
 
 
+def _is_file(path: str) -> bool:
+    from pathlib import Path
+
+    return Path(path).is_file()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    decision = None
     try:
-        run = score_files(
-            args.gold, {"pred": args.pred}, ontology=args.ontology, system=args.system,
-            doc_col=args.doc_col, code_col=args.code_col,
-        )
+        scores = read_prediction_scores(args.pred) if _is_file(args.pred) else None
+        if scores is not None:
+            gold = read_labels(args.gold, doc_col=args.doc_col, code_col=args.code_col)
+            run, decision = decide_run(gold, scores, threshold=args.threshold, top_k=args.top_k,
+                                       tune_on=tuple(args.tune_on) if args.tune_on else None,
+                                       ontology=args.ontology, system=args.system, max_level=args.max_level)
+        else:
+            if args.threshold is not None or args.top_k is not None or args.tune_on:
+                raise InputError(f"{args.pred}: --threshold, --top-k and --tune-on need a scores file "
+                                 "(doc_id,code,score rows, or one score column per code)")
+            run = score_files(
+                args.gold, {"pred": args.pred}, ontology=args.ontology, system=args.system,
+                doc_col=args.doc_col, code_col=args.code_col,
+            )
         ev = run.evaluation("pred", max_level=args.max_level)
     except (InputError, ValueError) as e:
         print(f"cophe: error: {e}", file=sys.stderr)
@@ -99,6 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ci = bootstrap(ev, n_resamples=args.bootstrap, seed=args.seed, with_suite=args.metrics == "suite")
         result["intervals"] = {"resamples": args.bootstrap, "confidence": 0.95, "seed": args.seed,
                                "figures": {r.figure: [r.low, r.high] for r in ci.itertuples()}}
+    if decision is not None:
+        result["decision"] = decision
     result["warnings"] = run.corpus.warnings
     if run.detection:
         print(f"cophe: ontology {run.detection}", file=sys.stderr)

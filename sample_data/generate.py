@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cophe_core.synthetic import generate
+import pandas as pd
+
+from cophe_core.synthetic import generate, generate_scores
 
 HERE = Path(__file__).resolve().parent
 SETS = {
@@ -28,6 +30,12 @@ def main() -> None:
         gold.to_csv(folder / "gold.csv", index=False)
         for name, run in runs.items():
             run.to_csv(folder / f"run_{name}.csv", index=False)
+    # probability outputs on the ICD-9 test set, and a development split to tune the threshold on
+    test_gold = pd.read_csv(HERE / "icd9" / "gold.csv", dtype=str)
+    generate_scores(test_gold, seed=7).to_csv(HERE / "icd9" / "scores_model.csv", index=False)
+    dev_gold, _ = generate(n_docs=500, seed=99, ontology="icd9", profiles=())
+    dev_gold.to_csv(HERE / "icd9" / "dev_gold.csv", index=False)
+    generate_scores(dev_gold, seed=8).to_csv(HERE / "icd9" / "dev_scores.csv", index=False)
 
 
 if __name__ == "__main__":
