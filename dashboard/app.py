@@ -29,6 +29,7 @@ PAGES = [
     st.Page(HERE / "views" / "compare.py", title="Compare runs", icon=":material/compare_arrows:", url_path="compare"),
     st.Page(HERE / "views" / "document.py", title="One document", icon=":material/description:", url_path="document"),
     st.Page(HERE / "views" / "metrics.py", title="More metrics", icon=":material/functions:", url_path="metrics"),
+    st.Page(HERE / "views" / "threshold.py", title="Threshold", icon=":material/tune:", url_path="threshold"),
     st.Page(HERE / "views" / "export.py", title="Export", icon=":material/download:", url_path="export"),
 ]
 

@@ -16,16 +16,18 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from cophe_core import InputError, Scoring, score_files
+from cophe_core import InputError, Scoring, read_labels, score_labels
+from cophe_core.api import read_prediction_scores
 from cophe_core.ontology import load_ontology
 from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.report import figure_html
+from cophe_core.scores import decide
 from cophe_core.stats import bootstrap, paired_bootstrap, randomisation_test
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
-SAMPLES = {  # source label → (folder, ontology, runs)
-    "Sample: ICD-9": ("icd9", "icd9", ("siblings", "overcoder", "conservative")),
+SAMPLES = {  # source label → (folder, ontology, runs); a run named "scores_…" holds probabilities
+    "Sample: ICD-9": ("icd9", "icd9", ("siblings", "overcoder", "conservative", "scores_model")),
     "Sample: ICD-10": ("icd10", "icd10", ("siblings", "overcoder")),
 }
 UPLOAD_TYPES = ["csv", "tsv", "txt", "psv", "json", "jsonl", "ndjson", "parquet"]
@@ -47,6 +49,9 @@ class Context:
     max_level: str
     run: str | None
     error: str | None = None
+    scored: dict | None = None  # run → RawScores, for runs given as probabilities
+    rule: tuple | None = None  # ("threshold", t) or ("top_k", k)
+    gold: tuple[str, bytes] | None = None  # the gold file (name, bytes)
 
     def evaluation(self, run: str | None = None):
         return self.scoring.evaluation(run or self.run, max_level=self.max_level)
@@ -69,13 +74,30 @@ def _hierarchy(digest: str, _name: str, _data: bytes):
     return load_hierarchy(_named(_name, _data))
 
 
-@st.cache_resource(max_entries=8, show_spinner="Scoring the runs…")
+@st.cache_resource(max_entries=16, show_spinner="Scoring the runs…")
 def _score(digest: str, _gold: tuple[str, bytes], _runs: tuple[tuple[str, str, bytes], ...],
-           onto: str, system: str, doc_col: str | None, code_col: str | None, _hier=None) -> Scoring:
-    """Scored inputs, cached by ``digest`` (the content hash); the underscored arguments are not hashed."""
+           onto: str, system: str, doc_col: str | None, code_col: str | None, rule: tuple, _hier=None) -> Scoring:
+    """Scored inputs, cached by ``digest`` (the content hash) and the decision rule for score files;
+    the underscored arguments are not hashed."""
     chosen = _hier if onto == "custom" else (onto if onto == "auto" else ontology(onto))
-    return score_files(_named(*_gold), {run: _named(name, data) for run, name, data in _runs},
-                       ontology=chosen, system=system, doc_col=doc_col, code_col=code_col)
+    kw = {"doc_col": doc_col, "code_col": code_col}
+    gold = read_labels(_named(*_gold), **kw)
+    runs = {}
+    for run, name, data in _runs:
+        scores = read_prediction_scores(_named(name, data))
+        runs[run] = decide(scores, **{rule[0]: rule[1]}) if scores is not None else read_labels(_named(name, data), **kw)
+    return score_labels(gold, runs, ontology=chosen, system=system)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def scored_runs(digest: str, _gold: tuple[str, bytes], _runs: tuple[tuple[str, str, bytes], ...]) -> dict:
+    """The runs given as probabilities: run → RawScores (cached by content)."""
+    out = {}
+    for run, name, data in _runs:
+        scores = read_prediction_scores(_named(name, data))
+        if scores is not None:
+            out[run] = scores
+    return out
 
 
 def _named(name: str, data: bytes) -> io.BytesIO:
@@ -85,9 +107,16 @@ def _named(name: str, data: bytes) -> io.BytesIO:
     return stream
 
 
+def digest_of(gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]]) -> str:
+    h = hashlib.sha256(gold[0].encode() + b"\0" + hashlib.sha256(gold[1]).digest())
+    for run, name, data in runs:
+        h.update(run.encode() + b"\0" + name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
 def scoring_for(gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]], *, onto: str = "icd9",
                 system: str = "auto", doc_col: str | None = None, code_col: str | None = None,
-                hierarchy: tuple[str, bytes] | None = None) -> Scoring:
+                hierarchy: tuple[str, bytes] | None = None, rule: tuple = ("threshold", 0.5)) -> Scoring:
     h = hashlib.sha256()
     hier = None
     if onto == "custom":
@@ -101,13 +130,14 @@ def scoring_for(gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]], *, 
     h.update(hashlib.sha256(gold[1]).digest())
     for run, name, data in runs:
         h.update(run.encode() + b"\0" + name.encode() + b"\0" + hashlib.sha256(data).digest())
-    return _score(h.hexdigest(), gold, tuple(runs), onto, system, doc_col, code_col, hier)
+    return _score(h.hexdigest(), gold, tuple(runs), onto, system, doc_col, code_col, rule, hier)
 
 
 def sample_inputs(source: str) -> tuple[tuple[str, bytes], list[tuple[str, str, bytes]], str]:
     folder, onto, names = SAMPLES[source]
     gold = ("gold.csv", (SAMPLE / folder / "gold.csv").read_bytes())
-    runs = [(run, f"run_{run}.csv", (SAMPLE / folder / f"run_{run}.csv").read_bytes()) for run in names]
+    files = {run: (run if run.startswith("scores_") else f"run_{run}") + ".csv" for run in names}
+    runs = [(run.removeprefix("scores_"), f, (SAMPLE / folder / f).read_bytes()) for run, f in files.items()]
     return gold, runs, onto
 
 
@@ -129,9 +159,11 @@ def sidebar() -> Context:
     error = None
     scoring = None
     label = source
+    gold, runs = None, []
     if source in SAMPLES:
         gold, runs, onto = sample_inputs(source)
-        scoring = scoring_for(gold, runs, onto=onto)
+        rule = decision_rule(sb, gold, runs)
+        scoring = scoring_for(gold, runs, onto=onto, rule=rule)
     else:
         onto = sb.selectbox("Code system", list(ONTOLOGIES), format_func=ONTOLOGIES.get, key="ontology")
         hierarchy = None
@@ -165,9 +197,11 @@ def sidebar() -> Context:
             error = "Upload a gold standard and at least one model run, or choose a sample."
         else:
             label = ", ".join([gold_file.name] + [r[1] for r in runs])
+            gold = (gold_file.name, gold_file.getvalue())
             try:
-                scoring = scoring_for((gold_file.name, gold_file.getvalue()), runs, onto=onto, system=system,
-                                      doc_col=doc_col, code_col=code_col, hierarchy=hierarchy)
+                rule = decision_rule(sb, gold, runs)
+                scoring = scoring_for(gold, runs, onto=onto, system=system, doc_col=doc_col, code_col=code_col,
+                                      hierarchy=hierarchy, rule=rule)
             except InputError as e:
                 error = str(e)
     run = None
@@ -182,7 +216,29 @@ def sidebar() -> Context:
                                  help="Levels are scored from the leaf codes up to this level; 'overall' sums "
                                  "them. The CoPHE paper stops at block (its 'c').")
         run = sb.selectbox("Run", scoring.run_names, key="run", help="The run shown in the tree and document views.")
-    return Context(scoring, label, max_level, run, error)
+    scored = scored_runs(digest_of(gold, runs), gold, tuple(runs)) if gold is not None and runs else {}
+    return Context(scoring, label, max_level, run, error, scored or None,
+                   st.session_state.get("_rule") if scored else None, gold)
+
+
+def decision_rule(sb, gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]]) -> tuple:
+    """The threshold slider (or top-k) for runs given as probabilities; every view follows it."""
+    scored = scored_runs(digest_of(gold, runs), gold, tuple(runs))
+    rule: tuple = ("threshold", 0.5)
+    if scored:
+        st.session_state.setdefault("threshold", 0.5)  # defaults live in the state, so the Threshold page
+        st.session_state.setdefault("rule_kind", "codes above a threshold")  # may set them without a clash
+        sb.markdown("### Decisions")
+        kind = sb.radio("From scores, predict", ["codes above a threshold", "each document's top k"],
+                        key="rule_kind", help=f"For {', '.join(scored)}: probabilities become code sets.")
+        if kind.startswith("codes"):
+            rule = ("threshold", sb.slider("Threshold", 0.05, 0.95, step=0.05, key="threshold",
+                                           help="A code is predicted when its score is at least this. Tune it "
+                                           "on a development split (page Threshold), not on the test set."))
+        else:
+            rule = ("top_k", sb.slider("k", 1, 30, 15, key="top_k"))
+    st.session_state["_rule"] = rule
+    return rule
 
 
 def problems_panel(scoring: Scoring) -> None:

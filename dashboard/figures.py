@@ -99,3 +99,18 @@ def tree_figure(sub: pd.DataFrame, colour: str = "balance", *, prefix: str = "")
     ))
     fig.update_layout(height=560, margin={"t": 10, "b": 10, "l": 10, "r": 10}, uniformtext={"minsize": 10, "mode": "hide"})
     return fig
+
+
+def threshold_curve(curve: pd.DataFrame, current: float | None = None, tuned: float | None = None) -> go.Figure:
+    """Flat, set-based and CoPHE F1 against the decision threshold (:meth:`ScoredRun.curve`)."""
+    fig = go.Figure()
+    for measure in MEASURE_NAMES:
+        fig.add_scatter(x=curve.threshold, y=curve[f"{measure}_f1"], name=MEASURE_NAMES[measure],
+                        mode="lines+markers", line={"color": MEASURE_COLOURS[measure]})
+    if current is not None:
+        fig.add_vline(x=current, line_dash="dot", line_color="#444", annotation_text="current")
+    if tuned is not None:
+        fig.add_vline(x=tuned, line_dash="dash", line_color="#009E73", annotation_text="tuned on dev")
+    fig.update_layout(height=360, xaxis_title="Threshold", yaxis_title="F1 (overall)", yaxis_range=[0, 1],
+                      margin={"t": 30, "b": 10, "l": 10, "r": 10}, legend={"orientation": "h", "y": -0.25})
+    return fig

@@ -7,7 +7,7 @@ import pytest
 from cophe_core import score_files
 from tests.app.conftest import SAMPLE, plotly_specs, run_app, upload
 
-RUNS = ["siblings", "overcoder", "conservative"]
+RUNS = ["siblings", "overcoder", "conservative"]  # plus "model", given as scores
 
 
 @pytest.fixture(scope="module")
@@ -15,12 +15,23 @@ def sample():
     return score_files(SAMPLE / "gold.csv", {r: SAMPLE / f"run_{r}.csv" for r in RUNS})
 
 
-def test_levels_view_shows_the_sample_numbers(sample):
+@pytest.fixture(scope="module")
+def model():
+    """The sample's scores run, decided at the default threshold 0.5."""
+    from cophe_core import read_labels
+    from cophe_core.api import decide_run
+    from cophe_core.scores import read_scores
+
+    scoring, _ = decide_run(read_labels(SAMPLE / "gold.csv"), read_scores(SAMPLE / "scores_model.csv"),
+                            threshold=0.5, ontology="icd9")
+    return scoring.evaluation("pred")
+
+
+def test_levels_view_shows_the_sample_numbers(sample, model):
     at = run_app()
     metrics = [(m.label, m.value) for m in at.metric]
     expected = []
-    for r in RUNS:
-        ev = sample.evaluation(r)
+    for ev in [sample.evaluation(r) for r in RUNS] + [model]:
         expected += [("Flat", f"{ev.score('flat')['f1']:.3f}"), ("Set-based", f"{ev.score('set_based')['f1']:.3f}"),
                      ("CoPHE", f"{ev.score('cophe')['f1']:.3f}")]
     assert metrics == expected
@@ -28,7 +39,7 @@ def test_levels_view_shows_the_sample_numbers(sample):
     text = " ".join(m.value for m in at.markdown).replace("\\", "")
     assert "run overcoder predicts 42% more codes than the gold standard" in text
     table = at.dataframe[0].value
-    assert set(table.run) == set(RUNS) and len(table) == 3 * 11
+    assert set(table.run) == set(RUNS) | {"model"} and len(table) == 4 * 11
     spec = plotly_specs(at)[0]
     assert {t["name"] for t in spec["data"]} == {"Flat (leaf codes)", "Set-based", "CoPHE"}
 
@@ -175,3 +186,43 @@ def test_bad_hierarchy_upload_shows_the_error():
     at.file_uploader(key="hierarchy_file").set_value(("h.csv", b"child,parent\nr,\na,b\nb,a\n", "text/csv"))
     at = upload(at, ("gold.csv", b"doc_id,code\n1,a\n"), [("run.csv", b"doc_id,code\n1,b\n")])
     assert any("cycle" in e.value for e in at.error)
+
+
+def test_more_metrics_page(sample):
+    from cophe_core.suite import suite
+
+    at = run_app("views/metrics.py")
+    table = at.dataframe[0].value
+    expected = suite(sample.evaluation("overcoder"))
+    assert table.loc["ICM-Norm", "overcoder"] == pytest.approx(round(expected["icm_norm"], 4))
+    assert table.loc["Hierarchical F (HF)", "siblings"] == pytest.approx(
+        round(suite(sample.evaluation("siblings"))["hf"], 4))
+    assert table.loc["ICM", "rewards"].startswith("Information shared")
+    props = at.dataframe[1].value
+    assert props.set_index("metric").loc["ICM", "hierarchical proximity"] == "yes"
+    at.toggle(key="metrics_ci").set_value(True).run()
+    assert not at.exception and "[" in at.dataframe[0].value.loc["ICM", "overcoder"]
+
+
+def test_compare_says_whether_a_difference_is_noise():
+    at = run_app("views/compare.py")
+    lines = [x.value.replace("\\", "") for x in at.success] + [x.value.replace("\\", "") for x in at.info]
+    verdicts = [line for line in lines if " f1: " in line]
+    assert len(verdicts) == 3 and any(line.startswith("cophe overall f1: overcoder − siblings") for line in verdicts)
+    assert all(("beyond resampling noise" in line) or ("within noise" in line) for line in verdicts)
+
+
+def test_threshold_slider_updates_every_view_and_tuning_on_dev():
+    at = run_app()
+    assert "model" in at.selectbox(key="run").options  # the sample's scores run
+    before = at.metric[-1].value
+    at.slider(key="threshold").set_value(0.3).run()
+    assert at.metric[-1].value != before
+    at.switch_page("views/threshold.py").run()
+    assert not at.exception
+    at.toggle(key="use_dev").set_value(True).run()
+    assert any("peaks at threshold" in s.value for s in at.success)
+    at.button(key="use_tuned").click().run()
+    assert at.session_state["threshold"] == 0.5 and not at.exception
+    ranking = at.dataframe[0].value
+    assert {"p@5", "r@15", "auc_micro", "auc_macro"} <= set(ranking.columns)

@@ -153,6 +153,14 @@ def test_document_and_compare_views_render(page, server):
     page.wait_for_selector("text=Documents where the runs disagree most", timeout=60_000)
     idle(page)
     page.screenshot(path=ARTIFACTS / "06_compare.png", full_page=True)
+    page.goto(server + "/metrics")
+    page.wait_for_selector("text=Which metric rewards what", timeout=60_000)
+    idle(page)
+    page.screenshot(path=ARTIFACTS / "07_metrics.png", full_page=True)
+    page.goto(server + "/threshold")
+    page.wait_for_selector("text=Threshold-free metrics", timeout=60_000)
+    idle(page)
+    page.screenshot(path=ARTIFACTS / "08_threshold.png", full_page=True)
 
 
 def _choose(pg, label: str, option: str) -> None:
