@@ -60,6 +60,13 @@ if ctx:
             "f1": st.column_config.NumberColumn("F1", help=HELP["f1"], format="%.3f"),
         },
     )
+    if st.toggle("95% confidence intervals (bootstrap over documents)", key="levels_ci"):
+        st.caption("1,000 resamples of the documents, seed 0; the percentile interval of each figure. "
+                   "Two runs whose intervals overlap may still differ: use Compare runs for a paired test.")
+        ci = pd.concat([data.cached(ctx.scoring, ("ci", run, ctx.max_level), lambda ev=ev: data.bootstrap_table(ev))
+                        .assign(run=run) for run, ev in evals.items()], ignore_index=True)
+        st.dataframe(ci[["run", "figure", "value", "low", "high"]], hide_index=True, width="stretch",
+                     column_config={k: st.column_config.NumberColumn(format="%.3f") for k in ("value", "low", "high")})
     with st.expander("Macro averages (two definitions)"):
         st.caption(HELP["macro_f1"] + " " + HELP["macro_f1_of_means"] +
                    " Averages run over the codes present in the gold standard or the predictions.")

@@ -42,6 +42,11 @@ def test_levels_view_shows_the_sample_numbers(sample, model):
     assert set(table.run) == set(RUNS) | {"model"} and len(table) == 4 * 11
     spec = plotly_specs(at)[0]
     assert {t["name"] for t in spec["data"]} == {"Flat (leaf codes)", "Set-based", "CoPHE"}
+    at.toggle(key="levels_ci").set_value(True).run()
+    ci = at.dataframe[1].value.set_index(["run", "figure"])
+    row = ci.loc[("overcoder", "cophe overall f1")]
+    assert row.low <= row.value <= row.high
+    assert row.value == pytest.approx(sample.evaluation("overcoder").score("cophe")["f1"])
 
 
 def test_max_level_changes_the_levels(sample):
