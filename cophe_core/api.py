@@ -119,7 +119,7 @@ def decide_run(
     development split is applied to these scores. Returns the :class:`Scoring`
     and a dict with the decision rule and the threshold-free ranking metrics.
     """
-    from .scores import decide, score_run, tune_threshold
+    from .scores import decide, read_scores, score_run, tune_threshold
 
     if sum(x is not None for x in (threshold, top_k, tune_on)) != 1:
         raise InputError("the predictions are scores: give a threshold, a top-k, or a development split to "
@@ -127,7 +127,7 @@ def decide_run(
     info: dict = {}
     if tune_on is not None:
         dev_gold, dev_scores = tune_on
-        dev_raw, dev_sc = read_labels(dev_gold), _read_scores_or_fail(dev_scores)
+        dev_raw, dev_sc = read_labels(dev_gold), read_scores(dev_scores)
         onto = _ontology_for(ontology, [dev_raw, gold], dev_sc)
         curve = score_run(dev_raw, dev_sc, onto, system=system, max_level=max_level).curve()
         threshold = tune_threshold(curve, measure)
@@ -139,12 +139,6 @@ def decide_run(
                     max_level=max_level or scoring.corpus.ontology.default_level)
     info.update({"threshold": threshold, "top_k": top_k, "ranking": run.ranking()})
     return scoring, info
-
-
-def _read_scores_or_fail(source: Source) -> RawScores:
-    from .scores import read_scores
-
-    return read_scores(source)
 
 
 def _ontology_for(ontology: str | Ontology, labels: list[RawLabels], scores: RawScores) -> Ontology:

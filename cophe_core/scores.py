@@ -53,15 +53,6 @@ class RawScores:
     rejected: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=REJECTED_COLUMNS))
 
 
-def has_scores(source: Source, *, name: str | None = None) -> bool:
-    """Whether a file looks like scores (a score column, or a wide numeric matrix)."""
-    try:
-        read_scores(source, name=name)
-        return True
-    except InputError:
-        return False
-
-
 def read_scores(source: Source, *, name: str | None = None, doc_col: str | None = None,
                 code_col: str | None = None, score_col: str | None = None) -> RawScores:
     """Read a long scores file or a wide per-code score matrix (CSV, TSV, Parquet or Feather)."""

@@ -51,6 +51,12 @@ def _families(onto: Ontology) -> dict[str, np.ndarray]:
             zip(np.split(cats, bounds), np.split(codes, bounds))}
 
 
+def _categories(gold: pd.DataFrame, onto: Ontology) -> np.ndarray:
+    """The category (e0 key) of each gold row."""
+    ids = np.array([onto.codes[c] for c in gold.code])
+    return onto.keys[onto.ancestors[ids, onto.level_index("e0")]]
+
+
 def generate_gold(n_docs: int, *, seed: int = 0, n_families: int = 900, codes_per_doc: float = 16.0,
                   onto: Ontology | None = None) -> pd.DataFrame:
     """A gold standard: DataFrame ``doc_id, code`` with about ``codes_per_doc`` codes per document.
@@ -90,10 +96,7 @@ def generate_run(gold: pd.DataFrame, profile: str, *, seed: int = 0, onto: Ontol
         raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
     onto = onto or load_ontology("icd9")
     rng = np.random.default_rng(seed)
-    fams = _families(onto)
-    e0 = onto.level_index("e0")
-    ids = np.array([onto.codes[c] for c in gold.code])
-    cats = onto.keys[onto.ancestors[ids, e0]]
+    fams, cats = _families(onto), _categories(gold, onto)
     u = rng.random(len(gold))
     pool = np.concatenate(list(fams.values()))
     frequent = gold.code.value_counts()
@@ -139,12 +142,9 @@ def generate_scores(gold: pd.DataFrame, *, seed: int = 0, onto: Ontology | None 
     """
     onto = onto or load_ontology("icd9")
     rng = np.random.default_rng(seed)
-    fams = _families(onto)
-    e0 = onto.level_index("e0")
-    ids = np.array([onto.codes[c] for c in gold.code])
-    cats = onto.keys[onto.ancestors[ids, e0]]
+    fams, cats = _families(onto), _categories(gold, onto)
     hard = rng.random(len(gold)) < 0.2
-    rows = {"doc_id": list(gold.doc_id),  "code": list(gold.code),
+    rows = {"doc_id": list(gold.doc_id), "code": list(gold.code),
             "score": list(np.where(hard, rng.beta(2, 5, len(gold)), rng.beta(5, 2, len(gold))))}
     for doc, cat in zip(gold.doc_id, cats):
         members = fams[cat]

