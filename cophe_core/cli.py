@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from .api import decide_run, read_prediction_scores, score_files
 from .readers import InputError, read_labels
@@ -91,17 +92,11 @@ def _table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def _is_file(path: str) -> bool:
-    from pathlib import Path
-
-    return Path(path).is_file()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     decision = None
     try:
-        scores = read_prediction_scores(args.pred) if _is_file(args.pred) else None
+        scores = read_prediction_scores(args.pred) if Path(args.pred).is_file() else None
         if scores is not None:
             gold = read_labels(args.gold, doc_col=args.doc_col, code_col=args.code_col)
             run, decision = decide_run(gold, scores, threshold=args.threshold, top_k=args.top_k,

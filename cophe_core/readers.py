@@ -170,19 +170,26 @@ def _pick(columns: list[str], wanted: str | None, candidates: tuple[str, ...], w
     )
 
 
-def _read_delimited(text, name, doc_col, code_col, joiner, sep) -> RawLabels:
-    sample = text[:65536]
-    first = sample.splitlines()[0] if sample.splitlines() else ""
-    if sep is None:
-        counts = {d: first.count(d) for d in (",", "\t", "|", ";")}
-        sep = max(counts, key=counts.get)
-        if counts[sep] == 0:
-            raise InputError(
-                f"{name}, line 1: found a single column {first[:60]!r}; expected a document id "
-                "and a code column separated by a comma, tab, | or ;"
-            )
-        if sep == "|" and _looks_headerless_psv(first):
-            return _read_psv(text, name)
+def _first_line(text: str) -> str:
+    lines = text[:65536].splitlines()
+    return lines[0] if lines else ""
+
+
+def sniff_separator(text: str, name: str) -> str:
+    """The most frequent of ``, tab | ;`` on the first line; an error naming the line if none occurs."""
+    first = _first_line(text)
+    counts = {d: first.count(d) for d in (",", "\t", "|", ";")}
+    sep = max(counts, key=counts.get)
+    if counts[sep] == 0:
+        raise InputError(
+            f"{name}, line 1: found a single column {first[:60]!r}; expected a document id "
+            "and a code column separated by a comma, tab, | or ;"
+        )
+    return sep
+
+
+def parse_delimited(text: str, name: str, sep: str) -> pd.DataFrame:
+    """All columns as strings, indexed by 1-based line; a row longer than the header is an error."""
     try:
         with warnings.catch_warnings():  # a row longer than the header must not pass silently
             warnings.simplefilter("error", pd.errors.ParserWarning)
@@ -196,13 +203,21 @@ def _read_delimited(text, name, doc_col, code_col, joiner, sep) -> RawLabels:
             f"{name}: cannot parse as {'tab' if sep == chr(9) else repr(sep)}-separated text ({detail}); "
             "a row has more fields than the header: quote fields that contain the delimiter"
         ) from None
+    frame.index = _line_numbers(frame, 2)  # the header is line 1
+    return frame
+
+
+def _read_delimited(text, name, doc_col, code_col, joiner, sep) -> RawLabels:
+    if sep is None:
+        sep = sniff_separator(text, name)
+        if sep == "|" and _looks_headerless_psv(_first_line(text)):
+            return _read_psv(text, name)
+    frame = parse_delimited(text, name, sep)
     if frame.shape[1] < 2 and code_col is None:
         raise InputError(
             f"{name}: found a single column {frame.columns[0]!r}; expected a document id and a code "
             "column separated by a comma, tab, | or ;"
         )
-    offset = 2  # header is line 1
-    frame.index = _line_numbers(frame, offset)
     return _from_frame(frame, name, doc_col, code_col, joiner, line_offset=None)
 
 

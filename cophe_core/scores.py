@@ -35,7 +35,18 @@ import scipy.sparse as sp
 from .labels import _resolve_codes
 from .metrics import Evaluation, evaluate
 from .ontology import Ontology
-from .readers import DOC_COLUMNS, REJECTED_COLUMNS, InputError, RawLabels, Source, _decode, _load_bytes, _pick
+from .readers import (
+    DOC_COLUMNS,
+    REJECTED_COLUMNS,
+    InputError,
+    RawLabels,
+    Source,
+    _decode,
+    _load_bytes,
+    _pick,
+    parse_delimited,
+    sniff_separator,
+)
 
 __all__ = ["RawScores", "read_scores", "decide", "ScoredRun", "score_run", "tune_threshold", "SCORE_COLUMNS"]
 
@@ -68,7 +79,8 @@ def read_scores(source: Source, *, name: str | None = None, doc_col: str | None 
         frame = pd.read_parquet(io.BytesIO(data))
         frame.index = frame.index + 1
     else:
-        frame = _read_delimited_frame(_decode(data, name), name)
+        text = _decode(data, name)
+        frame = parse_delimited(text, name, sniff_separator(text, name))
     cols = [str(c) for c in frame.columns]
     frame.columns = cols
     lower = {c.lower(): c for c in cols}
@@ -76,20 +88,6 @@ def read_scores(source: Source, *, name: str | None = None, doc_col: str | None 
     if score is not None:
         return _long(frame, name, doc_col, code_col, score)
     return _wide(frame, name, doc_col)
-
-
-def _read_delimited_frame(text: str, name: str) -> pd.DataFrame:
-    first = text.splitlines()[0] if text.strip() else ""
-    counts = {d: first.count(d) for d in (",", "\t", "|", ";")}
-    sep = max(counts, key=counts.get)
-    if counts[sep] == 0:
-        raise InputError(f"{name}, line 1: expected delimited columns (doc_id, code, score, or one column per code)")
-    try:
-        frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, index_col=False)
-    except pd.errors.ParserError as e:
-        raise InputError(f"{name}: cannot parse: {e}") from None
-    frame.index = frame.index + 2
-    return frame
 
 
 def _long(frame: pd.DataFrame, name: str, doc_col, code_col, score: str) -> RawScores:

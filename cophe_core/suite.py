@@ -52,24 +52,27 @@ PROP_A, PROP_B = 0.55, 1.5
 
 def information_content(ev: Evaluation) -> np.ndarray:
     """IC(v) = −log2 P(v) for every node, P from the gold documents (1/|docs| if unseen)."""
+    return _ic(_covered(ev.gold, ev.ontology.closure), ev)
+
+
+def _ic(gold_covered: sp.csr_matrix, ev: Evaluation) -> np.ndarray:
     n_docs = max(len(ev.docs), 1)
-    closure = ev.ontology.closure
-    covered = (ev.gold.astype(np.int32) @ closure).tocsr()
-    docs_with = np.bincount(covered.indices, minlength=ev.ontology.n_nodes)  # one per (doc, node) pair
+    docs_with = np.bincount(gold_covered.indices, minlength=ev.ontology.n_nodes)  # one per (doc, node) pair
     p = np.where(docs_with > 0, docs_with / n_docs, 1.0 / n_docs)
     return -np.log2(p)
+
+
+def _covered(labels: sp.csr_matrix, closure: sp.csr_matrix) -> sp.csr_matrix:
+    """0/1 documents × nodes: the labels and all their ancestors."""
+    covered = (labels.astype(np.int32) @ closure).tocsr()
+    covered.data[:] = 1
+    return covered
 
 
 def _weights(ev: Evaluation, ic: np.ndarray) -> np.ndarray:
     parent = ev.ontology.parent
     parent_ic = np.where(parent >= 0, ic[np.maximum(parent, 0)], 0.0)
     return ic - parent_ic
-
-
-def _union_ic(labels: sp.csr_matrix, tree_closure: sp.csr_matrix, weights: np.ndarray) -> np.ndarray:
-    covered = (labels.astype(np.int32) @ tree_closure).tocsr()
-    covered.data[:] = 1
-    return np.asarray(covered @ weights).ravel()
 
 
 def _tree_closure(ev: Evaluation) -> sp.csr_matrix:
@@ -112,20 +115,20 @@ def per_document(ev: Evaluation) -> pd.DataFrame:
 
     # hierarchical F on ancestor-augmented sets
     closure = ev.ontology.closure
-    ga = (g.astype(np.int32) @ closure).tocsr()
-    pa = (p.astype(np.int32) @ closure).tocsr()
-    ga.data[:] = 1
-    pa.data[:] = 1
+    ga, pa = _covered(g, closure), _covered(p, closure)
     h_inter = np.asarray(ga.multiply(pa).sum(1)).ravel()
     h_g, h_p = np.asarray(ga.sum(1)).ravel(), np.asarray(pa.sum(1)).ravel()
     hf = np.where((h_g + h_p) == 0, 1.0, prf(h_inter, h_p - h_inter, h_g - h_inter)[2])
 
     # ICM
-    ic = information_content(ev)
-    w = _weights(ev, ic)
-    tc = _tree_closure(ev)
-    ic_g, ic_p = _union_ic(g, tc, w), _union_ic(p, tc, w)
-    ic_u = _union_ic(((g + p) > 0).astype(np.int8).tocsr(), tc, w)
+    w = _weights(ev, _ic(ga, ev))
+    if ev.ontology.is_dag:  # root paths follow first parents
+        tc = _tree_closure(ev)
+        ga, pa = _covered(g, tc), _covered(p, tc)
+    ic_g, ic_p = np.asarray(ga @ w).ravel(), np.asarray(pa @ w).ravel()
+    paths_u = (ga + pa).tocsr()  # the root paths of s ∪ g are the union of theirs
+    paths_u.data[:] = 1
+    ic_u = np.asarray(paths_u @ w).ravel()
     icm = ALPHA1 * ic_p + ALPHA2 * ic_g - BETA * ic_u
 
     return pd.DataFrame({

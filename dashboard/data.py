@@ -156,10 +156,10 @@ def sidebar() -> Context:
     error = None
     scoring = None
     label = source
-    gold, runs = None, []
+    gold, runs, scored = None, [], {}
     if source in SAMPLES:
         gold, runs, onto = sample_inputs(source)
-        rule = decision_rule(sb, gold, runs)
+        rule, scored = decision_rule(sb, gold, runs)
         scoring = scoring_for(gold, runs, onto=onto, rule=rule)
     else:
         onto = sb.selectbox("Code system", list(ONTOLOGIES), format_func=ONTOLOGIES.get, key="ontology")
@@ -196,7 +196,7 @@ def sidebar() -> Context:
             label = ", ".join([gold_file.name] + [r[1] for r in runs])
             gold = (gold_file.name, gold_file.getvalue())
             try:
-                rule = decision_rule(sb, gold, runs)
+                rule, scored = decision_rule(sb, gold, runs)
                 scoring = scoring_for(gold, runs, onto=onto, system=system, doc_col=doc_col, code_col=code_col,
                                       hierarchy=hierarchy, rule=rule)
             except InputError as e:
@@ -213,13 +213,13 @@ def sidebar() -> Context:
                                  help="Levels are scored from the leaf codes up to this level; 'overall' sums "
                                  "them. The CoPHE paper stops at block (its 'c').")
         run = sb.selectbox("Run", scoring.run_names, key="run", help="The run shown in the tree and document views.")
-    scored = scored_runs(digest_of(gold, runs), gold, tuple(runs)) if gold is not None and runs else {}
     return Context(scoring, label, max_level, run, error, scored or None,
                    st.session_state.get("_rule") if scored else None, gold)
 
 
-def decision_rule(sb, gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]]) -> tuple:
-    """The threshold slider (or top-k) for runs given as probabilities; every view follows it."""
+def decision_rule(sb, gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]]) -> tuple[tuple, dict]:
+    """The threshold slider (or top-k) for runs given as probabilities, which every view follows,
+    and those runs' scores."""
     scored = scored_runs(digest_of(gold, runs), gold, tuple(runs))
     rule: tuple = ("threshold", 0.5)
     if scored:
@@ -235,7 +235,7 @@ def decision_rule(sb, gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]
         else:
             rule = ("top_k", sb.slider("k", 1, 30, 15, key="top_k"))
     st.session_state["_rule"] = rule
-    return rule
+    return rule, scored
 
 
 def problems_panel(scoring: Scoring) -> None:

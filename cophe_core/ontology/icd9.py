@@ -24,7 +24,7 @@ import bisect
 import csv
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -137,6 +137,7 @@ def _read_cms(filename: str) -> dict[str, str]:
     return read_code_list(f"ICD_9_CM_v32_master_descriptions/{filename}", encoding="latin-1")
 
 
+@cache
 def _read_table(name: str) -> list[list[str]]:
     with open(_DATA / name, newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
@@ -167,6 +168,11 @@ class _BlockIndex:
 
 
 @lru_cache(maxsize=1)
+def _block_index() -> _BlockIndex:
+    return _BlockIndex(_read_table("icd9_blocks.csv"))
+
+
+@lru_cache(maxsize=1)
 def icd9_ontology() -> Ontology:
     """The ICD-9-CM ontology of all CMS v32 diagnosis and procedure codes (cached)."""
     b = OntologyBuilder("icd9", LEVELS)
@@ -178,7 +184,7 @@ def icd9_ontology() -> Ontology:
         b.add("chapter", key, title)
     for key, title, chapter in blocks:
         b.add("block", key, title, parent=("chapter", chapter))
-    index = _BlockIndex(blocks)
+    index = _block_index()
     # The two lists share undotted forms (4019 is 401.9 in DX and 40.19 in SG).
     parsed = [
         (parse_code(raw, system), title)
@@ -214,7 +220,7 @@ def place_unlisted(onto: Ontology, codes: list[ParsedCode]) -> Ontology:
     """
     if not codes:
         return onto
-    index = _BlockIndex(_read_table("icd9_blocks.csv"))
+    index = _block_index()
     categories = dict(_read_table("icd9_categories.csv"))
     new: list[tuple[str, str, str, tuple[str, str] | None]] = []
     seen = set(onto.codes)
