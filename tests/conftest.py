@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cophe_core import score_files
 from cophe_core.ontology import icd9_ontology
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_data" / "icd9"  # the bundled synthetic ICD-9 sample
 
 
 @pytest.fixture(scope="session")

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.conftest import ROOT, SAMPLE
+
 APP = str(ROOT / "dashboard" / "app.py")
-SAMPLE = ROOT / "sample_data" / "icd9"
 
 
 def run_app(page: str | None = None, **state) -> AppTest:

@@ -15,7 +15,7 @@ from sklearn.metrics import roc_auc_score
 from cophe_core import read_labels
 from cophe_core.ontology import icd9_ontology
 from cophe_core.scores import decide, read_scores, score_run, tune_threshold
-from tests.app.conftest import SAMPLE
+from tests.conftest import SAMPLE
 
 GOLD = b"doc_id,code\n1,401.9\n1,428.0\n2,250.00\n3,584.9\n"
 SCORES = b"""doc_id,code,score

@@ -9,7 +9,7 @@ from cophe_core import score_files
 from cophe_core.families import describe_gaps, within_family
 from cophe_core.metrics import prf
 from cophe_core.tree import COUNTS, focused_subtree
-from tests.app.conftest import SAMPLE
+from tests.conftest import SAMPLE
 
 
 @pytest.fixture(scope="module")
