@@ -1,25 +1,52 @@
-"""The one-call entry points: files in, evaluations out."""
+"""The one-call entry points: files in, evaluations out.
+
+Inputs are read once each by :func:`cophe_core.readers.read_input`, which tells
+labels from scores by their columns, and validated together by
+:func:`cophe_core.labels.encode`. Runs given as scores become code sets by one
+decision rule (:meth:`cophe_core.scores.ScoredRun.decide`: a threshold or a
+top-k); their :class:`~cophe_core.scores.ScoredRun` stays available for ranking
+metrics and threshold curves.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from .labels import Corpus, encode
 from .metrics import Evaluation, evaluate_corpus
 from .ontology import Ontology, load_ontology
-from .readers import InputError, RawLabels, Source, read_labels
-from .scores import RawScores
+from .readers import InputError, RawLabels, RawScores, Source, read_input
+from .scores import ScoredRun, check_rule, score_run, tune_threshold
 
-__all__ = ["Scoring", "score_files", "score_labels", "decide_run", "read_prediction_scores"]
+if TYPE_CHECKING:
+    import networkx as nx
+
+__all__ = ["Scoring", "score_files", "score_labels", "decide_run"]
 
 
 @dataclass(eq=False)
 class Scoring:
-    """A validated :class:`~cophe_core.labels.Corpus` with its evaluations cached per run and level."""
+    """A validated :class:`~cophe_core.labels.Corpus` with its evaluations cached per run and level.
+
+    Attributes
+    ----------
+    corpus : Corpus
+        Gold and runs; a run given as scores holds its decisions under ``rule``.
+    scored : dict of str → ScoredRun
+        The runs given as scores, with their scores (for ranking metrics and curves).
+    rule : tuple, optional
+        ``("threshold", t)`` or ``("top_k", k)``: how the scored runs were decided.
+    dev : ScoredRun, optional
+        The development split a threshold was tuned on (:func:`decide_run`).
+    """
 
     corpus: Corpus
     _detection: str | None = None
+    scored: dict[str, ScoredRun] = field(default_factory=dict)
+    rule: tuple | None = None
+    dev: ScoredRun | None = None
     _cache: dict[tuple[str, str], Evaluation] = field(default_factory=dict, repr=False)
 
     @property
@@ -38,22 +65,67 @@ class Scoring:
             self._cache[key] = evaluate_corpus(self.corpus, run, max_level=max_level)
         return self._cache[key]
 
+    def with_rule(self, *, threshold: float | None = None, top_k: int | None = None) -> Scoring:
+        """The same validated inputs with the scored runs decided by another rule (nothing is read or
+        validated again).
+
+        Examples
+        --------
+        >>> s = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code,score\\n1,401.9,0.4\\n"},
+        ...                 threshold=0.5)
+        >>> s.evaluation("A").score("flat")["tp"], s.with_rule(threshold=0.3).evaluation("A").score("flat")["tp"]
+        (0, 1)
+        """
+        rule = check_rule(threshold, top_k)
+        runs = {**self.corpus.runs, **{n: r.decide(**{rule[0]: rule[1]}) for n, r in self.scored.items()}}
+        return Scoring(replace(self.corpus, runs=runs), self._detection, self.scored, rule, self.dev)
+
 
 def score_labels(
     gold: RawLabels,
-    runs: Mapping[str, RawLabels],
+    runs: Mapping[str, RawLabels | RawScores],
     *,
-    ontology: str | Ontology = "auto",
+    ontology: str | Ontology | nx.DiGraph = "auto",
     system: str = "auto",
+    threshold: float | None = None,
+    top_k: int | None = None,
 ) -> Scoring:
-    """Validate already-read labels against an ontology (see :func:`cophe_core.labels.encode`).
+    """Validate already-read inputs against an ontology (see :func:`cophe_core.labels.encode`).
 
-    ``ontology="auto"`` detects the code system from the codes of all inputs
-    (:func:`cophe_core.ontology.detect.detect_system`) and raises ``InputError``
-    when they mix systems or none is recognised.
+    Parameters
+    ----------
+    gold : RawLabels
+    runs : dict of name → RawLabels or RawScores
+    ontology : str, Ontology or networkx.DiGraph
+        A name or hierarchy file (:func:`cophe_core.ontology.load_ontology`), an
+        ontology, or a ``networkx.DiGraph`` with edges parent → child. ``"auto"`` detects the code system from the codes of all inputs
+        (:func:`cophe_core.ontology.detect.detect_system`) and raises ``InputError``
+        when they mix systems or none is recognised.
+    system : {"auto", "diagnosis", "procedure"}
+        For ICD-9: which table undotted codes come from.
+    threshold, top_k : optional
+        The decision rule for the runs given as scores (exactly one is needed when there are any;
+        see :mod:`cophe_core.scores`). Ignored when every run is a code set.
+
+    Examples
+    --------
+    >>> from cophe_core.readers import read_input
+    >>> s = score_labels(read_input(b"doc_id,code\\n1,401.9\\n"),
+    ...                  {"A": read_input(b"doc_id,code,score\\n1,401.9,0.7\\n1,401.1,0.7\\n")}, top_k=1)
+    >>> s.rule, s.evaluation("A").score("flat")["fp"]  # the tie goes to 401.1
+    (('top_k', 1), 1)
     """
+    if isinstance(gold, RawScores):
+        raise InputError(f"{gold.name}: the gold standard holds scores; give its code sets (doc_id,code rows)")
+    scored_names = [name for name, raw in runs.items() if isinstance(raw, RawScores)]
+    rule = None
+    if scored_names:
+        if threshold is None and top_k is None:
+            raise InputError(f"{', '.join(runs[n].name for n in scored_names)}: holds scores; give a threshold or a "
+                             "top-k to turn them into code sets")
+        rule = check_rule(threshold, top_k)
     detection = None
-    if ontology == "auto":
+    if isinstance(ontology, str) and ontology == "auto":
         from .ontology.detect import detect_system
 
         codes = set().union(*(set(r.pairs.code) for r in (gold, *runs.values())))
@@ -61,43 +133,48 @@ def score_labels(
         if found.ontology is None:
             raise InputError(f"cannot tell the code system: {found.message}")
         ontology, detection = found.ontology, f"detected {found.message}"
-    onto = load_ontology(ontology) if isinstance(ontology, str) else ontology
-    return Scoring(encode(gold, dict(runs), onto, system=system), detection)
+    onto = load_ontology(ontology)  # a name, a path, an Ontology or a networkx.DiGraph
+    corpus = encode(gold, dict(runs), onto, system=system)
+    scored = {name: ScoredRun(corpus.ontology, corpus.docs, corpus.gold, corpus.runs[name], None, corpus)
+              for name in scored_names}
+    scoring = Scoring(corpus, detection, scored)
+    return scoring.with_rule(**{rule[0]: rule[1]}) if rule else scoring
 
 
 def score_files(
     gold: Source,
     runs: Mapping[str, Source],
     *,
-    ontology: str | Ontology = "auto",
+    ontology: str | Ontology | nx.DiGraph = "auto",
     system: str = "auto",
     doc_col: str | None = None,
     code_col: str | None = None,
+    threshold: float | None = None,
+    top_k: int | None = None,
 ) -> Scoring:
-    """Read a gold file and named prediction files, and validate them.
+    """Read a gold file and named prediction files (code sets or scores), and validate them.
+
+    Each file is read once by :func:`cophe_core.readers.read_input`; runs given as scores need a
+    ``threshold`` or a ``top_k`` (see :func:`score_labels`).
 
     >>> s = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"})
     >>> round(s.evaluation("A").score("cophe", "e0")["f1"], 3)
     1.0
     """
     kw = {"doc_col": doc_col, "code_col": code_col}
-    raw_gold = read_labels(gold, name=_name(gold, "gold"), **kw)
-    raw_runs = {name: read_labels(src, name=_name(src, name), **kw) for name, src in runs.items()}
-    return score_labels(raw_gold, raw_runs, ontology=ontology, system=system)
+    raw_gold = read_input(gold, name=_name(gold, "gold"), **kw)
+    raw_runs = {name: read_input(src, name=_name(src, name), **kw) for name, src in runs.items()}
+    return score_labels(raw_gold, raw_runs, ontology=ontology, system=system, threshold=threshold, top_k=top_k)
 
 
 def _name(source: Source, fallback: str) -> str | None:
     return fallback if isinstance(source, bytes) else None
 
 
-def read_prediction_scores(source: Source, *, name: str | None = None, **kw) -> RawScores | None:
-    """The file's scores if it holds any (a score column, or one numeric column per code), else None."""
-    from .scores import read_scores
-
-    try:
-        return read_scores(source, name=name, **kw)
-    except InputError:
-        return None
+def _read(source: RawLabels | Source, fallback: str, doc_col: str | None, code_col: str | None) -> RawLabels:
+    if isinstance(source, RawLabels):
+        return source
+    return read_input(source, name=_name(source, fallback), doc_col=doc_col, code_col=code_col)
 
 
 def decide_run(
@@ -106,50 +183,66 @@ def decide_run(
     *,
     threshold: float | None = None,
     top_k: int | None = None,
-    tune_on: tuple[Source, Source] | None = None,
-    ontology: str | Ontology = "auto",
+    tune_on: tuple[RawLabels | Source, RawScores | Source] | None = None,
+    ontology: str | Ontology | nx.DiGraph = "auto",
     system: str = "auto",
     measure: str = "cophe",
     max_level: str | None = None,
+    doc_col: str | None = None,
+    code_col: str | None = None,
 ) -> tuple[Scoring, dict]:
-    """Turn a run's scores into decisions and score them.
+    """Turn a run's scores into decisions and score them (the run is named ``pred``).
 
     Exactly one of ``threshold``, ``top_k`` or ``tune_on`` = (dev gold, dev
-    scores): the threshold that maximises ``measure`` overall F1 on that
-    development split is applied to these scores. Returns the :class:`Scoring`
-    and a dict with the decision rule and the threshold-free ranking metrics.
-    """
-    from .scores import decide, read_scores, score_run, tune_threshold
+    scores), already read or files (read with ``doc_col``/``code_col``): the
+    threshold that maximises ``measure`` overall F1 on that development split is
+    applied to these scores. Returns the :class:`Scoring` (with the development
+    split's :class:`~cophe_core.scores.ScoredRun` as ``dev``) and a dict with the
+    decision rule and the threshold-free ranking metrics.
 
+    Examples
+    --------
+    >>> from cophe_core.readers import read_input
+    >>> s, info = decide_run(read_input(b"doc_id,code\\n1,401.9\\n"),
+    ...                      read_input(b"doc_id,code,score\\n1,401.9,0.8\\n1,428.0,0.3\\n"), threshold=0.5)
+    >>> s.evaluation("pred").score("flat")["f1"], info["ranking"]["p@5"]
+    (1.0, 0.2)
+    """
     if sum(x is not None for x in (threshold, top_k, tune_on)) != 1:
         raise InputError("the predictions are scores: give a threshold, a top-k, or a development split to "
                          "tune the threshold on (--threshold T, --top-k K or --tune-on DEV_GOLD DEV_SCORES)")
+    if not isinstance(scores, RawScores):
+        raise InputError(f"{scores.name}: holds code sets, not scores; --threshold, --top-k and --tune-on need a "
+                         "scores file (doc_id,code,score rows, or one score column per code)")
     info: dict = {}
+    dev = None
+    detection = None
     if tune_on is not None:
-        dev_gold, dev_scores = tune_on
-        dev_raw, dev_sc = read_labels(dev_gold), read_scores(dev_scores)
-        onto = _ontology_for(ontology, [dev_raw, gold], dev_sc)
-        curve = score_run(dev_raw, dev_sc, onto, system=system, max_level=max_level).curve()
+        dev_gold = _read(tune_on[0], "dev_gold", doc_col, code_col)
+        dev_scores = _read(tune_on[1], "dev_scores", doc_col, code_col)
+        ontology, detection = _ontology_for(ontology, [dev_gold, gold], [dev_scores, scores])
+        dev = score_run(dev_gold, dev_scores, ontology, system=system, max_level=max_level)
+        curve = dev.curve()
         threshold = tune_threshold(curve, measure)
-        info["tuned_on"] = {"gold": dev_raw.name, "scores": dev_sc.name, "measure": measure,
+        info["tuned_on"] = {"gold": dev_gold.name, "scores": dev_scores.name, "measure": measure,
                             "curve": curve.to_dict(orient="list")}
-    labels = decide(scores, threshold=threshold, top_k=top_k)
-    scoring = score_labels(gold, {"pred": labels}, ontology=ontology, system=system)
-    run = score_run(gold, scores, scoring.corpus.ontology, system=system,
-                    max_level=max_level or scoring.corpus.ontology.default_level)
-    info.update({"threshold": threshold, "top_k": top_k, "ranking": run.ranking()})
+    scoring = score_labels(gold, {"pred": scores}, ontology=ontology, system=system, threshold=threshold,
+                           top_k=top_k)
+    scoring.dev = dev
+    if detection:
+        scoring._detection = detection
+    info.update({"threshold": threshold, "top_k": top_k, "ranking": scoring.scored["pred"].ranking()})
     return scoring, info
 
 
-def _ontology_for(ontology: str | Ontology, labels: list[RawLabels], scores: RawScores) -> Ontology:
-    if not isinstance(ontology, str):
-        return ontology
-    if ontology != "auto":
-        return load_ontology(ontology)
+def _ontology_for(ontology: str | Ontology | nx.DiGraph, labels: list[RawLabels],
+                  scores: list[RawScores]) -> tuple[Ontology, str | None]:
+    if not (isinstance(ontology, str) and ontology == "auto"):
+        return load_ontology(ontology), None
     from .ontology.detect import detect_system
 
-    codes = set(scores.frame.code).union(*(set(r.pairs.code) for r in labels))
+    codes = set().union(*(set(r.pairs.code) for r in (*labels, *scores)))
     found = detect_system(codes)
     if found.ontology is None:
         raise InputError(f"cannot tell the code system: {found.message}")
-    return load_ontology(found.ontology)
+    return load_ontology(found.ontology), f"detected {found.message}"

@@ -10,12 +10,13 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-from .api import decide_run, read_prediction_scores, score_files
-from .readers import InputError, read_labels
+import pandas as pd
+
+from .api import decide_run, score_labels
+from .readers import InputError, RawScores, read_input
 from .stats import bootstrap
-from .suite import suite
+from .suite import icm_note, suite
 
 __all__ = ["main"]
 
@@ -59,7 +60,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def _table(result: dict) -> str:
     lines = [f"{result['documents']} documents, ontology {result['ontology']}, "
-             f"levels {', '.join(result['levels'])}", ""]
+             f"levels {', '.join(result['levels'])}"]
+    if result.get("code_sets"):
+        lines.append("code sets: " + "; ".join(f"{k} ({v})" for k, v in result["code_sets"].items()))
+    lines.append("")
     head = f"{'measure':<10} {'level':<8} {'TP':>8} {'FP':>8} {'FN':>8} {'P':>7} {'R':>7} {'F1':>7}"
     lines += [head, "-" * len(head)]
 
@@ -96,34 +100,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     decision = None
     try:
-        scores = read_prediction_scores(args.pred) if Path(args.pred).is_file() else None
-        if scores is not None:
-            gold = read_labels(args.gold, doc_col=args.doc_col, code_col=args.code_col)
-            run, decision = decide_run(gold, scores, threshold=args.threshold, top_k=args.top_k,
+        kw = {"doc_col": args.doc_col, "code_col": args.code_col}
+        gold, pred = read_input(args.gold, **kw), read_input(args.pred, **kw)  # each file parsed once
+        if isinstance(pred, RawScores):
+            run, decision = decide_run(gold, pred, threshold=args.threshold, top_k=args.top_k,
                                        tune_on=tuple(args.tune_on) if args.tune_on else None,
-                                       ontology=args.ontology, system=args.system, max_level=args.max_level)
+                                       ontology=args.ontology, system=args.system, max_level=args.max_level, **kw)
         else:
             if args.threshold is not None or args.top_k is not None or args.tune_on:
                 raise InputError(f"{args.pred}: --threshold, --top-k and --tune-on need a scores file "
                                  "(doc_id,code,score rows, or one score column per code)")
-            run = score_files(
-                args.gold, {"pred": args.pred}, ontology=args.ontology, system=args.system,
-                doc_col=args.doc_col, code_col=args.code_col,
-            )
+            run = score_labels(gold, {"pred": pred}, ontology=args.ontology, system=args.system)
         ev = run.evaluation("pred", max_level=args.max_level)
     except (InputError, ValueError) as e:
         print(f"cophe: error: {e}", file=sys.stderr)
         return 2
     result = ev.to_dict()
+    suite_notes: list[str] = []
     if args.metrics == "suite":
         result["suite"] = suite(ev)
+        suite_notes = [n for n in [icm_note(ev)] if n]  # documents with no gold code leave ICM
     if args.bootstrap:
         ci = bootstrap(ev, n_resamples=args.bootstrap, seed=args.seed, with_suite=args.metrics == "suite")
         result["intervals"] = {"resamples": args.bootstrap, "confidence": 0.95, "seed": args.seed,
                                "figures": {r.figure: [r.low, r.high] for r in ci.itertuples()}}
     if decision is not None:
         result["decision"] = decision
-    result["warnings"] = run.corpus.warnings
+    warnings, rejected = list(run.corpus.warnings), run.corpus.rejected
+    if run.dev is not None:  # the development split a threshold was tuned on
+        warnings += [f"development split: {w}" for w in run.dev.corpus.warnings]
+        rejected = pd.concat([r for r in (rejected, run.dev.corpus.rejected) if len(r)] or [rejected],
+                             ignore_index=True)
+    warnings += suite_notes
+    result["warnings"] = warnings
     if run.detection:
         print(f"cophe: ontology {run.detection}", file=sys.stderr)
     if args.nodes:
@@ -131,13 +140,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.documents:
         ev.documents.to_csv(args.documents, index=False)
     if args.rejected:
-        run.corpus.rejected.to_csv(args.rejected, index=False)
+        rejected.to_csv(args.rejected, index=False)
     if args.format == "json":
         json.dump(result, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         print(_table(result))
-    for w in run.corpus.warnings:
+    for w in warnings:
         print(f"cophe: warning: {w}", file=sys.stderr)
     return 0
 

@@ -4,7 +4,8 @@
 ontology. It decides, for every row, whether it is scored or rejected, and
 collects the warnings a user must see (SPEC §1):
 
-- duplicate rows collapse, and are counted;
+- duplicate rows collapse, and are counted (a scores input keeps each
+  (document, code)'s highest score);
 - ill-formed codes are rejected with their reason;
 - well-formed codes outside the official list are placed by structure and
   flagged; codes that look like a diagnosis with a stripped leading zero are
@@ -41,7 +42,9 @@ class Corpus:
     gold : csr_matrix
         ``(n_docs, n_nodes)`` 0/1 int8: the gold codes of each document.
     runs : dict of str → csr_matrix
-        The same for each named prediction run.
+        The same for each named prediction run. A run read as scores (a ``RawScores``, whose
+        pairs have a ``score`` column) holds each code's highest score instead (float64, 0 not
+        stored); :class:`cophe_core.api.Scoring` replaces it by the decisions.
     rejected : DataFrame
         Every row not scored: ``file, line, value, reason``.
     flagged : DataFrame
@@ -205,8 +208,14 @@ def encode(
         )
         m.sum_duplicates()
         dups = int(mask.sum() - m.nnz)
+        scored = "score" in raw.pairs  # a RawScores input (cophe_core.readers)
         if dups:
-            warnings.append(f"{raw.name}: {dups} duplicate (document, code) rows collapsed")
+            warnings.append(f"{raw.name}: {dups} duplicate (document, code) rows collapsed"
+                            + ("; each keeps its highest score" if scored else ""))
+        if scored:
+            matrices[key] = _highest_scores(doc_idx[mask], node[mask], pairs["score"].to_numpy(dtype=float)[mask],
+                                            m.shape)
+            continue
         m.data[:] = 1
         matrices[key] = m.astype(np.int8)
     gold_docs = set(gold.docs.astype(str))
@@ -221,6 +230,18 @@ def encode(
     warnings += _summarise(rejected_df, "not scored")
     warnings += _summarise(flagged, "scored with a caveat")
     return Corpus(onto, all_docs, matrices.pop(""), matrices, rejected_df, flagged, warnings)
+
+
+def _highest_scores(rows: np.ndarray, cols: np.ndarray, scores: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:
+    """Documents × nodes scores (float64): a repeated (document, node) keeps its highest score; 0 is not stored."""
+    order = np.lexsort((-scores, cols, rows))
+    r, c, s = rows[order], cols[order], scores[order]
+    first = np.ones(len(r), dtype=bool)
+    first[1:] = (r[1:] != r[:-1]) | (c[1:] != c[:-1])
+    m = sp.csr_matrix((s[first], (r[first], c[first])), shape=shape)
+    m.eliminate_zeros()
+    m.sort_indices()
+    return m
 
 
 def _summarise(rows: pd.DataFrame, what: str) -> list[str]:

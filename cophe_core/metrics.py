@@ -297,9 +297,14 @@ class Evaluation:
                               ignore_index=True)
 
     def to_dict(self) -> dict[str, Any]:
-        """The CLI's JSON shape: ontology, levels, documents, flat, set_based, cophe."""
+        """The CLI's JSON shape: ontology, code_sets, levels, documents, flat, set_based, cophe.
+
+        ``code_sets`` is the ontology's :attr:`~cophe_core.ontology.Ontology.code_sets`:
+        system → release, which a published score should quote.
+        """
         out: dict[str, Any] = {
             "ontology": self.ontology.name,
+            "code_sets": dict(self.ontology.code_sets),
             "levels": list(self.levels),
             "documents": int(len(self.docs)),
             "flat": self.score("flat"),

@@ -1,4 +1,4 @@
-"""Readers: every input format people have → :class:`RawLabels`.
+"""Readers: every input format people have → :class:`RawLabels` or :class:`RawScores`.
 
 Formats (SPEC §5), chosen by file extension, else by content:
 
@@ -8,7 +8,25 @@ Formats (SPEC §5), chosen by file extension, else by content:
 - CAML ``preds_test.psv``: lines ``HADM_ID|code|code…`` (no header);
 - JSON (a list of ``{"doc_id": …, "codes": […]}`` or a ``{doc_id: [codes]}``
   object) and JSONL (one object per line);
-- Parquet, long or with a list column.
+- Parquet and Feather, long or with a list column;
+- scores (probabilities): a long table with a score column
+  (``doc_id,code,score``), or a wide matrix with one numeric column per code
+  (Edin et al.'s feather files with ``_id``, ``target`` and one column per code).
+
+:func:`read_input` parses a file once and decides its **kind** from its columns
+(:func:`input_kind`): it holds *scores* when it has a score column
+(:data:`SCORE_COLUMNS`, or the ``score_col`` given), or when every column
+besides the id columns (:data:`DOC_COLUMNS`, ``target``, ``labels``, ``text``,
+``subject_id``) is numeric and named like a code (letters, digits, ``.`` and
+``-``, with at least one digit: ``401.9``, ``V45.81``, ``0DTJ4ZZ``); otherwise
+it holds *labels*. So ``doc_id,code,is_primary,is_billable`` is labels. Record
+formats (JSON, JSONL, CAML ``.psv``) always hold labels.
+
+Score values must be numbers in [0, 1]; other rows (and wide-matrix cells) are
+rejected with their reason. An empty cell of a wide matrix scores 0. From a wide
+matrix only each document's :data:`WIDE_KEEP` highest non-zero scores are kept,
+so a document × code space the size of MIMIC-III-full stays small; every code
+not kept scores 0.
 
 Readers do not interpret codes; :mod:`cophe_core.labels` does. They return
 every document seen (a document may have no codes) and every row they could not
@@ -21,6 +39,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,13 +48,22 @@ from typing import BinaryIO
 import numpy as np
 import pandas as pd
 
-__all__ = ["InputError", "RawLabels", "read_labels", "DOC_COLUMNS", "CODE_COLUMNS"]
+__all__ = [
+    "InputError", "RawLabels", "RawScores", "read_input", "read_labels", "read_scores", "input_kind",
+    "DOC_COLUMNS", "CODE_COLUMNS", "SCORE_COLUMNS",
+]
 
 DOC_COLUMNS = ("doc_id", "document_id", "doc", "hadm_id", "_id", "id", "note_id", "admission_id")
 CODE_COLUMNS = (
     "code", "codes", "icd9_code", "icd_code", "icd10_code", "icd9", "icd", "label", "labels",
     "target", "targets",
 )
+SCORE_COLUMNS = ("score", "scores", "prob", "proba", "probability", "confidence", "pred_score")
+# columns a wide score matrix may carry besides one column per code (Edin et al.: ``_id``, ``target``)
+ID_COLUMNS = (*DOC_COLUMNS, "subject_id", "target", "targets", "labels", "text")
+_KNOWN_COLUMNS = frozenset((*ID_COLUMNS, *CODE_COLUMNS, *SCORE_COLUMNS, "icd10", "icd9_code", "seq_num", "row_id"))
+_CODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*")
+WIDE_KEEP = 100
 REJECTED_COLUMNS = ["file", "line", "value", "reason"]
 MAX_BYTES = 200 * 1024 * 1024
 Source = str | Path | bytes | BinaryIO
@@ -68,6 +96,106 @@ class RawLabels:
     rejected: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=REJECTED_COLUMNS))
 
 
+@dataclass
+class RawScores(RawLabels):
+    """Scored (document, code) pairs read from one input: :class:`RawLabels` whose ``pairs`` also have
+    a ``score`` column (float, in [0, 1]).
+
+    A (document, code) pair may occur more than once; :func:`cophe_core.labels.encode` keeps its
+    highest score and counts the collapsed rows.
+    """
+
+
+def read_input(
+    source: Source,
+    *,
+    name: str | None = None,
+    format: str | None = None,
+    doc_col: str | None = None,
+    code_col: str | None = None,
+    score_col: str | None = None,
+    joiner: str = ";",
+) -> RawLabels | RawScores:
+    """Read one file once, and return its labels or its scores, as its columns say (:func:`input_kind`).
+
+    Parameters
+    ----------
+    source : path, bytes or binary file
+    name : str, optional
+        Name used in messages (defaults to the file name).
+    format : {"csv", "tsv", "psv", "json", "jsonl", "parquet", "feather"}, optional
+        Overrides detection by extension and content.
+    doc_col, code_col, score_col : str, optional
+        Override the column detection (matched case-insensitively). A ``score_col`` makes the file
+        a long scores file; a ``code_col`` without a score column makes it a labels file.
+    joiner : str
+        Separator of several codes inside one cell (CAML's ``LABELS``).
+
+    Returns
+    -------
+    RawLabels or RawScores
+
+    Examples
+    --------
+    >>> type(read_input(b"doc_id,code,is_primary\\n1,401.9,1\\n")).__name__
+    'RawLabels'
+    >>> raw = read_input(b"doc_id,code,score\\n1,401.9,0.8\\n")
+    >>> type(raw).__name__, raw.pairs.score.tolist()
+    ('RawScores', [0.8])
+    """
+    data, name = _load_bytes(source, name)
+    parsed = _parse(data, name, _format(format, name, data), doc_col, code_col, joiner)
+    if isinstance(parsed, RawLabels):
+        return parsed
+    kind, detail = _kind(parsed, name, doc_col, code_col, score_col)
+    if kind == "long":
+        return _long_scores(parsed, name, doc_col, code_col, detail)
+    if kind == "wide":
+        return _wide_scores(parsed, name, doc_col, *detail)
+    return _from_frame(parsed, name, doc_col, code_col, joiner)
+
+
+def input_kind(source: Source, *, name: str | None = None, **options) -> str:
+    """``"labels"`` or ``"scores"``: what :func:`read_input` makes of a file (which it parses).
+
+    Examples
+    --------
+    >>> input_kind(b"doc_id,code,is_primary,is_billable\\n1,401.9,1,0\\n")
+    'labels'
+    >>> input_kind(b"_id,401.9,428.0\\n1,0.9,0.1\\n")
+    'scores'
+    """
+    return "scores" if isinstance(read_input(source, name=name, **options), RawScores) else "labels"
+
+
+def read_scores(
+    source: Source,
+    *,
+    name: str | None = None,
+    format: str | None = None,
+    doc_col: str | None = None,
+    code_col: str | None = None,
+    score_col: str | None = None,
+) -> RawScores:
+    """Read a scores file: a long table with a score column, or a wide per-code score matrix.
+
+    As :func:`read_input`, but a file that holds labels is an :class:`InputError`.
+
+    Examples
+    --------
+    >>> s = read_scores(b"_id,401.9,428.0\\n1,0.9,0\\n2,0.2,0.7\\n")
+    >>> sorted(zip(s.pairs.doc_id, s.pairs.code, s.pairs.score))
+    [('1', '401.9', 0.9), ('2', '401.9', 0.2), ('2', '428.0', 0.7)]
+    """
+    raw = read_input(source, name=name, format=format, doc_col=doc_col, code_col=code_col, score_col=score_col)
+    if not isinstance(raw, RawScores):
+        raise InputError(
+            f"{raw.name}: holds code sets, not scores: found no score column ({', '.join(SCORE_COLUMNS)}) and "
+            "no per-code score columns; expected doc_id,code,score rows or one numeric column per code"
+        )
+    return raw
+
+
 def read_labels(
     source: Source,
     *,
@@ -90,12 +218,38 @@ def read_labels(
         Override the column detection (matched case-insensitively).
     joiner : str
         Separator of several codes inside one cell (CAML's ``LABELS``).
+
+    Every row is read as a (document, code) pair, whatever other columns the file has; use
+    :func:`read_input` to let the columns decide between labels and scores.
+
+    Examples
+    --------
+    >>> sorted(read_labels(b"doc_id,codes\\n1,401.9;428.0\\n").pairs.code)
+    ['401.9', '428.0']
     """
     data, name = _load_bytes(source, name)
-    fmt = (format or _detect_format(name, data)).lower()
-    if fmt == "parquet":
-        frame = _read_parquet(data, name)
-        return _from_frame(frame, name, doc_col, code_col, joiner, line_offset=1)
+    parsed = _parse(data, name, _format(format, name, data), doc_col, code_col, joiner)
+    if isinstance(parsed, RawLabels):
+        return parsed
+    return _from_frame(parsed, name, doc_col, code_col, joiner)
+
+
+def _format(format: str | None, name: str, data: bytes) -> str:
+    return (format or _detect_format(name, data)).lower()
+
+
+def _parse(data: bytes, name: str, fmt: str, doc_col: str | None, code_col: str | None,
+           joiner: str) -> pd.DataFrame | RawLabels:
+    """Parse a file once: a table (delimited, Parquet, Feather) as a frame of strings or typed columns
+    indexed by line (row number for binary formats), or the labels of a record format."""
+    if fmt in ("parquet", "feather"):
+        frame = _read_binary_table(data, name, fmt)
+        frame = frame.reset_index(drop=True)
+        frame.index = frame.index + 1
+        frame.columns = [str(c) for c in frame.columns]
+        return frame
+    if fmt not in ("csv", "tsv", "txt", "psv", "json", "jsonl"):
+        raise InputError(f"{name}: unknown format {fmt!r}; use csv, tsv, psv, json, jsonl, parquet or feather")
     text = _decode(data, name)
     if fmt == "json":
         return _from_records(_parse_json(text, name), name, doc_col, code_col, joiner)
@@ -103,9 +257,135 @@ def read_labels(
         return _from_records(_parse_jsonl(text, name), name, doc_col, code_col, joiner)
     if fmt == "psv":
         return _read_psv(text, name)
-    if fmt in ("csv", "tsv", "txt"):
-        return _read_delimited(text, name, doc_col, code_col, joiner, "\t" if fmt == "tsv" else None)
-    raise InputError(f"{name}: unknown format {fmt!r}; use csv, tsv, psv, json, jsonl or parquet")
+    sep = "\t" if fmt == "tsv" else sniff_separator(text, name)
+    if sep == "|" and _looks_headerless_psv(_first_line(text)):
+        return _read_psv(text, name)
+    frame = parse_delimited(text, name, sep)
+    if frame.shape[1] < 2 and code_col is None:
+        raise InputError(
+            f"{name}: found a single column {frame.columns[0]!r}; expected a document id and a code "
+            "column separated by a comma, tab, | or ;"
+        )
+    return frame
+
+
+def _kind(frame: pd.DataFrame, name: str, doc_col: str | None, code_col: str | None,
+          score_col: str | None) -> tuple[str, object]:
+    """The kind of a table, from its columns (see the module docs): ``("long", score column)``,
+    ``("wide", (code columns, their values as floats))`` or ``("labels", None)``."""
+    cols = list(frame.columns)
+    lower = {c.lower().strip(): c for c in cols}
+    if score_col is not None:
+        if score_col.lower().strip() not in lower:
+            raise InputError(f"{name}: no column {score_col!r}; the columns are {', '.join(cols)}")
+        return "long", lower[score_col.lower().strip()]
+    score = next((lower[c] for c in SCORE_COLUMNS if c in lower), None)
+    if score is not None:
+        return "long", score
+    if code_col is not None:
+        return "labels", None
+    ids = {c for c in cols if c.lower().strip() in ID_COLUMNS}
+    if doc_col is not None and doc_col.lower().strip() in lower:
+        ids.add(lower[doc_col.lower().strip()])
+    rest = [c for c in cols if c not in ids]
+    if ids and rest and all(_named_like_code(c) for c in rest):
+        values = _numeric_block(frame, rest)
+        if values is not None:
+            return "wide", (rest, values)
+    return "labels", None
+
+
+def _named_like_code(column: str) -> bool:
+    """``401.9``, ``V45.81``, ``0DTJ4ZZ``: letters, digits, dots and hyphens, with a digit; not a known
+    column name (``ICD9_CODE``, ``icd9``)."""
+    return (_CODE_NAME.fullmatch(column) is not None and any(ch.isdigit() for ch in column)
+            and column.lower() not in _KNOWN_COLUMNS)
+
+
+def _numeric_block(frame: pd.DataFrame, cols: list[str]) -> np.ndarray | None:
+    """The columns as a float matrix (NaN for empty cells) if every filled cell is a number and every
+    column has one; else None."""
+    block = frame[cols]
+    if all(pd.api.types.is_numeric_dtype(block[c]) and not pd.api.types.is_bool_dtype(block[c]) for c in cols):
+        values = block.to_numpy(dtype=float)
+    else:
+        cells = block.to_numpy(dtype=object)
+        try:  # every cell a number: numpy's C loop, about three times pandas' to_numeric
+            values = cells.astype(float)
+        except (TypeError, ValueError):
+            values = None
+        if values is not None and not np.isnan(values).any():
+            return values
+        flat = pd.Series(cells.ravel())
+        text = flat.astype(str).str.strip()
+        empty = flat.isna().to_numpy() | (text == "").to_numpy()
+        nums = pd.to_numeric(text.where(~empty), errors="coerce").to_numpy(dtype=float)
+        if np.isnan(nums[~empty]).any():
+            return None
+        values = nums.reshape(block.shape)
+    if np.isnan(values).all(axis=0).any():
+        return None
+    return values
+
+
+def _long_scores(frame: pd.DataFrame, name: str, doc_col: str | None, code_col: str | None,
+                 score: str) -> RawScores:
+    cols = [c for c in frame.columns if c != score]
+    doc = _pick(cols, doc_col, DOC_COLUMNS, "document id", name)
+    code = _pick([c for c in cols if c != doc], code_col, CODE_COLUMNS, "code", name)
+    doc_ids = frame[doc].astype(str).str.strip()
+    codes = frame[code].astype(str)
+    raw = frame[score]
+    values = (raw.to_numpy(dtype=float) if pd.api.types.is_numeric_dtype(raw)
+              else pd.to_numeric(raw.astype(str).str.strip(), errors="coerce").to_numpy(dtype=float))
+    no_doc = doc_ids.isin(["", "nan", "None"]).to_numpy()
+    no_code = (codes.str.strip() == "").to_numpy()
+    with np.errstate(invalid="ignore"):
+        outside = np.isfinite(values) & ((values < 0) | (values > 1))
+    reason = np.select(
+        [no_doc, no_code, np.isnan(values), ~np.isfinite(values), outside],
+        ["empty document id", "empty code", "the score is not a number", "the score is not finite",
+         "the score is outside [0, 1]; give probabilities (apply a sigmoid to logits)"],
+        default="",
+    )
+    bad = reason != ""
+    value = np.where(no_doc | no_code, codes.to_numpy(dtype=object), raw.astype(str).to_numpy(dtype=object))
+    rejected = pd.DataFrame({"file": name, "line": frame.index[bad], "value": value[bad], "reason": reason[bad]},
+                            columns=REJECTED_COLUMNS)
+    pairs = pd.DataFrame({"doc_id": doc_ids[~bad].to_numpy(dtype=object), "code": codes[~bad].to_numpy(dtype=object),
+                          "line": frame.index[~bad].to_numpy(dtype=np.int64), "score": values[~bad]})
+    docs = pd.unique(doc_ids[~no_doc].to_numpy(dtype=object))
+    return RawScores(name, docs, pairs, rejected)
+
+
+def _wide_scores(frame: pd.DataFrame, name: str, doc_col: str | None, code_cols: list[str],
+                 values: np.ndarray) -> RawScores:
+    doc = _pick([c for c in frame.columns if c not in code_cols], doc_col, DOC_COLUMNS, "document id", name)
+    doc_ids = frame[doc].astype(str).str.strip().to_numpy(dtype=object)
+    lines = frame.index.to_numpy(dtype=np.int64)
+    values = np.nan_to_num(values, nan=0.0, posinf=np.inf, neginf=-np.inf)  # an empty cell scores 0
+    bad_r, bad_c = np.nonzero(~np.isfinite(values) | (values < 0) | (values > 1))
+    positions = [frame.columns.get_loc(c) for c in code_cols]
+    rejected = [pd.DataFrame({"file": name, "line": lines[bad_r],
+                              "value": [f"{code_cols[c]}={frame.iat[r, positions[c]]}" for r, c in zip(bad_r, bad_c)],
+                              "reason": "the score is outside [0, 1] or not finite; give probabilities"},
+                             columns=REJECTED_COLUMNS)]
+    values[bad_r, bad_c] = 0.0
+    no_doc = np.isin(doc_ids, ["", "nan", "None"])
+    if no_doc.any():
+        rejected.append(pd.DataFrame({"file": name, "line": lines[no_doc], "value": "", "reason": "empty document id"},
+                                     columns=REJECTED_COLUMNS))
+        values, doc_ids, lines = values[~no_doc], doc_ids[~no_doc], lines[~no_doc]
+    keep = min(WIDE_KEEP, values.shape[1])
+    top = np.argpartition(-values, keep - 1, axis=1)[:, :keep]
+    rows = np.repeat(np.arange(len(values)), keep)
+    cols = top.ravel()
+    picked = values[rows, cols]
+    nz = picked > 0
+    pairs = pd.DataFrame({"doc_id": doc_ids[rows[nz]], "code": np.asarray(code_cols, dtype=object)[cols[nz]],
+                          "line": lines[rows[nz]], "score": picked[nz]})
+    rejected_df = pd.concat(rejected, ignore_index=True) if len(rejected) > 1 else rejected[0]
+    return RawScores(name, pd.unique(doc_ids), pairs, rejected_df)
 
 
 def _load_bytes(source: Source, name: str | None) -> tuple[bytes, str]:
@@ -126,12 +406,16 @@ def _load_bytes(source: Source, name: str | None) -> tuple[bytes, str]:
 
 def _detect_format(name: str, data: bytes) -> str:
     suffix = Path(name).suffix.lower().lstrip(".")
-    if suffix in ("csv", "tsv", "psv", "json", "jsonl", "parquet"):
+    if suffix in ("csv", "tsv", "psv", "json", "jsonl", "parquet", "feather"):
         return suffix
     if suffix in ("ndjson",):
         return "jsonl"
+    if suffix == "arrow":
+        return "feather"
     if data[:4] == b"PAR1":
         return "parquet"
+    if data[:6] == b"ARROW1":
+        return "feather"
     head = data.lstrip()[:1]
     if head in (b"[", b"{"):
         first = data.lstrip().split(b"\n", 1)[0].strip()
@@ -207,20 +491,6 @@ def parse_delimited(text: str, name: str, sep: str) -> pd.DataFrame:
     return frame
 
 
-def _read_delimited(text, name, doc_col, code_col, joiner, sep) -> RawLabels:
-    if sep is None:
-        sep = sniff_separator(text, name)
-        if sep == "|" and _looks_headerless_psv(_first_line(text)):
-            return _read_psv(text, name)
-    frame = parse_delimited(text, name, sep)
-    if frame.shape[1] < 2 and code_col is None:
-        raise InputError(
-            f"{name}: found a single column {frame.columns[0]!r}; expected a document id and a code "
-            "column separated by a comma, tab, | or ;"
-        )
-    return _from_frame(frame, name, doc_col, code_col, joiner, line_offset=None)
-
-
 def _line_numbers(frame: pd.DataFrame, offset: int) -> pd.Index:
     """1-based line of each row, counting newlines inside quoted fields."""
     extra = np.zeros(len(frame), dtype=np.int64)
@@ -262,14 +532,12 @@ def _split_codes(frame: pd.DataFrame, doc: str, code: str, joiner: str) -> tuple
     return out, True
 
 
-def _from_frame(frame, name, doc_col, code_col, joiner, line_offset) -> RawLabels:
-    cols = [str(c) for c in frame.columns]
-    frame.columns = cols
+def _from_frame(frame: pd.DataFrame, name: str, doc_col: str | None, code_col: str | None,
+                joiner: str) -> RawLabels:
+    """Labels from a parsed table (indexed by line)."""
+    cols = list(frame.columns)
     doc = _pick(cols, doc_col, DOC_COLUMNS, "document id", name)
     code = _pick([c for c in cols if c != doc], code_col, CODE_COLUMNS, "code", name)
-    if line_offset is not None:
-        frame = frame.reset_index(drop=True)
-        frame.index = frame.index + line_offset
     if frame[code].map(lambda v: isinstance(v, (list, tuple, np.ndarray))).any():
         exploded = frame[[doc, code]].explode(code)
         pairs = pd.DataFrame({"doc_id": exploded[doc].astype(str), "code": exploded[code],
@@ -345,11 +613,12 @@ def _from_records(records, name, doc_col, code_col, joiner) -> RawLabels:
     return _make(name, docs, rows, rejected)
 
 
-def _read_parquet(data: bytes, name: str) -> pd.DataFrame:
+def _read_binary_table(data: bytes, name: str, fmt: str) -> pd.DataFrame:
+    reader, what = (pd.read_feather, "Feather") if fmt == "feather" else (pd.read_parquet, "Parquet")
     try:
-        return pd.read_parquet(io.BytesIO(data))
+        return reader(io.BytesIO(data))
     except Exception as e:  # pyarrow raises several types for corrupt files
-        raise InputError(f"{name}: cannot read as Parquet ({type(e).__name__}: {e})") from None
+        raise InputError(f"{name}: cannot read as {what} ({type(e).__name__}: {e})") from None
 
 
 def _make(name, docs, rows, rejected) -> RawLabels:

@@ -1,213 +1,231 @@
-"""Probability outputs: reading scores, decisions, ranking metrics and threshold curves.
+"""Probability outputs: decisions, ranking metrics and threshold curves.
 
-Scores come as a long file with a score column (``doc_id, code, score``) or as
-a wide matrix with one column per code (Edin et al. store sigmoid outputs per
-code in a feather file with ``_id`` and ``target``). From a wide matrix (every
-numeric column with values in [0, 1] is a code) only each document's 100
-highest non-zero scores are kept; every code not listed for
-a document scores 0.
+Scores are read by :func:`cophe_core.readers.read_input` (a long file with a
+score column, or a wide matrix with one column per code; see
+:mod:`cophe_core.readers`) and validated, like every input, by
+:func:`cophe_core.labels.encode`: each row is scored or rejected with file, line,
+value and reason, codes resolve to their canonical form, and a (document, code)
+given more than once keeps its **highest** score (the collapsed rows are counted
+in a warning). A code not listed for a document scores 0.
+
+**The decision rule** (:meth:`ScoredRun.decide`, the only implementation; the
+command line, :mod:`cophe_core.api`, the dashboard, P@k/R@k and the threshold
+curve all call it):
+
+- ``threshold=t``: predict the codes scoring **at least** t. A threshold is a
+  finite number with 0 < t ≤ 1 (:func:`check_rule`): scores are probabilities,
+  every unlisted code scores 0, so t = 0 would predict every code of the
+  ontology, and t > 1 predicts nothing.
+- ``top_k=k``: predict each document's k best codes with a positive score
+  (k ≥ 1): highest score first; **ties broken by the canonical code string,
+  ascending** (``401.1`` before ``401.9``, whatever the order of the rows or of
+  the ontology's node ids). A code scoring 0 is never predicted, as it is not
+  by any threshold.
 
 Definitions, over the evaluated documents:
 
 - **P@k** = |top-k ∩ g| / k, averaged over documents; **R@k** = |top-k ∩ g| / |g|,
-  averaged over documents with a gold code (k = 5, 8, 15 by default).
+  averaged over documents with a gold code (k = 5, 8, 15 by default). The top k
+  are the ``top_k=k`` decisions, so P@k's hits are exactly their true positives.
 - **micro AUC**: the probability that a random (document, code) pair of the gold
   standard outscores a random pair outside it (ties count one half), over all
   documents and the codes in play; **macro AUC**: the mean over codes with at
   least one positive and one negative document of the same within the code.
-- A **threshold curve** gives flat, set-based and CoPHE overall F1 for each
-  decision threshold (score ≥ t). Tune the threshold on a development split
-  (:func:`tune_threshold`) and apply it to the test split: tuning on the test
-  set overstates every score.
+- A **threshold curve** gives flat, set-based and CoPHE overall F1 of the
+  ``threshold=t`` decisions for each t. Tune the threshold on a development
+  split (:func:`tune_threshold`) and apply it to the test split: tuning on the
+  test set overstates every score.
 """
 
 from __future__ import annotations
 
-import io
-from dataclasses import dataclass, field
+import math
+import numbers
+from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .labels import _resolve_codes
+from .labels import Corpus, encode
 from .metrics import Evaluation, evaluate
 from .ontology import Ontology
-from .readers import (
-    DOC_COLUMNS,
-    REJECTED_COLUMNS,
-    InputError,
-    RawLabels,
-    Source,
-    _decode,
-    _load_bytes,
-    _pick,
-    parse_delimited,
-    sniff_separator,
-)
+from .readers import SCORE_COLUMNS, InputError, RawLabels, RawScores, read_scores
 
-__all__ = ["RawScores", "read_scores", "decide", "ScoredRun", "score_run", "tune_threshold", "SCORE_COLUMNS"]
+__all__ = ["RawScores", "read_scores", "check_rule", "ScoredRun", "score_run", "tune_threshold", "SCORE_COLUMNS",
+           "DEFAULT_THRESHOLDS"]
 
-SCORE_COLUMNS = ("score", "prob", "probability", "confidence", "pred_score")
-WIDE_KEEP = 100
+DEFAULT_THRESHOLDS = tuple(np.round(np.arange(0.05, 0.951, 0.05), 2).tolist())
+Rule = tuple[str, float | int]
 
 
-@dataclass
-class RawScores:
-    """Scored (document, code) pairs from one file: ``frame`` has ``doc_id, code, score, line``."""
+def check_rule(threshold: float | None = None, top_k: int | None = None) -> Rule:
+    """Validate a decision rule: exactly one of a threshold (finite, 0 < t ≤ 1) and a top-k (integer ≥ 1).
 
-    name: str
-    docs: np.ndarray
-    frame: pd.DataFrame
-    rejected: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=REJECTED_COLUMNS))
+    Parameters
+    ----------
+    threshold : float, optional
+        Predict the codes scoring at least this.
+    top_k : int, optional
+        Predict each document's ``top_k`` best codes.
 
+    Returns
+    -------
+    ("threshold", float) or ("top_k", int)
 
-def read_scores(source: Source, *, name: str | None = None, doc_col: str | None = None,
-                code_col: str | None = None, score_col: str | None = None) -> RawScores:
-    """Read a long scores file or a wide per-code score matrix (CSV, TSV, Parquet or Feather)."""
-    data, name = _load_bytes(source, name)
-    suffix = Path(name).suffix.lower()
-    if suffix in (".feather", ".arrow") or data[:6] == b"ARROW1":
-        try:
-            frame = pd.read_feather(io.BytesIO(data))
-        except Exception as e:  # pyarrow raises several types for corrupt files
-            raise InputError(f"{name}: cannot read as Feather ({type(e).__name__}: {e})") from None
-        frame.index = frame.index + 1
-    elif suffix == ".parquet" or data[:4] == b"PAR1":
-        frame = pd.read_parquet(io.BytesIO(data))
-        frame.index = frame.index + 1
-    else:
-        text = _decode(data, name)
-        frame = parse_delimited(text, name, sniff_separator(text, name))
-    cols = [str(c) for c in frame.columns]
-    frame.columns = cols
-    lower = {c.lower(): c for c in cols}
-    score = lower.get(score_col.lower()) if score_col else next((lower[c] for c in SCORE_COLUMNS if c in lower), None)
-    if score is not None:
-        return _long(frame, name, doc_col, code_col, score)
-    return _wide(frame, name, doc_col)
+    Raises
+    ------
+    InputError
+        With a message saying what a valid rule is.
 
-
-def _long(frame: pd.DataFrame, name: str, doc_col, code_col, score: str) -> RawScores:
-    cols = [c for c in frame.columns if c != score]
-    doc = _pick(cols, doc_col, DOC_COLUMNS, "document id", name)
-    code = _pick([c for c in cols if c != doc], code_col, ("code", "icd9_code", "icd_code", "label", "codes"),
-                 "code", name)
-    values = pd.to_numeric(frame[score], errors="coerce")
-    bad = values.isna() | ~np.isfinite(values.fillna(0)) | (frame[doc].astype(str).str.strip() == "") \
-        | (frame[code].astype(str).str.strip() == "")
-    rejected = pd.DataFrame({"file": name, "line": frame.index[bad], "value": frame.loc[bad, score].astype(str),
-                             "reason": "score is not a number, or the document or code is empty"})
-    ok = frame.loc[~bad]
-    out = pd.DataFrame({"doc_id": ok[doc].astype(str).str.strip(), "code": ok[code].astype(str),
-                        "score": values[~bad].astype(float), "line": ok.index})
-    return RawScores(name, out.doc_id.unique(), out.reset_index(drop=True), rejected.reset_index(drop=True))
-
-
-def _wide(frame: pd.DataFrame, name: str, doc_col) -> RawScores:
-    cols = list(frame.columns)
-    doc = _pick(cols, doc_col, DOC_COLUMNS, "document id", name)
-    code_cols = [c for c in cols if c != doc and c.lower() not in ("target", "targets", "labels", "text")]
-    numeric = frame[code_cols].apply(pd.to_numeric, errors="coerce")
-    # per-code probabilities lie in [0, 1]; id or sequence columns (ROW_ID, SEQ_NUM) do not
-    code_cols = [c for c in code_cols if numeric[c].notna().all() and numeric[c].between(0, 1).all()]
-    if len(code_cols) < 2:
-        raise InputError(f"{name}: no score column ({', '.join(SCORE_COLUMNS)}) and no per-code score columns; "
-                         "expected doc_id,code,score rows or one numeric column per code")
-    values = numeric[code_cols].to_numpy(dtype=float)
-    keep = min(WIDE_KEEP, values.shape[1])
-    top = np.argpartition(-values, keep - 1, axis=1)[:, :keep]
-    rows = np.repeat(np.arange(len(frame)), keep)
-    picked = values[rows, top.ravel()]
-    nz = picked > 0
-    out = pd.DataFrame({"doc_id": frame[doc].astype(str).to_numpy()[rows[nz]],
-                        "code": np.asarray(code_cols, dtype=object)[top.ravel()[nz]],
-                        "score": picked[nz], "line": frame.index.to_numpy()[rows[nz]]})
-    return RawScores(name, frame[doc].astype(str).unique(), out)
-
-
-def decide(scores: RawScores, *, threshold: float | None = None, top_k: int | None = None) -> RawLabels:
-    """Binary decisions: codes scoring ≥ ``threshold``, or each document's ``top_k`` best (ties by code)."""
-    f = scores.frame
+    Examples
+    --------
+    >>> check_rule(threshold=0.5)
+    ('threshold', 0.5)
+    >>> check_rule(top_k=np.int64(5))
+    ('top_k', 5)
+    >>> check_rule(threshold=float("nan"))
+    Traceback (most recent call last):
+    ...
+    cophe_core.readers.InputError: the threshold is nan; give a number above 0 and at most 1, such as 0.5
+    """
     if (threshold is None) == (top_k is None):
-        raise ValueError("give exactly one of threshold and top_k")
+        raise InputError("give exactly one decision rule: a threshold (such as 0.5) or a top-k (such as 15)")
     if threshold is not None:
-        chosen = f[f.score >= threshold]
-    else:
-        order = f.sort_values(["doc_id", "score", "code"], ascending=[True, False, True])
-        chosen = order[order.groupby("doc_id").cumcount() < top_k]
-    return RawLabels(scores.name, scores.docs, chosen[["doc_id", "code", "line"]].reset_index(drop=True),
-                     scores.rejected)
+        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
+            raise InputError(f"the threshold {threshold!r} is not a number; give a number above 0 and at most 1, "
+                             "such as 0.5")
+        t = float(threshold)
+        if math.isnan(t):
+            raise InputError("the threshold is nan; give a number above 0 and at most 1, such as 0.5")
+        if not 0 < t <= 1:
+            raise InputError(f"the threshold {t:g} is outside (0, 1]: scores are probabilities and every code not "
+                             "listed scores 0, so give a number above 0 and at most 1, such as 0.5")
+        return "threshold", t
+    if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1:
+        raise InputError(f"top-k must be a whole number of at least 1, not {top_k!r}")
+    return "top_k", int(top_k)
 
 
 @dataclass(frozen=True, eq=False)
 class ScoredRun:
-    """Gold labels and one run's scores on one document index and ontology (see :func:`score_run`)."""
+    """Gold labels and one run's scores on one document index and ontology (see :func:`score_run`).
+
+    Attributes
+    ----------
+    ontology : Ontology
+    docs : ndarray of str
+        The evaluated documents.
+    gold : csr_matrix
+        Documents × nodes, 0/1.
+    scores : csr_matrix
+        Documents × nodes, each (document, code)'s highest score; 0 (not stored) for codes not listed.
+    max_level : str, optional
+        The highest level evaluated (default: the ontology's).
+    corpus : Corpus, optional
+        The validated inputs: rejected and flagged rows, and warnings.
+    """
 
     ontology: Ontology
     docs: np.ndarray
-    gold: sp.csr_matrix  # docs × nodes, 0/1
-    scores: sp.csr_matrix  # docs × nodes, score (0 = not scored)
+    gold: sp.csr_matrix
+    scores: sp.csr_matrix
     max_level: str | None = None
+    corpus: Corpus | None = None
 
-    def decisions(self, *, threshold: float | None = None, top_k: int | None = None) -> sp.csr_matrix:
+    def decide(self, *, threshold: float | None = None, top_k: int | None = None) -> sp.csr_matrix:
+        """The binary decisions of the rule (see the module docs): documents × nodes, 0/1 int8.
+
+        Examples
+        --------
+        >>> from cophe_core import read_labels
+        >>> from cophe_core.ontology import icd9_ontology
+        >>> run = score_run(read_labels(b"doc_id,code\\n1,401.9\\n"),
+        ...                 read_scores(b"doc_id,code,score\\n1,401.9,0.5\\n1,401.1,0.5\\n1,428.0,0.2\\n"),
+        ...                 icd9_ontology())
+        >>> [run.ontology.keys[n] for n in run.decide(top_k=1).indices]  # a tie: 401.1 sorts first
+        ['401.1']
+        >>> sorted(run.ontology.keys[n] for n in run.decide(threshold=0.5).indices)
+        ['401.1', '401.9']
+        """
+        kind, value = check_rule(threshold, top_k)
         s = self.scores
-        if (threshold is None) == (top_k is None):
-            raise ValueError("give exactly one of threshold and top_k")
-        if threshold is not None:
-            if threshold <= 0:
-                raise ValueError("a threshold must be above 0 (unscored codes score 0)")
-            keep = s.data >= threshold
-            # copies: eliminate_zeros() below works in place and must not touch the scores
-            m = sp.csr_matrix((keep.astype(np.int8), s.indices.copy(), s.indptr.copy()), shape=s.shape)
-        else:
-            m = self._top_k_mask(top_k)
+        keep = s.data >= value if kind == "threshold" else self._ranks < value
+        # new index arrays: eliminate_zeros() works in place and must not touch the scores
+        m = sp.csr_matrix((keep.astype(np.int8), s.indices.copy(), s.indptr.copy()), shape=s.shape)
         m.eliminate_zeros()
         return m
 
-    def _top_k_mask(self, k: int) -> sp.csr_matrix:
-        rank = self._ranks
-        keep = rank < k
-        coo = self.scores.tocoo()
-        return sp.csr_matrix((np.ones(keep.sum(), dtype=np.int8), (coo.row[keep], coo.col[keep])),
-                             shape=self.scores.shape)
-
     @cached_property
     def _ranks(self) -> np.ndarray:
-        """Rank of each stored score within its document, best first (ties by node id)."""
-        coo = self.scores.tocoo()
-        order = np.lexsort((coo.col, -coo.data, coo.row))
+        """Rank of each stored score within its document (0 = best): by score descending, then by the
+        canonical code string ascending."""
+        s = self.scores
+        rows = np.repeat(np.arange(s.shape[0]), np.diff(s.indptr))
+        in_play, pos = np.unique(s.indices, return_inverse=True)
+        keys = np.asarray(self.ontology.keys, dtype=object)[in_play].astype(str)
+        key_rank = np.empty(len(in_play), dtype=np.int64)
+        key_rank[np.argsort(keys, kind="stable")] = np.arange(len(in_play))
+        order = np.lexsort((key_rank[pos], -s.data, rows))
         ranks = np.empty(len(order), dtype=np.int64)
-        starts = np.searchsorted(coo.row[order], coo.row[order], side="left")
-        ranks[order] = np.arange(len(order)) - starts
+        ranks[order] = np.arange(len(order)) - s.indptr[rows[order]]
         return ranks
 
-    def evaluate(self, *, threshold: float | None = None, top_k: int | None = None) -> Evaluation:
-        pred = self.decisions(threshold=threshold, top_k=top_k)
-        return evaluate(self.gold, pred, self.ontology, docs=self.docs, max_level=self.max_level)
+    def evaluate(self, *, threshold: float | None = None, top_k: int | None = None,
+                 max_level: str | None = None) -> Evaluation:
+        """The evaluation of the rule's decisions (:meth:`decide`) up to ``max_level``.
 
-    def curve(self, thresholds=None) -> pd.DataFrame:
-        """``threshold, flat_f1, set_based_f1, cophe_f1`` (overall up to the max level)."""
-        if thresholds is None:
-            thresholds = np.round(np.arange(0.05, 0.951, 0.05), 2)
+        Examples
+        --------
+        >>> from cophe_core import read_labels
+        >>> from cophe_core.ontology import icd9_ontology
+        >>> run = score_run(read_labels(b"doc_id,code\\n1,401.9\\n"),
+        ...                 read_scores(b"doc_id,code,score\\n1,401.9,0.9\\n1,428.0,0.2\\n"), icd9_ontology())
+        >>> run.evaluate(threshold=0.5).score("flat")["f1"]
+        1.0
+        """
+        pred = self.decide(threshold=threshold, top_k=top_k)
+        return evaluate(self.gold, pred, self.ontology, docs=self.docs, max_level=max_level or self.max_level)
+
+    def curve(self, thresholds: Iterable[float] | None = None, *, max_level: str | None = None) -> pd.DataFrame:
+        """``threshold, flat_f1, set_based_f1, cophe_f1`` (overall up to the max level) of the
+        ``threshold=t`` decisions, for each t (default 0.05, 0.10, …, 0.95).
+
+        Examples
+        --------
+        >>> from cophe_core import read_labels
+        >>> from cophe_core.ontology import icd9_ontology
+        >>> run = score_run(read_labels(b"doc_id,code\\n1,401.9\\n"),
+        ...                 read_scores(b"doc_id,code,score\\n1,401.9,0.9\\n1,428.0,0.2\\n"), icd9_ontology())
+        >>> run.curve([0.1, 0.5]).flat_f1.round(3).tolist()
+        [0.667, 1.0]
+        """
         rows = []
-        for t in thresholds:
-            ev = self.evaluate(threshold=float(t))
+        for t in DEFAULT_THRESHOLDS if thresholds is None else thresholds:
+            ev = self.evaluate(threshold=float(t), max_level=max_level)
             rows.append((float(t), ev.score("flat")["f1"], ev.score("set_based")["f1"], ev.score("cophe")["f1"]))
         return pd.DataFrame(rows, columns=["threshold", "flat_f1", "set_based_f1", "cophe_f1"])
 
     def ranking(self, ks: tuple[int, ...] = (5, 8, 15)) -> dict[str, float]:
-        """P@k, R@k, micro and macro AUC (see the module docs)."""
-        coo = self.scores.tocoo()
-        gold_hit = np.asarray(self.gold[coo.row, coo.col]).ravel() > 0
+        """P@k and R@k of the ``top_k=k`` decisions, and micro and macro AUC (see the module docs).
+
+        Examples
+        --------
+        >>> from cophe_core import read_labels
+        >>> from cophe_core.ontology import icd9_ontology
+        >>> run = score_run(read_labels(b"doc_id,code\\n1,401.9\\n"),
+        ...                 read_scores(b"doc_id,code,score\\n1,401.9,0.9\\n1,428.0,0.2\\n"), icd9_ontology())
+        >>> {k: v for k, v in run.ranking(ks=(1, 2)).items() if "@" in k}
+        {'p@1': 1.0, 'r@1': 1.0, 'p@2': 0.5, 'r@2': 1.0}
+        """
         n_gold = np.asarray(self.gold.sum(1)).ravel()
+        with_gold = n_gold > 0
         out: dict[str, float] = {}
         for k in ks:
-            hits = np.bincount(coo.row[(self._ranks < k) & gold_hit], minlength=len(self.docs))
+            hits = np.asarray(self.decide(top_k=k).multiply(self.gold).sum(1)).ravel()
             out[f"p@{k}"] = float((hits / k).mean()) if len(self.docs) else 0.0
-            with_gold = n_gold > 0
             out[f"r@{k}"] = float((hits[with_gold] / n_gold[with_gold]).mean()) if with_gold.any() else 0.0
         out.update(self._auc())
         return out
@@ -257,29 +275,47 @@ def _mann_whitney(pos: np.ndarray, neg_nonzero: np.ndarray, neg_zeros: int) -> f
 
 def score_run(gold: RawLabels, scores: RawScores, ontology: Ontology, *, system: str = "auto",
               max_level: str | None = None) -> ScoredRun:
-    """Align gold labels and scores (codes resolved as for labels; unresolvable ones dropped and listed
-    in ``scores.rejected`` by :func:`read_scores`' caller)."""
-    codes = np.unique(np.concatenate([gold.pairs.code.to_numpy(dtype=str), scores.frame.code.to_numpy(dtype=str)]))
-    ids, _reasons, _flags, onto = _resolve_codes(codes, ontology, system)
-    lookup = dict(zip(codes, ids))
-    docs = np.unique(np.concatenate([gold.docs.astype(str), scores.docs.astype(str)]))
-    gi = np.array([lookup[c] for c in gold.pairs.code], dtype=np.int64)
-    si = np.array([lookup[c] for c in scores.frame.code], dtype=np.int64)
-    gd = np.searchsorted(docs, gold.pairs.doc_id.to_numpy(dtype=str))
-    sd = np.searchsorted(docs, scores.frame.doc_id.to_numpy(dtype=str))
-    g = sp.csr_matrix((np.ones((gi >= 0).sum(), dtype=np.int8), (gd[gi >= 0], gi[gi >= 0])),
-                      shape=(len(docs), onto.n_nodes))
-    g.sum_duplicates()
-    g.data[:] = 1
-    # duplicate (doc, code) scores keep the maximum
-    keep = si >= 0
-    frame = pd.DataFrame({"d": sd[keep], "n": si[keep], "s": scores.frame.score.to_numpy()[keep]})
-    frame = frame.groupby(["d", "n"], as_index=False).s.max()
-    s = sp.csr_matrix((frame.s.to_numpy(), (frame.d.to_numpy(), frame.n.to_numpy())), shape=(len(docs), onto.n_nodes))
-    return ScoredRun(onto, docs, g, s, max_level)
+    """Validate gold labels and one run's scores through :func:`cophe_core.labels.encode`, and align them.
+
+    Rejected rows of either file (with file, line, value and reason), flagged rows and warnings are in
+    the returned run's ``corpus``.
+
+    Parameters
+    ----------
+    gold : RawLabels
+    scores : RawScores
+    ontology : Ontology
+    system : {"auto", "diagnosis", "procedure"}
+        For ICD-9: which table undotted codes come from.
+    max_level : str, optional
+        The highest level evaluated (default: the ontology's).
+
+    Examples
+    --------
+    >>> from cophe_core import read_labels
+    >>> from cophe_core.ontology import icd9_ontology
+    >>> run = score_run(read_labels(b"doc_id,code\\n1,401.9\\n"),
+    ...                 read_scores(b"doc_id,code,score\\n1,401.9,0.9\\n1,zz,0.5\\n", name="s.csv"), icd9_ontology())
+    >>> run.corpus.rejected[["file", "line", "value"]].values.tolist()
+    [['s.csv', 3, 'zz']]
+    """
+    if not isinstance(scores, RawScores):
+        raise InputError(f"{scores.name}: holds code sets, not scores (doc_id,code,score rows, or one score column "
+                         "per code)")
+    if isinstance(gold, RawScores):
+        raise InputError(f"{gold.name}: the gold standard holds scores; give its code sets (doc_id,code rows)")
+    corpus = encode(gold, {"scores": scores}, ontology, system=system)
+    return ScoredRun(corpus.ontology, corpus.docs, corpus.gold, corpus.runs["scores"], max_level, corpus)
 
 
 def tune_threshold(curve: pd.DataFrame, measure: str = "cophe") -> float:
-    """The threshold of a (development-split) curve with the highest F1 for ``measure``."""
+    """The threshold of a (development-split) curve with the highest F1 for ``measure`` (the lowest such
+    threshold on a tie).
+
+    Examples
+    --------
+    >>> tune_threshold(pd.DataFrame({"threshold": [0.3, 0.5], "cophe_f1": [0.6, 0.7]}))
+    0.5
+    """
     col = f"{measure}_f1"
     return float(curve.loc[curve[col].idxmax(), "threshold"])

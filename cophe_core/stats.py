@@ -7,6 +7,9 @@ matrix product of a (B × documents) weight matrix with the (documents × k)
 per-document table — no loop over resamples or documents.
 
 - :func:`bootstrap`: percentile intervals (Efron), multinomial document weights.
+  With B resamples in chunks of k (a chunk's weight matrix stays under a
+  memory budget), chunk i draws from ``SeedSequence(seed).spawn(k)[i]``, so
+  no two seeds (and no two chunks) share a random stream.
 - :func:`paired_bootstrap`: the same resamples applied to two runs; the
   two-sided p-value is the share of resampled differences at least as far from
   the observed difference as the observed difference is from 0 (the
@@ -15,12 +18,21 @@ per-document table — no loop over resamples or documents.
   reports): each document's outputs are swapped between the runs with
   probability 1/2; p = (1 + #{|d*| ≥ |d|}) / (R + 1). A run against itself gives p = 1.
 
+ICM is averaged over the documents with a gold code only (see
+:mod:`cophe_core.suite`), in every resample as in the point estimate: a
+resample's ICM is Σ wᵢ·ICMᵢ / Σ wᵢ over those documents (and NaN if the
+resample holds none of them), its ICM-Norm follows from that ICM and
+ICM(g, g) averaged the same way. For example, documents d1 (ICM 2), d2 (ICM −4)
+and a prediction-only d3 give ICM −1; the resample (d1, d1, d3) gives 2, not 4/3.
+The information content itself is the full data's, not re-estimated per resample.
+
 All are seeded and take the number of resamples as an argument.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,11 +49,16 @@ class _Table:
     names: list[str]  # one per headline figure
     counts: np.ndarray  # docs × (3 · ratio figures): tp, fp, fn
     ratio_index: list[tuple[int, str]]  # figure → (group, stat)
-    means: np.ndarray  # docs × mean figures
+    means: np.ndarray  # docs × per-document values: the suite's means, then icm, icm_gold, icm_docs
     mean_names: list[str]
 
 
 HEADLINES = ("flat", "set_based", "cophe")
+_EB = ["eb_jacc", "eb_hamm", "eb_subacc", "eb_f", "prop_f", "hf"]  # averaged over every document
+# icm and icm_gold are 0 on documents without a gold code and icm_docs marks the others (1), so that a
+# resample's ICM is Σ w·icm / Σ w·icm_docs: the mean over the same documents as the point estimate.
+_ICM = ["icm", "icm_gold", "icm_docs"]
+BUDGET = 20_000_000  # cells of one chunk's (resamples × documents) weight matrix
 
 
 def _table(ev: Evaluation, with_suite: bool) -> _Table:
@@ -62,8 +79,11 @@ def _table(ev: Evaluation, with_suite: bool) -> _Table:
     means = np.zeros((len(ev.docs), 0))
     if with_suite:
         per = per_document(ev)
-        mean_names = ["eb_jacc", "eb_hamm", "eb_subacc", "eb_f", "prop_f", "hf", "icm", "icm_gold"]
-        means = per[mean_names].to_numpy(dtype=np.float64)
+        mean_names = _EB + _ICM
+        scored = per["icm_scored"].to_numpy(dtype=bool)
+        means = np.column_stack([per[_EB].to_numpy(dtype=np.float64),
+                                 np.where(scored, per["icm"], 0.0), np.where(scored, per["icm_gold"], 0.0),
+                                 scored.astype(np.float64)])
     return _Table(names, counts, ratio_index, means, mean_names)
 
 
@@ -75,21 +95,35 @@ def _figures(t: _Table, count_totals: np.ndarray, mean_totals: np.ndarray, n: np
         p, r, f = prf(tp, fp, fn)
         cols.append({"precision": p, "recall": r, "f1": f}[stat])
     if t.mean_names:
-        avg = mean_totals / n[:, None]
-        icm, icm_gold = avg[:, t.mean_names.index("icm")], avg[:, t.mean_names.index("icm_gold")]
+        k = len(_EB)
+        cols += list((mean_totals[:, :k] / n[:, None]).T)
+        icm_sum, gold_sum, icm_docs = mean_totals[:, k], mean_totals[:, k + 1], mean_totals[:, k + 2]
         with np.errstate(divide="ignore", invalid="ignore"):
+            icm = np.where(icm_docs > 0, icm_sum / icm_docs, np.nan)
+            icm_gold = np.where(icm_docs > 0, gold_sum / icm_docs, np.nan)
             norm = np.where(icm_gold > 0, np.maximum(0, (icm + icm_gold) / (2 * icm_gold)), np.nan)
-        cols += [avg[:, j] for j, name in enumerate(t.mean_names) if name != "icm_gold"] + [norm]
+        cols += [icm, norm]
     return np.column_stack(cols)
 
 
 def _names(t: _Table) -> list[str]:
-    return t.names + [m for m in t.mean_names if m != "icm_gold"] + (["icm_norm"] if t.mean_names else [])
+    return t.names + ([*_EB, "icm", "icm_norm"] if t.mean_names else [])
 
 
-def _weights(n_docs: int, n_resamples: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
+def _weights(n_docs: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     return rng.multinomial(n_docs, np.full(n_docs, 1.0 / n_docs), size=n_resamples).astype(np.float64)
+
+
+def _resamples(n_docs: int, n_resamples: int, seed: int, budget: int = BUDGET) -> Iterator[np.ndarray]:
+    """Bootstrap weight matrices (resamples × documents, multinomial counts), chunk by chunk.
+
+    Chunk i of k draws from ``SeedSequence(seed).spawn(k)[i]``: independent streams, so seed 0's second
+    chunk is not seed 1's first (as it was with chunk i seeded ``seed + i``). With 10 documents and
+    ``budget=40``, 10 resamples come in 3 chunks of 4, 4 and 2 rows, each row summing to 10.
+    """
+    sizes = _chunks(n_resamples, n_docs, budget)
+    for size, child in zip(sizes, np.random.SeedSequence(seed).spawn(len(sizes))):
+        yield _weights(n_docs, size, np.random.default_rng(child))
 
 
 def _apply(t: _Table, w: np.ndarray) -> np.ndarray:
@@ -112,7 +146,7 @@ def bootstrap(ev: Evaluation, *, n_resamples: int = 1000, seed: int = 0, confide
     n = t.counts.shape[0]
     if n == 0:
         raise ValueError("no documents to resample")
-    draws = np.vstack([_apply(t, _weights(n, b, seed + i)) for i, b in enumerate(_chunks(n_resamples, n))])
+    draws = np.vstack([_apply(t, w) for w in _resamples(n, n_resamples, seed)])
     return pd.DataFrame({"figure": _names(t), "value": _point(t), **_interval(draws, confidence)})
 
 
@@ -125,7 +159,7 @@ def _interval(draws: np.ndarray, confidence: float) -> dict[str, np.ndarray]:
     return {"low": low, "high": high}
 
 
-def _chunks(total: int, n_docs: int, budget: int = 20_000_000) -> list[int]:
+def _chunks(total: int, n_docs: int, budget: int = BUDGET) -> list[int]:
     """Resamples per chunk, so that a weight matrix stays under ``budget`` cells."""
     size = max(1, budget // max(n_docs, 1))
     return [min(size, total - start) for start in range(0, total, size)]
@@ -137,15 +171,15 @@ def paired_bootstrap(a: Evaluation, b: Evaluation, *, n_resamples: int = 1000, s
     _same_docs(a, b)
     ta, tb = _table(a, with_suite), _table(b, with_suite)
     n = ta.counts.shape[0]
-    deltas = []
-    for i, size in enumerate(_chunks(n_resamples, n)):
-        w = _weights(n, size, seed + i)
-        deltas.append(_apply(tb, w) - _apply(ta, w))
-    d = np.vstack(deltas)
+    d = np.vstack([_apply(tb, w) - _apply(ta, w) for w in _resamples(n, n_resamples, seed)])
     pa, pb = _point(ta), _point(tb)
     obs = pb - pa
     bounds = _interval(d, confidence)
-    p = np.where(np.isnan(obs), np.nan, np.mean(np.abs(d - obs) >= np.abs(obs) - 1e-12, axis=0))
+    # a resample where a figure is undefined (ICM without a gold document) does not count
+    far = np.where(np.isnan(d), np.nan, np.abs(d - obs) >= np.abs(obs) - 1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: an undefined figure
+        p = np.where(np.isnan(obs), np.nan, np.nanmean(far, axis=0))
     return pd.DataFrame({"figure": _names(ta), "a": pa, "b": pb, "delta": obs, **bounds, "p_value": p})
 
 

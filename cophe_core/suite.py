@@ -19,9 +19,10 @@ empty scores 1 (and 0 for Hamming loss).
   p_c = 1 / (1 + C e^(−A ln(N_c + B))), C = (ln N − 1)(B + 1)^A, A = 0.55, B = 1.5,
   N_c the gold documents with c, N the documents (c∅: N).
 - **HF**, hierarchical F: EB-F on s and g each augmented with all ancestors.
-- **ICM** = α1·IC(s) + α2·IC(g) − β·IC(s ∪ g), α1 = α2 = 2, β = 3, averaged;
-  IC(c) = −log2 P(c), P(c) the share of gold documents with c or a
-  descendant, 1/|documents| when that share is 0. The IC of a set follows the
+- **ICM** = α1·IC(s) + α2·IC(g) − β·IC(s ∪ g), α1 = α2 = 2, β = 3, averaged
+  over the *gold documents*: those with at least one gold code. IC(c) =
+  −log2 P(c), P(c) the share of gold documents with c or a descendant,
+  1/|gold documents| when that share is 0. The IC of a set follows the
   paper's recursion IC({c1} ∪ S) = IC(c1) + IC(S) − IC({lso(c1, c) : c ∈ S}).
   Because lso is the intersection of root paths, that recursion is
   inclusion–exclusion of the measure that gives node v the weight
@@ -29,10 +30,28 @@ empty scores 1 (and 0 for Hamming loss).
   the root paths of S**. One sparse product per document set computes it
   exactly, instead of the exponential recursion.
 - **ICM-Norm** = (ICM + ICM(g, g)) / (2·ICM(g, g)), floored at 0, where
-  ICM(g, g) = (α1 + α2 − β)·mean IC(g); NaN when that is 0 (every gold
-  document holds the same codes, so the gold carries no information).
+  ICM(g, g) = (α1 + α2 − β)·mean IC(g) over the same documents; NaN when that
+  is 0 (every gold document holds the same codes, so the gold carries no
+  information) or when no document has a gold code.
 
-In a DAG, "root paths" follow each node's first parent.
+**Documents with no gold code** (ids found only in a run, or gold documents
+whose codes were all rejected) are left out of ICM and ICM-Norm entirely:
+they count neither in P(c) nor in the mean, and :func:`per_document` gives
+them NaN. This is what PyEvALL 0.2.11, the metric authors' implementation,
+does: its reader drops a gold entry with an empty value, ICM iterates over
+the gold entries only (a prediction-only id is never looked up) and divides
+both the class frequencies and the sum by their number. For example, with
+gold {d1: A0}, {d2: A1, B0}, {d3: B} in the tree A → {A0, A1}, B → {B0, B1},
+predictions {d1: A0}, {d2: A0}, {d3: B1} give ICM = (2·log2 3 − 5)/3 ≈ −0.610,
+and adding a fourth, prediction-only id {d4: A, B0} leaves that unchanged
+(counting d4 with an empty gold set would make P(A) = 2/4 instead of 2/3).
+:func:`icm_left_out` counts those documents and :func:`icm_note` words it
+for the CLI and the dashboard. The other metrics still average over every
+document.
+
+In a DAG, P(c) counts documents with a descendant of c along any path, but
+"root paths" follow each node's **first parent**, so that the weights
+telescope: the root path of c below its first parent p is the path of p plus c.
 """
 
 from __future__ import annotations
@@ -43,7 +62,8 @@ import scipy.sparse as sp
 
 from .metrics import Evaluation, prf
 
-__all__ = ["suite", "per_document", "information_content", "PROPERTIES", "ALPHA1", "ALPHA2", "BETA"]
+__all__ = ["suite", "per_document", "information_content", "icm_left_out", "icm_note", "PROPERTIES", "ALPHA1",
+           "ALPHA2", "BETA"]
 
 ALPHA1 = ALPHA2 = 2.0
 BETA = 3.0
@@ -51,15 +71,58 @@ PROP_A, PROP_B = 0.55, 1.5
 
 
 def information_content(ev: Evaluation) -> np.ndarray:
-    """IC(v) = −log2 P(v) for every node, P from the gold documents (1/|docs| if unseen)."""
-    return _ic(_covered(ev.gold, ev.ontology.closure), ev)
+    """IC(v) = −log2 P(v) for every node: P(v) is the share of gold documents (those with a gold code) that
+    hold v or a descendant, and 1/|gold documents| when none does.
+
+    With gold {d1: 401.9}, {d2: 401.1} and a prediction-only d3, P(401) = 2/2, so IC(401) = 0, and
+    IC(401.9) = −log2(1/2) = 1 (counting d3 would make them log2(3/2) and log2 3):
+
+    >>> from cophe_core import score_files
+    >>> s = score_files(b"doc_id,code\\n1,401.9\\n2,401.1\\n", {"A": b"doc_id,code\\n3,428.0\\n"})
+    >>> ev = s.evaluation("A")
+    >>> ic = information_content(ev)
+    >>> float(ic[ev.ontology.codes["401"]]), float(ic[ev.ontology.codes["401.9"]])
+    (0.0, 1.0)
+    """
+    return _ic(_covered(ev.gold, ev.ontology.closure), _gold_docs(ev))
 
 
-def _ic(gold_covered: sp.csr_matrix, ev: Evaluation) -> np.ndarray:
-    n_docs = max(len(ev.docs), 1)
-    docs_with = np.bincount(gold_covered.indices, minlength=ev.ontology.n_nodes)  # one per (doc, node) pair
-    p = np.where(docs_with > 0, docs_with / n_docs, 1.0 / n_docs)
-    return -np.log2(p)
+def _gold_docs(ev: Evaluation) -> np.ndarray:
+    """Boolean mask of the documents with at least one gold code: the documents ICM is defined on."""
+    return np.asarray((ev.gold != 0).sum(axis=1)).ravel() > 0
+
+
+def _ic(gold_covered: sp.csr_matrix, gold_docs: np.ndarray) -> np.ndarray:
+    """IC of every node from the covered gold matrix; ``gold_docs`` gives the denominator of P."""
+    n_gold = max(int(gold_docs.sum()), 1)  # no gold document: every ICM value is masked anyway
+    docs_with = np.bincount(gold_covered.indices, minlength=gold_covered.shape[1])  # one per (doc, node) pair
+    p = np.where(docs_with > 0, docs_with / n_gold, 1.0 / n_gold)
+    return 0.0 - np.log2(p)  # not -log2: IC 0.0 rather than -0.0 for a node every gold document holds
+
+
+def icm_left_out(ev: Evaluation) -> int:
+    """How many documents ICM and ICM-Norm leave out because they have no gold code (see the module docs).
+
+    >>> from cophe_core import score_files
+    >>> s = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.9\\n2,428.0\\n"})
+    >>> icm_left_out(s.evaluation("A"))
+    1
+    """
+    return int(len(ev.docs) - _gold_docs(ev).sum())
+
+
+def icm_note(ev: Evaluation) -> str | None:
+    """The sentence that tells a user ICM left documents out, or ``None`` when it left none out.
+
+    >>> from cophe_core import score_files
+    >>> s = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.9\\n2,428.0\\n"})
+    >>> icm_note(s.evaluation("A"))
+    'ICM and ICM-Norm leave out 1 document with no gold codes, as PyEvALL does'
+    """
+    n = icm_left_out(ev)
+    if n == 0:
+        return None
+    return f"ICM and ICM-Norm leave out {n} document{'s' if n != 1 else ''} with no gold codes, as PyEvALL does"
 
 
 def _covered(labels: sp.csr_matrix, closure: sp.csr_matrix) -> sp.csr_matrix:
@@ -86,7 +149,19 @@ def _tree_closure(ev: Evaluation) -> sp.csr_matrix:
 
 
 def per_document(ev: Evaluation) -> pd.DataFrame:
-    """Per-document values of every example-based metric, ICM included (``icm``, ``icm_gold``)."""
+    """Per-document values of every example-based metric, one row per document of ``ev.docs``.
+
+    Columns ``eb_jacc, eb_hamm, eb_subacc, eb_precision, eb_recall, eb_f, prop_f, hf`` (module docs), then
+    ``icm`` = α1·IC(s) + α2·IC(g) − β·IC(s ∪ g), ``icm_gold`` = ICM(g, g) = (α1 + α2 − β)·IC(g), and
+    ``icm_scored``: whether the document has a gold code. ICM is defined on those documents only (as in
+    PyEvALL), so ``icm`` and ``icm_gold`` are NaN where ``icm_scored`` is False; their means over the
+    scored rows are :func:`suite`'s ICM and ICM(g, g).
+
+    Example (tree A → {A0, A1}, B → {B0, B1}; gold {d1: A0}, {d2: A1, B0}, {d3: B}; so P(A) = P(B) = 2/3 and
+    every leaf has P = 1/3): predicting {A0} for d2 gives IC(s) = log2 3, IC(g) = 2·log2 3 and
+    IC(s ∪ g) = 2·log2 3 + 1, so ``icm`` = 2·log2 3 + 4·log2 3 − 3·(2·log2 3 + 1) = −3; a prediction-only
+    d4 gets ``icm`` NaN and ``icm_scored`` False.
+    """
     g, p = ev.gold, ev.pred
     n_g = np.asarray(g.sum(1)).ravel().astype(float)
     n_p = np.asarray(p.sum(1)).ravel().astype(float)
@@ -120,8 +195,9 @@ def per_document(ev: Evaluation) -> pd.DataFrame:
     h_g, h_p = np.asarray(ga.sum(1)).ravel(), np.asarray(pa.sum(1)).ravel()
     hf = np.where((h_g + h_p) == 0, 1.0, prf(h_inter, h_p - h_inter, h_g - h_inter)[2])
 
-    # ICM
-    w = _weights(ev, _ic(ga, ev))
+    # ICM, on the documents with a gold code only (module docs)
+    scored = _gold_docs(ev)
+    w = _weights(ev, _ic(ga, scored))
     if ev.ontology.is_dag:  # root paths follow first parents
         tc = _tree_closure(ev)
         ga, pa = _covered(g, tc), _covered(p, tc)
@@ -129,7 +205,8 @@ def per_document(ev: Evaluation) -> pd.DataFrame:
     paths_u = (ga + pa).tocsr()  # the root paths of s ∪ g are the union of theirs
     paths_u.data[:] = 1
     ic_u = np.asarray(paths_u @ w).ravel()
-    icm = ALPHA1 * ic_p + ALPHA2 * ic_g - BETA * ic_u
+    icm = np.where(scored, ALPHA1 * ic_p + ALPHA2 * ic_g - BETA * ic_u, np.nan)
+    icm_gold = np.where(scored, (ALPHA1 + ALPHA2 - BETA) * ic_g, np.nan)
 
     return pd.DataFrame({
         "doc_id": ev.docs,
@@ -138,7 +215,7 @@ def per_document(ev: Evaluation) -> pd.DataFrame:
         "eb_subacc": (union == inter).astype(float),
         "eb_precision": np.where(both_empty, 1.0, prec), "eb_recall": np.where(both_empty, 1.0, rec),
         "eb_f": ebf, "prop_f": propf, "hf": hf,
-        "icm": icm, "icm_gold": (ALPHA1 + ALPHA2 - BETA) * ic_g,
+        "icm": icm, "icm_gold": icm_gold, "icm_scored": scored,
     })
 
 
@@ -158,13 +235,17 @@ def suite(ev: Evaluation) -> dict[str, float]:
     tn = n - f["tp"] - f["fp"] - f["fn"]
     lb_acc = float(((f["tp"] + tn)[in_play] / n).mean()) if in_play.any() else 1.0
     lb_f = float(prf(f["tp"][in_play], f["fp"][in_play], f["fn"][in_play])[2].mean()) if in_play.any() else 1.0
-    icm, icm_gold = float(docs.icm.mean()), float(docs.icm_gold.mean())
+    scored = docs.icm_scored.to_numpy()
+    if scored.any():  # the documents with a gold code (module docs)
+        icm, icm_gold = float(docs.icm[scored].mean()), float(docs.icm_gold[scored].mean())
+    else:
+        icm = icm_gold = float("nan")
     # undefined when the gold sets carry no information (every document has the same codes)
     icm_norm = max(0.0, (icm + icm_gold) / (2 * icm_gold)) if icm_gold > 0 else float("nan")
     out = {"lb_acc": lb_acc, "lb_f": lb_f}
-    for k in ("eb_jacc", "eb_hamm", "eb_subacc", "eb_f", "prop_f", "hf", "icm"):
+    for k in ("eb_jacc", "eb_hamm", "eb_subacc", "eb_f", "prop_f", "hf"):
         out[k] = float(docs[k].mean())
-    out["icm_norm"] = icm_norm
+    out["icm"], out["icm_norm"] = icm, icm_norm
     return out
 
 

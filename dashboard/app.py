@@ -8,7 +8,6 @@ Views live in ``views/``; all numbers come from ``cophe_core``.
 
 from __future__ import annotations
 
-import logging
 import sys
 from pathlib import Path
 
@@ -20,6 +19,9 @@ for p in (HERE, HERE.parent):  # the dashboard modules, and cophe_core in a sour
         sys.path.insert(0, str(p))
 
 import data  # noqa: E402
+import errors  # noqa: E402
+
+errors.setup_logging()
 
 st.set_page_config(page_title="cophe · hierarchical evaluation", page_icon=":material/account_tree:", layout="wide")
 
@@ -38,7 +40,5 @@ try:
     st.session_state["_ctx"] = data.sidebar()
     st.sidebar.caption("cophe · CoPHE: Falis et al., EMNLP 2021. All figures are computed by cophe_core.")
     page.run()
-except Exception as exc:  # the user sees a message, never a traceback
-    logging.getLogger("cophe.dashboard").exception("unexpected error")
-    st.error(f"Something went wrong: {data.md(type(exc).__name__)}: {data.md(exc)}. "
-             "If it persists, check the input files or report it with the server log.")
+except Exception as exc:  # the user sees a panel, never a traceback: theirs to fix, or ours to report
+    errors.show_error(exc, page.title)

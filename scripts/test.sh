@@ -1,14 +1,61 @@
 #!/usr/bin/env bash
-# Install everything the tests need (Debian's headless Chromium included) and run the whole suite.
-# Used as-is by CI (.ci/run) and by the README's test command.
+# The test command (README, and CI through .ci/run):
+#
+#   1. installs Debian's chromium-headless-shell for the browser test, if missing;
+#   2. builds a brand-new virtual environment from requirements.txt plus the test extras, and runs deptry,
+#      ruff and the whole pytest suite there, never in the machine's own Python, so that nothing installed
+#      by hand can hide a missing install step;
+#   3. builds a second new environment at the lowest declared versions (constraints-lowest.txt) and runs
+#      deptry, ruff and the core and app tests there, so that every lower bound is a tested version.
+#
+# Arguments go to the first pytest run, and then the lowest-versions run is skipped (a quick local check:
+# `bash scripts/test.sh tests/core -x`). pytest exits non-zero when it collects nothing, and so does this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+PYTHON=${PYTHON:-python3}
+VENVS=.venvs
+start=$SECONDS
+
+phase() {  # a heading with the seconds elapsed so far
+  printf '\n== %s (at %ss)\n' "$1" "$((SECONDS - start))"
+}
+
 if [ ! -x /usr/bin/chromium-headless-shell ]; then
+  phase "installing chromium-headless-shell (apt)"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq chromium-headless-shell >/dev/null
 fi
-python -m pip install -q -e ".[test]"
-python -m ruff check .
-python -m pytest -n 2 "$@"
+
+fresh_venv() {  # fresh_venv DIR PIP-ARGS...: a new virtual environment with the given install
+  local dir=$1
+  shift
+  rm -rf "$dir"
+  "$PYTHON" -m venv "$dir"
+  "$dir/bin/python" -m pip install --quiet "$@"
+}
+
+checks() {  # checks DIR PYTEST-ARGS...: deptry, ruff and pytest with the environment in DIR
+  local py=$1/bin/python
+  shift
+  "$py" -m deptry .
+  "$py" -m ruff check .
+  "$py" -m pytest -n 2 "$@"
+}
+
+phase "new environment: requirements.txt + test extras"
+fresh_venv "$VENVS/test" -r requirements.txt -e ".[test]"
+phase "tests (latest versions)"
+checks "$VENVS/test" "$@"
+
+if [ $# -gt 0 ]; then
+  phase "done; lowest-versions run skipped because pytest arguments were given"
+  exit 0
+fi
+
+phase "new environment: the lowest declared versions (constraints-lowest.txt)"
+fresh_venv "$VENVS/lowest" -c constraints-lowest.txt -e ".[test]"
+phase "core and app tests (lowest versions)"
+checks "$VENVS/lowest" tests/core tests/app cophe_core
+phase "done"

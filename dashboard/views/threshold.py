@@ -1,12 +1,17 @@
-"""Probability outputs: the F1-versus-threshold curve, ranking metrics, and tuning on a development split."""
+"""Probability outputs: the F1-versus-threshold curve, ranking metrics, and tuning on a development split.
+
+The curve and the ranking metrics come from the scoring's own run (read with the sidebar's reading
+options and validated with the other inputs) and its one decision rule (cophe_core.scores); a
+development split is read with the same options.
+"""
 
 import data
 import pandas as pd
 import streamlit as st
 from figures import threshold_curve
 
-from cophe_core import read_labels
-from cophe_core.scores import read_scores, score_run, tune_threshold
+from cophe_core import InputError
+from cophe_core.scores import score_run, tune_threshold
 
 SAMPLE_DEV = (data.SAMPLE / "icd9" / "dev_gold.csv", data.SAMPLE / "icd9" / "dev_scores.csv")
 
@@ -14,6 +19,16 @@ SAMPLE_DEV = (data.SAMPLE / "icd9" / "dev_gold.csv", data.SAMPLE / "icd9" / "dev
 def use_threshold(t: float) -> None:
     st.session_state["rule_kind"] = "codes above a threshold"
     st.session_state["threshold"] = t
+
+
+def dev_curve(ctx: data.Context, dev: tuple[tuple[str, bytes], tuple[str, bytes]]) -> tuple[pd.DataFrame, list[str]]:
+    """The development split's threshold curve and input warnings, read as the test inputs were."""
+    reading = ctx.reading or {}
+    kw = {"doc_col": reading.get("doc_col"), "code_col": reading.get("code_col")}
+    gold, scores = data.read_upload(*dev[0], **kw), data.read_upload(*dev[1], **kw)
+    run = score_run(gold, scores, ctx.scoring.corpus.ontology, system=reading.get("system", "auto"),
+                    max_level=ctx.max_level)
+    return run.curve(), run.corpus.warnings
 
 
 st.title("Threshold")
@@ -24,11 +39,8 @@ if ctx:
                 "code as in Edin et al.'s feather files), or choose Sample: ICD-9, whose run **model** does.")
         st.stop()
     run = st.selectbox("Run with scores", list(ctx.scored), key="threshold_run")
-    onto = ctx.scoring.corpus.ontology
-    gold = data.cached(ctx.scoring, ("gold_raw",), lambda: read_labels(data._named(*ctx.gold)))
-    scored = data.cached(ctx.scoring, ("scored_run", run, ctx.max_level),
-                         lambda: score_run(gold, ctx.scored[run], onto, max_level=ctx.max_level))
-    curve = data.cached(ctx.scoring, ("curve", run, ctx.max_level), scored.curve)
+    scored = ctx.scored[run]
+    curve = data.cached(scored, ("curve", ctx.max_level), lambda: scored.curve(max_level=ctx.max_level))
 
     st.subheader("Tune on a development split", anchor=False)
     st.caption("Choosing the threshold on the test set overstates every score. Pick it on held-out "
@@ -47,24 +59,33 @@ if ctx:
             dev = ((dg.name, dg.getvalue()), (ds.name, ds.getvalue()))
     tuned = None
     if dev is not None:
-        dev_curve = data.cached(ctx.scoring, ("dev_curve", dev[0][0], dev[1][0], ctx.max_level), lambda: score_run(
-            read_labels(data._named(*dev[0])), read_scores(data._named(*dev[1])), onto,
-            max_level=ctx.max_level).curve())
-        tuned = tune_threshold(dev_curve, "cophe")
-        st.success(f"On the development split, CoPHE overall F1 peaks at threshold **{tuned:.2f}**.")
-        st.button(f"Use threshold {tuned:.2f} in every view", on_click=use_threshold, args=(tuned,), key="use_tuned")
+        key = ("dev_curve", *(data.file_digest(*f) for f in dev), tuple(sorted((ctx.reading or {}).items())),
+               ctx.max_level)
+        try:
+            tuning, dev_warnings = data.cached(scored, key, lambda: dev_curve(ctx, dev))
+        except InputError as e:
+            st.error(f"Development split: {data.md(e)}")
+        else:
+            if dev_warnings:
+                st.warning("Development split:\n" + "\n".join(f"- {data.md(w)}" for w in dev_warnings))
+            tuned = tune_threshold(tuning, "cophe")
+            st.success(f"On the development split, CoPHE overall F1 peaks at threshold **{tuned:.2f}**.")
+            st.button(f"Use threshold {tuned:.2f} in every view", on_click=use_threshold, args=(tuned,),
+                      key="use_tuned")
 
     st.subheader("F1 against the threshold (test set)", anchor=False)
     current = ctx.rule[1] if ctx.rule and ctx.rule[0] == "threshold" else None
     fig = threshold_curve(curve, current, tuned)
     st.plotly_chart(fig, key="threshold_curve")
     data.figure_download(fig, f"threshold_curve_{run}", "dl_threshold_curve")
-    st.caption("Read the curve to see how the measures respond; do not pick the test set's peak.")
+    st.caption("Read the curve to see how the measures respond; do not pick the test set's peak. A code is "
+               "predicted when its score is at least the threshold.")
 
     st.subheader("Threshold-free metrics", anchor=False)
-    ranking = data.cached(ctx.scoring, ("ranking", run), scored.ranking)
+    ranking = data.cached(scored, ("ranking",), scored.ranking)
     st.dataframe(pd.DataFrame([ranking]), hide_index=True, width="stretch",
                  column_config={k: st.column_config.NumberColumn(format="%.3f") for k in ranking})
-    st.caption("P@k: share of each document's k best-scored codes that are right; R@k: share of its gold codes "
-               "among them. AUC: how often a gold (document, code) pair outscores a wrong one (micro: all pairs; "
-               "macro: per code, averaged). Codes with no score count as 0.")
+    st.caption("P@k: share of each document's k best-scored codes that are right (the codes of the top-k rule; "
+               "a tie goes to the code that sorts first); R@k: share of its gold codes among them. AUC: how often "
+               "a gold (document, code) pair outscores a wrong one (micro: all pairs; macro: per code, averaged). "
+               "Codes with no score count as 0.")

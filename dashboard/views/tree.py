@@ -6,6 +6,7 @@ into "Other"), never the whole ontology.
 """
 
 import data
+import errors
 import streamlit as st
 from figures import COLOUR_BY, tree_figure
 from texts import HELP
@@ -26,7 +27,7 @@ def set_focus(node: int | None) -> None:
 
 
 @st.fragment
-@data.guarded
+@errors.guarded
 def tree_area(ctx, colour: str, depth: int) -> None:
     ev = ctx.evaluation()
     onto = ev.ontology

@@ -231,3 +231,79 @@ def test_threshold_slider_updates_every_view_and_tuning_on_dev():
     assert at.session_state["threshold"] == 0.5 and not at.exception
     ranking = at.dataframe[0].value
     assert {"p@5", "r@15", "auc_micro", "auc_macro"} <= set(ranking.columns)
+
+
+def _values(v) -> list[float]:
+    """A Plotly array from the figure JSON (plain list or typed array)."""
+    import base64
+
+    import numpy as np
+
+    if isinstance(v, dict):
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"]).tolist()
+    return list(v)
+
+
+def test_threshold_page_follows_the_reading_options():
+    """Undotted codes in columns adm,dx: the Threshold page reads them as the sidebar says (it re-read the
+    gold without the column options and scored without the code system)."""
+    from cophe_core import score_files
+
+    gold = b"adm,dx\nA,4019\nA,4280\nB,25000\n"
+    scores = b"adm,dx,score\nA,4019,0.9\nA,4281,0.6\nB,25000,0.7\nB,4019,0.2\n"
+    at = upload(run_app(), ("gold.csv", gold), [("model.csv", scores)])
+    at.text_input(key="doc_col").set_value("adm").run()
+    at.text_input(key="code_col").set_value("dx").run()
+    at.selectbox(key="system").set_value("diagnosis").run()
+    assert not at.error, [e.value for e in at.error]
+    decided = b"adm,dx\nA,4019\nA,4281\nB,25000\n"  # the scores at least 0.5, by hand
+    expected = score_files(gold, {"m": decided}, ontology="icd9", system="diagnosis", doc_col="adm",
+                           code_col="dx").evaluation("m").score("cophe")["f1"]
+    assert at.metric[2].value == f"{expected:.3f}"
+    at.switch_page("views/threshold.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    cophe = next(t for t in plotly_specs(at)[0]["data"] if t["name"] == "CoPHE")
+    at_half = dict(zip(_values(cophe["x"]), _values(cophe["y"])))[0.5]
+    assert at_half == pytest.approx(expected) and expected > 0
+
+
+def test_rejected_rows_of_a_scores_file_reach_the_problems_panel():
+    """Every row is scored or listed, whatever the threshold (zz9 scores below it)."""
+    gold = b"doc_id,code\n1,401.9\n2,428.0\n"
+    scores = b"doc_id,code,score\n1,401.9,0.9\n1,zz9,0.2\n2,428.0,abc\n"
+    at = upload(run_app(), ("gold.csv", gold), [("s.csv", scores)])
+    assert any("2 input rows were not scored" in e.value for e in at.error)
+    rejected = at.dataframe[1].value
+    assert sorted(zip(rejected.file, rejected.line, rejected.value)) == [("s.csv", 3, "zz9"), ("s.csv", 4, "abc")]
+
+
+def test_each_upload_is_parsed_once_across_reruns(monkeypatch):
+    import hashlib
+    import io
+    import uuid
+    from collections import Counter
+
+    import pandas as pd
+
+    parsed: Counter = Counter()
+    read_csv = pd.read_csv
+
+    def counting(source, *args, **kwargs):
+        if isinstance(source, io.StringIO):
+            parsed[hashlib.sha256(source.getvalue().encode()).hexdigest()] += 1
+        return read_csv(source, *args, **kwargs)
+
+    monkeypatch.setattr(pd, "read_csv", counting)
+    tag = uuid.uuid4().hex  # content no other test has parsed
+    gold = f"doc_id,code\n{tag},401.9\n{tag},428.0\n".encode()
+    labels = f"doc_id,code,is_primary\n{tag},401.9,1\n".encode()
+    scores = f"doc_id,code,score\n{tag},401.9,0.9\n{tag},428.1,0.4\n".encode()
+    at = upload(run_app(), ("gold.csv", gold), [("labels.csv", labels), ("scores.csv", scores)])
+    assert at.selectbox(key="run").options == ["labels", "scores"]
+    at.slider(key="threshold").set_value(0.3).run()
+    at.selectbox(key="max_level_icd9").set_value("e0").run()
+    at.switch_page("views/threshold.py").run()
+    at.switch_page("views/levels.py").run()
+    assert not at.exception and not at.error
+    for data in (gold, labels, scores):
+        assert parsed[hashlib.sha256(data).hexdigest()] == 1

@@ -62,7 +62,8 @@ def test_dag_hand_worked_scores(dag):
 
 
 @pytest.mark.parametrize("data,fragment", [
-    (b"child,parent\nr,\na,r\nb,a\na,b\n", "cycle: a → b → a"),
+    (b"child,parent\nr,\na,r\nb,a\na,b\n", r"h.csv: the hierarchy has a cycle a → b → a .* lines 4 \(b,a\), 5 \(a,b\)"),
+    (b"child,parent\nr,\na,r\na,a\n", "h.csv, line 4: 'a' is its own parent"),
     (b"child,parent\nr,\na,zz\n", "parent 'zz' of 'a' is not listed"),
     (b"child,parent\nr,\ns,\na,r\n", "2 roots without a common root"),
     (b"child,parent\na,b\nb,a\n", "cycle"),
@@ -133,3 +134,11 @@ def test_cophe_json_reproduces_the_scripts_per_level_numbers():
     for level, (tp, fp, fn) in zip(("L0", "L1", "L2"), expected):
         s = ev.score("cophe", level)
         assert (s["tp"], s["fp"], s["fn"]) == (tp, fp, fn), level
+
+
+def test_cophe_json_entries_that_disagree_on_a_parent_are_rejected():
+    bad = dict(PAPER_FORM, **{"p.3": {"parents": ["p", "RS", "@"], "label": "p three"}})  # p under PQ and RS
+    with pytest.raises(InputError) as e:
+        load_hierarchy(json.dumps(bad).encode(), name="graph.json")
+    assert str(e.value) == ("graph.json: entry 'p.3' puts 'p' (level L1) under 'RS', but entry 'p.1' puts it "
+                            "under 'PQ'; in this form a node has one parent")

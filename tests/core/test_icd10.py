@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from cophe_core import score_files
 from cophe_core.ontology import icd10_ontology, icd10cm_ontology, icd10pcs_ontology
 from cophe_core.ontology.detect import detect_system
+from cophe_core.ontology.icd10 import normalise_cm
+from cophe_core.ontology.sources import read_code_list
 from tests.conftest import long_csv
 
 
@@ -141,7 +144,10 @@ def test_undotted_and_unknown_icd10_codes():
 @pytest.mark.parametrize("codes,expected", [
     (["401.9", "428.0", "V45.81", "E849.7", "39.95"], "icd9"),
     (["4019", "4280", "3995"], "icd9"),
+    (["V45.81", "E849.7", "V10.3", "E888.9"], "icd9"),  # V and E forms alone: decided by the code lists
     (["I10", "E11.9", "S52.044Q"], "icd10cm"),
+    (["QA0.0131", "QA0.8", "QA0"], "icd10cm"),  # a letter in the second place (Q00-QA0 chapter)
+    (["QA0.0199", "QA0.07"], "icd10cm"),  # not in the list: the form alone decides
     (["0DTJ4ZZ", "02HV33Z"], "icd10pcs"),
     (["I10", "E11.9", "0DTJ4ZZ"], "icd10"),
     (["I10", "E11.9", "401.9", "428.0"], None),
@@ -159,3 +165,76 @@ def test_auto_detection_refuses_mixed_input():
 
     with pytest.raises(InputError, match="mix ICD-9 and ICD-10"):
         score_files(long_csv([("a", "I10"), ("a", "E11.9")]), {"r": long_csv([("a", "401.9"), ("a", "428.0")])})
+
+
+def _icd9_dotted(undotted: str, system: str) -> str:
+    """The canonical dotted form of a CMS v32 list code, worked out here independently of the parser."""
+    head = 2 if system == "procedure" else 4 if undotted.startswith("E") else 3
+    return f"{undotted[:head]}.{undotted[head:]}" if len(undotted) > head else undotted
+
+
+def _icd10cm_list() -> list[str]:
+    import simple_icd_10_cm as cm
+
+    entries = [c for c in cm.get_all_codes(True) if cm.is_category_or_subcategory(c)]
+    # 39 categories (O09, QA0, ...) are also blocks of one category, so the list names them twice
+    assert len(entries) == 98_225 and len(set(entries)) == 98_186
+    return sorted(set(entries))
+
+
+def _icd9_list(filename: str, count: int) -> list[str]:
+    codes = list(read_code_list(f"ICD_9_CM_v32_master_descriptions/{filename}", encoding="latin-1"))
+    assert len(codes) == count
+    return codes
+
+
+@pytest.mark.parametrize("which", ["icd10cm", "icd9-diagnoses", "icd9-procedures"])
+def test_every_official_code_scores_as_itself(which):
+    """Each code of the official lists, one document each, scored against itself: nothing rejected,
+    every code resolves to the code-level node keyed by its canonical form, and flat F1 is 1."""
+    if which == "icd10cm":
+        codes, ontology, system = _icd10cm_list(), "icd10cm", "auto"
+        expected = codes
+    else:
+        system = "diagnosis" if which == "icd9-diagnoses" else "procedure"
+        filename, count = (("CMS32_DESC_LONG_DX.txt", 14_567) if system == "diagnosis"
+                           else ("CMS32_DESC_LONG_SG.txt", 3_882))
+        codes, ontology = _icd9_list(filename, count), "icd9"
+        expected = [_icd9_dotted(c, system) for c in codes]
+    rows = long_csv(list(zip(codes, codes)))
+    s = score_files(rows, {"run": rows}, ontology=ontology, system=system)
+    corpus, onto = s.corpus, s.corpus.ontology
+    assert len(corpus.rejected) == 0
+    assert corpus.docs.tolist() == sorted(codes)
+    gold = corpus.gold
+    assert (np.diff(gold.indptr) == 1).all()  # exactly one node per document
+    by_doc = dict(zip(codes, expected))
+    assert onto.keys[gold.indices].tolist() == [by_doc[d] for d in corpus.docs]
+    assert (onto.level[gold.indices] < onto.levels.index("block")).all()  # a code node, not a block
+    assert (corpus.runs["run"] != gold).nnz == 0
+    flat = s.evaluation("run").score("flat")
+    assert (flat["tp"], flat["fp"], flat["fn"], flat["f1"]) == (len(codes), 0, 0, 1.0)
+
+
+@pytest.mark.parametrize("raw,expected", [
+    ("QA0.0131", "QA0.0131"), ("qa00131", "QA0.0131"), ("QA0", "QA0"), ("C7B.00", "C7B.00"),
+    ("Z3A.01", "Z3A.01"), ("S02.0XXA", "S02.0XXA"),
+    ("NAN", None), ("QB0.1", None), ("C7C.00", None), ("E849.7", None), ("0DTJ4ZZ", None), ("I1", None),
+])
+def test_cm_form_follows_the_characters_of_the_code_set(raw, expected):
+    # second place: a digit or A; third place: a digit, A or B (as in every code of the tabular list)
+    assert normalise_cm(raw) == expected
+
+
+def test_qa0_code_scores_against_itself():
+    # QA0.0131 is e4 with an ancestor at every level: QA0.013, QA0.01, QA0.0, QA0, block QA0
+    rows = long_csv([("d", "QA0.0131")])
+    s = score_files(rows, {"run": rows}, ontology="icd10cm")
+    assert len(s.corpus.rejected) == 0
+    ev = s.evaluation("run")
+    flat, cophe = ev.score("flat"), ev.score("cophe")
+    assert (flat["tp"], flat["fp"], flat["fn"], flat["f1"]) == (1, 0, 0, 1.0)
+    assert (cophe["tp"], cophe["fp"], cophe["fn"], cophe["f1"]) == (6, 0, 0, 1.0)
+    assert path(s.corpus.ontology, "QA0.0131") == [
+        ("chapter", "Q00-QA0"), ("block", "QA0"), ("e0", "QA0"), ("e1", "QA0.0"), ("e2", "QA0.01"),
+        ("e3", "QA0.013"), ("e4", "QA0.0131")]

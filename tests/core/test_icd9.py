@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cophe_core.ontology.icd9 import parse_code, place_unlisted
+from tests.conftest import score_pairs
 
 
 def path_keys(onto, code: str) -> list[tuple[str, str]]:
@@ -46,13 +47,80 @@ def test_placement(icd9, code, expected):
     ("E000.0", "E000", "E000-E999"),    # external cause status
     ("E001.0", "E001-E030", "E000-E999"),  # activity
     ("E030", "E001-E030", "E000-E999"),
-    ("E849.0", "E846-E849", "E000-E999"),  # place of occurrence
-    ("E849.9", "E846-E849", "E000-E999"),
+    ("E849.0", "E849", "E000-E999"),    # place of occurrence: its own section
+    ("E849.9", "E849", "E000-E999"),
 ])
 def test_late_added_codes_follow_the_cms_tabular_list(icd9, code, block, chapter):
     path = dict(path_keys(icd9, code))
     assert path["block"] == block and path["chapter"] == chapter
     assert icd9.listed[icd9.codes[code]]
+
+
+# Sections the CMS tabular list nests inside an outer header, or added late beside a neighbour: the
+# block is the innermost header (SPEC §4), so each pair sits in two blocks of one chapter.
+SPLIT_SECTIONS = [
+    ("633.10", "630-633", "634.90", "634-639", "630-679"),
+    ("V01.1", "V01-V06", "V07.0", "V07-V09", "V01-V91"),
+    ("E970", "E970-E978", "E979.0", "E979", "E000-E999"),
+    ("200.00", "200-208", "209.00", "209", "140-239"),
+    ("326", "320-326", "327.00", "327", "320-389"),
+    ("E848", "E846-E848", "E849.0", "E849", "E000-E999"),
+]
+
+
+@pytest.mark.parametrize("gold,gold_block,pred,pred_block,chapter", SPLIT_SECTIONS)
+def test_nested_sections_are_separate_blocks(icd9, gold, gold_block, pred, pred_block, chapter):
+    assert dict(path_keys(icd9, gold))["block"] == gold_block
+    assert dict(path_keys(icd9, pred))["block"] == pred_block
+    # one document, gold {gold}, predicted {pred}: the two blocks each hold one code, so the block
+    # level has one false positive and one false negative; they meet only at the chapter.
+    ev = score_pairs([("d", gold)], [("d", pred)], max_level="chapter")
+    for measure in ("set_based", "cophe"):
+        block, chap = ev.score(measure, "block"), ev.score(measure, "chapter")
+        assert (block["tp"], block["fp"], block["fn"]) == (0, 1, 1)
+        assert (chap["tp"], chap["fp"], chap["fn"]) == (1, 0, 0)
+
+
+@pytest.mark.parametrize("block,title", [
+    ("630-633", "Ectopic and molar pregnancy"),
+    ("634-639", "Other pregnancy with abortive outcome"),
+    ("V01-V06", "Persons with potential health hazards related to communicable diseases"),
+    ("V07-V09", "Persons with need for isolation, other potential health hazards and prophylactic measures"),
+    ("E970-E978", "Legal intervention"),
+    ("E979", "Terrorism"),
+    ("200-208", "Malignant neoplasm of lymphatic and hematopoietic tissue"),
+    ("209", "Neuroendocrine tumors"),
+    ("320-326", "Inflammatory diseases of the central nervous system"),
+    ("327", "Organic sleep disorders"),
+    ("E846-E848", "Vehicle accidents not elsewhere classifiable"),
+    ("E849", "Place of occurrence"),
+    # CMS v32 wording where the generator's source had an older one
+    ("042", "Human immunodeficiency virus (HIV) infection"),
+    ("050-059", "Viral diseases generally accompanied by exanthem"),
+    ("805-809", "Fracture of neck and trunk"),
+    ("860-869", "Internal injury of thorax, abdomen, and pelvis"),
+])
+def test_section_titles_follow_the_cms_tabular_list(icd9, block, title):
+    assert icd9.titles[icd9.node("block", block)] == title
+
+
+def test_every_category_lies_in_its_block_range(icd9):
+    """Blocks tile their families: each category's block range contains it, and no two ranges overlap."""
+    lv = icd9.levels
+    bounds: dict[str, list[tuple[str, str]]] = {}
+    for n in range(icd9.n_nodes):
+        if lv[icd9.level[n]] != "block":
+            continue
+        start, _, end = str(icd9.keys[n]).partition("-")
+        bounds.setdefault(start[0] if start[0] in "VE" else str(len(start)), []).append((start, end or start))
+    for family in bounds.values():
+        family.sort()
+        assert all(a[1] < b[0] for a, b in zip(family, family[1:]))
+    for n in range(icd9.n_nodes):
+        if lv[icd9.level[n]] == "e0":
+            key, block = str(icd9.keys[n]), str(icd9.keys[icd9.parent[n]])
+            start, _, end = block.partition("-")
+            assert start <= key <= (end or start), (key, block)
 
 
 def test_every_code_has_one_ancestor_per_higher_level(icd9):

@@ -10,6 +10,7 @@ import pytest
 
 from cophe_core import InputError, read_labels, score_files
 from cophe_core.labels import encode
+from cophe_core.readers import RawScores, input_kind, read_input, read_scores
 
 EXPECTED = {("1", "401.9"), ("1", "428.0"), ("2", "V45.81")}
 
@@ -124,3 +125,91 @@ def test_undotted_codes_need_a_system():
     s = score_files(gold, {"A": pred}, ontology="icd9", system="procedure")
     assert s.evaluation("A").score("cophe", "e0")["tp"] == 1
     assert s.corpus.ontology.keys[s.corpus.gold.indices[0]] == "40.19"
+
+
+# --- the kind of a file (labels or scores), decided once from its columns ---------------------------------
+
+def _binary(frame: pd.DataFrame, kind: str) -> bytes:
+    buf = io.BytesIO()
+    frame.to_feather(buf) if kind == "feather" else frame.to_parquet(buf)
+    return buf.getvalue()
+
+
+EDIN = pd.DataFrame({"_id": ["1", "2"], "target": [["401.9"], ["428.0"]], "401.9": [0.9, 0.1], "428.0": [0.2, 0.8]})
+
+
+@pytest.mark.parametrize("name,data,kind", [
+    ("flags.csv", b"doc_id,code,is_primary,is_billable\n1,401.9,1,0\n1,428.0,0,1\n", "labels"),
+    ("seq.csv", b"doc_id,code,seq_num\n1,401.9,1\n1,428.0,2\n", "labels"),
+    ("mimic.csv", b"ROW_ID,SUBJECT_ID,HADM_ID,SEQ_NUM,ICD9_CODE\n1,9,1,1,4019\n2,9,1,2,4280\n", "labels"),
+    ("mimic_short.csv", b"HADM_ID,ICD9_CODE\n1,4019\n1,4280\n", "labels"),
+    ("caml.csv", b"SUBJECT_ID,HADM_ID,TEXT,LABELS\n9,1,text,401.9;428.0\n", "labels"),
+    ("x.jsonl", b'{"doc_id": "1", "codes": ["401.9"]}\n{"doc_id": "2", "codes": []}\n', "labels"),
+    ("long.csv", b"doc_id,code,score\n1,401.9,0.9\n1,428.0,0.2\n", "scores"),
+    ("prob.tsv", b"HADM_ID\tICD9_CODE\tprobability\n1\t401.9\t0.9\n", "scores"),
+    ("wide.csv", b"doc_id,401.9,428.0,V45.81\n1,0.9,0.2,0\n2,0.1,,0.7\n", "scores"),
+    ("undotted.csv", b"hadm_id,4019,4280\n1,0.9,0.2\n", "scores"),
+    ("edin.feather", _binary(EDIN, "feather"), "scores"),
+    ("edin.parquet", _binary(EDIN, "parquet"), "scores"),
+])
+def test_the_kind_of_a_file_comes_from_its_columns(name, data, kind):
+    raw = read_input(data, name=name)
+    assert isinstance(raw, RawScores) == (kind == "scores")
+    assert ("score" in raw.pairs) == (kind == "scores")
+    assert input_kind(data, name=name) == kind
+
+
+def test_a_label_file_with_numeric_flags_keeps_its_codes():
+    raw = read_input(b"doc_id,code,is_primary,is_billable\n1,401.9,1,0\n1,428.0,0,1\n", name="flags.csv")
+    assert as_set(raw) == {("1", "401.9"), ("1", "428.0")}
+
+
+def test_wide_matrix_scores_and_bad_cells():
+    raw = read_input(b"doc_id,401.9,428.0\n1,0.9,\n2,1.5,0.3\n3,0.4,0\n", name="wide.csv")
+    assert sorted(zip(raw.pairs.doc_id, raw.pairs.code, raw.pairs.score, raw.pairs.line)) == [
+        ("1", "401.9", 0.9, 2), ("2", "428.0", 0.3, 3), ("3", "401.9", 0.4, 4)]
+    assert list(raw.docs) == ["1", "2", "3"]
+    assert raw.rejected[["file", "line", "value"]].values.tolist() == [["wide.csv", 3, "401.9=1.5"]]
+    assert "outside [0, 1]" in raw.rejected.reason[0]
+
+
+def test_score_column_override_and_reading_options():
+    raw = read_input(b"adm,dx,p_model\n1,401.9,0.4\n", name="s.csv", doc_col="adm", code_col="dx", score_col="p_model")
+    assert isinstance(raw, RawScores) and raw.pairs.score.tolist() == [0.4]
+    labels = read_input(b"adm,dx,401.9\n1,428.0,1\n", name="l.csv", code_col="dx", doc_col="adm")
+    assert not isinstance(labels, RawScores) and as_set(labels) == {("1", "428.0")}
+    with pytest.raises(InputError, match="s.csv: no column 'p'"):
+        read_input(b"doc_id,code,score\n1,401.9,0.4\n", name="s.csv", score_col="p")
+
+
+def test_read_scores_on_a_labels_file_says_so():
+    with pytest.raises(InputError, match=r"^l.csv: holds code sets, not scores"):
+        read_scores(b"doc_id,code,is_primary\n1,401.9,1\n", name="l.csv")
+
+
+def test_each_file_is_parsed_once(monkeypatch):
+    import cophe_core.readers as readers
+
+    calls = []
+    parse = readers._parse
+
+    def counting(data, *args, **kwargs):
+        calls.append(data)
+        return parse(data, *args, **kwargs)
+
+    monkeypatch.setattr(readers, "_parse", counting)
+    for data in (b"doc_id,code,is_primary\n1,401.9,1\n", b"doc_id,code,score\n1,401.9,0.5\n",
+                 b"doc_id,401.9,428.0\n1,0.5,0.1\n"):
+        read_input(data)
+    assert len(calls) == 3
+
+
+def test_cli_scores_a_label_file_with_numeric_columns(tmp_path, capsys):
+    """Such a file was taken for a score matrix, and the CLI asked for a threshold."""
+    from cophe_core.cli import main
+
+    g, p = tmp_path / "gold.csv", tmp_path / "pred.csv"
+    g.write_text("doc_id,code\n1,401.9\n1,428.0\n")
+    p.write_text("doc_id,code,is_primary,is_billable\n1,401.9,1,0\n1,428.0,0,1\n")
+    assert main(["score", "--gold", str(g), "--pred", str(p), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["flat"]["f1"] == 1.0

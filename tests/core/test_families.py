@@ -1,0 +1,60 @@
+"""Over- and under-coding inside shared families, and the sentences that explain CoPHE < set-based."""
+
+from __future__ import annotations
+
+import pytest
+from pytest import approx
+
+from cophe_core.families import describe_gaps, within_family
+from tests.conftest import score_pairs
+
+# Gold {250.00, 428.0, 428.1}; predicted {250.00, 250.01, 250.02, 428.0}.
+# 250 family: gold 1, predicted 3 (over by 2); 428 family: gold 2, predicted 1 (under by 1).
+GOLD = [("d", c) for c in ("250.00", "428.0", "428.1")]
+PRED = [("d", c) for c in ("250.00", "250.01", "250.02", "428.0")]
+
+
+@pytest.fixture(scope="module")
+def ev():
+    return score_pairs(GOLD, PRED)
+
+
+def test_within_family_counts_per_level(ev):
+    """Shared families (x > 0 and y > 0) per level, with the codes over and under the gold count."""
+    w = within_family(ev).set_index("level")
+    cols = ["shared_families", "gold_codes", "predicted_codes", "over", "under"]
+    # e2: only 250.00 is shared (x 1, y 1)
+    assert w.loc["e2", cols].tolist() == [1, 1, 1, 0, 0]
+    # e1: 250.0 (x 3, y 1) and 428.0 (x 1, y 1) shared; 428.1 (x 0) is not
+    assert w.loc["e1", cols].tolist() == [2, 2, 4, 2, 0]
+    # e0 and block: 250 / 249-259 (x 3, y 1) and 428 / 420-429 (x 1, y 2)
+    for level in ("e0", "block"):
+        assert w.loc[level, cols].tolist() == [2, 3, 4, 2, 1]
+        assert (w.loc[level, "over_share"], w.loc[level, "under_share"]) == approx((2 / 3, 1 / 3))
+    # e0 CoPHE: TP 2, FP 2, FN 1 -> P 1/2, R 2/3, F1 4/7; set-based TP 2 -> F1 1
+    assert (w.loc["e0", "cophe_f1"], w.loc["e0", "set_f1"]) == approx((4 / 7, 1.0))
+
+
+def test_describe_gaps_in_words(ev):
+    """One sentence per level where CoPHE F1 falls below set-based, naming over- and under-coding."""
+    # e2: CoPHE = set-based (TP 1, FP 2) -> no line.
+    # e1: CoPHE TP 2, FP 2, FN 1 -> 4/7; set-based TP 2, FP 0, FN 1 -> 0.8; over 2 of 2 gold codes
+    shared = "within the code families it shares with the gold standard, run B"
+    assert describe_gaps(ev, "B") == [
+        f"At e1, CoPHE F1 is 0.571 against 0.800 set-based: {shared} predicts 100% more codes than the gold standard.",
+        f"At e0, CoPHE F1 is 0.571 against 1.000 set-based: {shared} predicts 67% more codes than the gold "
+        "standard and misses 33% of the gold codes.",
+        f"At block, CoPHE F1 is 0.571 against 1.000 set-based: {shared} predicts 67% more codes than the gold "
+        "standard and misses 33% of the gold codes.",
+    ]
+
+
+def test_describe_gaps_for_extra_codes_outside_shared_families():
+    """CoPHE below set-based with no shared-family gap: the extra codes sit in families the gold lacks."""
+    # gold {401.9}, predicted {401.9, 428.0, 428.1}; at e0 401 is shared (TP 1), 428 has x 2, y 0:
+    # CoPHE FP 2 -> P 1/3, F1 0.5; set-based FP 1 -> P 1/2, F1 2/3
+    ev = score_pairs([("d", "401.9")], [("d", "401.9"), ("d", "428.0"), ("d", "428.1")])
+    lines = [line for line in describe_gaps(ev, "B") if line.startswith("At e0")]
+    assert lines == ["At e0, CoPHE F1 is 0.500 against 0.667 set-based: within the code families it shares with "
+                     "the gold standard, run B often predicts several codes in families the gold standard does "
+                     "not have."]

@@ -1,0 +1,63 @@
+"""The declared dependencies: lower bounds equal the versions the lowest-versions run installs."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+from tests.conftest import ROOT
+
+_REQ = re.compile(r"^([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?\s*(?:>=\s*([0-9][^,;\s]*))?")
+
+
+def _name(raw: str) -> str:
+    return re.sub(r"[-_.]+", "-", raw).lower()
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """``"1.12"`` and ``"1.12.0"`` alike: the release numbers without trailing zeros."""
+    parts = [int(x) for x in version.split(".")]
+    while parts and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
+def declared_lower_bounds() -> dict[str, str | None]:
+    """Every third-party requirement of pyproject.toml (runtime and extras) → its ``>=`` bound."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    reqs = list(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        reqs += extra
+    out: dict[str, str | None] = {}
+    for req in reqs:
+        m = _REQ.match(req)
+        assert m, req
+        if _name(m.group(1)) != _name(project["name"]):
+            out[_name(m.group(1))] = m.group(2)
+    return out
+
+
+def lowest_pins() -> dict[str, str]:
+    pins = {}
+    for line in (ROOT / "constraints-lowest.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            pins[_name(name)] = version.strip()
+    return pins
+
+
+def test_every_requirement_has_a_lower_bound_pinned_in_the_lowest_constraints():
+    bounds = declared_lower_bounds()
+    assert {"numpy", "scipy", "simple-icd-10-cm", "networkx", "streamlit"} <= set(bounds)
+    missing = [name for name, bound in bounds.items() if bound is None]
+    assert not missing, f"requirements without a lower bound: {missing}"
+    pins = lowest_pins()
+    assert set(pins) == set(bounds)
+    assert {n: _release(v) for n, v in pins.items()} == {n: _release(v) for n, v in bounds.items()}
+
+
+def test_requirements_txt_installs_the_project_with_the_dashboard():
+    lines = [ln.strip() for ln in (ROOT / "requirements.txt").read_text().splitlines()
+             if ln.strip() and not ln.startswith("#")]
+    assert lines == ["-e .[dashboard]"]
