@@ -10,7 +10,9 @@ collects the warnings a user must see (SPEC §1):
 - well-formed codes outside the official list are placed by structure and
   flagged; codes that look like a diagnosis with a stripped leading zero are
   flagged;
-- ids present on one side only get the empty set on the other, and are counted.
+- ids present on one side only get the empty set on the other, and are counted;
+- an input none of whose rows can be scored stops with :class:`NothingScorable`
+  (a file with nothing scorable is an error, not a score of zero).
 """
 
 from __future__ import annotations
@@ -24,9 +26,30 @@ import scipy.sparse as sp
 from .ontology import Ontology
 from .ontology import icd9 as icd9_mod
 from .ontology import icd10 as icd10_mod
-from .readers import REJECTED_COLUMNS, RawLabels
+from .readers import REJECTED_COLUMNS, InputError, RawLabels
 
-__all__ = ["Corpus", "encode"]
+__all__ = ["Corpus", "NothingScorable", "encode"]
+
+
+class NothingScorable(InputError):
+    """An input has rows but none of them can be scored.
+
+    Attributes
+    ----------
+    file : str
+        The input's name.
+    rejected : DataFrame
+        Its rejected rows: ``file, line, value, reason``.
+    needs_system : bool
+        Its codes are undotted ICD-9 codes (MIMIC's ``4019``) that can be read once
+        the user says which system they are: ``system="diagnosis"`` or ``"procedure"``.
+    """
+
+    def __init__(self, message: str, *, file: str, rejected: pd.DataFrame, needs_system: bool):
+        super().__init__(message)
+        self.file = file
+        self.rejected = rejected
+        self.needs_system = needs_system
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,6 +74,9 @@ class Corpus:
         Rows scored with a caveat: ``file, line, value, reason``.
     warnings : list of str
         One line per kind of problem, with counts.
+    needs_system : bool
+        Some rows were rejected only because their undotted ICD-9 codes need the
+        system (diagnosis or procedure) to be read; ask the user, never guess.
     """
 
     ontology: Ontology
@@ -60,6 +86,7 @@ class Corpus:
     rejected: pd.DataFrame
     flagged: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
+    needs_system: bool = False
 
 
 def _resolve_codes(
@@ -192,6 +219,8 @@ def encode(
     if bad.any():
         reason = pd.Series([reasons[i] for i in inverse[bad]])
         rejected.append(_frame(pairs.loc[bad], "_file", reason))
+    undotted = bad & np.isin(inverse, _readable_with_system(codes, np.unique(inverse[bad]), ontology, system))
+    _check_scorable(inputs, pairs["_input"].to_numpy(), bad, undotted, rejected)
     flagged_mask = np.isin(inverse, list(flags)) & ~bad
     flagged = _frame(pairs.loc[flagged_mask], "_file",
                      pd.Series([flags[i] for i in inverse[flagged_mask]], dtype=object))
@@ -229,7 +258,53 @@ def encode(
         len(r) for r in rejected) else pd.DataFrame(columns=REJECTED_COLUMNS)
     warnings += _summarise(rejected_df, "not scored")
     warnings += _summarise(flagged, "scored with a caveat")
-    return Corpus(onto, all_docs, matrices.pop(""), matrices, rejected_df, flagged, warnings)
+    return Corpus(onto, all_docs, matrices.pop(""), matrices, rejected_df, flagged, warnings,
+                  needs_system=bool(undotted.any()))
+
+
+def _readable_with_system(codes: np.ndarray, candidates: np.ndarray, onto: Ontology, system: str) -> np.ndarray:
+    """The indices among ``candidates`` of ICD-9 codes that parse once a system is given (undotted ``4019``)."""
+    if onto.name != "icd9" or system != "auto":
+        return np.empty(0, dtype=np.int64)
+    readable = []
+    for i in candidates:
+        for chosen in ("diagnosis", "procedure"):
+            try:
+                icd9_mod.parse_code(str(codes[i]), chosen)
+            except ValueError:
+                continue
+            readable.append(i)
+            break
+    return np.asarray(readable, dtype=np.int64)
+
+
+def _check_scorable(inputs: dict[str, RawLabels], which: np.ndarray, bad: np.ndarray, undotted: np.ndarray,
+                    rejected: list[pd.DataFrame]) -> None:
+    """Raise :class:`NothingScorable` for the first input with rows of which none can be scored.
+
+    An input's rows are its code rows plus the rows its reader rejected; the gold
+    standard must also have at least one scorable code.
+    """
+    for key, raw in inputs.items():
+        mine = which == key
+        n_rows = int(mine.sum()) + len(raw.rejected)
+        if int((mine & ~bad).sum()) or (n_rows == 0 and key != ""):
+            continue
+        what = "gold standard" if key == "" else "run"
+        rows = pd.concat([r[r.file == raw.name] for r in rejected if len(r)], ignore_index=True) if n_rows else \
+            pd.DataFrame(columns=REJECTED_COLUMNS)
+        needs_system = bool((mine & undotted).any())
+        if not n_rows:
+            raise NothingScorable(f"{raw.name}: the {what} holds no codes; give one row per (document, code)",
+                                  file=raw.name, rejected=rows, needs_system=False)
+        first = rows.iloc[0]
+        advice = ("say which system its undotted codes are: system='diagnosis' or 'procedure' (command line: "
+                  "--system diagnosis or --system procedure)" if needs_system else
+                  "check that it holds codes of the chosen code system, in the expected columns")
+        raise NothingScorable(
+            f"{raw.name}: none of its {n_rows:,} rows can be scored, so no score is given; e.g. line "
+            f"{first.line}, value {first.value!r}: {first.reason}. {advice[0].upper()}{advice[1:]}.",
+            file=raw.name, rejected=rows, needs_system=needs_system)
 
 
 def _highest_scores(rows: np.ndarray, cols: np.ndarray, scores: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:

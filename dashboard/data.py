@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from cophe_core import InputError, Scoring, score_labels
+from cophe_core.labels import NothingScorable
 from cophe_core.ontology import load_ontology
 from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.readers import RawLabels, RawScores, read_input
@@ -51,6 +52,8 @@ class Context:
     rule: tuple | None = None  # ("threshold", t) or ("top_k", k)
     gold: tuple[str, bytes] | None = None  # the gold file (name, bytes)
     reading: dict | None = None  # the reading options: doc_col, code_col, system
+    notice: str | None = None  # an ordinary state, such as nothing uploaded yet (not an error)
+    blocked: NothingScorable | None = None  # an input with no scorable row: numbers are withheld
 
     def evaluation(self, run: str | None = None):
         return self.scoring.evaluation(run or self.run, max_level=self.max_level)
@@ -197,7 +200,7 @@ def sidebar() -> Context:
     source = sb.radio("Source", [*SAMPLES, "Upload files"], key="source",
                       help="The samples are synthetic: 1,000 made-up documents and model runs with known "
                       "error profiles (see sample_data/README.md).")
-    error = None
+    error = notice = blocked = None
     scoring = None
     label = source
     gold, runs, scored, reading = None, [], [], None
@@ -239,7 +242,7 @@ def sidebar() -> Context:
             code_col = st.text_input("Code column", key="code_col", placeholder="detected") or None
         reading = {"doc_col": doc_col, "code_col": code_col, "system": system}
         if gold_file is None or not runs:
-            error = "Upload a gold standard and at least one model run, or choose a sample."
+            notice = "Upload a gold standard and at least one model run, or choose a sample."
         else:
             label = ", ".join([gold_file.name] + [r[1] for r in runs])
             gold = (gold_file.name, gold_file.getvalue())
@@ -248,6 +251,8 @@ def sidebar() -> Context:
                 scored = inputs.scored
                 rule = decision_rule(sb, scored)
                 scoring = scoring_for(inputs, onto=onto, system=system, hierarchy=hierarchy, rule=rule)
+            except NothingScorable as e:  # withhold every number until the user answers or fixes the file
+                blocked, error = e, str(e)
             except InputError as e:
                 error = str(e)
     run = None
@@ -256,6 +261,9 @@ def sidebar() -> Context:
         tree = scoring.corpus.ontology
         if scoring.detection:
             sb.caption(f"Code system {md(scoring.detection)}")
+        sb.caption("Code sets: " + "; ".join(f"{md(k)} ({md(v)})" for k, v in tree.code_sets.items()),
+                   help="The releases the codes were checked and placed against. Different releases can change "
+                   "scores, so report them with any number you publish.")
         levels = list(tree.levels)
         max_level = sb.selectbox("Highest level", levels, index=levels.index(tree.default_level),
                                  key=f"max_level_{tree.name}",
@@ -263,7 +271,7 @@ def sidebar() -> Context:
                                  "them. The CoPHE paper stops at block (its 'c').")
         run = sb.selectbox("Run", scoring.run_names, key="run", help="The run shown in the tree and document views.")
     return Context(scoring, label, max_level, run, error, (scoring.scored or None) if scoring else None,
-                   st.session_state.get("_rule") if scored else None, gold, reading)
+                   st.session_state.get("_rule") if scored else None, gold, reading, notice, blocked)
 
 
 def decision_rule(sb, scored: list[str]) -> tuple:
@@ -302,12 +310,8 @@ def problems_panel(scoring: Scoring) -> None:
             st.dataframe(c.rejected.head(20), hide_index=True, width="stretch")
             st.download_button("Download all rejected rows (CSV)", c.rejected.to_csv(index=False),
                                "rejected_rows.csv", "text/csv", key="dl_rejected")
-            if c.rejected.reason.str.contains("ambiguous").any():
-                st.warning("Some codes have no dot (like **4019**). That can be diagnosis 401.9 or procedure "
-                           "40.19. Which code system do the files hold?")
-                a, b = st.columns(2)
-                a.button("They are diagnoses", on_click=_set_system, args=("diagnosis",), key="sys_dx")
-                b.button("They are procedures", on_click=_set_system, args=("procedure",), key="sys_proc")
+            if c.needs_system:
+                system_question()
     if len(c.flagged):
         with st.expander(f"{len(c.flagged):,} rows scored with a caveat", expanded=False):
             st.dataframe(c.flagged.head(50), hide_index=True, width="stretch")
@@ -316,6 +320,27 @@ def problems_panel(scoring: Scoring) -> None:
     other = [w for w in c.warnings if "not scored" not in w and "with a caveat" not in w]
     if other:
         st.info("\n".join(f"- {md(w)}" for w in other))
+
+
+def system_question() -> None:
+    """Ask which system undotted ICD-9 codes are (never guessed); the answer sets the reading option."""
+    st.warning("Some codes have no dot (like **4019**). That can be diagnosis 401.9 or procedure "
+               "40.19. Which code system do the files hold?")
+    a, b = st.columns(2)
+    a.button("They are diagnoses", on_click=_set_system, args=("diagnosis",), key="sys_dx")
+    b.button("They are procedures", on_click=_set_system, args=("procedure",), key="sys_proc")
+
+
+def blocked_panel(blocked: NothingScorable) -> None:
+    """An input none of whose rows can be scored: why, its rejected rows, and the question if there is one.
+    No number is shown, since a score of nothing would read as a score of zero."""
+    with st.container(border=True):
+        st.error(f"**No scores yet: {md(blocked.file)} has no row that can be scored.** {md(blocked)}")
+        if blocked.needs_system:
+            system_question()
+        if len(blocked.rejected):
+            st.caption("First rejected rows")
+            st.dataframe(blocked.rejected.head(20), hide_index=True, width="stretch")
 
 
 def cached(scoring: Scoring, key: tuple, compute):
@@ -356,8 +381,14 @@ def context() -> Context:
 def require_scoring() -> Context | None:
     """The context if there is something to show; otherwise draw why not and return None."""
     ctx = context()
+    if ctx.blocked is not None:
+        blocked_panel(ctx.blocked)
+        return None
     if ctx.error:
         st.error(md(ctx.error))
+        return None
+    if ctx.notice:
+        st.info(md(ctx.notice), icon=":material/upload_file:")
         return None
     if ctx.scoring is None:
         st.info("No data yet.")

@@ -83,8 +83,11 @@ def test_rejected_rows_are_counted_listed_and_downloadable():
 
 
 def test_undotted_codes_ask_for_the_code_system():
+    """Nothing scorable: no number is shown until the question is answered."""
     at = upload(run_app(), ("gold.csv", b"doc_id,code\n1,4019\n"), [("run.csv", b"doc_id,code\n1,4011\n")])
     assert any("4019" in w.value for w in at.warning)
+    assert any("No scores yet" in e.value and "gold.csv" in e.value.replace("\\", "") for e in at.error)
+    assert not at.metric and not at.get("plotly_chart")
     at.button(key="sys_dx").click().run()
     assert at.session_state["system"] == "diagnosis"
     assert not at.error
@@ -307,3 +310,17 @@ def test_each_upload_is_parsed_once_across_reruns(monkeypatch):
     assert not at.exception and not at.error
     for data in (gold, labels, scores):
         assert parsed[hashlib.sha256(data).hexdigest()] == 1
+
+
+def test_partly_undotted_input_is_scored_and_still_asks(sample_bytes):
+    gold = b"doc_id,code\n1,401.9\n1,4280\n"
+    at = upload(run_app(), ("gold.csv", gold), [("run.csv", b"doc_id,code\n1,401.9\n1,428.0\n")])
+    assert at.metric  # one scorable row is enough to show numbers
+    assert at.button(key="sys_dx")
+    at.button(key="sys_dx").click().run()
+    assert at.session_state["system"] == "diagnosis" and not at.error
+
+
+def test_code_set_releases_are_shown():
+    at = run_app()
+    assert any("Code sets: ICD-9-CM (CMS v32" in c.value.replace("\\", "") for c in at.sidebar.caption)

@@ -87,7 +87,7 @@ def test_bad_file_content(tmp_path, files, capsys):
 def test_warnings_reach_json_and_stderr(tmp_path, files, capsys):
     g, _ = files
     p = tmp_path / "p.csv"
-    p.write_text("doc_id,code\n1,4019\n")
+    p.write_text("doc_id,code\n1,4019\n1,401.9\n")
     assert main(["score", "--gold", str(g), "--pred", str(p), "--format", "json"]) == 0
     captured = capsys.readouterr()
     warnings = json.loads(captured.out)["warnings"]
@@ -123,3 +123,17 @@ def test_hierarchy_file_as_ontology(tmp_path, capsys):
     bad.write_text("child,parent\nr,\na,b\nb,a\n")
     assert main(["score", "--gold", str(gold), "--pred", str(pred), "--ontology", str(bad)]) == 2
     assert "cycle" in capsys.readouterr().err
+
+
+def test_a_file_with_no_scorable_row_stops_and_says_what_to_pass(tmp_path, capsys):
+    """MIMIC's undotted codes without --system: exit 2 and the flag to pass, not F1 = 0."""
+    gold, pred = tmp_path / "DIAGNOSES_ICD.csv", tmp_path / "pred.csv"
+    gold.write_text("HADM_ID,ICD9_CODE\n1,4019\n1,42731\n2,5849\n")
+    pred.write_text("HADM_ID,ICD9_CODE\n1,4019\n2,5849\n")
+    assert main(["score", "--gold", str(gold), "--pred", str(pred), "--format", "json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "DIAGNOSES_ICD.csv: none of its 3 rows can be scored" in captured.err
+    assert "--system diagnosis" in captured.err
+    assert main(["score", "--gold", str(gold), "--pred", str(pred), "--format", "json", "--system", "diagnosis"]) == 0
+    assert json.loads(capsys.readouterr().out)["flat"]["tp"] == 2

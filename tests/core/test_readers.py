@@ -8,8 +8,8 @@ import json
 import pandas as pd
 import pytest
 
-from cophe_core import InputError, read_labels, score_files
-from cophe_core.labels import encode
+from cophe_core import InputError, read_labels, score_files, score_labels
+from cophe_core.labels import NothingScorable, encode
 from cophe_core.readers import RawScores, input_kind, read_input, read_scores
 
 EXPECTED = {("1", "401.9"), ("1", "428.0"), ("2", "V45.81")}
@@ -118,8 +118,10 @@ def test_every_row_is_scored_or_rejected(icd9):
 
 def test_undotted_codes_need_a_system():
     gold, pred = b"doc_id,code\n1,4019\n", b"doc_id,code\n1,4011\n"
-    s = score_files(gold, {"A": pred}, ontology="icd9")
-    assert len(s.corpus.rejected) == 2 and s.corpus.gold.nnz == 0
+    with pytest.raises(NothingScorable, match="none of its 1 rows can be scored") as err:
+        score_files(gold, {"A": pred}, ontology="icd9")
+    assert err.value.needs_system and err.value.file == "gold"
+    assert err.value.rejected[["line", "value"]].values.tolist() == [[2, "4019"]]
     s = score_files(gold, {"A": pred}, ontology="icd9", system="diagnosis")
     assert s.evaluation("A").score("cophe", "e0")["tp"] == 1
     s = score_files(gold, {"A": pred}, ontology="icd9", system="procedure")
@@ -213,3 +215,27 @@ def test_cli_scores_a_label_file_with_numeric_columns(tmp_path, capsys):
     p.write_text("doc_id,code,is_primary,is_billable\n1,401.9,1,0\n1,428.0,0,1\n")
     assert main(["score", "--gold", str(g), "--pred", str(p), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["flat"]["f1"] == 1.0
+
+
+def test_a_run_with_no_scorable_row_is_an_error_not_a_zero():
+    gold = b"doc_id,code\n1,401.9\n2,428.0\n"
+    with pytest.raises(NothingScorable, match="run.csv: none of its 2 rows can be scored") as err:
+        score_labels(read_labels(gold), {"A": read_labels(b"doc_id,code\n1,zz9\n2,qq1\n", name="run.csv")},
+                     ontology="icd9")
+    assert not err.value.needs_system and "chosen code system" in str(err.value)
+
+
+def test_some_undotted_rows_are_scored_and_the_rest_need_the_system():
+    """One scorable row is enough to score; the corpus says a question is open, from structure not words."""
+    s = score_files(b"doc_id,code\n1,401.9\n1,4280\n", {"A": b"doc_id,code\n1,401.9\n"}, ontology="icd9")
+    assert len(s.corpus.rejected) == 1 and s.corpus.needs_system
+    s = score_files(b"doc_id,code\n1,401.9\n1,zz9\n", {"A": b"doc_id,code\n1,401.9\n"}, ontology="icd9")
+    assert len(s.corpus.rejected) == 1 and not s.corpus.needs_system
+    s = score_files(b"doc_id,code\n1,401.9\n1,4280\n", {"A": b"doc_id,code\n1,401.9\n"}, ontology="icd9",
+                    system="diagnosis")
+    assert len(s.corpus.rejected) == 0 and not s.corpus.needs_system
+
+
+def test_a_run_with_no_code_row_predicts_nothing():
+    s = score_files(b"doc_id,code\n1,401.9\n", {"A": b"doc_id,code\n"}, ontology="icd9")
+    assert s.evaluation("A").score("flat")["fn"] == 1

@@ -6,11 +6,15 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from cophe_core import score_files
+from cophe_core.labels import NothingScorable
+from cophe_core.metrics import evaluate
 from cophe_core.ontology.custom import hierarchy_from_edges
 from cophe_core.suite import icm_left_out, icm_note, information_content, per_document, suite
 from tests.conftest import long_csv
@@ -183,7 +187,11 @@ def test_the_left_out_documents_are_counted_and_worded(ab):
 
 
 def test_no_gold_code_at_all_leaves_icm_undefined():
-    ev = score_files(b"doc_id,code\nd1,\n", {"r": long_csv([("d1", "A0")])}, ontology=_ab_tree()).evaluation("r")
+    with pytest.raises(NothingScorable):  # from files, a gold standard without a code is an error
+        score_files(b"doc_id,code\nd1,\n", {"r": long_csv([("d1", "A0")])}, ontology=_ab_tree())
+    onto = _ab_tree()
+    pred = sp.csr_matrix(([1], ([0], [onto.codes["A0"]])), shape=(1, onto.n_nodes), dtype=np.int8)
+    ev = evaluate(sp.csr_matrix((1, onto.n_nodes), dtype=np.int8), pred, onto, docs=np.array(["d1"]))
     r = suite(ev)
     assert math.isnan(r["icm"]) and math.isnan(r["icm_norm"]) and icm_left_out(ev) == 1
 
