@@ -6,13 +6,13 @@ validates every row against an ontology, and returns a :class:`Scoring` whose
 """
 
 from .api import Scoring, score_files, score_labels
-from .labels import Corpus, encode
+from .labels import Corpus, NothingScorable, encode
 from .metrics import Evaluation, evaluate, prf
 from .ontology import Ontology, load_ontology
-from .readers import InputError, RawLabels, read_labels
+from .readers import InputError, RawLabels, RawScores, read_input, read_labels
 
 __all__ = [
-    "Corpus", "Evaluation", "InputError", "Ontology", "RawLabels", "Scoring", "encode",
-    "evaluate", "load_ontology", "prf", "read_labels", "score_files", "score_labels",
+    "Corpus", "Evaluation", "InputError", "NothingScorable", "Ontology", "RawLabels", "RawScores", "Scoring",
+    "encode", "evaluate", "load_ontology", "prf", "read_input", "read_labels", "score_files", "score_labels",
 ]
 __version__ = "0.1.0"

@@ -24,8 +24,10 @@ td:first-child,th:first-child{text-align:left} p.note{color:#555}
 
 
 def figure_html(fig: Any, *, include_plotlyjs: bool | str = True) -> str:
-    """A Plotly figure as a standalone HTML page (plotly.js inlined, works offline)."""
-    return fig.to_html(include_plotlyjs=include_plotlyjs, full_html=True)
+    """A Plotly figure as a standalone HTML page (plotly.js inlined, works offline), in standards mode."""
+    page = fig.to_html(include_plotlyjs=include_plotlyjs, full_html=True)
+    # plotly < 6 writes no doctype, which puts browsers in quirks mode
+    return page if page.lstrip().lower().startswith("<!doctype") else "<!DOCTYPE html>\n" + page
 
 
 def html_report(title: str, sections: list[tuple[str, list[Any]]]) -> str:
