@@ -66,6 +66,15 @@ def server(tmp_path_factory):
         proc.wait(timeout=20)
 
 
+@pytest.fixture(autouse=True)
+def keep_evidence(request, page):
+    """On a failure, keep a screenshot of the page as it was, for the report."""
+    yield
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        page.screenshot(path=ARTIFACTS / f"failure_{request.node.name}.png", full_page=True)
+
+
 @pytest.fixture(scope="module")
 def page(server):
     ARTIFACTS.mkdir(exist_ok=True)
@@ -114,11 +123,14 @@ def test_load_upload_click_and_drill(page, server):
     timed(page, lambda: page.get_by_text("Upload files").click(), "text=Upload a gold standard")
     inputs = page.locator("[data-testid=stFileUploader] input[type=file]")
     expect(inputs).to_have_count(2)
-    inputs.nth(0).set_input_files(str(ROOT / "sample_data" / "icd9" / "gold.csv"))
-    settle(page, "[data-testid=stFileChipName] >> text=gold.csv")
+    # The runs first: their rerun draws a name box per run, a state that says the upload reached the server
+    # (the gold upload's rerun changes nothing visible, and a file set while a rerun redraws its uploader
+    # could be lost).
     mine = ARTIFACTS / "my_model.csv"
     shutil.copy(ROOT / "sample_data" / "icd9" / "run_conservative.csv", mine)
     inputs.nth(1).set_input_files([str(mine), str(ROOT / "sample_data" / "icd9" / "run_overcoder.csv")])
+    settle(page, "[data-testid=stSidebar] >> text=Name for my_model.csv")
+    inputs.nth(0).set_input_files(str(ROOT / "sample_data" / "icd9" / "gold.csv"))
     settle(page, "[data-testid=stMain] >> text=my_model")
     expect(page.get_by_text("Upload a gold standard")).to_have_count(0)
     expect(page.locator("[data-testid=stMain]").get_by_text("F1", exact=False).first).to_be_visible()
