@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
 import pandas as pd
 
 from .api import decide_run, score_labels
+from .labels import NothingScorable
 from .readers import InputError, RawScores, read_input
 from .stats import bootstrap
 from .suite import icm_note, suite
@@ -113,6 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             run = score_labels(gold, {"pred": pred}, ontology=args.ontology, system=args.system)
         ev = run.evaluation("pred", max_level=args.max_level)
     except (InputError, ValueError) as e:
+        if isinstance(e, NothingScorable) and args.rejected:  # the rows at fault, when they matter most
+            e.rejected.to_csv(args.rejected, index=False)
         print(f"cophe: error: {e}", file=sys.stderr)
         return 2
     result = ev.to_dict()
@@ -141,11 +145,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         ev.documents.to_csv(args.documents, index=False)
     if args.rejected:
         rejected.to_csv(args.rejected, index=False)
-    if args.format == "json":
-        json.dump(result, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        print(_table(result))
+    try:
+        if args.format == "json":
+            json.dump(result, sys.stdout, indent=1)
+            sys.stdout.write("\n")
+        else:
+            print(_table(result))
+        sys.stdout.flush()
+    except BrokenPipeError:  # `cophe score … | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
     for w in warnings:
         print(f"cophe: warning: {w}", file=sys.stderr)
     return 0

@@ -43,10 +43,14 @@ class NothingScorable(InputError):
     needs_system : bool
         Its codes are undotted ICD-9 codes (MIMIC's ``4019``) that can be read once
         the user says which system they are: ``system="diagnosis"`` or ``"procedure"``.
+    summary : str
+        What is wrong, without the advice on what to pass (for an interface that asks instead).
     """
 
-    def __init__(self, message: str, *, file: str, rejected: pd.DataFrame, needs_system: bool):
+    def __init__(self, message: str, *, file: str, rejected: pd.DataFrame, needs_system: bool,
+                 summary: str | None = None):
         super().__init__(message)
+        self.summary = summary or message
         self.file = file
         self.rejected = rejected
         self.needs_system = needs_system
@@ -120,7 +124,14 @@ def _resolve_icd9(codes, onto, system):
     flags: dict[int, str] = {}
     listed = {k for k, n in onto.codes.items() if onto.listed[n]}
     parsed: dict[int, icd9_mod.ParsedCode] = {}
+    # Four digits mark undotted input (MIMIC): there a bare 331 may be diagnosis 331 or procedure 33.1.
+    undotted_input = system == "auto" and any(c.strip().isdigit() and len(c.strip()) == 4 for c in codes)
     for i, c in enumerate(codes):
+        if undotted_input and c.strip().isdigit() and len(c.strip()) == 3:
+            reasons[i] = (f"undotted code {c.strip()} is ambiguous among undotted codes: it may be diagnosis "
+                          f"{c.strip()} or procedure {c.strip()[:2]}.{c.strip()[2]}; say which system the file "
+                          "holds (--system diagnosis|procedure)")
+            continue
         try:
             parsed[i] = p = icd9_mod.parse_code(c, system)  # type: ignore[arg-type]
         except ValueError as e:
@@ -158,6 +169,16 @@ def _resolve_icd10(codes, onto, system):
             reasons[i] = f"ambiguous: ICD-10-CM {cm} or ICD-10-PCS {pcs}; write CM codes with their dot"
         elif hits:
             canonical[i] = hits[0]
+        elif cm and pcs and "." not in c:  # an unlisted undotted code of both forms: the deeper known prefix
+            depth = {k: (found[1] if (found := icd10_mod.longest_prefix(onto, k, pcs=k == pcs)) else 0)
+                     for k in (cm, pcs)}
+            if depth[cm] == depth[pcs]:
+                reasons[i] = (f"ambiguous: unlisted ICD-10-CM {cm} or ICD-10-PCS {pcs}; write CM codes with "
+                              "their dot")
+            else:
+                canonical[i] = max(depth, key=depth.__getitem__)
+        elif cm and not has_pcs and "." not in c and c.strip().upper() in icd10_mod.pcs_code_list():
+            reasons[i] = f"{c.strip()} is an ICD-10-PCS procedure code; choose the ontology icd10 (CM + PCS)"
         elif cm or pcs:
             canonical[i] = cm or pcs  # well-formed, not in the code set: placed below
         else:
@@ -220,7 +241,7 @@ def encode(
         reason = pd.Series([reasons[i] for i in inverse[bad]])
         rejected.append(_frame(pairs.loc[bad], "_file", reason))
     undotted = bad & np.isin(inverse, _readable_with_system(codes, np.unique(inverse[bad]), ontology, system))
-    _check_scorable(inputs, pairs["_input"].to_numpy(), bad, undotted, rejected)
+    _check_scorable(inputs, pairs["_input"].to_numpy(), bad, undotted, rejected[-1] if bad.any() else None)
     flagged_mask = np.isin(inverse, list(flags)) & ~bad
     flagged = _frame(pairs.loc[flagged_mask], "_file",
                      pd.Series([flags[i] for i in inverse[flagged_mask]], dtype=object))
@@ -279,7 +300,7 @@ def _readable_with_system(codes: np.ndarray, candidates: np.ndarray, onto: Ontol
 
 
 def _check_scorable(inputs: dict[str, RawLabels], which: np.ndarray, bad: np.ndarray, undotted: np.ndarray,
-                    rejected: list[pd.DataFrame]) -> None:
+                    bad_rows: pd.DataFrame | None) -> None:
     """Raise :class:`NothingScorable` for the first input with rows of which none can be scored.
 
     An input's rows are its code rows plus the rows its reader rejected; the gold
@@ -291,8 +312,10 @@ def _check_scorable(inputs: dict[str, RawLabels], which: np.ndarray, bad: np.nda
         if int((mine & ~bad).sum()) or (n_rows == 0 and key != ""):
             continue
         what = "gold standard" if key == "" else "run"
-        rows = pd.concat([r[r.file == raw.name] for r in rejected if len(r)], ignore_index=True) if n_rows else \
-            pd.DataFrame(columns=REJECTED_COLUMNS)
+        # this input's rows only (two inputs may share a file name): its reader's and its code rejections
+        mine_bad = [bad_rows[which[bad] == key]] if bad_rows is not None else []
+        rows = pd.concat([r for r in (raw.rejected, *mine_bad) if len(r)] or [pd.DataFrame(columns=REJECTED_COLUMNS)],
+                         ignore_index=True)
         needs_system = bool((mine & undotted).any())
         if not n_rows:
             raise NothingScorable(f"{raw.name}: the {what} holds no codes; give one row per (document, code)",
@@ -301,10 +324,10 @@ def _check_scorable(inputs: dict[str, RawLabels], which: np.ndarray, bad: np.nda
         advice = ("say which system its undotted codes are: system='diagnosis' or 'procedure' (command line: "
                   "--system diagnosis or --system procedure)" if needs_system else
                   "check that it holds codes of the chosen code system, in the expected columns")
-        raise NothingScorable(
-            f"{raw.name}: none of its {n_rows:,} rows can be scored, so no score is given; e.g. line "
-            f"{first.line}, value {first.value!r}: {first.reason}. {advice[0].upper()}{advice[1:]}.",
-            file=raw.name, rejected=rows, needs_system=needs_system)
+        summary = (f"{raw.name}: none of its {n_rows:,} rows can be scored, so no score is given; e.g. line "
+                   f"{first.line}, value {first.value!r}: {first.reason}.")
+        raise NothingScorable(f"{summary} {advice[0].upper()}{advice[1:]}.", file=raw.name, rejected=rows,
+                              needs_system=needs_system, summary=summary)
 
 
 def _highest_scores(rows: np.ndarray, cols: np.ndarray, scores: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:

@@ -335,9 +335,12 @@ def blocked_panel(blocked: NothingScorable) -> None:
     """An input none of whose rows can be scored: why, its rejected rows, and the question if there is one.
     No number is shown, since a score of nothing would read as a score of zero."""
     with st.container(border=True):
-        st.error(f"**No scores yet: {md(blocked.file)} has no row that can be scored.** {md(blocked)}")
+        st.error(f"**No scores yet: {md(blocked.file)} has no row that can be scored.**")
         if blocked.needs_system:
             system_question()
+        else:
+            st.markdown(f"{md(blocked.summary)} Check the code system (sidebar) and, under Reading options, "
+                        "the document id and code columns.")
         if len(blocked.rejected):
             st.caption("First rejected rows")
             st.dataframe(blocked.rejected.head(20), hide_index=True, width="stretch")

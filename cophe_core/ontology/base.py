@@ -154,12 +154,25 @@ class Ontology:
         )
 
     @cached_property
-    def _node_index(self) -> dict[tuple[int, str], int]:
-        return {(int(lv), str(k)): i for i, (lv, k) in enumerate(zip(self.level, self.keys))}
+    def _node_index(self) -> dict[tuple[int, str, str | None], int]:
+        """``(level, key, system)`` → node id: a node's identity (see :class:`OntologyBuilder`)."""
+        systems = self.systems if self.systems is not None else [None] * self.n_nodes
+        return {(int(lv), str(k), None if s is None else str(s)): i
+                for i, (lv, k, s) in enumerate(zip(self.level, self.keys, systems))}
 
-    def node(self, level: str, key: str) -> int:
-        """Node id of ``key`` at ``level``; raises ``KeyError`` if absent."""
-        return self._node_index[(self.level_index(level), key)]
+    def node(self, level: str, key: str, system: str | None = None) -> int:
+        """Node id of ``key`` at ``level`` (of ``system``, in an ontology of several code systems).
+
+        Raises ``KeyError`` if absent, or if ``system`` is not given and several systems have the node
+        (ICD-10-PCS prefix ``B52`` and ICD-10-CM category ``B52`` are two nodes of ``icd10``).
+        """
+        lv = self.level_index(level)
+        if system is not None or self.systems is None:
+            return self._node_index[(lv, key, system)]
+        hits = [i for s in dict.fromkeys(self.systems) if (i := self._node_index.get((lv, key, s))) is not None]
+        if len(hits) != 1:
+            raise KeyError(f"{level} {key}: {'no such node' if not hits else 'in several systems; give one'}")
+        return hits[0]
 
     def children(self, node: int) -> np.ndarray:
         """Ids of the direct children of ``node``."""
@@ -181,18 +194,20 @@ class Ontology:
     def system_of(self, node: int) -> str | None:
         return None if self.systems is None else str(self.systems[node])
 
-    def extended(self, nodes: Iterable[tuple[str, str, str, tuple[str, str] | None]]) -> Ontology:
+    def extended(self, nodes: Iterable[tuple[str, str, str, tuple[str, str] | int | None]]) -> Ontology:
         """A new ontology with extra unlisted code nodes appended.
 
-        ``nodes`` holds ``(level, key, title, parent)`` with ``parent`` a
-        ``(level, key)`` pair that exists already or comes earlier in ``nodes``.
-        Existing node ids are kept, so label matrices built on ``self`` stay valid.
+        ``nodes`` holds ``(level, key, title, parent)`` with ``parent`` a node id of
+        ``self``, or a ``(level, key)`` pair that exists already or comes earlier in
+        ``nodes``. A new node belongs to its parent's code system. Existing node ids
+        are kept, so label matrices built on ``self`` stay valid.
         """
         builder = OntologyBuilder(self.name, self.levels)
         builder.load(self)
         for level, key, title, parent in nodes:
-            system = self.systems[self._node_index[(self.levels.index(parent[0]), parent[1])]] \
-                if self.systems is not None and parent is not None else None
+            system = None
+            if self.systems is not None and parent is not None:
+                system = builder.system_of(parent if isinstance(parent, int) else builder.node_id(*parent))
             builder.add(level, key, title, parent=parent, listed=False, code=True, system=system)
         return builder.build()
 
@@ -291,8 +306,10 @@ class OntologyBuilder:
         self.default_max_level: str | None = None
         self.code_sets: dict[str, str] = {}  # system → release, see Ontology.code_sets
 
-    def __contains__(self, node: tuple[str, str]) -> bool:
-        return (self._lv[node[0]], node[1]) in self._index
+    def __contains__(self, node: tuple[str, str] | tuple[str, str, str | None]) -> bool:
+        """Whether ``(level, key)`` or ``(level, key, system)`` is a node already."""
+        system = node[2] if len(node) > 2 else None  # type: ignore[misc]
+        return (self._lv[node[0]], node[1], system) in self._index
 
     def load(self, onto: Ontology) -> None:
         """Start from the nodes of an existing ontology (ids preserved)."""
@@ -315,27 +332,34 @@ class OntologyBuilder:
         key: str,
         title: str,
         *,
-        parent: tuple[str, str] | None = None,
+        parent: tuple[str, str] | int | None = None,
         listed: bool = True,
         code: bool = False,
         system: str | None = None,
         code_key: str | None = None,
     ) -> int:
-        """Add a node (or return the existing id) under ``parent`` = ``(level, key)``."""
+        """Add a node (or return the existing id) under ``parent``: a node id, or ``(level, key)`` of the
+        same ``system``.
+
+        A node is identified by ``(level, key, system)``: in an ontology of several
+        code systems, ICD-10-PCS prefix ``B52`` and ICD-10-CM category ``B52`` are two
+        nodes. A code key names the first node registered for it.
+        """
         lv = self._lv[level]
-        existing = self._index.get((lv, key))
+        existing = self._index.get((lv, key, system))
         if existing is not None:
             if code:
                 self._codes.setdefault(code_key or key, existing)
             return existing
         pid = -1
-        if parent is not None:
-            plv = self._lv[parent[0]]
-            if plv <= lv:
-                raise ValueError(f"parent {parent} of {key} must sit above level {level}")
-            pid = self._index[(plv, parent[1])]
+        if isinstance(parent, int):
+            pid = parent
+        elif parent is not None:
+            pid = self._index[(self._lv[parent[0]], parent[1], system)]
+        if pid >= 0 and self._level[pid] <= lv:
+            raise ValueError(f"parent {parent} of {key} must sit above level {level}")
         nid = len(self._keys)
-        self._index[(lv, key)] = nid
+        self._index[(lv, key, system)] = nid
         self._keys.append(key)
         self._titles.append(title)
         self._level.append(lv)
@@ -343,19 +367,22 @@ class OntologyBuilder:
         self._listed.append(listed)
         self._systems.append(system)
         if code:
-            self._codes[code_key or key] = nid
+            self._codes.setdefault(code_key or key, nid)
         return nid
 
     def add_parent(self, child: tuple[str, str], parent: tuple[str, str]) -> None:
         """An extra parent for a DAG node (the first parent is given to :meth:`add`)."""
-        c = self._index[(self._lv[child[0]], child[1])]
-        p = self._index[(self._lv[parent[0]], parent[1])]
+        c = self._index[(self._lv[child[0]], child[1], None)]
+        p = self._index[(self._lv[parent[0]], parent[1], None)]
         if self._level[p] <= self._level[c]:
             raise ValueError(f"parent {parent} of {child} must sit above level {child[0]}")
         self._extra.append((c, p))
 
-    def node_id(self, level: str, key: str) -> int:
-        return self._index[(self._lv[level], key)]
+    def node_id(self, level: str, key: str, system: str | None = None) -> int:
+        return self._index[(self._lv[level], key, system)]
+
+    def system_of(self, node: int) -> str | None:
+        return self._systems[node]
 
     def build(self) -> Ontology:
         return Ontology(

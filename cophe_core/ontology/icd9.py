@@ -80,7 +80,12 @@ def parse_code(raw: str, system: System = "auto") -> ParsedCode:
     ``V45.81``, four for ``E849.7``) is a diagnosis, two (``40.19``) a procedure.
     Undotted codes (MIMIC's ``4019``) are accepted only when ``system`` says which
     table they come from, except where the form is unambiguous: a V or E prefix,
-    or a bare three-digit category (``401``) or two-digit procedure category.
+    five digits (procedures have at most four), a bare three-digit category
+    (``401``) or a two-digit procedure category. (Among undotted codes, a bare
+    three-digit code is ambiguous too: :func:`cophe_core.labels.encode` asks.)
+
+    >>> parse_code("42731").code, parse_code("4019", "procedure").code
+    ('427.31', '40.19')
     """
     code = raw.strip().upper().rstrip(".")
     if not code:
@@ -93,11 +98,11 @@ def parse_code(raw: str, system: System = "auto") -> ParsedCode:
                 return _parsed(g[0], g[1] if len(g) > 1 else "", sys_name)
         return _ill_formed(code, system)
     if system == "auto":
-        if code[0] in "VE" or (code.isdigit() and len(code) == 3):
+        if code[0] in "VE" or (code.isdigit() and len(code) in (3, 5)):  # no procedure has five digits
             system = "diagnosis"
         elif code.isdigit() and len(code) == 2:
             system = "procedure"
-        elif code.isdigit() and len(code) in (4, 5):
+        elif code.isdigit() and len(code) == 4:
             raise ValueError(
                 f"undotted code {code} is ambiguous: it may be diagnosis "
                 f"{code[:3]}.{code[3:]} or procedure {code[:2]}.{code[2:]}; "

@@ -128,12 +128,32 @@ def test_hierarchy_file_as_ontology(tmp_path, capsys):
 def test_a_file_with_no_scorable_row_stops_and_says_what_to_pass(tmp_path, capsys):
     """MIMIC's undotted codes without --system: exit 2 and the flag to pass, not F1 = 0."""
     gold, pred = tmp_path / "DIAGNOSES_ICD.csv", tmp_path / "pred.csv"
-    gold.write_text("HADM_ID,ICD9_CODE\n1,4019\n1,42731\n2,5849\n")
+    gold.write_text("HADM_ID,ICD9_CODE\n1,4019\n1,4280\n2,5849\n")
     pred.write_text("HADM_ID,ICD9_CODE\n1,4019\n2,5849\n")
-    assert main(["score", "--gold", str(gold), "--pred", str(pred), "--format", "json"]) == 2
+    rejected = tmp_path / "rejected.csv"
+    assert main(["score", "--gold", str(gold), "--pred", str(pred), "--format", "json",
+                 "--rejected", str(rejected)]) == 2
+    assert rejected.read_text().count("DIAGNOSES_ICD.csv") == 3  # the rows at fault, written all the same
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "DIAGNOSES_ICD.csv: none of its 3 rows can be scored" in captured.err
     assert "--system diagnosis" in captured.err
     assert main(["score", "--gold", str(gold), "--pred", str(pred), "--format", "json", "--system", "diagnosis"]) == 0
     assert json.loads(capsys.readouterr().out)["flat"]["tp"] == 2
+
+
+def test_output_piped_into_head_ends_quietly():
+    """`cophe score … | head -1`: no BrokenPipeError traceback."""
+    import subprocess
+    import sys
+
+    from tests.conftest import SAMPLE
+
+    proc = subprocess.Popen([sys.executable, "-m", "cophe_core", "score", "--gold", str(SAMPLE / "gold.csv"),
+                             "--pred", str(SAMPLE / "run_overcoder.csv"), "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.read(1)
+    proc.stdout.close()  # the reader goes away before the output is written
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert "Traceback" not in err and "BrokenPipeError" not in err

@@ -238,3 +238,42 @@ def test_qa0_code_scores_against_itself():
     assert path(s.corpus.ontology, "QA0.0131") == [
         ("chapter", "Q00-QA0"), ("block", "QA0"), ("e0", "QA0"), ("e1", "QA0.0"), ("e2", "QA0.01"),
         ("e3", "QA0.013"), ("e4", "QA0.0131")]
+
+
+# --- ICD-10-CM and ICD-10-PCS in one ontology: a PCS prefix is never a CM category --------------------------
+
+def test_every_pcs_code_has_only_pcs_ancestors_in_the_combined_ontology():
+    """PCS prefix B52 (CT of veins) and CM category B52 (malaria) share a level and a key, not a node."""
+    from cophe_core.ontology.icd10 import icd10_ontology, pcs_code_list
+
+    o = icd10_ontology()
+    pcs = np.array([o.codes[c] for c in pcs_code_list()])
+    anc = o.ancestors[pcs]
+    assert (anc >= 0).all()  # a PCS code has an ancestor at every level
+    assert set(o.systems[anc.ravel()]) == {"ICD-10-PCS"}
+    b52 = o.ancestors[o.codes["B52FYZZ"], o.level_index("e0")]
+    assert o.keys[b52] == "B52" and o.systems[b52] == "ICD-10-PCS" and b52 != o.codes["B52"]
+    assert o.titles[o.codes["B52"]] == "Plasmodium malariae malaria"  # a label "B52" is the CM category
+
+
+def test_procedures_do_not_match_diagnoses_that_share_their_first_characters():
+    """Gold F09, B52.9 against PCS F09Z3XZ, B52FYZZ: nothing in common at any level (hand-worked)."""
+    s = score_files(b"doc_id,code\n1,F09\n1,B52.9\n", {"A": b"doc_id,code\n1,F09Z3XZ\n1,B52FYZZ\n"},
+                    ontology="icd10")
+    ev = s.evaluation("A", max_level="chapter")
+    for level in ("e0", "block", "chapter"):
+        assert ev.score("cophe", level)["tp"] == 0 and ev.score("set_based", level)["tp"] == 0
+    assert ev.score("cophe")["tp"] == 0
+
+
+def test_unlisted_codes_go_under_their_own_system():
+    s = score_files(b"doc_id,code\n1,B52FYZZ\n", {"A": b"doc_id,code\n1,B52FYZY\n"}, ontology="icd10")
+    o = s.corpus.ontology
+    assert set(o.systems[o.path(o.codes["B52FYZY"])]) == {"ICD-10-PCS"}
+    assert s.evaluation("A").score("cophe", "e3")["tp"] == 1  # B52FYZ, the PCS prefix both share
+
+
+def test_a_procedure_code_under_icd10cm_is_rejected_with_its_reason():
+    s = score_files(b"doc_id,code\n1,F09\n", {"A": b"doc_id,code\n1,F09Z3XZ\n1,F09\n"}, ontology="icd10cm")
+    assert s.corpus.rejected.reason.tolist() == [
+        "F09Z3XZ is an ICD-10-PCS procedure code; choose the ontology icd10 (CM + PCS)"]

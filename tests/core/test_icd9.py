@@ -171,7 +171,7 @@ def test_parse(raw, system, code, kind):
 
 @pytest.mark.parametrize("raw,fragment", [
     ("4019", "ambiguous"),
-    ("40191", "ambiguous"),
+    ("4019", "ambiguous"),
     ("E849.71", "not a well-formed"),
     ("8.45", "008.45"),
     ("401.123", "not a well-formed"),
@@ -199,3 +199,27 @@ def test_unlisted_valid_code_is_placed_by_structure_and_flagged(icd9):
     assert onto.n_nodes == icd9.n_nodes + 3  # 364.99, 043, 043.1
     # existing ids are preserved
     assert onto.codes["401.9"] == icd9.codes["401.9"]
+
+
+def test_five_undotted_digits_are_a_diagnosis_and_four_are_asked_about():
+    """No ICD-9 procedure has five digits (DD.DD), so 42731 is 427.31; 4019 may be 401.9 or 40.19."""
+    from cophe_core.ontology.icd9 import parse_code
+
+    assert parse_code("42731").code == "427.31" and parse_code("25000").system == "diagnosis"
+    with pytest.raises(ValueError, match="ambiguous"):
+        parse_code("4019")
+
+
+def test_a_bare_three_digit_code_among_undotted_codes_is_asked_about_not_guessed():
+    """In a MIMIC procedures file, 331 is procedure 33.1 as likely as diagnosis 331."""
+    from cophe_core import score_files
+    from cophe_core.labels import NothingScorable
+
+    procedures = b"HADM_ID,ICD9_CODE\n1,9604\n1,331\n2,966\n2,3893\n"
+    with pytest.raises(NothingScorable) as err:
+        score_files(procedures, {"A": procedures})
+    assert err.value.needs_system
+    s = score_files(procedures, {"A": procedures}, system="procedure")
+    assert sorted(s.corpus.ontology.keys[s.corpus.gold.indices]) == ["33.1", "38.93", "96.04", "96.6"]
+    dotted = score_files(b"doc_id,code\n1,331\n1,401.9\n", {"A": b"doc_id,code\n1,331\n"})
+    assert len(dotted.corpus.rejected) == 0  # without four-digit codes, 331 is the diagnosis category

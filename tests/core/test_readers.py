@@ -239,3 +239,11 @@ def test_some_undotted_rows_are_scored_and_the_rest_need_the_system():
 def test_a_run_with_no_code_row_predicts_nothing():
     s = score_files(b"doc_id,code\n1,401.9\n", {"A": b"doc_id,code\n"}, ontology="icd9")
     assert s.evaluation("A").score("flat")["fn"] == 1
+
+
+def test_nothing_scorable_quotes_its_own_rows_when_files_share_a_name():
+    gold = read_labels(b"doc_id,code\n1,401.9\n1,zzz\n", name="test.csv")
+    run = read_labels(b"doc_id,code\n1,qqq\n1,rrr\n", name="test.csv")
+    with pytest.raises(NothingScorable, match="none of its 2 rows.*line 2, value 'qqq'") as err:
+        score_labels(gold, {"A": run}, ontology="icd9")
+    assert err.value.rejected.value.tolist() == ["qqq", "rrr"]
