@@ -14,10 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+import numpy as np
+import scipy.sparse as sp
+
 from .labels import Corpus, encode
 from .metrics import Evaluation, evaluate_corpus
 from .ontology import Ontology, load_ontology
-from .readers import InputError, RawLabels, RawScores, Source, read_input
+from .readers import InputError, RawLabels, RawScores, Source, read_input, read_labels
 from .scores import ScoredRun, check_rule, score_run, tune_threshold
 
 if TYPE_CHECKING:
@@ -35,7 +38,9 @@ class Scoring:
     corpus : Corpus
         Gold and runs; a run given as scores holds its decisions under ``rule``.
     scored : dict of str → ScoredRun
-        The runs given as scores, with their scores (for ranking metrics and curves).
+        The runs given as scores, with their scores (for ranking metrics and curves), each on the
+        documents of the gold standard and of that run only, so that its P@k and AUC do not depend on
+        which other runs are loaded.
     rule : tuple, optional
         ``("threshold", t)`` or ``("top_k", k)``: how the scored runs were decided.
     dev : ScoredRun, optional
@@ -47,6 +52,7 @@ class Scoring:
     scored: dict[str, ScoredRun] = field(default_factory=dict)
     rule: tuple | None = None
     dev: ScoredRun | None = None
+    _rows: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # scored run → its corpus rows
     _cache: dict[tuple[str, str], Evaluation] = field(default_factory=dict, repr=False)
 
     @property
@@ -77,8 +83,14 @@ class Scoring:
         (0, 1)
         """
         rule = check_rule(threshold, top_k)
-        runs = {**self.corpus.runs, **{n: r.decide(**{rule[0]: rule[1]}) for n, r in self.scored.items()}}
-        return Scoring(replace(self.corpus, runs=runs), self._detection, self.scored, rule, self.dev)
+        n_docs = len(self.corpus.docs)
+        runs = dict(self.corpus.runs)
+        for name, run in self.scored.items():
+            rows = self._rows[name]  # the run's decisions, placed back on the corpus's document rows
+            place = sp.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, np.arange(len(rows)))),
+                                  shape=(n_docs, len(rows)))
+            runs[name] = (place @ run.decide(**{rule[0]: rule[1]})).astype(np.int8).tocsr()
+        return Scoring(replace(self.corpus, runs=runs), self._detection, self.scored, rule, self.dev, self._rows)
 
 
 def score_labels(
@@ -135,9 +147,12 @@ def score_labels(
         ontology, detection = found.ontology, f"detected {found.message}"
     onto = load_ontology(ontology)  # a name, a path, an Ontology or a networkx.DiGraph
     corpus = encode(gold, dict(runs), onto, system=system)
-    scored = {name: ScoredRun(corpus.ontology, corpus.docs, corpus.gold, corpus.runs[name], None, corpus)
-              for name in scored_names}
-    scoring = Scoring(corpus, detection, scored)
+    rows = {name: np.flatnonzero(np.isin(corpus.docs, np.union1d(gold.docs.astype(str),
+                                                                   runs[name].docs.astype(str))))
+            for name in scored_names}
+    scored = {name: ScoredRun(corpus.ontology, corpus.docs[r], corpus.gold[r], corpus.runs[name][r], None, corpus)
+              for name, r in rows.items()}
+    scoring = Scoring(corpus, detection, scored, _rows=rows)
     return scoring.with_rule(**{rule[0]: rule[1]}) if rule else scoring
 
 
@@ -162,7 +177,7 @@ def score_files(
     1.0
     """
     kw = {"doc_col": doc_col, "code_col": code_col}
-    raw_gold = read_input(gold, name=_name(gold, "gold"), **kw)
+    raw_gold = read_labels(gold, name=_name(gold, "gold"), **kw)  # a gold standard is code sets, whatever its columns
     raw_runs = {name: read_input(src, name=_name(src, name), **kw) for name, src in runs.items()}
     return score_labels(raw_gold, raw_runs, ontology=ontology, system=system, threshold=threshold, top_k=top_k)
 
@@ -171,10 +186,13 @@ def _name(source: Source, fallback: str) -> str | None:
     return fallback if isinstance(source, bytes) else None
 
 
-def _read(source: RawLabels | Source, fallback: str, doc_col: str | None, code_col: str | None) -> RawLabels:
+def _read(source: RawLabels | Source, fallback: str, doc_col: str | None, code_col: str | None, *,
+          gold: bool = False) -> RawLabels:
+    """An input already read, or read now: a gold standard as code sets, anything else as its columns say."""
     if isinstance(source, RawLabels):
         return source
-    return read_input(source, name=_name(source, fallback), doc_col=doc_col, code_col=code_col)
+    read = read_labels if gold else read_input
+    return read(source, name=_name(source, fallback), doc_col=doc_col, code_col=code_col)
 
 
 def decide_run(
@@ -218,7 +236,7 @@ def decide_run(
     dev = None
     detection = None
     if tune_on is not None:
-        dev_gold = _read(tune_on[0], "dev_gold", doc_col, code_col)
+        dev_gold = _read(tune_on[0], "dev_gold", doc_col, code_col, gold=True)
         dev_scores = _read(tune_on[1], "dev_scores", doc_col, code_col)
         ontology, detection = _ontology_for(ontology, [dev_gold, gold], [dev_scores, scores])
         dev = score_run(dev_gold, dev_scores, ontology, system=system, max_level=max_level)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from .api import decide_run, score_labels
 from .labels import NothingScorable
-from .readers import InputError, RawScores, read_input
+from .readers import InputError, RawScores, read_input, read_labels
 from .stats import bootstrap
 from .suite import icm_note, suite
 
@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     decision = None
     try:
         kw = {"doc_col": args.doc_col, "code_col": args.code_col}
-        gold, pred = read_input(args.gold, **kw), read_input(args.pred, **kw)  # each file parsed once
+        gold, pred = read_labels(args.gold, **kw), read_input(args.pred, **kw)  # each file parsed once
         if isinstance(pred, RawScores):
             run, decision = decide_run(gold, pred, threshold=args.threshold, top_k=args.top_k,
                                        tune_on=tuple(args.tune_on) if args.tune_on else None,

@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from .ontology import Ontology
 from .ontology import icd9 as icd9_mod
 from .ontology import icd10 as icd10_mod
-from .readers import REJECTED_COLUMNS, InputError, RawLabels
+from .readers import REJECTED_COLUMNS, InputError, RawLabels, RawScores
 
 __all__ = ["Corpus", "NothingScorable", "encode"]
 
@@ -258,7 +258,7 @@ def encode(
         )
         m.sum_duplicates()
         dups = int(mask.sum() - m.nnz)
-        scored = "score" in raw.pairs  # a RawScores input (cophe_core.readers)
+        scored = isinstance(raw, RawScores)  # one test of kind, as in cophe_core.api.score_labels
         if dups:
             warnings.append(f"{raw.name}: {dups} duplicate (document, code) rows collapsed"
                             + ("; each keeps its highest score" if scored else ""))

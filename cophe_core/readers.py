@@ -60,10 +60,13 @@ CODE_COLUMNS = (
 )
 SCORE_COLUMNS = ("score", "scores", "prob", "proba", "probability", "confidence", "pred_score")
 # columns a wide score matrix may carry besides one column per code (Edin et al.: ``_id``, ``target``)
-ID_COLUMNS = (*DOC_COLUMNS, "subject_id", "target", "targets", "labels", "text")
+# columns a wide score matrix may carry beside its code columns (pandas' to_csv writes "Unnamed: 0")
+ID_COLUMNS = (*DOC_COLUMNS, "subject_id", "row_id", "seq_num", "unnamed: 0", "target", "targets", "labels", "text")
 _KNOWN_COLUMNS = frozenset((*ID_COLUMNS, *CODE_COLUMNS, *SCORE_COLUMNS, "icd10", "icd9_code", "seq_num", "row_id"))
 _CODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*")
 WIDE_KEEP = 100
+# more wide-matrix cells than this share (and this many) outside [0, 1]: logits, refused as a whole
+LOGIT_SHARE, LOGIT_CELLS = 0.10, 10
 REJECTED_COLUMNS = ["file", "line", "value", "reason"]
 MAX_BYTES = 200 * 1024 * 1024
 Source = str | Path | bytes | BinaryIO
@@ -282,7 +285,7 @@ def _kind(frame: pd.DataFrame, name: str, doc_col: str | None, code_col: str | N
     score = next((lower[c] for c in SCORE_COLUMNS if c in lower), None)
     if score is not None:
         return "long", score
-    if code_col is not None:
+    if code_col is not None and code_col.lower().strip() in lower:  # the gold's code column, if this has it
         return "labels", None
     ids = {c for c in cols if c.lower().strip() in ID_COLUMNS}
     if doc_col is not None and doc_col.lower().strip() in lower:
@@ -364,10 +367,14 @@ def _wide_scores(frame: pd.DataFrame, name: str, doc_col: str | None, code_cols:
     doc_ids = frame[doc].astype(str).str.strip().to_numpy(dtype=object)
     lines = frame.index.to_numpy(dtype=np.int64)
     values = np.nan_to_num(values, nan=0.0, posinf=np.inf, neginf=-np.inf)  # an empty cell scores 0
-    bad_r, bad_c = np.nonzero(~np.isfinite(values) | (values < 0) | (values > 1))
-    positions = [frame.columns.get_loc(c) for c in code_cols]
+    outside = ~np.isfinite(values) | (values < 0) | (values > 1)
+    if outside.mean() > LOGIT_SHARE and outside.sum() >= LOGIT_CELLS:  # not a few bad cells: the whole matrix is on another scale
+        raise InputError(f"{name}: {outside.mean():.0%} of the scores lie outside [0, 1]; these look like logits "
+                         "or unnormalised scores. Give probabilities (apply a sigmoid, 1 / (1 + e^-x)).")
+    bad_r, bad_c = np.nonzero(outside)
+    raw = frame[code_cols].to_numpy(dtype=object)[bad_r, bad_c].astype(str)
     rejected = [pd.DataFrame({"file": name, "line": lines[bad_r],
-                              "value": [f"{code_cols[c]}={frame.iat[r, positions[c]]}" for r, c in zip(bad_r, bad_c)],
+                              "value": np.char.add(np.char.add(np.asarray(code_cols, dtype=str)[bad_c], "="), raw),
                               "reason": "the score is outside [0, 1] or not finite; give probabilities"},
                              columns=REJECTED_COLUMNS)]
     values[bad_r, bad_c] = 0.0

@@ -317,5 +317,7 @@ def tune_threshold(curve: pd.DataFrame, measure: str = "cophe") -> float:
     >>> tune_threshold(pd.DataFrame({"threshold": [0.3, 0.5], "cophe_f1": [0.6, 0.7]}))
     0.5
     """
+    if measure not in ("flat", "set_based", "cophe"):
+        raise InputError(f"unknown measure {measure!r} to tune on; choose flat, set_based or cophe")
     col = f"{measure}_f1"
     return float(curve.loc[curve[col].idxmax(), "threshold"])

@@ -20,7 +20,7 @@ from cophe_core import InputError, Scoring, score_labels
 from cophe_core.labels import NothingScorable
 from cophe_core.ontology import load_ontology
 from cophe_core.ontology.custom import load_hierarchy
-from cophe_core.readers import RawLabels, RawScores, read_input
+from cophe_core.readers import RawLabels, RawScores, read_input, read_labels
 from cophe_core.report import figure_html
 from cophe_core.stats import bootstrap, paired_bootstrap, randomisation_test
 
@@ -50,7 +50,6 @@ class Context:
     error: str | None = None
     scored: dict | None = None  # run → ScoredRun, for runs given as probabilities
     rule: tuple | None = None  # ("threshold", t) or ("top_k", k)
-    gold: tuple[str, bytes] | None = None  # the gold file (name, bytes)
     reading: dict | None = None  # the reading options: doc_col, code_col, system
     notice: str | None = None  # an ordinary state, such as nothing uploaded yet (not an error)
     blocked: NothingScorable | None = None  # an input with no scorable row: numbers are withheld
@@ -78,6 +77,7 @@ def _hierarchy(digest: str, _name: str, _data: bytes):
 
 DEFAULT_RULE = ("threshold", 0.5)
 PARSED_PER_SESSION = 12  # parsed files kept per session (the current inputs, a development split, a few more)
+RULES_KEPT = 4  # decided versions of a scoring kept per decision rule (slider positions)
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def file_digest(name: str, data: bytes) -> str:
 
 
 def read_upload(name: str, data: bytes, *, doc_col: str | None = None, code_col: str | None = None,
-                digest: str | None = None) -> RawLabels | RawScores:
+                digest: str | None = None, gold: bool = False) -> RawLabels | RawScores:
     """A file parsed once per session and content: labels or scores, as its columns say
     (:func:`cophe_core.readers.read_input`).
 
@@ -108,13 +108,14 @@ def read_upload(name: str, data: bytes, *, doc_col: str | None = None, code_col:
     the file and the reading options, the last :data:`PARSED_PER_SESSION` only; an unreadable file
     is remembered with its error, so no rerun parses it again either.
     """
-    key = (digest or file_digest(name, data), doc_col, code_col)
+    key = (digest or file_digest(name, data), doc_col, code_col, gold)
     store = st.session_state.setdefault("_parsed", {})
     if key in store:
         store[key] = store.pop(key)  # most recently used last
     else:
         try:
-            store[key] = read_input(_named(name, data), doc_col=doc_col, code_col=code_col)
+            read = read_labels if gold else read_input  # a gold standard is code sets, whatever its columns
+            store[key] = read(_named(name, data), doc_col=doc_col, code_col=code_col)
         except InputError as e:
             store[key] = e
         while len(store) > PARSED_PER_SESSION:
@@ -135,7 +136,7 @@ def read_inputs(gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]], *, 
         h.update(run.encode() + b"\0" + d.encode())
     h.update((doc_col or "").encode() + b"\0" + (code_col or "").encode())
     kw = {"doc_col": doc_col, "code_col": code_col}
-    raw_gold = read_upload(*gold, digest=gold_digest, **kw)
+    raw_gold = read_upload(*gold, digest=gold_digest, gold=True, **kw)
     raw_runs = {run: read_upload(name, data, digest=d, **kw) for (run, name, data), d in zip(runs, run_digests)}
     return Inputs(h.hexdigest(), raw_gold, raw_runs)
 
@@ -166,7 +167,7 @@ def scoring_for(inputs: Inputs, *, onto: str = "icd9", system: str = "auto",
     if onto == "custom":
         if hierarchy is None:
             raise InputError("upload the hierarchy file (CSV child,parent[,title] or CoPHE JSON)")
-        hier_digest = hashlib.sha256(hierarchy[1]).hexdigest()
+        hier_digest = file_digest(*hierarchy)  # the name too: it is in the ontology's code_sets
         hier = _hierarchy(hier_digest, *hierarchy)
         h.update(hier_digest.encode())
     for part in (onto, system):
@@ -174,7 +175,14 @@ def scoring_for(inputs: Inputs, *, onto: str = "icd9", system: str = "auto",
     base = _score(h.hexdigest(), inputs, onto, system, hier)
     if not base.scored or base.rule == tuple(rule):
         return base
-    return cached(base, ("rule", tuple(rule)), lambda: base.with_rule(**{rule[0]: rule[1]}))
+    # the decisions of the last few slider positions, on the shared scoring (bounded: it outlives sessions)
+    kept = base.__dict__.setdefault("_dashboard_rules", {})
+    key = tuple(rule)
+    if key not in kept:
+        kept[key] = base.with_rule(**{rule[0]: rule[1]})
+        while len(kept) > RULES_KEPT:
+            kept.pop(next(iter(kept)))
+    return kept[key]
 
 
 def sample_inputs(source: str) -> tuple[tuple[str, bytes], list[tuple[str, str, bytes]], str]:
@@ -271,7 +279,7 @@ def sidebar() -> Context:
                                  "them. The CoPHE paper stops at block (its 'c').")
         run = sb.selectbox("Run", scoring.run_names, key="run", help="The run shown in the tree and document views.")
     return Context(scoring, label, max_level, run, error, (scoring.scored or None) if scoring else None,
-                   st.session_state.get("_rule") if scored else None, gold, reading, notice, blocked)
+                   st.session_state.get("_rule") if scored else None, reading, notice, blocked)
 
 
 def decision_rule(sb, scored: list[str]) -> tuple:

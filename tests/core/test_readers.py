@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -247,3 +248,30 @@ def test_nothing_scorable_quotes_its_own_rows_when_files_share_a_name():
     with pytest.raises(NothingScorable, match="none of its 2 rows.*line 2, value 'qqq'") as err:
         score_labels(gold, {"A": run}, ontology="icd9")
     assert err.value.rejected.value.tolist() == ["qqq", "rrr"]
+
+
+def test_a_gold_standard_is_code_sets_whatever_its_columns():
+    s = score_files(b"doc_id,code,confidence\n1,401.9,high\n2,428.0,0.9\n", {"A": b"doc_id,code\n1,401.9\n"},
+                    ontology="icd9")
+    assert s.corpus.gold.nnz == 2 and s.evaluation("A").score("flat")["tp"] == 1
+
+
+def test_a_wide_matrix_written_by_pandas_with_its_index_is_scores():
+    frame = pd.DataFrame({"_id": ["1", "2"], "401.9": [0.9, 0.1], "428.0": [0.2, 1.4]})
+    raw = read_input(frame.to_csv().encode(), name="w.csv")  # adds an "Unnamed: 0" index column
+    assert isinstance(raw, RawScores)
+    assert raw.rejected[["line", "value"]].values.tolist() == [[3, "428.0=1.4"]]  # one bad cell, listed
+
+
+def test_logits_in_a_wide_matrix_are_refused_as_a_whole():
+    values = np.random.default_rng(0).normal(size=(30, 10))
+    frame = pd.DataFrame(values, columns=[f"{400 + i}.1" for i in range(10)]).assign(_id=range(30))
+    with pytest.raises(InputError, match="look like logits.*sigmoid"):
+        read_input(frame.to_csv(index=False).encode(), name="logits.csv")
+
+
+def test_the_golds_code_column_does_not_turn_a_wide_matrix_into_labels():
+    gold = b"note,dx\n1,401.9\n2,428.0\n"
+    wide = b"note,401.9,428.0\n1,0.9,0.2\n2,0.1,0.8\n"
+    s = score_files(gold, {"A": wide}, ontology="icd9", doc_col="note", code_col="dx", threshold=0.5)
+    assert s.evaluation("A").score("flat")["f1"] == 1.0

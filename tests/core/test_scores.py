@@ -328,3 +328,19 @@ def test_cli_with_scores_and_a_dev_split(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "cophe_core", "score", "--gold", str(SAMPLE / "gold.csv"),
                           "--pred", str(SAMPLE / "scores_model.csv")], capture_output=True, text=True)
     assert bad.returncode == 2 and "--threshold T, --top-k K or --tune-on" in bad.stderr
+
+
+def test_a_scored_runs_ranking_does_not_depend_on_the_other_runs_loaded():
+    """P@k and AUC run over the gold's and the run's documents, as score_run and the CLI compute them."""
+    from cophe_core import read_input, score_labels
+    from cophe_core.ontology import icd9_ontology
+    from cophe_core.scores import score_run
+
+    g = read_input(b"doc_id,code\n1,401.9\n2,428.0\n")
+    a = read_input(b"doc_id,code,score\n1,401.9,0.9\n2,401.1,0.4\n2,428.0,0.3\n")
+    b = read_input(b"doc_id,code\n3,401.9\n4,250.00\n5,428.0\n")
+    alone = score_labels(g, {"A": a}, threshold=0.5).scored["A"].ranking()
+    beside = score_labels(g, {"A": a, "B": b}, threshold=0.5)
+    assert beside.scored["A"].ranking() == alone == score_run(g, a, icd9_ontology()).ranking()
+    assert alone["p@5"] == 0.2  # (1 + 1) hits / 5, over 2 documents, not 5
+    assert beside.evaluation("A").score("flat")["tp"] == 1 and len(beside.corpus.docs) == 5
