@@ -277,6 +277,7 @@ def encode(
             warnings.append(f"{raw.name}: {only_run} documents are not in the gold standard; scored with an empty gold set")
     rejected_df = pd.concat([r for r in rejected if len(r)], ignore_index=True) if any(
         len(r) for r in rejected) else pd.DataFrame(columns=REJECTED_COLUMNS)
+    warnings += [w for raw in inputs.values() for w in raw.warnings]
     warnings += _summarise(rejected_df, "not scored")
     warnings += _summarise(flagged, "scored with a caveat")
     return Corpus(onto, all_docs, matrices.pop(""), matrices, rejected_df, flagged, warnings,

@@ -67,6 +67,7 @@ _CODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*")
 WIDE_KEEP = 100
 # more wide-matrix cells than this share (and this many) outside [0, 1]: logits, refused as a whole
 LOGIT_SHARE, LOGIT_CELLS = 0.10, 10
+LOW_SCORE = 0.05  # the lowest threshold of a default curve
 REJECTED_COLUMNS = ["file", "line", "value", "reason"]
 MAX_BYTES = 200 * 1024 * 1024
 Source = str | Path | bytes | BinaryIO
@@ -91,12 +92,15 @@ class RawLabels:
         1-based line of the file, or row number for binary formats).
     rejected : DataFrame
         Columns ``file, line, value, reason``.
+    warnings : list of str
+        What the reader left out that is not a row (scores beyond a wide matrix's top 100 per document).
     """
 
     name: str
     docs: np.ndarray
     pairs: pd.DataFrame
     rejected: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=REJECTED_COLUMNS))
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -392,7 +396,12 @@ def _wide_scores(frame: pd.DataFrame, name: str, doc_col: str | None, code_cols:
     pairs = pd.DataFrame({"doc_id": doc_ids[rows[nz]], "code": np.asarray(code_cols, dtype=object)[cols[nz]],
                           "line": lines[rows[nz]], "score": picked[nz]})
     rejected_df = pd.concat(rejected, ignore_index=True) if len(rejected) > 1 else rejected[0]
-    return RawScores(name, pd.unique(doc_ids), pairs, rejected_df)
+    # said, not silent: scores a low threshold would have used, beyond each document's top WIDE_KEEP
+    beyond = int((values >= LOW_SCORE).sum() - (picked >= LOW_SCORE).sum())
+    notes = [f"{name}: {beyond:,} scores of at least {LOW_SCORE} lie beyond their document's {keep} highest and "
+             f"were not kept; decisions below each document's {keep}th score, and AUC, count them as 0"] \
+        if beyond else []
+    return RawScores(name, pd.unique(doc_ids), pairs, rejected_df, notes)
 
 
 def _load_bytes(source: Source, name: str | None) -> tuple[bytes, str]:

@@ -275,3 +275,18 @@ def test_the_golds_code_column_does_not_turn_a_wide_matrix_into_labels():
     wide = b"note,401.9,428.0\n1,0.9,0.2\n2,0.1,0.8\n"
     s = score_files(gold, {"A": wide}, ontology="icd9", doc_col="note", code_col="dx", threshold=0.5)
     assert s.evaluation("A").score("flat")["f1"] == 1.0
+
+
+def test_scores_beyond_a_wide_matrixs_top_100_are_counted_in_a_warning():
+    codes = [f"{400 + i}.1" for i in range(105)]
+    frame = pd.DataFrame([np.linspace(0.99, 0.01, 105)], columns=codes).assign(_id="1")
+    raw = read_input(frame.to_csv(index=False).encode(), name="w.csv")
+    assert len(raw.pairs) == 100
+    # the five lowest are 0.01 … 0.0477: below 0.05, nothing a default threshold would use
+    assert raw.warnings == []
+    frame.loc[0, codes[:101]] = 0.5  # 101 scores of 0.5: one of them falls beyond the 100 kept
+    frame.loc[0, codes[-1]] = 0.06  # and 0.06, below all 100 kept: 2 scores of at least 0.05 left out
+    raw = read_input(frame.to_csv(index=False).encode(), name="w.csv")
+    assert len(raw.warnings) == 1 and raw.warnings[0].startswith("w.csv: 2 scores of at least 0.05")
+    s = score_files(b"doc_id,code\n1,401.1\n", {"A": frame.to_csv(index=False).encode()}, threshold=0.5)
+    assert any("not kept" in w for w in s.corpus.warnings)
