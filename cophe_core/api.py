@@ -136,16 +136,7 @@ def score_labels(
             raise InputError(f"{', '.join(runs[n].name for n in scored_names)}: holds scores; give a threshold or a "
                              "top-k to turn them into code sets")
         rule = check_rule(threshold, top_k)
-    detection = None
-    if isinstance(ontology, str) and ontology == "auto":
-        from .ontology.detect import detect_system
-
-        codes = set().union(*(set(r.pairs.code) for r in (gold, *runs.values())))
-        found = detect_system(codes)
-        if found.ontology is None:
-            raise InputError(f"cannot tell the code system: {found.message}")
-        ontology, detection = found.ontology, f"detected {found.message}"
-    onto = load_ontology(ontology)  # a name, a path, an Ontology or a networkx.DiGraph
+    onto, detection = _ontology_for(ontology, [gold, *runs.values()])  # a name, path, Ontology or DiGraph
     corpus = encode(gold, dict(runs), onto, system=system)
     rows = {name: np.flatnonzero(np.isin(corpus.docs, np.union1d(gold.docs.astype(str),
                                                                    runs[name].docs.astype(str))))
@@ -176,9 +167,8 @@ def score_files(
     >>> round(s.evaluation("A").score("cophe", "e0")["f1"], 3)
     1.0
     """
-    kw = {"doc_col": doc_col, "code_col": code_col}
-    raw_gold = read_labels(gold, name=_name(gold, "gold"), **kw)  # a gold standard is code sets, whatever its columns
-    raw_runs = {name: read_input(src, name=_name(src, name), **kw) for name, src in runs.items()}
+    raw_gold = _read(gold, "gold", doc_col, code_col, gold=True)
+    raw_runs = {name: _read(src, name, doc_col, code_col) for name, src in runs.items()}
     return score_labels(raw_gold, raw_runs, ontology=ontology, system=system, threshold=threshold, top_k=top_k)
 
 
@@ -196,8 +186,8 @@ def _read(source: RawLabels | Source, fallback: str, doc_col: str | None, code_c
 
 
 def decide_run(
-    gold: RawLabels,
-    scores: RawScores,
+    gold: RawLabels | Source,
+    scores: RawScores | Source,
     *,
     threshold: float | None = None,
     top_k: int | None = None,
@@ -229,6 +219,8 @@ def decide_run(
     if sum(x is not None for x in (threshold, top_k, tune_on)) != 1:
         raise InputError("the predictions are scores: give a threshold, a top-k, or a development split to "
                          "tune the threshold on (--threshold T, --top-k K or --tune-on DEV_GOLD DEV_SCORES)")
+    gold = _read(gold, "gold", doc_col, code_col, gold=True)
+    scores = _read(scores, "scores", doc_col, code_col)
     if not isinstance(scores, RawScores):
         raise InputError(f"{scores.name}: holds code sets, not scores; --threshold, --top-k and --tune-on need a "
                          "scores file (doc_id,code,score rows, or one score column per code)")
@@ -238,7 +230,7 @@ def decide_run(
     if tune_on is not None:
         dev_gold = _read(tune_on[0], "dev_gold", doc_col, code_col, gold=True)
         dev_scores = _read(tune_on[1], "dev_scores", doc_col, code_col)
-        ontology, detection = _ontology_for(ontology, [dev_gold, gold], [dev_scores, scores])
+        ontology, detection = _ontology_for(ontology, [dev_gold, gold, dev_scores, scores])
         dev = score_run(dev_gold, dev_scores, ontology, system=system, max_level=max_level)
         curve = dev.curve()
         threshold = tune_threshold(curve, measure)
@@ -253,13 +245,13 @@ def decide_run(
     return scoring, info
 
 
-def _ontology_for(ontology: str | Ontology | nx.DiGraph, labels: list[RawLabels],
-                  scores: list[RawScores]) -> tuple[Ontology, str | None]:
+def _ontology_for(ontology: str | Ontology | nx.DiGraph, inputs: list[RawLabels]) -> tuple[Ontology, str | None]:
+    """The ontology asked for, or with ``"auto"`` the one detected from the codes of all inputs, and how."""
     if not (isinstance(ontology, str) and ontology == "auto"):
         return load_ontology(ontology), None
     from .ontology.detect import detect_system
 
-    codes = set().union(*(set(r.pairs.code) for r in (*labels, *scores)))
+    codes = set().union(*(set(r.pairs.code) for r in inputs))
     found = detect_system(codes)
     if found.ontology is None:
         raise InputError(f"cannot tell the code system: {found.message}")
