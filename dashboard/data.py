@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
 import streamlit as st
 
 from cophe_core import InputError, Scoring, score_labels
@@ -405,9 +404,3 @@ def require_scoring() -> Context | None:
         st.info("No data yet.")
         return None
     return ctx
-
-
-def nice_levels(table: pd.DataFrame) -> pd.DataFrame:
-    """Readable measure names for display."""
-    names = {"flat": "Flat (leaf codes)", "set_based": "Set-based", "cophe": "CoPHE"}
-    return table.assign(measure=table.measure.map(names))
