@@ -8,13 +8,74 @@ import pandas as pd
 from .metrics import Evaluation, prf
 from .tree import COUNTS
 
-__all__ = ["levels_side_by_side", "level_deltas", "compare_nodes", "disagreements"]
+__all__ = ["levels_side_by_side", "level_deltas", "compare_nodes", "disagreements", "HEADLINE_COLUMNS",
+           "headlines", "figure_parts"]
+
+#: The columns of :func:`headlines`: (measure, statistic), each the overall figure of its measure.
+HEADLINE_COLUMNS: dict[str, tuple[str, str]] = {
+    "flat_f1": ("flat", "f1"), "set_based_f1": ("set_based", "f1"), "cophe_f1": ("cophe", "f1"),
+    "cophe_precision": ("cophe", "precision"), "cophe_recall": ("cophe", "recall"),
+}
 
 
 def levels_side_by_side(evals: dict[str, Evaluation]) -> pd.DataFrame:
     """:attr:`Evaluation.levels_table` of each run, stacked with a ``run`` column first."""
     return pd.concat([ev.levels_table.assign(run=name) for name, ev in evals.items()],
                      ignore_index=True)[["run", *evals[next(iter(evals))].levels_table.columns]]
+
+
+def _figure_id(measure: str, stat: str) -> str:
+    """The name :func:`cophe_core.stats.bootstrap` gives an overall figure."""
+    return f"flat {stat}" if measure == "flat" else f"{measure} overall {stat}"
+
+
+def headlines(evals: dict[str, Evaluation], intervals: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
+    """Runs × headline figures: one row per run (index ``run``), the columns of :data:`HEADLINE_COLUMNS`
+    (the overall F1 of each measure, CoPHE's precision and recall) from :meth:`Evaluation.score`.
+
+    With ``intervals`` (run → its :func:`cophe_core.stats.bootstrap` table), each column ``c`` is followed
+    by ``c_low`` and ``c_high``, the bounds of its interval (NaN for a run without a table).
+
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,364.11\\n1,364.24\\n1,364.9\\n"
+    >>> s = score_files(gold, {"paper": b"doc_id,code\\n1,364.11\\n1,364.21\\n1,364.3\\n1,364.41\\n"})
+    >>> headlines({"paper": s.evaluation("paper", max_level="e0")}).round(3).iloc[0].tolist()
+    [0.286, 0.571, 0.632, 0.545, 0.75]
+    """
+    rows = {}
+    for run, ev in evals.items():
+        scores = {m: ev.score(m) for m in dict.fromkeys(m for m, _ in HEADLINE_COLUMNS.values())}
+        row: dict[str, float] = {}
+        table = None if intervals is None or run not in intervals else intervals[run].set_index("figure")
+        for col, (m, stat) in HEADLINE_COLUMNS.items():
+            row[col] = scores[m][stat]
+            if intervals is not None:
+                fig = _figure_id(m, stat)
+                found = table is not None and fig in table.index
+                row[f"{col}_low"] = table.loc[fig, "low"] if found else np.nan
+                row[f"{col}_high"] = table.loc[fig, "high"] if found else np.nan
+        rows[run] = row
+    out = pd.DataFrame.from_dict(rows, orient="index", dtype=float)
+    out.index.name = "run"
+    return out
+
+
+def figure_parts(figure: str) -> tuple[str, str | None, str]:
+    """A :func:`cophe_core.stats.bootstrap` figure name split into (measure, level, statistic); the level
+    is ``"overall"`` for an overall figure and None for a flat one or a suite metric (measure is then
+    the metric's id and statistic ``"value"``).
+
+    >>> figure_parts("cophe overall f1"), figure_parts("set_based e0 f1"), figure_parts("flat precision")
+    (('cophe', 'overall', 'f1'), ('set_based', 'e0', 'f1'), ('flat', None, 'precision'))
+    >>> figure_parts("icm_norm")
+    ('icm_norm', None, 'value')
+    """
+    parts = figure.split(" ")
+    if len(parts) == 3:
+        return parts[0], parts[1], parts[2]
+    if len(parts) == 2:
+        return parts[0], None, parts[1]
+    return figure, None, "value"
 
 
 def level_deltas(a: Evaluation, b: Evaluation) -> pd.DataFrame:

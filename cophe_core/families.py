@@ -20,7 +20,7 @@ import pandas as pd
 
 from .metrics import Evaluation
 
-__all__ = ["within_family", "describe_gaps"]
+__all__ = ["within_family", "describe_gaps", "family_errors"]
 
 
 def within_family(ev: Evaluation) -> pd.DataFrame:
@@ -80,3 +80,38 @@ def describe_gaps(ev: Evaluation, run: str, *, threshold: float = 0.005) -> list
             f"code families it shares with the gold standard, run {run} " + " and ".join(parts) + "."
         )
     return lines
+
+
+def family_errors(ev: Evaluation, level: str) -> pd.DataFrame:
+    """The run's errors family by family at ``level``, with each family's share of them (error coverage).
+
+    One row per node of ``level`` with a gold or predicted code: ``node, code, title, gold, predicted, tp, fp,
+    fn, f1, docs_over, docs_under, extra_share, missed_share, error_share``, where (CoPHE counts, summed over
+    documents)
+
+    - ``extra_share`` = fp / Σ fp, the family's part of all the extra codes at that level;
+    - ``missed_share`` = fn / Σ fn, its part of all the missed codes;
+    - ``error_share`` = (fp + fn) / Σ (fp + fn), its part of all errors, as the error-analysis tree of
+      Microsoft's Responsible AI toolbox shows "error coverage".
+
+    Each share is 0 when the run makes no error of that kind. Rows come in node order; sort by ``fp`` or
+    ``fn`` for the families with most extra or missed codes.
+
+    >>> from cophe_core import score_files
+    >>> s = score_files(b"doc_id,code\\n1,401.9\\n1,428.0\\n", {"A": b"doc_id,code\\n1,401.9\\n1,401.1\\n"})
+    >>> t = family_errors(s.evaluation("A"), "e0").set_index("code")
+    >>> int(t.loc["401", "fp"]), int(t.loc["401", "fn"]), float(t.loc["401", "error_share"])
+    (1, 0, 0.5)
+    >>> float(t.loc["428", "missed_share"])
+    1.0
+    """
+    ev.ontology.level_index(level)  # a clear error naming the levels
+    nodes = ev.nodes
+    t = nodes.loc[nodes.level == level, ["node", "code", "title", "gold", "predicted", "tp", "fp", "fn", "f1",
+                                         "docs_over", "docs_under"]]
+    t = t.reset_index(drop=True)
+    fp, fn = t.fp.to_numpy(dtype=float), t.fn.to_numpy(dtype=float)
+    for name, part, whole in (("extra_share", fp, fp.sum()), ("missed_share", fn, fn.sum()),
+                              ("error_share", fp + fn, fp.sum() + fn.sum())):
+        t[name] = part / whole if whole > 0 else np.zeros_like(part)
+    return t

@@ -8,7 +8,12 @@ codes of one family, as discharge summaries do.
 Model runs are derived from the gold standard with a documented error profile:
 
 - ``siblings``: confuses a code with a sibling in its family (right family,
-  wrong leaf). Flat scores drop; set-based and CoPHE recover at e1/e0.
+  wrong leaf). Flat scores drop; set-based and CoPHE recover at e1/e0. It also
+  makes a few *systematic* substitutions, :data:`PLANTED`: where the gold
+  standard holds one of these codes, the run writes the planted sibling instead
+  with probability :data:`PLANT_RATE` (drawn from a stream of its own), and
+  otherwise behaves as above. They are the top rows of
+  :func:`cophe_core.substitutions.substitution_table` on the bundled samples.
 - ``overcoder``: keeps most gold codes but adds extra codes inside families
   already present. Set-based e0 barely notices; CoPHE shows the over-coding.
 - ``conservative``: predicts only the codes it is sure of and misses many.
@@ -22,7 +27,7 @@ import pandas as pd
 
 from .ontology import Ontology, load_ontology
 
-__all__ = ["PROFILES", "generate_gold", "generate_run", "generate_scores", "generate"]
+__all__ = ["PROFILES", "PLANTED", "PLANT_RATE", "generate_gold", "generate_run", "generate_scores", "generate"]
 
 BUSY = {
     "icd9": ["401", "427", "428", "250", "584", "V45", "272", "414", "518", "285", "276", "599",
@@ -31,6 +36,17 @@ BUSY = {
     "icd10": ["I10", "I48", "I50", "E11", "N17", "Z95", "E78", "I25", "J96", "D64", "E87", "N39", "A41",
               "Z79", "K21", "F32", "02H", "5A1", "0BH", "302", "0DJ", "B24"],
 }
+# Systematic substitutions of the ``siblings`` profile: gold code → the sibling (same category) written
+# instead. Frequent codes of busy families, each a plausible coder's confusion.
+PLANTED = {
+    "icd9": {"401.0": "401.9",     # malignant → unspecified essential hypertension
+             "427.31": "427.32",   # atrial fibrillation → atrial flutter
+             "428.20": "428.22"},  # systolic heart failure, unspecified → chronic systolic
+    "icd10": {"I48.91": "I48.92",  # unspecified atrial fibrillation → unspecified atrial flutter
+              "N17.9": "N17.0",    # acute kidney failure, unspecified → with tubular necrosis
+              "I50.9": "I50.20"},  # heart failure, unspecified → unspecified systolic heart failure
+}
+PLANT_RATE = 0.7
 PROFILES = {
     "siblings": "confuses codes with siblings in the same family (right family, wrong leaf)",
     "overcoder": "adds extra codes inside families already present (over-codes within families)",
@@ -38,8 +54,9 @@ PROFILES = {
 }
 
 
-def _families(onto: Ontology) -> dict[str, np.ndarray]:
-    """Category key → listed code ids below it."""
+def _families(onto: Ontology) -> dict[int, np.ndarray]:
+    """Category node id → listed code ids below it, in node order. Keyed by node, not by key: in the
+    combined ICD-10 ontology a diagnosis category and a procedure prefix may share a key (B24)."""
     e0 = onto.level_index("e0")
     codes = np.array(sorted({n for n in onto.codes.values() if onto.listed[n]}))
     cats = onto.ancestors[codes, e0]
@@ -47,14 +64,13 @@ def _families(onto: Ontology) -> dict[str, np.ndarray]:
     order = np.argsort(cats, kind="stable")
     cats, codes = cats[order], codes[order]
     bounds = np.flatnonzero(np.diff(cats)) + 1
-    return {str(onto.keys[grp_cat[0]]): grp for grp_cat, grp in
-            zip(np.split(cats, bounds), np.split(codes, bounds))}
+    return {int(grp_cat[0]): grp for grp_cat, grp in zip(np.split(cats, bounds), np.split(codes, bounds))}
 
 
 def _categories(gold: pd.DataFrame, onto: Ontology) -> np.ndarray:
-    """The category (e0 key) of each gold row."""
+    """The category (e0 node id) of each gold row."""
     ids = np.array([onto.codes[c] for c in gold.code])
-    return onto.keys[onto.ancestors[ids, onto.level_index("e0")]]
+    return onto.ancestors[ids, onto.level_index("e0")]
 
 
 def generate_gold(n_docs: int, *, seed: int = 0, n_families: int = 900, codes_per_doc: float = 16.0,
@@ -68,9 +84,11 @@ def generate_gold(n_docs: int, *, seed: int = 0, n_families: int = 900, codes_pe
     onto = onto or load_ontology("icd9")
     rng = np.random.default_rng(seed)
     fams = _families(onto)
-    busy = BUSY.get(onto.name, [])
-    others = [k for k in fams if k not in busy]
-    busy = [k for k in busy if k in fams]
+    by_key: dict[str, list[int]] = {}
+    for cat in fams:
+        by_key.setdefault(str(onto.keys[cat]), []).append(cat)
+    busy = [cat for key in BUSY.get(onto.name, []) for cat in by_key.get(key, [])]
+    others = [cat for cat in fams if cat not in set(busy)]
     chosen = busy + list(rng.choice(others, n_families - len(busy), replace=False))
     weights = 1.0 / np.arange(1, len(chosen) + 1) ** 0.9
     weights /= weights.sum()
@@ -91,25 +109,35 @@ def generate_gold(n_docs: int, *, seed: int = 0, n_families: int = 900, codes_pe
 
 
 def generate_run(gold: pd.DataFrame, profile: str, *, seed: int = 0, onto: Ontology | None = None) -> pd.DataFrame:
-    """Predictions with one of the :data:`PROFILES` error profiles, from a gold DataFrame."""
+    """Predictions with one of the :data:`PROFILES` error profiles, from a gold DataFrame.
+
+    The ``siblings`` profile also writes the :data:`PLANTED` substitutes of the
+    ontology (by its name) in place of their gold codes, with probability
+    :data:`PLANT_RATE`.
+    """
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
     onto = onto or load_ontology("icd9")
     rng = np.random.default_rng(seed)
     fams, cats = _families(onto), _categories(gold, onto)
     u = rng.random(len(gold))
+    planted = PLANTED.get(onto.name, {}) if profile == "siblings" else {}
+    # a stream of its own, so that planting leaves the draws of the other profiles as they were
+    plant = np.random.default_rng([seed, 1]).random(len(gold))
     pool = np.concatenate(list(fams.values()))
     frequent = gold.code.value_counts()
     out_doc: list[str] = []
     out_code: list[str] = []
 
-    def sibling(cat: str, exclude: str) -> str | None:
+    def sibling(cat: int, exclude: str) -> str | None:
         members = [str(onto.keys[m]) for m in fams[cat] if onto.keys[m] != exclude]
         return members[rng.integers(len(members))] if members else None
 
-    for doc, code, cat, r in zip(gold.doc_id, gold.code, cats, u):
+    for doc, code, cat, r, v in zip(gold.doc_id, gold.code, cats, u, plant):
         if profile == "siblings":
-            if r < 0.55:
+            if code in planted and v < PLANT_RATE:
+                out_doc.append(doc), out_code.append(planted[code])
+            elif r < 0.55:
                 out_doc.append(doc), out_code.append(code)
             elif r < 0.85 and (s := sibling(cat, code)):
                 out_doc.append(doc), out_code.append(s)

@@ -56,6 +56,7 @@ def focused_subtree(
     depth: int = 2,
     max_children: int = 40,
     max_nodes: int = 2000,
+    min_share: float = 0.0,
     prefixes: tuple[str, ...] = ("",),
     size: str = "gold+predicted",
 ) -> pd.DataFrame:
@@ -75,6 +76,9 @@ def focused_subtree(
         Children kept per node, largest first; the rest become one "Other" row.
     max_nodes : int
         Hard cap on the rows returned.
+    min_share : float
+        Children whose size is below this share of the view's size (the focus, or all codes) fold into
+        "Other" as well: a tile too thin to carry a label is better read in the Other list.
     size : str
         ``"+"``-joined count columns (of the first prefix) that give each row its size.
 
@@ -82,7 +86,9 @@ def focused_subtree(
     -------
     DataFrame
         ``id, parent_id, node`` (-1 for Other and the root), ``code, title, label, level, depth,
-        n_children, value`` plus the summed counts and rates per prefix.
+        n_children, value`` plus the summed counts and rates per prefix; ``merged``, for an "Other" row,
+        the node ids it folds together (empty otherwise); and ``error_share``, the row's extra plus missed
+        codes (first prefix) over all of them at its level.
     """
     cols = [p + k for p in prefixes for k in COUNTS if p + k in nodes.columns]
     table = nodes.set_index("node")
@@ -90,11 +96,15 @@ def focused_subtree(
     children = _children_by_mass(table, size_cols)
     present = set(table.index)
 
+    levels = np.asarray(ontology.levels, dtype=object)
+    mass_of = table[size_cols].sum(axis=1)
+    view = mass_of.loc[children.get(-1, [])].sum() if focus is None or focus not in present else mass_of.loc[focus]
+    floor = min_share * float(view)
     real: list[tuple[str, str, int, int]] = []  # id, parent id, node, depth
     buckets: list[dict] = []
     if focus is None or focus not in present:
         top = children.get(-1, np.array([], dtype=int))
-        buckets.append({"id": ROOT, "parent_id": "", "title": "All codes", "depth": 0,
+        buckets.append({"id": ROOT, "parent_id": "", "title": "All codes", "depth": 0, "merged": (), "level": "",
                         **table.loc[top, cols].sum().to_dict()})
         frontier = [(ROOT, -1)]
     else:
@@ -105,26 +115,32 @@ def focused_subtree(
         nxt = []
         for pid, node in frontier:
             kids = children.get(node, np.array([], dtype=int))
-            budget = max(0, min(max_children, max_nodes - len(real) - len(buckets) - 1))
+            cap = max(0, min(max_children, max_nodes - len(real) - len(buckets) - 1))
+            big = int(np.count_nonzero(mass_of.loc[kids].to_numpy() >= floor)) if len(kids) else 0
+            budget = min(cap, big)  # kids come largest first
             keep, rest = kids[:budget], kids[budget:]
-            if len(rest) == 1 and budget > 0:
-                keep, rest = kids[: budget + 1], kids[:0]
+            if len(rest) == 1 and cap > budget:  # an "Other" of one is that one
+                keep, rest = kids, kids[:0]
             real += [(f"n{k}", pid, int(k), d) for k in keep]
             nxt += [(f"n{k}", int(k)) for k in keep]
             if len(rest) and len(real) + len(buckets) < max_nodes:
                 buckets.append({"id": f"other:{pid}", "parent_id": pid, "title": f"Other ({len(rest)} smaller)",
-                                "depth": d, **table.loc[rest, cols].sum().to_dict()})
+                                "depth": d, "merged": tuple(int(k) for k in rest),
+                                "level": str(levels[ontology.level[rest[0]]]),
+                                **table.loc[rest, cols].sum().to_dict()})
         frontier = nxt
     ids = np.array([r[2] for r in real], dtype=np.int64)
     rows = pd.DataFrame({
         "id": [r[0] for r in real], "parent_id": [r[1] for r in real], "node": ids,
         "code": ontology.keys[ids].astype(str) if len(ids) else [],
         "title": ontology.titles[ids].astype(str) if len(ids) else [],
-        "level": np.asarray(ontology.levels, dtype=object)[ontology.level[ids]] if len(ids) else [],
+        "level": levels[ontology.level[ids]] if len(ids) else [],
         "depth": [r[3] for r in real],
     })
+    rows["merged"] = [()] * len(rows)
     rows[cols] = table.loc[ids, cols].to_numpy() if len(ids) else np.zeros((0, len(cols)))
-    other = pd.DataFrame(buckets, columns=["id", "parent_id", "title", "depth", *cols]).assign(node=-1, code="", level="")
+    other = pd.DataFrame(buckets, columns=["id", "parent_id", "title", "depth", "merged", "level", *cols]).assign(
+        node=-1, code="")
     rows = pd.concat([other[other.id == ROOT], rows, other[other.id != ROOT]], ignore_index=True)
     df = rows
     df[cols] = df[cols].astype(np.int64)
@@ -134,5 +150,11 @@ def focused_subtree(
     df["label"] = np.where(df.code != "", df.code + " " + df.title.str.slice(0, 40), df.title)
     for p in prefixes:
         df = with_rates(df, p)
+    # error coverage: a tile's extra + missed codes over all of the run's at the tile's level
+    errors = table[prefixes[0] + "fp"] + table[prefixes[0] + "fn"]
+    per_level = errors.groupby(levels[ontology.level[table.index.to_numpy()]]).sum()
+    total = df.level.map(per_level).fillna(0).to_numpy(dtype=float)
+    mine = (df[prefixes[0] + "fp"] + df[prefixes[0] + "fn"]).to_numpy(dtype=float)
+    df["error_share"] = np.divide(mine, total, out=np.zeros_like(mine), where=total > 0)
     return df
 

@@ -20,6 +20,8 @@ for p in (HERE, HERE.parent):  # the dashboard modules, and cophe_core in a sour
 
 import data  # noqa: E402
 import errors  # noqa: E402
+import texts  # noqa: E402
+import urlstate  # noqa: E402
 
 errors.setup_logging()
 
@@ -35,10 +37,34 @@ PAGES = [
     st.Page(HERE / "views" / "export.py", title="Export", icon=":material/download:", url_path="export"),
 ]
 
+# Results still on screen from the last run are hidden once they have been stale for 0.3 s: a slow
+# recomputation shows its spinner, never old numbers that look current (a quick rerun does not flicker).
+STALE_CSS = """<style>
+[data-testid=stMain] .stElementContainer[data-stale=true] {visibility: hidden; transition: visibility 0s linear 0.3s;}
+</style>"""
+
 page = st.navigation(PAGES)
+st.html(STALE_CSS)
+urlstate.restore()
+if (doc := urlstate.take("doc")) is not None:
+    st.session_state["doc_id"] = doc
 try:
-    st.session_state["_ctx"] = data.sidebar()
-    st.sidebar.caption("cophe · CoPHE: Falis et al., EMNLP 2021. All figures are computed by cophe_core.")
+    # the first run of a session loads the code sets and scores the sample: say so, under the page's title
+    loading = st.empty()
+    with loading.container():
+        if "_ctx" not in st.session_state:
+            st.title(page.title)
+            st.caption("Loading the code sets and scoring the runs. The first view of a session takes a few "
+                       "seconds; later views reuse the work.")
+        with st.spinner("Reading and scoring the files…"):
+            ctx = data.sidebar()
+    loading.empty()
+    st.session_state["_ctx"] = ctx
+    st.sidebar.toggle("Technical terms", key=texts.TECHNICAL_KEY,
+                      help="Show TP / FP / FN, flat, set-based and level ids such as e0, as in papers, instead "
+                      "of Correct / Extra / Missed and the levels' names.")
+    st.sidebar.caption("cophe · CoPHE: Falis et al., EMNLP 2021. Every figure comes from the cophe scoring core.")
     page.run()
+    urlstate.publish(page.url_path, ctx)
 except Exception as exc:  # the user sees a panel, never a traceback: theirs to fix, or ours to report
     errors.show_error(exc, page.title)

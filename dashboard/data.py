@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
+import texts
+import urlstate
 
 from cophe_core import InputError, Scoring, score_labels
 from cophe_core.labels import NothingScorable
@@ -31,6 +33,9 @@ SAMPLES = {  # source label → (folder, ontology, runs); a run named "scores_�
 }
 UPLOAD_TYPES = ["csv", "tsv", "txt", "psv", "json", "jsonl", "ndjson", "parquet", "feather", "arrow"]
 MAX_UPLOAD_MB = 50
+# A run may be a matrix of probabilities: MIMIC-III full's (3,372 documents × 8,922 codes, float32) is 124 MB
+# as Edin et al.'s feather file.
+MAX_RUN_UPLOAD_MB = 200
 ONTOLOGIES = {"auto": "Detect from the codes", "icd9": "ICD-9-CM (diagnoses, V/E codes, procedures)",
               "icd10cm": "ICD-10-CM (diagnoses)", "icd10pcs": "ICD-10-PCS (procedures)",
               "icd10": "ICD-10-CM + ICD-10-PCS (as in MIMIC-IV)", "custom": "My own hierarchy (upload)"}
@@ -62,7 +67,7 @@ def md(text: object) -> str:
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", str(text))
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner="Loading the code set…")
 def ontology(name: str):
     """The ontology, built once per server process."""
     return load_ontology(name)
@@ -233,14 +238,18 @@ def sidebar() -> Context:
                                      help="One row per (document, code), or one row per document with "
                                      "';'-joined codes; CSV/TSV, CAML .psv, JSON/JSONL or Parquet.")
         run_files = sb.file_uploader("Model runs (one file each)", type=UPLOAD_TYPES, key="run_files",
-                                     accept_multiple_files=True, max_upload_size=MAX_UPLOAD_MB)
+                                     accept_multiple_files=True, max_upload_size=MAX_RUN_UPLOAD_MB)
         runs: list[tuple[str, str, bytes]] = []
         taken: set[str] = set()
         for i, f in enumerate(run_files or []):
-            name = sb.text_input(f"Name for {f.name}", value=_run_name(f.name, taken), key=f"run_name_{i}_{f.name}")
+            name = sb.text_input(f"Name of run {i + 1} ({f.name})", value=_run_name(f.name, taken),
+                                 key=f"run_name_{i}_{f.name}")
             name = name.strip() or _run_name(f.name, taken)
+            if name in taken:  # two runs never share a name
+                name = _run_name(name, taken)
             taken.add(name)
             runs.append((name, f.name, f.getvalue()))
+        follow_renames([r[0] for r in runs], [r[1] for r in runs])
         with sb.expander("Reading options"):
             system = st.selectbox("Undotted ICD-9 codes such as 4019 are", list(SYSTEMS), format_func=SYSTEMS.get,
                                   key="system", help="MIMIC stores diagnoses and procedures without dots in "
@@ -272,13 +281,34 @@ def sidebar() -> Context:
                    help="The releases the codes were checked and placed against. Different releases can change "
                    "scores, so report them with any number you publish.")
         levels = list(tree.levels)
+        urlstate.take_choice("level", f"max_level_{tree.name}", levels)
         max_level = sb.selectbox("Highest level", levels, index=levels.index(tree.default_level),
-                                 key=f"max_level_{tree.name}",
-                                 help="Levels are scored from the leaf codes up to this level; 'overall' sums "
-                                 "them. The CoPHE paper stops at block (its 'c').")
+                                 key=f"max_level_{tree.name}", format_func=lambda lv: texts.level(tree, lv),
+                                 help="Codes are scored at each level from the exact codes up to this one, and "
+                                 "over all of them together. The CoPHE paper stops at the section.")
+        urlstate.take_choice("run", "run", scoring.run_names)
+        urlstate.take_runs("levels_runs", scoring.run_names)
         run = sb.selectbox("Run", scoring.run_names, key="run", help="The run shown in the tree and document views.")
     return Context(scoring, label, max_level, run, error, (scoring.scored or None) if scoring else None,
                    st.session_state.get("_rule") if scored else None, reading, notice, blocked)
+
+
+RUN_KEYS = ("run", "levels_runs", "cmp_a", "cmp_b", "doc_run_b", "threshold_run")  # widgets that hold run names
+
+
+def follow_renames(names: list[str], files: list[str]) -> None:
+    """When the user renames a run, every widget that had it selected keeps it under its new name."""
+    before = st.session_state.get("_run_files")
+    st.session_state["_run_files"] = (names, files)
+    if before is None or before[1] != files or before[0] == names:
+        return
+    renamed = {old: new for old, new in zip(before[0], names) if old != new}
+    for key in RUN_KEYS:
+        value = st.session_state.get(key)
+        if isinstance(value, str) and value in renamed:
+            st.session_state[key] = renamed[value]
+        elif isinstance(value, list):
+            st.session_state[key] = [renamed.get(v, v) for v in value]
 
 
 def decision_rule(sb, scored: list[str]) -> tuple:
@@ -351,6 +381,11 @@ def blocked_panel(blocked: NothingScorable) -> None:
         if len(blocked.rejected):
             st.caption("First rejected rows")
             st.dataframe(blocked.rejected.head(20), hide_index=True, width="stretch")
+
+
+def is_cached(scoring: Scoring, key: tuple) -> bool:
+    """Whether :func:`cached` holds ``key`` for this scoring already (so a view can skip a spinner)."""
+    return key in scoring.__dict__.get("_dashboard_cache", {})
 
 
 def cached(scoring: Scoring, key: tuple, compute):

@@ -4,113 +4,260 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
 # Colour-blind-safe categorical colours (Okabe-Ito) and a diverging scale (ColorBrewer RdBu).
 MEASURE_COLOURS = {"flat": "#999999", "set_based": "#56B4E9", "cophe": "#D55E00"}
-MEASURE_NAMES = {"flat": "Flat (leaf codes)", "set_based": "Set-based", "cophe": "CoPHE"}
+MEASURE_NAMES = {"flat": "Exact codes (Flat)", "set_based": "Right family (Set-based)",
+                 "cophe": "Right family and count (CoPHE)"}  # as texts.measure says them
 DIVERGING = "RdBu_r"  # blue = missed (under-coded), red = over-coded; midpoint 0
 SEQUENTIAL = "Viridis"
 
 COLOUR_BY = {
-    "balance": ("Over/under-coding balance", DIVERGING, -1.0, 1.0),
-    "f1": ("CoPHE F1", SEQUENTIAL, 0.0, 1.0),
-    "set_f1": ("Set-based F1", SEQUENTIAL, 0.0, 1.0),
+    "balance": ("Extra vs missed", DIVERGING, -1.0, 1.0),
+    "error_share": ("Share of the run's errors", "Oranges", 0.0, 1.0),
+    "f1": ("F1 (right family and count)", SEQUENTIAL, 0.0, 1.0),
+    "set_f1": ("F1, families only", SEQUENTIAL, 0.0, 1.0),
     "delta_f1": ("Change in CoPHE F1 (B − A)", "PuOr", -1.0, 1.0),
     "delta_balance": ("Change in balance (B − A)", "PuOr", -2.0, 2.0),
 }
 
 
-def levels_bar(table: pd.DataFrame, metric: str = "f1") -> go.Figure:
-    """Grouped bars of one metric by level, one colour per measure, one panel per run.
+#: Default words of the bar and curve charts; the views pass the user's vocabulary (texts.term) in ``words``.
+CHART_WORDS = {"level": "Level", "run": "Run", "measure": "Measure", "tp": "Correct", "fp": "Extra",
+               "fn": "Missed", "precision": "Precision", "recall": "Recall", "f1": "F1", "threshold": "Threshold",
+               "overall": "all levels together", "current": "current threshold",
+               "tuned": "chosen on the development split"}
+PANELS_PER_ROW = 4  # runs side by side in the levels chart; more go to the next row
+MARGIN = {"t": 40, "b": 40, "l": 60, "r": 30}  # with automargin on every axis, so no tick label is cut
 
-    ``table`` is :func:`cophe_core.compare.levels_side_by_side` output.
+
+def _wrap(text: object, width: int = 20) -> str:
+    """``text`` HTML-escaped and broken into lines of about ``width`` characters (Plotly's ``<br>``), a
+    bracket starting a line of its own.
+
+    >>> _wrap("Subcategory (4th digit)"), _wrap("Right family and count per document", 14)
+    ('Subcategory<br>(4th digit)', 'Right family<br>and count per<br>document')
     """
-    df = table.assign(measure_name=table.measure.map(MEASURE_NAMES))
-    fig = px.bar(
-        df, x="level", y=metric, color="measure", barmode="group", facet_col="run",
-        color_discrete_map=MEASURE_COLOURS, text_auto=".3f",
-        category_orders={"measure": list(MEASURE_NAMES), "level": list(dict.fromkeys(df.level))},
-        labels={"level": "Level", metric: metric.capitalize() if metric != "f1" else "F1", "measure": "Measure"},
-        hover_data={"tp": True, "fp": True, "fn": True, "measure_name": True, "measure": False},
-    )
-    fig.for_each_trace(lambda t: t.update(name=MEASURE_NAMES.get(t.name, t.name)))
-    fig.for_each_annotation(lambda a: a.update(text=html.escape(a.text.replace("run=", "Run: "))))
-    fig.update_yaxes(range=[0, 1.05])
-    fig.update_layout(height=380, margin={"t": 40, "b": 10, "l": 10, "r": 10},
-                      legend={"orientation": "h", "y": -0.2})
+    lines: list[str] = []
+    for part in str(text).replace(" (", "\0(").split("\0"):
+        fresh = True
+        for word in part.split():
+            if lines and not fresh and len(lines[-1]) + 1 + len(word) <= width:
+                lines[-1] += " " + word
+            else:
+                lines.append(word)
+            fresh = False
+    return "<br>".join(html.escape(line) for line in lines) or html.escape(str(text))
+
+
+def _words(words: dict | None) -> dict:
+    return {**CHART_WORDS, **MEASURE_NAMES, **(words or {})}
+
+
+def _readable(fig: go.Figure) -> go.Figure:
+    """Every axis sized to its tick labels and titles (also in an exported HTML file)."""
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
     return fig
 
 
-def delta_bar(deltas: pd.DataFrame, metric: str = "f1", a: str = "A", b: str = "B") -> go.Figure:
-    """Bars of B − A for one metric, by level and measure (:func:`cophe_core.compare.level_deltas`)."""
+def _bars(df: pd.DataFrame, x: str, levels: dict | None, w: dict, text: str, **kw) -> go.Figure:
+    """Horizontal bars of ``x`` by level (level names read on the axis), one colour per measure."""
+    names = {lv: _wrap((levels or {}).get(lv, lv)) for lv in dict.fromkeys(df.level)}
+    measures = [m for m in MEASURE_NAMES if m in set(df.measure)]
+    shown = df.assign(level_name=df.level.map(names), measure_name=df.measure.map(lambda m: html.escape(w[m])))
+    fig = px.bar(
+        shown, x=x, y="level_name", color="measure_name", orientation="h", barmode="group",
+        color_discrete_map={html.escape(w[m]): MEASURE_COLOURS[m] for m in measures}, text_auto=text,
+        category_orders={"level_name": list(names.values()), "measure_name": [html.escape(w[m]) for m in measures]},
+        labels={"level_name": html.escape(w["level"]), "measure_name": html.escape(w["measure"])}, **kw,
+    )
+    order = list(names.values())  # the exact codes at the top, all levels together at the bottom
+    fig.update_yaxes(categoryorder="array", categoryarray=order, range=[len(order) - 0.5, -0.5], autorange=False)
+    fig.update_traces(textangle=0, textposition="inside", insidetextanchor="end", textfont_size=11)
+    # flat has the row of the exact codes to itself: two bar slots a row, not three
+    fig.for_each_trace(lambda t: t.update(offsetgroup="cophe" if t.name == html.escape(w["cophe"]) else "first"))
+    fig.update_layout(bargap=0.2, bargroupgap=0.0, uniformtext={"minsize": 9, "mode": "hide"})
+    return fig
+
+
+def levels_bar(table: pd.DataFrame, metric: str = "f1", *, levels: dict | None = None,
+               words: dict | None = None) -> go.Figure:
+    """Bars of one metric by level, one colour per measure, one panel per run (:data:`PANELS_PER_ROW` to a row).
+
+    ``table`` is :func:`cophe_core.compare.levels_side_by_side` output. ``levels`` names the level ids (say
+    by :func:`cophe_core.ontology.level_name`; by default the ids are shown); ``words`` names the measures,
+    the counts and the axes (defaults :data:`MEASURE_NAMES` and :data:`CHART_WORDS`). The bars lie
+    horizontal, so that a level's name reads on its axis however long it is.
+    """
+    w = _words(words)
+    runs = list(dict.fromkeys(table.run))
+    per_row = min(PANELS_PER_ROW, len(runs))
+    df = table.assign(run_name=table.run.map(lambda r: html.escape(str(r))))
+    fig = _bars(df, metric, levels, w, ".3f", facet_col="run_name", facet_col_wrap=per_row,
+                facet_row_spacing=0.12 if len(runs) > per_row else 0.03, custom_data=["run_name", "tp", "fp", "fn"])
+    fig.update_traces(hovertemplate=(
+        "<b>%{customdata[0]}</b> · %{fullData.name}<br>%{y}<br>" + html.escape(w[metric]) + " %{x:.3f}<br>"
+        + " · ".join(f"{html.escape(w[k])} %{{customdata[{i}]:,}}" for i, k in enumerate(("tp", "fp", "fn"), 1))
+        + "<extra></extra>"))
+    fig.for_each_annotation(lambda a: a.update(text=f"{html.escape(w['run'])}: {a.text.split('=', 1)[-1]}"))
+    fig.update_xaxes(range=[0, 1.05], title_text=html.escape(w[metric]))
+    n_rows = -(-len(runs) // per_row)
+    per_panel = 100 + 24 * len(table) // max(len(runs), 1)
+    fig.update_layout(height=100 + n_rows * per_panel, margin={**MARGIN, "t": 70},
+                      legend={"orientation": "h", "yref": "container", "y": 1, "yanchor": "top", "x": 0,
+                              "title": {"text": html.escape(w["measure"])}})
+    return _readable(fig)
+
+
+def delta_bar(deltas: pd.DataFrame, metric: str = "f1", a: str = "A", b: str = "B", *,
+              levels: dict | None = None, words: dict | None = None) -> go.Figure:
+    """Bars of B − A for one metric, by level and measure (:func:`cophe_core.compare.level_deltas`);
+    ``levels`` and ``words`` as in :func:`levels_bar`."""
+    w = _words(words)
     col = f"delta_{metric}"
-    fig = px.bar(
-        deltas.assign(measure_name=deltas.measure.map(MEASURE_NAMES)), x="level", y=col,
-        color="measure", barmode="group", color_discrete_map=MEASURE_COLOURS, text_auto="+.3f",
-        labels={"level": "Level", col: f"{metric.upper() if metric == 'f1' else metric.capitalize()}: "
-                f"{html.escape(b)} − {html.escape(a)}", "measure": "Measure"},
-    )
-    fig.for_each_trace(lambda t: t.update(name=MEASURE_NAMES.get(t.name, t.name)))
-    fig.add_hline(y=0, line_color="#444", line_width=1)
-    fig.update_layout(height=340, margin={"t": 30, "b": 10, "l": 10, "r": 10},
-                      legend={"orientation": "h", "y": -0.25})
-    return fig
+    title = f"{w[metric]}: {b} − {a}"
+    fig = _bars(deltas, col, levels, w, "+.3f", custom_data=[f"a_{metric}", f"b_{metric}"])
+    fig.update_traces(hovertemplate=(
+        "<b>%{fullData.name}</b><br>%{y}<br>" + html.escape(title) + " %{x:+.3f}<br>"
+        + html.escape(f"{a} ") + "%{customdata[0]:.3f} · " + html.escape(f"{b} ") + "%{customdata[1]:.3f}"
+        + "<extra></extra>"))
+    fig.add_vline(x=0, line_color="#444", line_width=1)
+    fig.update_xaxes(title_text=html.escape(title))
+    fig.update_layout(height=140 + 24 * len(deltas), margin={**MARGIN, "t": 60},
+                      legend={"orientation": "h", "yref": "container", "y": 1, "yanchor": "top", "x": 0,
+                              "title": {"text": html.escape(w["measure"])}})
+    return _readable(fig)
 
 
-def tree_figure(sub: pd.DataFrame, colour: str = "balance", *, prefix: str = "") -> go.Figure:
+TREE_WORDS = {"gold": "Gold codes", "predicted": "codes written", "tp": "Correct", "fp": "Extra", "fn": "Missed",
+              "precision": "Precision", "recall": "Recall", "f1": "F1", "set_f1": "F1, families only",
+              "error_share": "Share of the run's errors at this level"}
+FITTED_QUANTILE = 0.9  # a signed colour scale ends at this quantile of |value| over the tiles shown
+
+
+def colour_range(values: pd.Series, weights: pd.Series | None = None, *, signed: bool,
+                 quantile: float = FITTED_QUANTILE) -> tuple[float, float]:
+    """The colour scale fitted to the tiles shown.
+
+    For a signed measure: ±r, symmetric about 0, with r the ``quantile`` of |value| weighted by ``weights``
+    (the tiles' sizes), so that a few tiny families at ±1 do not wash out the large ones; values beyond
+    ±r take the end colours (clipped). Otherwise 0 … the largest value. Never narrower than ±0.01 (or
+    0 … 0.01), so that a scale exists when every value is 0.
+
+    >>> colour_range(pd.Series([0.1, -0.2, 1.0]), pd.Series([10, 10, 1]), signed=True, quantile=0.9)
+    (-0.2, 0.2)
+    """
+    v = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    w = np.ones_like(v) if weights is None else np.asarray(weights, dtype=float)
+    keep = ~np.isnan(v) & (w > 0)
+    v, w = np.abs(v[keep]), w[keep]
+    if not signed:
+        return 0.0, max(float(v.max()) if len(v) else 0.0, 0.01)
+    if not len(v):
+        return -0.01, 0.01
+    order = np.argsort(v)
+    cum = np.cumsum(w[order]) / w.sum()
+    r = float(v[order][min(np.searchsorted(cum, quantile), len(v) - 1)])
+    r = max(round(r, 2), 0.01)
+    return -r, r
+
+
+def _short(text: str, n: int = 40) -> str:
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def tree_labels(sub: pd.DataFrame) -> list[str]:
+    """Tile labels: the code in bold and a short title; "Other" tiles say how many they merge and that
+    they open. HTML-escaped."""
+    out = []
+    for code, title, merged in zip(sub.code, sub.title, sub.merged):
+        if code:
+            out.append(f"<b>{html.escape(code)}</b> {html.escape(_short(title))}")
+        elif len(merged):
+            out.append(f"<b>Other</b>: {len(merged)} smaller families (click to list)")
+        else:
+            out.append(html.escape(title))
+    return out
+
+
+def tree_figure(sub: pd.DataFrame, colour: str = "balance", *, prefix: str = "", words: dict | None = None,
+                fitted: bool = True, height: int = 640) -> go.Figure:
     """An icicle of a :func:`cophe_core.tree.focused_subtree` table.
 
-    Size is the row's ``value`` (gold plus predicted mass); colour is the chosen
-    column, on an explicit scale with its midpoint at 0 for signed measures.
-    Hover shows title, counts, TP/FP/FN and P/R/F1. Titles are HTML-escaped.
+    Size is the row's ``value`` (gold plus predicted codes); colour is the chosen column. With ``fitted``
+    the scale is fitted to the tiles shown (:func:`colour_range`: symmetric about 0 and clipped for a
+    signed measure), and the colour bar states its range; otherwise it spans the measure's whole range.
+    Every tile tall enough for a line of text carries its code and a short title. Hover gives the counts
+    in ``words`` (default: a coder's words, :data:`TREE_WORDS`). Titles are HTML-escaped.
     """
     title, scale, lo, hi = COLOUR_BY[colour]
+    signed = lo < 0
+    w = {**TREE_WORDS, **(words or {})}
     p = prefix
+    shown = sub[sub.id != "root"]
+    if fitted:
+        lo, hi = colour_range(shown[colour], shown["value"], signed=signed)
     custom = pd.DataFrame({
         "title": sub.title.map(html.escape), "code": sub.code.map(html.escape),
         "gold": sub[p + "gold"], "predicted": sub[p + "predicted"],
         "tp": sub[p + "tp"], "fp": sub[p + "fp"], "fn": sub[p + "fn"],
         "precision": sub[p + "precision"], "recall": sub[p + "recall"], "f1": sub[p + "f1"],
         "balance": sub[p + "balance"], "set_f1": sub[p + "set_f1"], "colour": sub[colour],
+        "share": sub.get("error_share", 0.0),
     })
+    e = {k: html.escape(v) for k, v in w.items()}
     hover = ("<b>%{customdata[1]} %{customdata[0]}</b><br>"
-             "gold codes %{customdata[2]} · predicted %{customdata[3]}<br>"
-             "matched (TP) %{customdata[4]} · over-coded (FP) %{customdata[5]} · missed (FN) %{customdata[6]}<br>"
-             "P %{customdata[7]:.3f} · R %{customdata[8]:.3f} · CoPHE F1 %{customdata[9]:.3f} · "
-             "set-based F1 %{customdata[11]:.3f}<br>"
-             f"{html.escape(title)}: %{{customdata[12]:+.2f}}<extra></extra>")
-    labels = [html.escape(v) for v in sub.label]
+             f"{e['gold']} %{{customdata[2]}} · {e['predicted']} %{{customdata[3]}}<br>"
+             f"{e['tp']} %{{customdata[4]}} · {e['fp']} %{{customdata[5]}} · {e['fn']} %{{customdata[6]}}<br>"
+             f"{e['precision']} %{{customdata[7]:.3f}} · {e['recall']} %{{customdata[8]:.3f}} · "
+             f"{e['f1']} %{{customdata[9]:.3f}} · {e['set_f1']} %{{customdata[11]:.3f}}<br>"
+             f"{e['error_share']}: %{{customdata[13]:.1%}}<extra></extra>")
     # In a DAG a code can sit under two siblings, so children may outweigh their parent;
     # "total" would then draw nothing, "remainder" draws every tile.
     child_sum = sub.groupby("parent_id")["value"].sum()
     fits = (sub.set_index("id").value.reindex(child_sum.index).fillna(float("inf")) >= child_sum).all()
+    rng = f"±{hi:.2f}" if signed else f"0 to {hi:.0%}" if colour == "error_share" else f"0 to {hi:.2f}"
+    bar_title = f"{html.escape(title)}<br><sup>scale {rng}{' (fitted)' if fitted else ''}</sup>"
     fig = go.Figure(go.Icicle(
-        ids=sub.id, parents=sub.parent_id, labels=labels, values=sub.value,
+        ids=sub.id, parents=sub.parent_id, labels=tree_labels(sub), values=sub.value,
         branchvalues="total" if fits else "remainder",
         customdata=custom.to_numpy(), hovertemplate=hover, sort=False,
-        marker={"colors": sub[colour], "colorscale": scale, "cmin": lo, "cmax": hi,
-                "cmid": 0 if lo < 0 else None, "showscale": True,
-                "colorbar": {"title": {"text": html.escape(title), "side": "right"}, "thickness": 14}},
+        marker={"colors": sub[colour].clip(lo, hi), "colorscale": scale, "cmin": lo, "cmax": hi,
+                "cmid": 0 if signed else None, "showscale": True, "line": {"width": 1, "color": "#ffffff"},
+                "colorbar": {"title": {"text": bar_title, "side": "right"}, "thickness": 14,
+                             "tickformat": ".0%" if colour == "error_share" else "+.2f" if signed else ".2f"}},
         tiling={"orientation": "h"}, root={"color": "#f0f0f0"}, maxdepth=-1,
-        textinfo="label",
+        textinfo="label", insidetextfont={"size": 13},
     ))
-    fig.update_layout(height=560, margin={"t": 10, "b": 10, "l": 10, "r": 10}, uniformtext={"minsize": 10, "mode": "hide"})
+    fig.update_layout(height=height, margin={"t": 4, "b": 4, "l": 4, "r": 4},
+                      uniformtext={"minsize": 9, "mode": "hide"})
     return fig
 
 
-def threshold_curve(curve: pd.DataFrame, current: float | None = None, tuned: float | None = None) -> go.Figure:
-    """Flat, set-based and CoPHE F1 against the decision threshold (:meth:`ScoredRun.curve`)."""
+def threshold_curve(curve: pd.DataFrame, current: float | None = None, tuned: float | None = None, *,
+                    words: dict | None = None) -> go.Figure:
+    """Flat, set-based and CoPHE F1 over all levels against the decision threshold (:meth:`ScoredRun.curve`);
+    ``words`` as in :func:`levels_bar`."""
+    w = _words(words)
     fig = go.Figure()
     for measure in MEASURE_NAMES:
-        fig.add_scatter(x=curve.threshold, y=curve[f"{measure}_f1"], name=MEASURE_NAMES[measure],
-                        mode="lines+markers", line={"color": MEASURE_COLOURS[measure]})
+        fig.add_scatter(x=curve.threshold, y=curve[f"{measure}_f1"], name=html.escape(w[measure]),
+                        mode="lines+markers", line={"color": MEASURE_COLOURS[measure]},
+                        hovertemplate=f"{html.escape(w['threshold'])} %{{x:.2f}}: {html.escape(w['f1'])} "
+                        "%{y:.3f}<extra>%{fullData.name}</extra>")
     if current is not None:
-        fig.add_vline(x=current, line_dash="dot", line_color="#444", annotation_text="current")
+        fig.add_vline(x=current, line_dash="dot", line_color="#444", annotation_text=html.escape(w["current"]),
+                      annotation_position="top right")
     if tuned is not None:
-        fig.add_vline(x=tuned, line_dash="dash", line_color="#009E73", annotation_text="tuned on dev")
-    fig.update_layout(height=360, xaxis_title="Threshold", yaxis_title="F1 (overall)", yaxis_range=[0, 1],
-                      margin={"t": 30, "b": 10, "l": 10, "r": 10}, legend={"orientation": "h", "y": -0.25})
-    return fig
+        fig.add_vline(x=tuned, line_dash="dash", line_color="#009E73", annotation_text=html.escape(w["tuned"]),
+                      annotation_position="bottom right")  # apart from the other, whichever is higher
+    fig.update_layout(height=380, xaxis_title=html.escape(w["threshold"]),
+                      yaxis_title=html.escape(f"{w['f1']} ({w['overall']})"), yaxis_range=[0, 1.05],
+                      xaxis_range=[0, 1], margin=MARGIN,
+                      legend={"orientation": "h", "yref": "container", "y": 1, "yanchor": "top", "x": 0})
+    return _readable(fig)

@@ -1,25 +1,142 @@
-"""Words shown to users: one-sentence metric explanations and coder-friendly labels."""
+"""Words shown to users: a coder's terms by default, the technical terms on request, and one-line helps.
 
-HELP = {
-    "flat": "Flat: compares the exact codes only; predicting 401.1 for 401.9 is simply wrong.",
-    "set_based": "Set-based: also credits the right family at each level (401.x at e0), "
-                 "but counts a family once per document however many of its codes there are.",
-    "cophe": "CoPHE: credits the right family at each level and keeps the number of codes, "
-             "so predicting three codes of a family that has one shows as over-coding.",
-    "precision": "Precision: of the codes the model predicted, the share that are right.",
-    "recall": "Recall: of the codes in the gold standard, the share the model found.",
-    "f1": "F1: the harmonic mean of precision and recall (0 when both are 0).",
-    "tp": "TP (matched): codes both predicted and in the gold standard, counted per level.",
-    "fp": "FP (over-coded): predicted codes beyond what the gold standard holds.",
-    "fn": "FN (missed): gold-standard codes the model did not predict.",
-    "balance": "Balance: (over-coded − missed) / (matched + over-coded + missed); "
-               "−1 = everything missed, +1 = everything over-coded, 0 = balanced.",
-    "docs_over": "Documents in which the model predicts more codes of this family than the gold standard.",
-    "docs_under": "Documents in which the model predicts fewer codes of this family than the gold standard.",
-    "level": "e2/e1/e0: codes with two, one or no digits after the dot and their families; "
-             "block: the section of the tabular list (e.g. 401-405); chapter: the chapter.",
-    "macro_f1": "Macro F1 (mean of per-code F1), as scikit-learn and Edin et al. (2023) report it.",
-    "macro_f1_of_means": "Macro F1 as the F1 of macro-precision and macro-recall (CAML, LAAT, CoPHE scripts).",
+Every label a view shows for a count, a measure or a level comes from here, so that the same thing has the
+same name on every page. :func:`term` picks the coder's word ("Extra") or, when the sidebar switch
+"Technical terms" is on, the researcher's ("FP"). :func:`columns` renames a table's columns the same way
+before it is shown, so no identifier such as ``docs_over`` reaches the screen.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from cophe_core.ontology import Ontology, level_name
+
+TECHNICAL_KEY = "technical_terms"  # the session-state key of the sidebar switch
+
+# key → (coder's word, technical term)
+TERMS: dict[str, tuple[str, str]] = {
+    "tp": ("Correct", "TP"),
+    "fp": ("Extra", "FP"),
+    "fn": ("Missed", "FN"),
+    "gold": ("Gold codes", "Gold"),
+    "predicted": ("Codes written", "Predicted"),
+    "precision": ("Precision", "Precision"),
+    "recall": ("Recall", "Recall"),
+    "f1": ("F1", "F1"),
+    "set_f1": ("F1, families only", "Set-based F1"),
+    "balance": ("Extra vs missed", "Balance"),
+    "error_share": ("Share of the run's errors", "Error share"),
+    "flat": ("Exact codes", "Flat"),
+    "set_based": ("Right family", "Set-based"),
+    "cophe": ("Right family and count", "CoPHE"),
+    "docs_over": ("Docs with extra", "Docs over"),
+    "docs_under": ("Docs with missed", "Docs under"),
+    "code": ("Code", "Code"),
+    "title": ("Title", "Title"),
+    "level": ("Level", "Level"),
+    "run": ("Run", "Run"),
+    "measure": ("Measure", "Measure"),
+    "doc_id": ("Document", "Document"),
+    "value": ("Value", "Value"),
+    "low": ("95% interval from", "Low (95%)"),
+    "high": ("to", "High (95%)"),
+    "interval": ("95% interval", "95% CI"),
+    "statistic": ("Figure", "Statistic"),
+    "macro_precision": ("Precision, per-code average", "Macro precision"),
+    "macro_recall": ("Recall, per-code average", "Macro recall"),
+    "macro_f1": ("F1, per-code average", "Macro F1"),
+    "macro_f1_of_means": ("F1 of the average precision and recall", "Macro F1 of means"),
+    "n_codes": ("Codes averaged over", "Codes"),
+    "delta": ("Change (B − A)", "Δ (B − A)"),
+    "p_value": ("p-value (randomisation)", "p (randomisation)"),
+    "p_bootstrap": ("p-value (bootstrap)", "p (bootstrap)"),
 }
 
-MEASURE = {"flat": "Flat (leaf codes)", "set_based": "Set-based", "cophe": "CoPHE"}
+HELP = {
+    "flat": "Exact codes (flat): only the exact code counts; writing 401.1 for 401.9 is simply wrong.",
+    "set_based": "Right family (set-based): a code in the right family counts at each level (401.x at the "
+                 "category), but a family counts once per document however many of its codes there are.",
+    "cophe": "Right family and count (CoPHE, Falis et al. 2021): a code in the right family counts at each "
+             "level, and so does the number of codes, so writing three codes where the gold standard has "
+             "one shows as extra codes.",
+    "precision": "Precision: of the codes the model wrote, the share that are right.",
+    "recall": "Recall: of the codes in the gold standard, the share the model found.",
+    "f1": "F1: one figure from precision and recall (their harmonic mean; 0 when both are 0).",
+    "set_f1": "F1 when only the families count, not how many codes are in them (set-based).",
+    "tp": "Correct (TP): codes both written by the model and in the gold standard, counted per level.",
+    "fp": "Extra (FP): codes the model wrote beyond what the gold standard holds.",
+    "fn": "Missed (FN): gold-standard codes the model did not write.",
+    "gold": "Codes of this family in the gold standard, over all documents.",
+    "predicted": "Codes of this family the model wrote, over all documents.",
+    "balance": "Extra vs missed: (extra − missed) / (correct + extra + missed). Red: the model writes too "
+               "many codes here; blue: it misses codes; white: balanced.",
+    "error_share": "The family's extra plus missed codes, as a share of all the run's extra and missed codes "
+                   "at this level (error coverage).",
+    "docs_over": "Documents in which the model writes more codes of this family than the gold standard.",
+    "docs_under": "Documents in which the model writes fewer codes of this family than the gold standard.",
+    "level": "Codes are scored at each level of the code system, from the exact codes up to the families "
+             "that hold them (category, section, chapter).",
+    "macro_f1": "Per-code average F1: the F1 of each code, averaged over the codes (as scikit-learn and "
+                "Edin et al. 2023 report it).",
+    "interval": "95% interval: the range the figure keeps in 95% of 1,000 bootstrap resamples of the "
+                "documents (seed 0). Two runs whose intervals overlap may still differ: Compare runs tests them.",
+    "n_codes": "The codes (or families) in the gold standard or the predictions at this level: the average runs "
+               "over them.",
+    "p_value": "The share of random swaps of the two runs' outputs, document by document, that give a change "
+               "at least this large (approximate randomisation test); below 0.05, the change is beyond noise.",
+    "p_bootstrap": "The same question answered by the paired bootstrap (shifted to the null).",
+    "macro_f1_of_means": "Per-code average, second definition: the F1 of the average precision and the average "
+                         "recall (CAML, LAAT and the CoPHE scripts report this).",
+}
+
+#: measure id → its name, in both vocabularies (see :func:`measure`).
+MEASURES = ("flat", "set_based", "cophe")
+
+
+def technical() -> bool:
+    """Whether the user asked for the technical terms (sidebar switch)."""
+    return bool(st.session_state.get(TECHNICAL_KEY, False))
+
+
+def term(key: str) -> str:
+    """The word for ``key``: the coder's by default, the technical one when asked for."""
+    coder, tech = TERMS[key]
+    return tech if technical() else coder
+
+
+def measure(key: str) -> str:
+    """A measure's name; in the coder's words, the technical name follows in brackets."""
+    coder, tech = TERMS[key]
+    return tech if technical() else (f"{coder} ({tech})" if coder != tech else coder)
+
+
+def level(onto: Ontology, lv: str) -> str:
+    """A level's name (:func:`cophe_core.ontology.level_name`); with the technical terms, its id too."""
+    name = level_name(onto, lv)
+    return f"{name} ({lv})" if technical() and name != lv else name
+
+
+def columns(df: pd.DataFrame, extra: dict[str, str] | None = None) -> pd.DataFrame:
+    """``df`` with its columns renamed for display: known keys by :func:`term`, others by ``extra``;
+    a column with neither keeps its name with underscores as spaces, capitalised."""
+    extra = extra or {}
+
+    def name(col: object) -> str:
+        c = str(col)
+        if c in extra:
+            return extra[c]
+        if c in TERMS:
+            return term(c)
+        return c.replace("_", " ").capitalize()
+
+    return df.rename(columns={c: name(c) for c in df.columns})
+
+
+def helps(keys: list[str]) -> str:
+    """The one-line helps of several keys, as one paragraph."""
+    return " ".join(HELP[k] for k in keys if k in HELP)
+
+#: Transitional: the technical measure names, for views not yet moved to :func:`measure`.
+MEASURE = {k: TERMS[k][1] for k in MEASURES}

@@ -4,7 +4,8 @@
 
 Writes ``icd9/`` (a gold standard and three runs, MIMIC-III-like) and ``icd10/``
 (a gold standard and two runs, ICD-10-CM diagnoses with ICD-10-PCS procedures,
-MIMIC-IV-like) next to this file, from :mod:`cophe_core.synthetic`.
+MIMIC-IV-like) next to this file, from :mod:`cophe_core.synthetic`. The ``siblings``
+runs carry the planted systematic substitutions of :data:`cophe_core.synthetic.PLANTED`.
 """
 
 from __future__ import annotations

@@ -25,12 +25,13 @@ from .base import Ontology, OntologyBuilder
 from .custom import hierarchy_from_networkx, load_hierarchy
 from .icd9 import icd9_ontology
 from .icd10 import icd10_ontology, icd10cm_ontology, icd10pcs_ontology
+from .levels import level_name, level_names
 
 if TYPE_CHECKING:
     import networkx as nx
 
 __all__ = ["Ontology", "OntologyBuilder", "NAMES", "icd9_ontology", "icd10cm_ontology", "icd10pcs_ontology",
-           "icd10_ontology", "load_ontology", "load_hierarchy", "hierarchy_from_networkx"]
+           "icd10_ontology", "load_ontology", "load_hierarchy", "hierarchy_from_networkx", "level_name", "level_names"]
 
 _BUILT_IN = {"icd9": icd9_ontology, "icd10cm": icd10cm_ontology, "icd10pcs": icd10pcs_ontology,
              "icd10": icd10_ontology}

@@ -1,60 +1,311 @@
-"""One document, for clinical coders: codes grouped by family, each matched, over-coded or missed."""
+"""One document, for a review session: the documents with the most errors first, two runs side by side.
+
+The documents come ranked by their errors (extra plus missed codes of the runs shown); Previous / Next and
+the document list stay in step, and ``st.session_state["doc_id"]`` (which other pages set to open a
+document) holds the one shown. Each run's codes are grouped by family, each marked in the coder's words:
+correct, extra, missed, or a wrong code in the right family (with the gold code it took the place of).
+An optional notes file puts the document's text beside the codes, with the gold codes' titles marked;
+the notes stay in this session only.
+"""
+
+import html
+import re
 
 import data
 import pandas as pd
 import streamlit as st
+import texts
 
-from cophe_core.documents import STATUS, document_codes, document_families
+from cophe_core import InputError
+from cophe_core.documents import (
+    SUBSTITUTED,
+    document_families,
+    document_review,
+    family_level,
+    highlight_titles,
+    rank_documents,
+    read_notes,
+)
 
-COLOURS = {"matched": "#d9f0d3", "over-coded": "#fddbc7", "missed": "#d1e5f0"}
+NO_RUN = ""  # run B "none": no run name is empty (the sidebar never gives one)
+NOTES = "_doc_notes"  # session key of the parsed notes: {digest, name, notes} or {digest, error}
+RUN_B_KEPT = "_doc_run_b"  # run B, kept while the page is not shown (its widget state is not)
+NOTE_TYPES = ["csv", "tsv", "jsonl"]
+NOTE_HEIGHT = 560  # pixels; a long note scrolls inside its box
+
+# the page's own words (texts.py holds the shared ones): (coder's, technical)
+SUBSTITUTION_WORDS = ("Wrong code in the right family", "Substitution (FP + FN)")
+ERRORS_WORDS = ("errors", "FP + FN")
+
+# one colour per status, the same on badges and table cells: correct green, extra red (as on the tree page),
+# missed blue, wrong code in the right family violet
+BADGE = {"correct": "green", "extra": "red", "missed": "blue", SUBSTITUTED: "violet"}
+CELL = {"correct": "#d9f0d3", "extra": "#fddbc7", "missed": "#d1e5f0", SUBSTITUTED: "#e7d4e8"}
+TERM_OF = {"correct": "tp", "extra": "fp", "missed": "fn"}
 
 
-def paint(status: str) -> str:
-    key = "matched" if status == "matched" else "over-coded" if status.startswith("over") else "missed"
-    return f"background-color: {COLOURS[key]}"
+def pick(words: tuple[str, str]) -> str:
+    return words[1] if texts.technical() else words[0]
+
+
+def word(status: str) -> str:
+    """A code's status in the page's words."""
+    return pick(SUBSTITUTION_WORDS) if status == SUBSTITUTED else texts.term(TERM_OF[status])
+
+
+def badge(status: str, label: str | None = None) -> str:
+    return f":{BADGE[status]}-badge[{label or word(status)}]"
+
+
+def family_status(status: str) -> tuple[str, str]:
+    """A family's status ("correct", "2 extra", "1 missed") → (its kind, its words)."""
+    if status == "correct":
+        return "correct", word("correct")
+    n, kind = status.split(" ", 1)
+    return kind, f"{word(kind)} {n}"
+
+
+def go(doc: str) -> None:
+    st.session_state["doc_id"] = doc
+
+
+def picked() -> None:
+    st.session_state["doc_id"] = st.session_state["doc_pick"]
+
+
+def keep_run_b() -> None:
+    st.session_state[RUN_B_KEPT] = st.session_state["doc_run_b"]
+
+
+def notes_changed() -> None:
+    if st.session_state.get("notes_file") is None:  # the user removed the file
+        st.session_state.pop(NOTES, None)
+
+
+def forget_notes() -> None:
+    st.session_state.pop(NOTES, None)
+
+
+def choose_run_b(ctx) -> str:
+    """The second run (``NO_RUN`` for none): by default the run after the sidebar's."""
+    runs = ctx.scoring.run_names
+    others = [r for r in runs if r != ctx.run]
+    options = others + [NO_RUN]
+    after = runs[runs.index(ctx.run) + 1:] + runs[:runs.index(ctx.run)]
+    default = next((r for r in after if r != ctx.run), NO_RUN)
+    if st.session_state.get("doc_run_b") not in options:
+        kept = st.session_state.get(RUN_B_KEPT)
+        st.session_state["doc_run_b"] = kept if kept in options else default
+    return st.selectbox(f"Beside run **{data.md(ctx.run)}** (chosen in the sidebar), show run", options,
+                        key="doc_run_b", on_change=keep_run_b, format_func=lambda r: r or "none: one run only",
+                        help="The two runs are shown side by side, and the documents are ranked by the "
+                        "errors of both.")
+
+
+def notes_upload() -> dict[str, str] | None:
+    """The notes file (optional), parsed once per file and kept in this session only."""
+    held = st.session_state.get(NOTES)
+    with st.expander("Notes: read each document's text beside its codes (optional)", expanded=False,
+                     icon=":material/article:"):
+        f = st.file_uploader("Notes file", type=NOTE_TYPES, key="notes_file", on_change=notes_changed,
+                             max_upload_size=data.MAX_UPLOAD_MB,
+                             help="CSV or TSV with the columns doc_id and text, or JSONL with one "
+                             "{\"doc_id\": …, \"text\": …} object per line. The notes stay in this browser "
+                             "session: they are not stored and leave with it.")
+        if f is not None:
+            raw = f.getvalue()
+            digest = data.file_digest(f.name, raw)
+            if held is None or held.get("digest") != digest:
+                if len(raw) > data.MAX_UPLOAD_MB * 2**20:
+                    held = {"digest": digest, "error": f"{f.name}: larger than {data.MAX_UPLOAD_MB} MB; "
+                            "upload the notes of fewer documents."}
+                else:
+                    try:
+                        held = {"digest": digest, "name": f.name, "notes": read_notes(raw, name=f.name)}
+                    except InputError as e:
+                        held = {"digest": digest, "error": str(e)}
+                st.session_state[NOTES] = held
+        if held and "error" in held:
+            st.error(data.md(held["error"]))
+        elif held:
+            n = len(held["notes"])
+            st.caption(f"Notes of {n:,} document{'s' if n != 1 else ''} from **{data.md(held['name'])}**, "
+                       "kept in this session only.")
+            st.button("Forget the notes", on_click=forget_notes, key="notes_forget", type="tertiary",
+                      icon=":material/delete:")
+    return held.get("notes") if held and "notes" in held else None
+
+
+def navigator(ranked: pd.DataFrame, names: list[str]) -> str:
+    """Previous / Next and the document list, in step through ``st.session_state["doc_id"]``."""
+    order = ranked.doc_id.tolist()
+    errors = dict(zip(order, ranked.errors.tolist()))
+    position = {d: i for i, d in enumerate(order)}
+    doc = st.session_state.get("doc_id")
+    if doc not in position:
+        doc = order[0]
+        st.session_state["doc_id"] = doc
+    i = position[doc]
+    st.session_state["doc_pick"] = doc  # before the widget: the list follows the buttons and other pages
+    err = pick(ERRORS_WORDS)
+    prev, pick_col, nxt = st.columns([1, 5, 1], vertical_alignment="bottom")
+    prev.button("Previous", key="doc_prev", icon=":material/arrow_back:", width="stretch", disabled=i == 0,
+                on_click=go, args=(order[max(i - 1, 0)],))
+    pick_col.selectbox("Document (type to search)", order, key="doc_pick", on_change=picked,
+                       format_func=lambda d: f"{d} · {errors[d]:,} {err}")
+    nxt.button("Next", key="doc_next", icon=":material/arrow_forward:", width="stretch",
+               disabled=i == len(order) - 1, on_click=go, args=(order[min(i + 1, len(order) - 1)],))
+    runs = " and ".join(f"**{data.md(r)}**" for r in names)
+    st.caption(f"Document {i + 1:,} of {len(order):,} by {err}: the documents with the most extra plus missed "
+               f"codes of {runs} come first.")
+    return doc
+
+
+def run_side(box, run: str, review: pd.DataFrame) -> None:
+    """One run's codes of the document: a one-line count, then the codes grouped by family."""
+    counts = review.status.value_counts()
+    with box.container(border=True):
+        st.markdown(f"#### Run {data.md(run)}")
+        st.markdown(" · ".join(badge(s, f"{word(s)} {counts.get(s, 0)}") for s in BADGE))
+        if review.empty:
+            st.caption("No code in the gold standard, none written.")
+            return
+        lines = []
+        for (fam, fam_title), rows in review.groupby(["family", "family_title"], sort=False):
+            lines.append(f"**{data.md(fam)}** {data.md(fam_title)}")
+            for r in rows.itertuples():
+                line = f"- {badge(r.status)} **{data.md(r.code)}** {data.md(r.title)}"
+                if r.instead_of:
+                    line += f"  \n  instead of **{data.md(r.instead_of)}** {data.md(r.instead_of_title)}"
+                lines.append(line)
+            lines.append("")
+        st.markdown("\n".join(lines))
+
+
+_MARKDOWN_SIGNS = re.compile(r"[\\`*_\[\]{}|~$:!+\-]")  # not "#", "&" or ";", which the escapes use
+
+
+def note_text(text: str) -> str:
+    """Note text for HTML: escaped, then every Markdown sign as an entity and line breaks as <br>, so that
+    the note shows as written and nothing in it is read as markup."""
+    text = _MARKDOWN_SIGNS.sub(lambda m: f"&#{ord(m.group())};", html.escape(text, quote=True))
+    return text.replace("\n", "<br>")
+
+
+def note_html(text: str, codes_of: dict[str, str]) -> str:
+    """The note as safe HTML, each gold title found (:func:`highlight_titles`) in a ``<mark>``."""
+    out, at = [], 0
+    for start, end, title in highlight_titles(text, codes_of):
+        out.append(note_text(text[at:start]))
+        out.append(f'<mark title="{html.escape(codes_of[title], quote=True)}">{note_text(text[start:end])}</mark>')
+        at = end
+    out.append(note_text(text[at:]))
+    return '<div style="line-height: 1.6; overflow-wrap: anywhere;">' + "".join(out) + "</div>"
+
+
+def show_note(box, doc: str, note: str, gold: pd.DataFrame) -> None:
+    codes_of: dict[str, str] = {}
+    for code, title in zip(gold.code, gold.title):  # title → "code title", for the tooltip
+        codes_of[title] = f"{codes_of[title]}, {code}" if title in codes_of else f"{code} {title}"
+    with box.container(border=True):
+        st.markdown(f"#### Note of {data.md(doc)}")
+        st.caption("Marked: the titles of the gold-standard codes (or their first part), where the note has "
+                   "them. Hover over a mark for its code.")
+        with st.container(height=NOTE_HEIGHT, border=False):
+            st.markdown(note_html(note, codes_of), unsafe_allow_html=True)
+
+
+def families_tabs(ev_of: dict, doc: str) -> None:
+    """One table per level: each family with its gold codes and, per run, the codes written and the status."""
+    onto = next(iter(ev_of.values())).ontology
+    tables = {run: document_families(ev, doc) for run, ev in ev_of.items()}
+    levels = [lv for lv in next(iter(ev_of.values())).levels[1:]
+              if any((t.level == lv).any() for t in tables.values())]
+    if not levels:
+        st.caption("No family holds a code of this document.")
+        return
+    kind_of: dict[str, str] = {}
+    for lv, tab in zip(levels, st.tabs([texts.level(onto, lv) for lv in levels])):
+        merged = None
+        status_cols: list[str] = []
+        for run, t in tables.items():
+            part = t[t.level == lv][["code", "title", "gold", "status"]]
+            words = [family_status(x) for x in part.status]
+            kind_of.update({w: k for k, w in words})
+            status = f"Status · {run}"
+            part = part.assign(status=[w for _, w in words]).rename(columns={"status": status})
+            merged = part if merged is None else merged.merge(part, on=["code", "title", "gold"], how="outer")
+            status_cols.append(status)
+        # a family only one run writes codes of: the other writes none, and the gold standard has none
+        merged[status_cols] = merged[status_cols].fillna("")
+        merged = merged.sort_values("code", ignore_index=True)
+        shown = texts.columns(merged)
+        style = shown.style.map(lambda v: f"background-color: {CELL[kind_of[v]]}" if v in kind_of else "",
+                                subset=status_cols)
+        tab.dataframe(style, hide_index=True, width="stretch",
+                      column_config={texts.term("gold"): st.column_config.NumberColumn(width="small")})
+
+
+def download(reviews: dict[str, pd.DataFrame], doc: str) -> None:
+    rows = pd.concat([r.assign(run=run, status=r.status.map(word)) for run, r in reviews.items()],
+                     ignore_index=True)
+    rows = rows[["run", "family", "family_title", "code", "title", "status", "instead_of", "instead_of_title"]]
+    shown = texts.columns(rows, {"family": "Family", "family_title": "Family title",
+                                 "instead_of": "Instead of", "instead_of_title": "Instead of, title"})
+    st.download_button("Download this document's codes (CSV)", shown.to_csv(index=False), f"document_{doc}.csv",
+                       "text/csv", key="dl_doc", type="tertiary", icon=":material/download:")
+
+
+def page(ctx) -> None:
+    left, right = st.columns([2, 3], vertical_alignment="top")
+    with left:
+        run_b = choose_run_b(ctx)
+    with right:
+        notes = notes_upload()
+    names = [ctx.run] + ([run_b] if run_b != NO_RUN else [])
+    ev_of = {run: ctx.evaluation(run) for run in names}
+    ranked = data.cached(ctx.scoring, ("doc_rank", tuple(names), ctx.max_level), lambda: rank_documents(ev_of))
+    doc = navigator(ranked, names)
+
+    reviews = {run: document_review(ev, doc) for run, ev in ev_of.items()}
+    first = reviews[ctx.run]
+    gold = first[first.status != "extra"]
+    gold = pd.DataFrame({  # the gold codes: each row's code, or the gold code a written code replaced
+        "code": gold.instead_of.where(gold.instead_of != "", gold.code),
+        "title": gold.instead_of_title.where(gold.instead_of != "", gold.title)})
+    onto = ev_of[ctx.run].ontology
+    fam_name = texts.level(onto, family_level(onto))
+    st.markdown(f"**{data.md(doc)}** · {texts.term('gold')}: **{len(gold)}** · codes grouped by "
+                f"{fam_name.lower()}")
+    st.caption(" · ".join([
+        f"{badge('correct')} in the gold standard and written by the run",
+        f"{badge('extra')} written, not in the gold standard",
+        f"{badge('missed')} in the gold standard, not written",
+        f"{badge(SUBSTITUTED)} written instead of a gold code of the same family, shown below it: one extra "
+        "and one missed code, counted once"]))
+
+    note = notes.get(doc) if notes else None
+    widths = ([4] if note is not None else []) + [5] * len(names)
+    boxes = st.columns(widths)
+    if note is not None:
+        show_note(boxes[0], doc, note, gold)
+    elif notes:
+        st.caption(f"The notes file has no note for {data.md(doc)}.")
+    for box, run in zip(boxes[-len(names):], names):
+        run_side(box, run, reviews[run])
+
+    with st.expander("Families at each level: does the run write as many codes of each family as the gold "
+                     "standard?"):
+        st.caption(f"{texts.term('gold')}: the document's gold codes in the family. Per run, "
+                   f"{word('correct')} when the run writes as many codes of the family; otherwise how many it "
+                   f"writes beyond them ({word('extra')}) or leaves out ({word('missed')}). A blank: the run "
+                   "writes none, and the gold standard has none. This is how the right-family-and-count "
+                   "score sees the document.")
+        families_tabs(ev_of, doc)
+    download(reviews, doc)
 
 
 st.title("One document")
 ctx = data.require_scoring()
 if ctx:
-    ev = ctx.evaluation()
-    docs = list(ev.docs)
-    wanted = st.session_state.get("doc_id")
-    index = docs.index(wanted) if wanted in docs else 0
-    doc = st.selectbox("Document", docs, index=index, key="doc_pick", help="Type to search.")
-    st.session_state["doc_id"] = doc
-    codes = document_codes(ev, doc)
-    counts = codes.status.value_counts()
-    st.markdown(
-        f"Run **{data.md(ctx.run)}** · gold standard **{(codes.status != 'over-coded').sum()}** codes · "
-        f"model **{(codes.status != 'missed').sum()}** codes · "
-        f":material/check_circle: matched **{counts.get('matched', 0)}** · "
-        f":material/add_circle: over-coded **{counts.get('over-coded', 0)}** · "
-        f":material/do_not_disturb_on: missed **{counts.get('missed', 0)}**",
-        help=" ".join(f"{k.capitalize()}: {v}." for k, v in STATUS.items()))
-    if codes.empty:
-        st.info("This document has no codes in the gold standard or the predictions.")
-        st.stop()
-
-    st.subheader("Codes by family", anchor=False)
-    shown = codes.assign(family=codes.family + " " + codes.family_title)[["family", "code", "title", "status"]]
-    st.dataframe(shown.style.map(paint, subset=["status"]), hide_index=True, width="stretch",
-                 column_config={"family": st.column_config.TextColumn("Family (category)", width="medium"),
-                                "code": "Code", "title": st.column_config.TextColumn("Title", width="large"),
-                                "status": st.column_config.TextColumn("Status", help=" ".join(
-                                    f"{k}: {v}." for k, v in STATUS.items()))})
-
-    st.subheader("Families at each level", anchor=False)
-    st.caption("Matched when the model gives a family as many codes as the gold standard; otherwise "
-               "how many it over-codes or misses (the CoPHE view).")
-    fams = document_families(ev, doc)
-    levels = [lv for lv in ev.levels if lv in set(fams.level)]
-    tabs = st.tabs(levels)
-    for tab, lv in zip(tabs, levels):
-        part = fams[fams.level == lv].drop(columns="level")
-        tab.dataframe(part.style.map(paint, subset=["status"]), hide_index=True, width="stretch",
-                      column_config={"code": "Code", "title": st.column_config.TextColumn("Title", width="large"),
-                                     "gold": "Gold codes", "predicted": "Predicted codes", "status": "Status"})
-    st.download_button("Download this document's codes (CSV)",
-                       pd.concat([codes.assign(section="codes"), fams.assign(section="families")]).to_csv(index=False),
-                       f"document_{doc}.csv", "text/csv", key="dl_doc")
+    page(ctx)

@@ -1,106 +1,223 @@
-"""Code-family tree: where the model over-codes or misses, family by family.
+"""Code-family tree: where the run writes extra codes or misses codes, family by family.
 
-Click a tile to focus on it; the path above the chart leads back. The browser
-only ever receives the focused subtree (depth-limited, small siblings folded
-into "Other"), never the whole ontology.
+The page opens with the answer, "Where this run goes wrong": the families with the most extra and the most
+missed codes at a chosen level, each one click away from its place in the tree. The tree below has the
+full width, so its tiles carry their codes and titles; a click focuses a family, the path above the chart
+leads back, and "Other" tiles open into the list of what they merge. Below the tree: the focused family's
+children, the codes the run writes instead of the right ones, and the documents behind the family.
+The browser only ever receives the focused subtree (depth-limited, small siblings folded into "Other"),
+never the whole ontology.
 """
 
 import data
-import errors
+import pandas as pd
 import streamlit as st
-from figures import COLOUR_BY, tree_figure
-from texts import HELP
+import texts
+import urlstate
+from figures import COLOUR_BY, colour_range, tree_figure
 
+from cophe_core.families import family_errors
+from cophe_core.substitutions import substitution_summary, substitution_table
 from cophe_core.tree import focused_subtree
 
 MAX_NODES = 2000  # the browser never gets more tiles than this (SPEC §6)
-MAX_CHILDREN = 24  # per parent, largest first; the rest fold into "Other"
-
-
-def titled(ev, codes: list[str]) -> str:
-    onto = ev.ontology
-    return "; ".join(f"{c} {onto.titles[onto.codes[c]]}" for c in codes)
+MAX_CHILDREN = 30  # per parent, largest first; the rest fold into "Other"
+MIN_SHARE = 0.012  # so do children under 1.2% of the view: at 900 px such a tile is too thin for its label
+HEIGHT = 900
+RANKED = 6  # families per ranked list
+COLOURS = ["balance", "error_share", "f1", "set_f1"]
+COLOUR_WORDS = {
+    "balance": "red where the run writes extra codes, blue where it misses codes, white where it is balanced",
+    "error_share": "darker where the family holds more of the run's errors",
+    "f1": "yellow for a high F1 (right family and count), dark blue for a low one",
+    "set_f1": "yellow for a high F1 (families only), dark blue for a low one",
+}
 
 
 def set_focus(node: int | None) -> None:
     st.session_state["focus"] = node
+    st.session_state.pop("other_open", None)
 
 
-@st.fragment
-@errors.guarded
-def tree_area(ctx, colour: str, depth: int) -> None:
-    ev = ctx.evaluation()
+def focus_from(picked, table: pd.DataFrame) -> None:
+    """A row picked in a table focuses its node (one full rerun)."""
+    rows = picked.selection.get("rows", []) if picked else []
+    if rows:
+        set_focus(int(table.iloc[rows[0]].node))
+        st.rerun()
+
+
+def count_columns(cols: list[str]) -> dict:
+    """Column settings for family tables: Code and Title pinned, counts in the page's words."""
+    conf = {
+        "code": st.column_config.TextColumn(texts.term("code"), pinned=True, width="small"),
+        "title": st.column_config.TextColumn(texts.term("title"), pinned=True, width="medium"),
+        "f1": st.column_config.NumberColumn(texts.term("f1"), help=texts.HELP["f1"], format="%.2f"),
+        "set_f1": st.column_config.NumberColumn(texts.term("set_f1"), help=texts.HELP["set_f1"], format="%.2f"),
+        "balance": st.column_config.NumberColumn(texts.term("balance"), help=texts.HELP["balance"], format="%+.2f"),
+        "error_share": st.column_config.ProgressColumn(texts.term("error_share"), help=texts.HELP["error_share"],
+                                                       format="percent", min_value=0.0, max_value=1.0),
+    }
+    for k in ("gold", "predicted", "tp", "fp", "fn", "docs_over", "docs_under"):
+        conf[k] = st.column_config.NumberColumn(texts.term(k), help=texts.HELP[k], format="%d")
+    return {c: conf[c] for c in cols if c in conf} | {c: None for c in ("node",) if c not in cols}
+
+
+def offenders(ctx, ev) -> None:
+    """The ranked panel: families with the most extra and the most missed codes, and their share."""
     onto = ev.ontology
-    nodes = ev.nodes
-    focus = st.session_state.get("focus")
-    if focus is not None and focus not in set(nodes.node):
-        focus = None
+    choices = list(ev.levels[1:]) or list(ev.levels)
+    default = "e0" if "e0" in choices else choices[-1]
+    if st.session_state.get("rank_level") not in choices:
+        st.session_state["rank_level"] = default
+    with st.expander("Where this run goes wrong", expanded=True, icon=":material/troubleshoot:"):
+        lv = st.selectbox("Families at the level", choices, format_func=lambda v: texts.level(onto, v),
+                          key="rank_level", help=texts.HELP["level"])
+        with st.spinner("Ranking the families…"):
+            table = data.cached(ctx.scoring, ("family_errors", ctx.run, lv),
+                                lambda: family_errors(ev, lv))
+        left, right = st.columns(2)
+        for col, count, share, head, word in (
+            (left, "fp", "extra_share", "Most extra codes", "extra codes"),
+            (right, "fn", "missed_share", "Most missed codes", "missed codes"),
+        ):
+            top = table[table[count] > 0].sort_values([count, "code"], ascending=[False, True]).head(RANKED)
+            with col:
+                if top.empty:
+                    st.markdown(f"**{head}**: none. The run has no {word} at this level.")
+                    continue
+                st.markdown(f"**{head}**: these {len(top)} families hold {top[share].sum():.0%} of the run's {word}.")
+                shown = top[["code", "title", count, share, "node"]]
+                picked = st.dataframe(
+                    shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+                    key=f"rank_{count}_{lv}_{st.session_state.get('focus')}",
+                    column_config={
+                        "code": st.column_config.TextColumn(texts.term("code"), width="small"),
+                        "title": st.column_config.TextColumn(texts.term("title"), width="large"),
+                        count: st.column_config.NumberColumn(texts.term(count), help=texts.HELP[count],
+                                                             format="%d", width="small"),
+                        share: st.column_config.NumberColumn(
+                            "Share", format="percent", width="small",
+                            help=f"This family's {word} as a share of all the run's {word} at this level."),
+                        "node": None,
+                    })
+                focus_from(picked, shown)
+        st.caption("Click a family to focus the tree on it. Counts are codes summed over the documents: a family "
+                   "given three codes where the gold standard has one counts two extra codes.")
+
+
+def breadcrumbs(onto, focus: int | None) -> None:
     path = onto.path(focus) if focus is not None else []
-
     crumbs = st.columns(min(len(path) + 1, 6), gap="small")
-    crumbs[0].button("All codes", key="crumb_root", on_click=set_focus, args=(None,), type="tertiary")
+    crumbs[0].button("All codes", key="crumb_root", on_click=set_focus, args=(None,), type="tertiary",
+                     icon=":material/home:")
     for col, n in zip(crumbs[1:], path[-5:]):
-        label = f"› {onto.keys[n]} {onto.titles[n]}"[:60]
-        col.button(label, key=f"crumb_{n}", on_click=set_focus, args=(n,), type="tertiary", help=onto.titles[n])
+        label = f"› {onto.keys[n]} {onto.titles[n]}"
+        col.button(label[:48] + ("…" if len(label) > 48 else ""), key=f"crumb_{n}", on_click=set_focus,
+                   args=(n,), type="tertiary", help=f"{onto.keys[n]} {onto.titles[n]}")
 
-    sub = focused_subtree(nodes, onto, focus, depth=depth, max_children=MAX_CHILDREN, max_nodes=MAX_NODES)
-    left, right = st.columns([1, 1])
-    with left:
-        fig = tree_figure(sub, colour)
-        event = st.plotly_chart(fig, key=f"tree_{ctx.run}_{focus}_{colour}_{depth}",
-                                on_select="rerun", selection_mode="points")
-        st.caption(f"{len(sub):,} tiles. Size: gold + predicted codes. "
-                   f"Colour: {COLOUR_BY[colour][0].lower()}. Click a tile to focus on it.")
-        data.figure_download(fig, f"tree_{ctx.run}", f"dl_tree_{focus}")
+
+def legend(sub: pd.DataFrame, colour: str, focus_label: str) -> None:
+    """Size and colour in words, with the fitted range."""
+    name, _, lo, _ = COLOUR_BY[colour]
+    shown = sub[sub.id != "root"]
+    low, high = colour_range(shown[colour], shown["value"], signed=lo < 0)
+    scale = (f"the scale runs from {low:+.2f} to {high:+.2f}, fitted to the tiles shown (the tiles that hold "
+             "90% of the codes lie within it; beyond it, tiles take the end colour)" if lo < 0 else
+             f"the scale runs from 0 to {high:.0%}" if colour == "error_share" else f"the scale runs 0 to {high:.2f}")
+    st.caption(f"**{data.md(focus_label)}**, {len(sub):,} tiles. **Size**: the family's codes in the gold standard "
+               f"plus the codes the run wrote in it. **Colour** ({name.lower()}): {COLOUR_WORDS[colour]}; "
+               f"{scale}. Click a tile to focus on it; click the focused tile to go up.")
+
+
+def clicked_tile(event, sub: pd.DataFrame, onto, focus: int | None) -> None:
     points = event.selection.get("points", []) if event else []
-    if points:
-        clicked = str(points[0].get("id", ""))
-        if clicked.startswith("n"):
-            node = int(clicked[1:])
-            st.session_state["focus"] = onto.parent[node] if node == focus and onto.parent[node] >= 0 else node
-            if node == focus and onto.parent[node] < 0:
-                st.session_state["focus"] = None
-            st.rerun(scope="fragment")
-        elif clicked == "root":
-            pass
-        else:
-            st.toast("“Other” groups the smaller families; pick one in the table on the right.")
+    if not points:
+        return
+    clicked = str(points[0].get("id", ""))
+    if clicked.startswith("n"):
+        node = int(clicked[1:])
+        up = onto.parent[node] if node == focus else node
+        set_focus(None if up < 0 else int(up))
+        st.rerun()
+    elif clicked.startswith("other:") and st.session_state.get("other_open") != clicked:
+        st.session_state["other_open"] = clicked
+        st.rerun()  # the chart's key names the open bucket, so the redrawn chart starts unselected
 
-    with right:
-        head = "All codes" if focus is None else f"{onto.keys[focus]} {onto.titles[focus]}"
-        st.markdown(f"**Inside {data.md(head)}**")
-        parent_key = focus if focus is not None else -1
-        top = nodes.level == onto.levels[len(ev.levels) - 1]
-        kids = nodes[top] if focus is None else nodes[nodes.parent == parent_key]
-        kids = kids.assign(mass=kids.gold + kids.predicted).sort_values("mass", ascending=False)
-        picked = st.dataframe(
-            kids[["code", "title", "gold", "predicted", "tp", "fp", "fn", "precision", "recall", "f1",
-                  "balance", "docs_over", "docs_under", "node"]],
-            hide_index=True, height=520, key=f"kids_{focus}", on_select="rerun", selection_mode="single-row",
-            column_order=["code", "title", "gold", "predicted", "fp", "fn", "f1", "balance", "tp", "precision",
-                          "recall", "docs_over", "docs_under"],
-            column_config={
-                "code": st.column_config.TextColumn("Code"), "title": st.column_config.TextColumn("Title", width="medium"),
-                "gold": st.column_config.NumberColumn("Gold", help="Gold-standard codes in this family"),
-                "predicted": st.column_config.NumberColumn("Predicted", help="Predicted codes in this family"),
-                "tp": st.column_config.NumberColumn("Matched", help=HELP["tp"]),
-                "fp": st.column_config.NumberColumn("Over-coded", help=HELP["fp"]),
-                "fn": st.column_config.NumberColumn("Missed", help=HELP["fn"]),
-                "precision": st.column_config.NumberColumn("P", help=HELP["precision"], format="%.2f"),
-                "recall": st.column_config.NumberColumn("R", help=HELP["recall"], format="%.2f"),
-                "f1": st.column_config.NumberColumn("F1", help=HELP["f1"], format="%.2f"),
-                "balance": st.column_config.NumberColumn("Balance", help=HELP["balance"], format="%+.2f"),
-                "docs_over": st.column_config.NumberColumn("Docs over", help=HELP["docs_over"]),
-                "docs_under": st.column_config.NumberColumn("Docs missed", help=HELP["docs_under"]),
-            },
-        )
-        rows = picked.selection.get("rows", []) if picked else []
-        if rows:
-            st.session_state["focus"] = int(kids.iloc[rows[0]].node)
-            st.rerun(scope="fragment")
 
-    if focus is not None:
-        detail(ev, focus)
+def other_panel(ev, sub: pd.DataFrame) -> None:
+    """The families an "Other" tile merges, each one click from focus."""
+    bucket = st.session_state.get("other_open")
+    row = sub[sub.id == bucket]
+    if row.empty:
+        return
+    merged = list(row.iloc[0].merged)
+    parent = row.iloc[0].parent_id
+    where = "all codes" if parent == "root" else "this family"
+    nodes = ev.nodes.set_index("node").loc[merged].reset_index()
+    with st.container(border=True, key="other_panel"):
+        head, close = st.columns([6, 1])
+        head.markdown(f"**Other: the {len(merged):,} smaller families of {where}**, merged into one tile. "
+                      "Click one to focus on it.")
+        close.button("Close", key="other_close", on_click=st.session_state.pop, args=("other_open", None),
+                     icon=":material/close:")
+        cols = ["code", "title", "gold", "predicted", "fp", "fn", "f1"]
+        shown = nodes[cols + ["node"]]
+        picked = st.dataframe(shown, hide_index=True, width="stretch", height=260, on_select="rerun",
+                              selection_mode="single-row", key=f"other_{bucket}", column_config=count_columns(cols))
+        focus_from(picked, shown)
+
+
+def children_table(ev, focus: int | None, head: str) -> None:
+    nodes = ev.nodes
+    top = nodes.level == ev.levels[-1]
+    kids = nodes[top] if focus is None else nodes[nodes.parent == focus]
+    if kids.empty:
+        return
+    kids = kids.assign(mass=kids.gold + kids.predicted).sort_values("mass", ascending=False)
+    st.subheader(f"Inside {head}", anchor=False)
+    cols = ["code", "title", "gold", "predicted", "tp", "fp", "fn", "f1", "docs_over", "docs_under"]
+    shown = kids[cols + ["node"]]
+    picked = st.dataframe(shown, hide_index=True, width="stretch", height=min(420, 38 + 35 * len(kids)),
+                          on_select="rerun", selection_mode="single-row", key=f"kids_{focus}",
+                          column_config=count_columns(cols))
+    st.caption(f"{len(kids):,} families, largest first. Click one to focus on it. "
+               f"{texts.term('tp')}: {texts.HELP['tp'].split(': ', 1)[1]}")
+    focus_from(picked, shown)
+
+
+def written_instead(ctx, ev, focus: int | None, head: str) -> None:
+    """Right family, wrong code: the pairs of a missed gold code and the code written instead."""
+    with st.spinner("Pairing missed and written codes…"):
+        table = data.cached(ctx.scoring, ("substitutions", ctx.run, focus),
+                            lambda: substitution_table(ev, family=focus))
+        summary = data.cached(ctx.scoring, ("substitution_summary", ctx.run),
+                              lambda: substitution_summary(ev))
+    where = "over the whole run" if focus is None else f"in {head}"
+    st.subheader(f"Right family, wrong code: what the run writes instead, {where}", anchor=False)
+    if table.empty:
+        st.markdown("No gold code here was replaced by another code of its category.")
+        return
+    st.caption(f"In {summary['missed_share']:.0%} of the run's missed codes, the run wrote another code of the same "
+               "category instead: one mistake, not two (a missed code paired with an extra one in the same "
+               "document and category; the closest codes are paired first).")
+    shown = table.head(50).assign(gold=table.gold_code + " " + table.gold_title,
+                                  written=table.written_code + " " + table.written_title)
+    st.dataframe(shown[["gold", "written", "documents", "gold_documents", "rate", "examples"]], hide_index=True,
+                 width="stretch", column_config={
+                     "gold": st.column_config.TextColumn("Gold code", pinned=True, width="large"),
+                     "written": st.column_config.TextColumn("Written instead", width="large"),
+                     "documents": st.column_config.NumberColumn("Documents", format="%d",
+                                                                help="Documents in which the run wrote this "
+                                                                "code instead of the gold code."),
+                     "gold_documents": st.column_config.NumberColumn(
+                         "Documents with the gold code", format="%d"),
+                     "rate": st.column_config.ProgressColumn("How often", format="percent", min_value=0.0,
+                                                             max_value=1.0, help="Documents with the swap, as a "
+                                                             "share of the documents whose gold standard holds "
+                                                             "the gold code."),
+                     "examples": st.column_config.TextColumn("For example, documents"),
+                 })
 
 
 def detail(ev, focus: int) -> None:
@@ -108,58 +225,93 @@ def detail(ev, focus: int) -> None:
     row = ev.nodes.set_index("node").loc[focus]
     docs = ev.node_documents(focus)
     st.subheader(f"Documents behind {onto.keys[focus]} {onto.titles[focus]}", anchor=False)
+    t = texts.term
     st.markdown(
-        f"Gold standard: **{row.gold:,}** codes · predicted: **{row.predicted:,}** · "
-        f"matched **{row.tp:,}**, over-coded **{row.fp:,}**, missed **{row.fn:,}**. "
-        f"The model codes too many in **{row.docs_over:,}** documents and too few in **{row.docs_under:,}**."
-    )
-    which = st.segmented_control("Show", ["over-coded", "missed", "all"], default="over-coded" if row.fp >= row.fn else "missed",
+        f"{t('gold')}: **{row.gold:,}** · {t('predicted').lower()}: **{row.predicted:,}** · "
+        f"{t('tp').lower()} **{row.tp:,}**, {t('fp').lower()} **{row.fp:,}**, {t('fn').lower()} **{row.fn:,}**. "
+        f"The run writes too many of these codes in **{row.docs_over:,}** documents and too few in "
+        f"**{row.docs_under:,}**.")
+    which = st.segmented_control("Show the documents with", ["extra codes", "missed codes", "any codes"],
+                                 default="extra codes" if row.fp >= row.fn else "missed codes",
                                  key=f"detail_kind_{focus}")
-    if which == "over-coded":
+    if which == "extra codes":
         docs = docs[docs.difference > 0]
-    elif which == "missed":
+    elif which == "missed codes":
         docs = docs[docs.difference < 0].sort_values("difference")
+    titles = onto.titles
     shown = docs.head(200).assign(
-        gold_codes=lambda d: d.gold_codes.map(lambda c: titled(ev, c)),
-        predicted_codes=lambda d: d.predicted_codes.map(lambda c: titled(ev, c)),
+        gold_codes=lambda d: d.gold_codes.map(lambda c: "; ".join(f"{k} {titles[onto.codes[k]]}" for k in c)),
+        predicted_codes=lambda d: d.predicted_codes.map(
+            lambda c: "; ".join(f"{k} {titles[onto.codes[k]]}" for k in c)),
     )
     picked = st.dataframe(
         shown, hide_index=True, key=f"detail_{focus}_{which}", on_select="rerun", selection_mode="single-row",
-        column_config={
-            "doc_id": st.column_config.TextColumn("Document"),
-            "gold": st.column_config.NumberColumn("Gold codes"),
-            "predicted": st.column_config.NumberColumn("Predicted codes"),
-            "difference": st.column_config.NumberColumn("Difference", help="Predicted − gold in this family",
-                                                        format="%+d"),
-            "gold_codes": st.column_config.TextColumn("Gold-standard codes in this family", width="large"),
-            "predicted_codes": st.column_config.TextColumn("Predicted codes in this family", width="large"),
-        },
-    )
-    st.caption(f"{len(docs):,} documents; the first 200 are listed. Select one to open it in the document view.")
+        width="stretch", column_config={
+            "doc_id": st.column_config.TextColumn("Document", pinned=True),
+            "gold": st.column_config.NumberColumn(t("gold")),
+            "predicted": st.column_config.NumberColumn(t("predicted")),
+            "difference": st.column_config.NumberColumn("Written − gold", format="%+d",
+                                                        help="Codes written minus gold codes in this family"),
+            "gold_codes": st.column_config.TextColumn("Gold codes in this family", width="large"),
+            "predicted_codes": st.column_config.TextColumn("Codes written in this family", width="large"),
+        })
+    st.caption(f"{len(docs):,} documents; the first 200 are listed. Click one to open it in the document view.")
     rows = picked.selection.get("rows", []) if picked else []
     if rows:
         st.session_state["doc_id"] = str(shown.iloc[rows[0]].doc_id)
-        st.page_link("views/document.py", label=f"Open document {shown.iloc[rows[0]].doc_id} →", icon="📄")
+        st.page_link("views/document.py", label=f"Open document {shown.iloc[rows[0]].doc_id} →",
+                     icon=":material/description:")
+
+
+def find_box(onto, col) -> None:
+    query = col.text_input("Find a code or family", key="tree_find", placeholder="e.g. 428 or 428.2 or 401-405")
+    if not query:
+        return
+    q = query.strip().upper()
+    hits = [n for n, k in enumerate(onto.keys) if k == q]
+    if not hits:
+        col.caption(f"No code {data.md(q)} in this code system.")
+    elif st.session_state.get("_last_find") != q:
+        set_focus(hits[0])
+        st.session_state["_last_find"] = q
 
 
 st.title("Code-family tree")
 ctx = data.require_scoring()
 if ctx:
-    st.caption(f"Run **{data.md(ctx.run)}** · red: over-coded, blue: missed, white: balanced. "
-               "Hover a tile for its counts.")
+    # The tree is scored up to the top level (chapters), whatever the sidebar's highest level: a family's
+    # counts do not depend on it, and chapters give the root view tiles large enough to be read.
+    ev = ctx.scoring.evaluation(ctx.run, max_level=ctx.scoring.corpus.ontology.levels[-1])
+    onto = ev.ontology
+    urlstate.resolve_focus(onto)
+    offenders(ctx, ev)
+
+    st.subheader(f"The code families of run {data.md(ctx.run)}", anchor=False)
     a, b, c = st.columns([2, 2, 3])
-    colour = a.selectbox("Colour by", ["balance", "f1", "set_f1"], format_func=lambda k: COLOUR_BY[k][0],
-                         key="tree_colour", help=HELP["balance"])
+    colour = a.selectbox("Colour by", COLOURS, format_func=lambda k: COLOUR_BY[k][0], key="tree_colour",
+                         help=" ".join(texts.HELP[k] for k in ("balance", "error_share", "f1", "set_f1")))
     depth = b.slider("Levels shown below the focus", 1, 3, 2, key="tree_depth")
-    query = c.text_input("Find a code or family", key="tree_find", placeholder="e.g. 428 or 428.2 or 401-405")
-    if query:
-        onto = ctx.evaluation().ontology
-        q = query.strip().upper()
-        hits = [n for n, k in enumerate(onto.keys) if k == q]
-        if hits:
-            if st.session_state.get("_last_find") != q:
-                st.session_state["focus"] = hits[-1] if len(hits) == 1 else hits[0]
-                st.session_state["_last_find"] = q
-        else:
-            c.caption(f"No code {data.md(q)} in this ontology.")
-    tree_area(ctx, colour, depth)
+    find_box(onto, c)
+
+    focus = st.session_state.get("focus")
+    if focus is not None and focus not in set(ev.nodes.node):
+        focus = None
+    head = "all codes" if focus is None else f"{onto.keys[focus]} {onto.titles[focus]}"
+    breadcrumbs(onto, focus)
+    with st.spinner("Drawing the tree…"):
+        sub = data.cached(ctx.scoring, ("subtree", ctx.run, focus, depth),
+                          lambda: focused_subtree(ev.nodes, onto, focus, depth=depth, max_children=MAX_CHILDREN,
+                                                  max_nodes=MAX_NODES, min_share=MIN_SHARE))
+        words = {k: texts.term(k) for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1", "error_share")}
+        fig = tree_figure(sub, colour, words=words, height=HEIGHT)
+    chart_key = f"tree_{ctx.run}_{focus}_{colour}_{depth}_{st.session_state.get('other_open')}"
+    event = st.plotly_chart(fig, key=chart_key, on_select="rerun", selection_mode="points",
+                            config={"displayModeBar": False})
+    legend(sub, colour, "All codes" if focus is None else head)
+    data.figure_download(fig, f"tree_{ctx.run}", f"dl_tree_{focus}")
+    clicked_tile(event, sub, onto, focus)
+    other_panel(ev, sub)
+    children_table(ev, focus, head)
+    written_instead(ctx, ev, focus, head)
+    if focus is not None:
+        detail(ev, focus)

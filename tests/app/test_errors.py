@@ -9,24 +9,24 @@ from tests.app.conftest import ROOT, run_app, upload
 sys.path.insert(0, str(ROOT / "dashboard"))
 import errors  # noqa: E402
 
-from cophe_core.families import describe_gaps  # noqa: E402
+from cophe_core.families import within_family  # noqa: E402
 
 
 def test_an_unexpected_error_says_it_is_a_fault_of_the_tool_and_where_the_log_is(monkeypatch):
     def broken(*args, **kwargs):
-        raise RuntimeError("boom in describe_gaps")
+        raise RuntimeError("boom in within_family")
 
-    monkeypatch.setattr("cophe_core.families.describe_gaps", broken)
+    monkeypatch.setattr("cophe_core.families.within_family", broken)
     at = run_app()
     assert not at.exception  # a panel, not a traceback
     shown = " ".join(e.value for e in at.error).replace("\\", "")
     assert "This is a fault in cophe, not in your files" in shown
-    assert "RuntimeError: boom in describe_gaps" in shown
+    assert "RuntimeError: boom in within_family" in shown
     assert str(errors.LOG_PATH) in shown
     assert "check the input" not in shown.lower()
     ref = shown.split("error reference `")[1][:8]
     assert ref in errors.LOG_PATH.read_text()  # the traceback is in the log under that reference
-    assert describe_gaps is not broken
+    assert within_family is not broken
 
 
 def test_an_input_problem_is_shown_as_the_users_to_fix():

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 
 from cophe_core import score_files
-from cophe_core.compare import levels_side_by_side
+from cophe_core.compare import level_deltas, levels_side_by_side
 from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.tree import focused_subtree
-from dashboard.figures import levels_bar, tree_figure
+from dashboard.figures import MEASURE_NAMES, delta_bar, levels_bar, threshold_curve, tree_figure
 from tests.conftest import long_csv
 
 
@@ -45,5 +45,56 @@ def test_levels_bar_has_one_trace_per_measure():
     s = score_files(long_csv([("d", "401.9")]), {"A": long_csv([("d", "401.1")]), "B": long_csv([("d", "401.9")])})
     table = levels_side_by_side({r: s.evaluation(r) for r in ("A", "B")})
     fig = levels_bar(table)
-    assert sorted({t.name for t in fig.data}) == ["CoPHE", "Flat (leaf codes)", "Set-based"]
+    assert sorted({t.name for t in fig.data}) == ["Exact codes (Flat)", "Right family (Set-based)",
+                                                  "Right family and count (CoPHE)"]
     assert isinstance(table, pd.DataFrame) and set(table.run) == {"A", "B"}
+
+
+def _pair():
+    s = score_files(long_csv([("d", "401.9"), ("d", "428.0")]),
+                    {"A": long_csv([("d", "401.1")]), "B <i>": long_csv([("d", "401.9"), ("d", "401.1")])})
+    return s.evaluation("A"), s.evaluation("B <i>")
+
+
+def _charts():
+    a, b = _pair()
+    curve = pd.DataFrame({"threshold": [0.1, 0.5, 0.9], **{f"{m}_f1": [0.2, 0.5, 0.1] for m in MEASURE_NAMES}})
+    return {"levels": levels_bar(levels_side_by_side({"A": a, "B <i>": b})),
+            "delta": delta_bar(level_deltas(a, b), "f1", "A", "B <i>"),
+            "threshold": threshold_curve(curve, 0.5, 0.3)}
+
+
+def test_exported_charts_leave_room_for_their_ticks_and_titles():
+    """In a standalone HTML file (cophe_core.report.figure_html) nothing resizes the margins but Plotly's
+    automargin: every axis has it, and the fixed margins leave room for the titles and the legend."""
+    for name, fig in _charts().items():
+        layout = fig.to_plotly_json()["layout"]
+        axes = {k: v for k, v in layout.items() if k.startswith(("xaxis", "yaxis"))}
+        assert axes and all(v.get("automargin") is True for v in axes.values()), name
+        m = layout["margin"]
+        assert m["l"] >= 40 and m["b"] >= 30 and m["r"] >= 20 and m["t"] >= 40, name
+        assert layout["legend"]["yref"] == "container"  # the legend sits in the margin, over no tick label
+
+
+def test_bar_charts_name_the_levels_and_take_the_pages_words():
+    a, b = _pair()
+    names = {"leaf": "Codes as given", "e0": "Category (3 digits)", "overall": "All levels together"}
+    words = {"flat": "Flat", "set_based": "Set-based", "cophe": "CoPHE", "tp": "TP", "run": "Run"}
+    fig = levels_bar(levels_side_by_side({"A": a}), levels=names, words=words)
+    assert {t.name for t in fig.data} == {"Flat", "Set-based", "CoPHE"}
+    ticks = {y for t in fig.data for y in t.y}
+    assert {"Codes as given", "Category<br>(3 digits)", "All levels together"} <= ticks
+    assert not ticks & {"leaf", "e0", "overall"}
+    assert "TP %{customdata[1]:,}" in fig.data[0].hovertemplate
+    fig = delta_bar(level_deltas(a, b), "f1", "A", "B <i>", levels=names)
+    assert "Category<br>(3 digits)" in {y for t in fig.data for y in t.y}
+    assert "B &lt;i&gt; − A" in fig.layout.xaxis.title.text  # run names are escaped
+
+
+def test_levels_bar_puts_four_runs_to_a_row():
+    a, _ = _pair()
+    fig = levels_bar(levels_side_by_side({f"run {i}": a for i in range(8)}))
+    titles = [x.text for x in fig.layout.annotations]
+    assert sorted(titles) == [f"Run: run {i}" for i in range(8)]
+    rows = {round(fig.layout[k].domain[0], 3) for k in fig.layout if k.startswith("yaxis")}
+    assert len(rows) == 2

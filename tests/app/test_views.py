@@ -8,6 +8,15 @@ from cophe_core import score_files
 from tests.app.conftest import SAMPLE, plotly_specs, run_app, upload
 
 RUNS = ["siblings", "overcoder", "conservative"]  # plus "model", given as scores
+F1_COLUMNS = ["Exact codes (Flat) F1", "Right family (Set-based) F1", "Right family and count (CoPHE) F1"]
+
+
+def headline_f1(at, run: str | None = None) -> list[str]:
+    """The overall F1 of the three measures in the Scores-by-level headline table (first run by default),
+    to 3 decimals as shown."""
+    t = at.table[0].value.set_index("Run")
+    row = t.iloc[0] if run is None else t.loc[run]
+    return [f"{row[c]:.3f}" for c in F1_COLUMNS]
 
 
 @pytest.fixture(scope="module")
@@ -29,22 +38,22 @@ def model():
 
 def test_levels_view_shows_the_sample_numbers(sample, model):
     at = run_app()
-    metrics = [(m.label, m.value) for m in at.metric]
-    expected = []
-    for ev in [sample.evaluation(r) for r in RUNS] + [model]:
-        expected += [("Flat", f"{ev.score('flat')['f1']:.3f}"), ("Set-based", f"{ev.score('set_based')['f1']:.3f}"),
-                     ("CoPHE", f"{ev.score('cophe')['f1']:.3f}")]
-    assert metrics == expected
-    assert all(m.help for m in at.metric)  # every metric has its one-sentence tooltip
+    for run, ev in zip([*RUNS, "model"], [sample.evaluation(r) for r in RUNS] + [model]):
+        assert headline_f1(at, run) == [f"{ev.score(m)['f1']:.3f}" for m in ("flat", "set_based", "cophe")]
+    assert any("Exact codes (flat): only the exact code counts" in e.value.replace("\\", "")
+               for e in at.markdown)  # each measure's help sentence
     text = " ".join(m.value for m in at.markdown).replace("\\", "")
     assert "run overcoder predicts 42% more codes than the gold standard" in text
+    assert "Category (3 digits)" in text and "At e0" not in text
     table = at.dataframe[0].value
     assert set(table.run) == set(RUNS) | {"model"} and len(table) == 4 * 11
+    assert "Codes as given" in set(table.level) and "Right family and count (CoPHE)" in set(table.measure)
     spec = plotly_specs(at)[0]
-    assert {t["name"] for t in spec["data"]} == {"Flat (leaf codes)", "Set-based", "CoPHE"}
+    assert {t["name"] for t in spec["data"]} == {"Exact codes (Flat)", "Right family (Set-based)",
+                                                "Right family and count (CoPHE)"}
     at.toggle(key="levels_ci").set_value(True).run()
-    ci = at.dataframe[1].value.set_index(["run", "figure"])
-    row = ci.loc[("overcoder", "cophe overall f1")]
+    ci = at.dataframe[1].value.set_index(["run", "measure", "level", "statistic"])
+    row = ci.loc[("overcoder", "Right family and count (CoPHE)", "All levels together", "F1")]
     assert row.low <= row.value <= row.high
     assert row.value == pytest.approx(sample.evaluation("overcoder").score("cophe")["f1"])
 
@@ -52,9 +61,10 @@ def test_levels_view_shows_the_sample_numbers(sample, model):
 def test_max_level_changes_the_levels(sample):
     at = run_app()
     at.selectbox(key="max_level_icd9").set_value("e0").run()
-    assert set(at.dataframe[0].value.level) == {"leaf", "e2", "e1", "e0", "overall"}
+    assert set(at.dataframe[0].value.level) == {"Codes as given", "Specific code (5th digit)",
+                                                "Subcategory (4th digit)", "Category (3 digits)", "All levels together"}
     expected = sample.evaluation("siblings", max_level="e0").score("cophe")["f1"]
-    assert at.metric[2].value == f"{expected:.3f}"
+    assert headline_f1(at)[2] == f"{expected:.3f}"
 
 
 def test_upload_of_a_small_file_changes_the_numbers():
@@ -62,7 +72,7 @@ def test_upload_of_a_small_file_changes_the_numbers():
     pred = b"doc_id,code\n1,364.11\n1,364.21\n1,364.3\n1,364.41\n"
     at = upload(run_app(), ("gold.csv", gold), [("paper.csv", pred)])
     at.selectbox(key="max_level_icd9").set_value("e0").run()
-    assert [m.value for m in at.metric] == ["0.286", "0.571", "0.632"]  # Table 1 of the CoPHE paper
+    assert headline_f1(at) == ["0.286", "0.571", "0.632"]  # Table 1 of the CoPHE paper
     assert at.selectbox(key="run").options == ["paper"]
     assert not at.error
 
@@ -87,27 +97,11 @@ def test_undotted_codes_ask_for_the_code_system():
     at = upload(run_app(), ("gold.csv", b"doc_id,code\n1,4019\n"), [("run.csv", b"doc_id,code\n1,4011\n")])
     assert any("4019" in w.value for w in at.warning)
     assert any("No scores yet" in e.value and "gold.csv" in e.value.replace("\\", "") for e in at.error)
-    assert not at.metric and not at.get("plotly_chart")
+    assert not at.table and not at.get("plotly_chart")
     at.button(key="sys_dx").click().run()
     assert at.session_state["system"] == "diagnosis"
     assert not at.error
-    assert at.metric[2].value == "0.667"  # 401.9 vs 401.1: e0 and block match, e1 misses
-
-
-def test_tree_view_focus_children_and_detail(sample):
-    onto = sample.corpus.ontology
-    focus = onto.codes["428"]
-    at = run_app("views/tree.py", focus=focus, run="overcoder")
-    spec = plotly_specs(at)[0]
-    trace = spec["data"][0]
-    assert trace["type"] == "icicle" and len(trace["ids"]) <= 2000
-    assert trace["ids"][0] == f"n{focus}" and trace["marker"]["cmid"] == 0
-    kids = at.dataframe[0].value
-    assert set(kids.code) == {"428.0", "428.1", "428.2", "428.3", "428.4", "428.9"}
-    assert any(s.value.startswith("Documents behind 428 Heart failure") for s in at.subheader)
-    detail = at.dataframe[1].value
-    node = sample.evaluation("overcoder").nodes.set_index("code").loc["428"]
-    assert len(detail) == min(200, node.docs_over) and (detail.difference > 0).all()
+    assert headline_f1(at)[2] == "0.667"  # 401.9 vs 401.1: e0 and block match, e1 misses
 
 
 def test_tree_root_is_bounded(sample):
@@ -121,8 +115,8 @@ def test_compare_view(sample):
     at = run_app("views/compare.py")
     a, b = sample.evaluation("siblings"), sample.evaluation("overcoder")
     values = {m.label: m.value for m in at.metric}
-    assert values["CoPHE F1 · overcoder"] == f"{b.score('cophe')['f1']:.3f}"
-    assert [m.delta for m in at.metric if m.label == "CoPHE F1 · overcoder"][0] == \
+    assert values["Right family and count F1 · overcoder"] == f"{b.score('cophe')['f1']:.3f}"
+    assert [m.delta for m in at.metric if m.label == "Right family and count F1 · overcoder"][0] == \
         f"{b.score('cophe')['f1'] - a.score('cophe')['f1']:+.3f}"
     traces = [s["data"][0]["type"] for s in plotly_specs(at)]
     assert "icicle" in traces
@@ -139,23 +133,10 @@ def test_compare_needs_two_runs():
     assert any("two or more runs" in i.value for i in at.info)
 
 
-def test_document_view_uses_coder_words(sample):
-    ev = sample.evaluation("overcoder")
-    doc = str(ev.docs[0])
-    at = run_app("views/document.py", doc_id=doc, run="overcoder")
-    codes = at.dataframe[0].value
-    assert set(codes.status) <= {"matched", "over-coded", "missed"}
-    gold_row = ev.documents.iloc[0]
-    assert (codes.status != "over-coded").sum() == gold_row.n_gold
-    assert (codes.status == "matched").sum() == gold_row.flat_tp
-    assert all(isinstance(t, str) and t for t in codes.title)  # titles everywhere
-    assert "over-coded" in " ".join(m.value for m in at.markdown)
-
-
 def test_export_view_offers_every_download():
     at = run_app("views/export.py")
     labels = [b.label for b in at.get("download_button")]
-    for want in ("Scores by level, all runs", "Per node · siblings", "Per document · siblings",
+    for want in ("Scores by level, all runs", "Every code and family · siblings", "Document by document · siblings",
                  "Levels chart, all runs", "Code-family tree · siblings (current focus)",
                  "Report for run siblings", "Comparison report: overcoder vs siblings"):
         assert want in labels
@@ -169,7 +150,7 @@ def test_icd10_sample_is_selectable():
                         {r: SAMPLE.parent / "icd10" / f"run_{r}.csv" for r in ("siblings", "overcoder")})
     assert at.selectbox(key="run").options == ["siblings", "overcoder"]
     assert at.selectbox(key="max_level_icd10").value == "block"
-    assert at.metric[2].value == f"{icd10.evaluation('siblings').score('cophe')['f1']:.3f}"
+    assert headline_f1(at)[2] == f"{icd10.evaluation('siblings').score('cophe')['f1']:.3f}"
     at.switch_page("views/tree.py").run()
     assert not at.exception and plotly_specs(at)[0]["data"][0]["type"] == "icicle"
 
@@ -182,9 +163,9 @@ def test_custom_hierarchy_upload():
         ("tree.csv", b"child,parent,title\nroot,,All\nA,root,Alpha\nB,root,Beta\na1,A,\na2,A,\nb1,B,\n", "text/csv"))
     at = upload(at, ("gold.csv", b"doc_id,code\n1,a1\n2,b1\n"), [("run.csv", b"doc_id,code\n1,a2\n2,b1\n")])
     assert not at.error
-    assert at.selectbox(key="max_level_tree").options == ["d2", "d1", "d0"]
+    assert at.selectbox(key="max_level_tree").options == ["Depth 2", "Depth 1", "Depth 0 (top)"]  # levels by name
     # flat: 1 of 2 right; d2 TP1 FP1 FN1 plus d1 TP2 gives 3/4 for both hierarchical measures
-    assert [m.value for m in at.metric] == ["0.500", "0.750", "0.750"]
+    assert headline_f1(at) == ["0.500", "0.750", "0.750"]
 
 
 def test_bad_hierarchy_upload_shows_the_error():
@@ -209,23 +190,30 @@ def test_more_metrics_page(sample):
     props = at.dataframe[1].value
     assert props.set_index("metric").loc["ICM", "hierarchical proximity"] == "yes"
     at.toggle(key="metrics_ci").set_value(True).run()
-    assert not at.exception and "[" in at.dataframe[0].value.loc["ICM", "overcoder"]
+    assert not at.exception and "–" in at.dataframe[0].value.loc["ICM", "overcoder"]
 
 
 def test_compare_says_whether_a_difference_is_noise():
     at = run_app("views/compare.py")
-    lines = [x.value.replace("\\", "") for x in at.success] + [x.value.replace("\\", "") for x in at.info]
-    verdicts = [line for line in lines if " f1: " in line]
-    assert len(verdicts) == 3 and any(line.startswith("cophe overall f1: overcoder − siblings") for line in verdicts)
-    assert all(("beyond resampling noise" in line) or ("within noise" in line) for line in verdicts)
+    boxes = {kind: [x.value.replace("\\", "") for x in getattr(at, kind)] for kind in ("success", "info", "error")}
+    verdicts = {kind: [line for line in lines if " F1: " in line] for kind, lines in boxes.items()}
+    assert sum(map(len, verdicts.values())) == 3
+    # overcoder writes more codes: better on exact codes and right family, worse on right family and count
+    assert [v.split(":")[0] for v in verdicts["success"]] == ["Exact codes (Flat) F1", "Right family (Set-based) F1"]
+    assert all(v.endswith("is better, beyond resampling noise.") for v in verdicts["success"])
+    (worse,) = verdicts["error"]  # a worse result is never in a green box
+    assert worse.startswith("Right family and count (CoPHE) F1: overcoder − siblings") and "is worse" in worse
+    assert not verdicts["info"]
+    table = at.dataframe[1].value  # all figures, with intervals and p-values
+    assert "set_based" not in " ".join(table.measure) and "All levels together" in set(table.level)
 
 
 def test_threshold_slider_updates_every_view_and_tuning_on_dev():
     at = run_app()
     assert "model" in at.selectbox(key="run").options  # the sample's scores run
-    before = at.metric[-1].value
+    before = headline_f1(at, "model")
     at.slider(key="threshold").set_value(0.3).run()
-    assert at.metric[-1].value != before
+    assert headline_f1(at, "model") != before
     at.switch_page("views/threshold.py").run()
     assert not at.exception
     at.toggle(key="use_dev").set_value(True).run()
@@ -262,10 +250,10 @@ def test_threshold_page_follows_the_reading_options():
     decided = b"adm,dx\nA,4019\nA,4281\nB,25000\n"  # the scores at least 0.5, by hand
     expected = score_files(gold, {"m": decided}, ontology="icd9", system="diagnosis", doc_col="adm",
                            code_col="dx").evaluation("m").score("cophe")["f1"]
-    assert at.metric[2].value == f"{expected:.3f}"
+    assert headline_f1(at)[2] == f"{expected:.3f}"
     at.switch_page("views/threshold.py").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    cophe = next(t for t in plotly_specs(at)[0]["data"] if t["name"] == "CoPHE")
+    cophe = next(t for t in plotly_specs(at)[0]["data"] if t["name"] == "Right family and count (CoPHE)")
     at_half = dict(zip(_values(cophe["x"]), _values(cophe["y"])))[0.5]
     assert at_half == pytest.approx(expected) and expected > 0
 
@@ -315,7 +303,7 @@ def test_each_upload_is_parsed_once_across_reruns(monkeypatch):
 def test_partly_undotted_input_is_scored_and_still_asks(sample_bytes):
     gold = b"doc_id,code\n1,401.9\n1,4280\n"
     at = upload(run_app(), ("gold.csv", gold), [("run.csv", b"doc_id,code\n1,401.9\n1,428.0\n")])
-    assert at.metric  # one scorable row is enough to show numbers
+    assert at.table  # one scorable row is enough to show numbers
     assert at.button(key="sys_dx")
     at.button(key="sys_dx").click().run()
     assert at.session_state["system"] == "diagnosis" and not at.error

@@ -6,7 +6,16 @@ import pytest
 from pytest import approx
 
 from cophe_core import score_files
-from cophe_core.compare import compare_nodes, delta_subtree, disagreements, level_deltas, levels_side_by_side
+from cophe_core.compare import (
+    HEADLINE_COLUMNS,
+    compare_nodes,
+    delta_subtree,
+    disagreements,
+    figure_parts,
+    headlines,
+    level_deltas,
+    levels_side_by_side,
+)
 from tests.conftest import long_csv
 
 # One document. Gold {401.9, 428.0}; A over-codes the 401 family, B misses 428.0.
@@ -141,3 +150,29 @@ def test_disagreements_order_and_top(multi):
     assert d.doc_id.tolist() == ["d4", "d1", "d2"]
     assert d.codes_disagreed.tolist() == [2, 2, 1]
     assert disagreements(*multi, level="e0", top=1).doc_id.tolist() == ["d4"]
+
+
+def test_headlines_are_the_overall_scores_with_their_intervals(pair):
+    """One row per run, each column the run's overall score; with bootstrap tables, their bounds."""
+    from cophe_core.stats import bootstrap
+
+    a, b = pair
+    t = headlines({"A": a, "B": b})
+    assert t.index.tolist() == ["A", "B"] and t.columns.tolist() == list(HEADLINE_COLUMNS)
+    for run, ev in (("A", a), ("B", b)):
+        for col, (measure, stat) in HEADLINE_COLUMNS.items():
+            assert t.loc[run, col] == approx(ev.score(measure)[stat])
+    ci = {"A": bootstrap(a, n_resamples=50, seed=0)}
+    t = headlines({"A": a, "B": b}, ci)
+    row = ci["A"].set_index("figure").loc["set_based overall f1"]
+    assert (t.loc["A", "set_based_f1_low"], t.loc["A", "set_based_f1_high"]) == approx((row.low, row.high))
+    assert t.loc["A", "flat_f1_low"] == approx(ci["A"].set_index("figure").loc["flat f1", "low"])
+    assert t.loc["B"].filter(like="_low").isna().all()  # no table for B: no interval, not a made-up one
+
+
+def test_figure_parts_read_every_bootstrap_figure(pair):
+    from cophe_core.stats import bootstrap
+
+    for name in bootstrap(pair[0], n_resamples=10, with_suite=True).figure:
+        measure, level, stat = figure_parts(name)
+        assert " ".join(p for p in (measure, level, stat if stat != "value" else None) if p) == name

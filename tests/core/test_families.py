@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pytest import approx
 
-from cophe_core.families import describe_gaps, within_family
+from cophe_core.families import describe_gaps, family_errors, within_family
 from tests.conftest import score_pairs
 
 # Gold {250.00, 428.0, 428.1}; predicted {250.00, 250.01, 250.02, 428.0}.
@@ -58,3 +58,59 @@ def test_describe_gaps_for_extra_codes_outside_shared_families():
     assert lines == ["At e0, CoPHE F1 is 0.500 against 0.667 set-based: within the code families it shares with "
                      "the gold standard, run B often predicts several codes in families the gold standard does "
                      "not have."]
+
+
+def naive_family_errors(gold_rows, pred_rows, family_of):
+    """Extra and missed codes per family, by a plain loop: per document, max(written − gold, 0) and
+    max(gold − written, 0) codes of each family (the CoPHE counts at that level)."""
+    from collections import Counter, defaultdict
+
+    gold, pred = defaultdict(Counter), defaultdict(Counter)
+    for rows, into in ((gold_rows, gold), (pred_rows, pred)):
+        for doc, code in set(rows):
+            into[doc][family_of(code)] += 1
+    extra, missed = Counter(), Counter()
+    for doc in set(gold) | set(pred):
+        for fam in set(gold[doc]) | set(pred[doc]):
+            extra[fam] += max(pred[doc][fam] - gold[doc][fam], 0)
+            missed[fam] += max(gold[doc][fam] - pred[doc][fam], 0)
+    return extra, missed
+
+
+def test_family_errors_by_hand(ev):
+    """250 family: 2 extra; 428 family: 1 missed. Shares of all extra / missed / errors at the category level."""
+    t = family_errors(ev, "e0").set_index("code")
+    assert t.loc["250", ["fp", "fn", "docs_over", "docs_under"]].tolist() == [2, 0, 1, 0]
+    assert t.loc["428", ["fp", "fn", "docs_over", "docs_under"]].tolist() == [0, 1, 0, 1]
+    assert t.extra_share.to_dict() == approx({"250": 1.0, "428": 0.0})
+    assert t.missed_share.to_dict() == approx({"250": 0.0, "428": 1.0})
+    assert t.error_share.to_dict() == approx({"250": 2 / 3, "428": 1 / 3})
+    with pytest.raises(ValueError, match="e0"):
+        family_errors(ev, "category")
+
+
+def test_family_errors_match_a_naive_loop_on_the_sample():
+    """The ranked panel's counts, against a loop over the sample's rows with plain Python counters."""
+    import csv
+
+    from cophe_core import score_files
+    from tests.conftest import SAMPLE
+
+    s = score_files(SAMPLE / "gold.csv", {"o": SAMPLE / "run_overcoder.csv"})
+    ev = s.evaluation("o")
+    onto = ev.ontology
+
+    def rows(name):
+        with open(SAMPLE / name) as f:
+            return [(r["doc_id"], r["code"]) for r in csv.DictReader(f)]
+
+    def category(code):
+        return str(onto.keys[onto.ancestors[onto.codes[code], onto.level_index("e0")]])
+
+    extra, missed = naive_family_errors(rows("gold.csv"), rows("run_overcoder.csv"), category)
+    t = family_errors(ev, "e0").set_index("code")
+    assert t.fp.to_dict() == {k: extra[k] for k in t.index}
+    assert t.fn.to_dict() == {k: missed[k] for k in t.index}
+    assert t.extra_share.sum() == approx(1.0) and t.error_share.sum() == approx(1.0)
+    top = t.fp.nlargest(5)
+    assert list(top.index) == [k for k, _ in sorted(extra.items(), key=lambda kv: -kv[1])[:5]]

@@ -63,3 +63,23 @@ def test_no_gap_sentence_when_cophe_equals_set_based():
     s = score_files(b"doc_id,code\n1,401.9\n", {"A": b"doc_id,code\n1,401.9\n"})
     assert describe_gaps(s.evaluation("A"), "A") == []
     assert np.isclose(within_family(s.evaluation("A")).over_share, 0).all()
+
+
+def test_thin_tiles_fold_into_other_and_other_lists_them(overcoder):
+    """min_share folds children too thin to label; an Other row names what it merged; shares of errors."""
+    ev = overcoder
+    full = focused_subtree(ev.nodes, ev.ontology, None, depth=1, max_children=1000, max_nodes=5000)
+    thin = focused_subtree(ev.nodes, ev.ontology, None, depth=1, max_children=1000, max_nodes=5000, min_share=0.02)
+    total = full.loc[full.id == "root", "value"].iloc[0]
+    kept = thin[thin.node >= 0]
+    assert (kept.value >= 0.02 * total).all() and len(kept) < len(full) - 1
+    other = thin[thin.id == "other:root"].iloc[0]
+    merged = set(other.merged)
+    assert merged == set(full.node[full.node >= 0]) - set(kept.node)
+    assert other.value == full[full.node.isin(merged)].value.sum()
+    # error coverage: every top-level tile's extra + missed over the whole level's
+    top = ev.nodes[ev.nodes.level == "block"]
+    errors = (top.fp + top.fn).sum()
+    assert thin.error_share[thin.depth == 1].sum() == pytest.approx(1.0)
+    row = kept.iloc[0]
+    assert row.error_share == pytest.approx((row.fp + row.fn) / errors)

@@ -1,0 +1,141 @@
+"""The code-family tree page under AppTest: the ranked panel, focus, "Other", colours, words on every page."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+
+import pytest
+
+from cophe_core import score_files
+from cophe_core.tree import focused_subtree
+from dashboard.figures import colour_range
+from tests.app.conftest import SAMPLE, plotly_specs, run_app
+from tests.core.test_families import naive_family_errors
+
+PAGES = ["views/levels.py", "views/tree.py", "views/compare.py", "views/document.py", "views/metrics.py",
+         "views/threshold.py", "views/export.py"]
+SNAKE = re.compile(r"\b[a-z0-9]+(?:_[a-z0-9]+)+\b")
+FILE_NAME = re.compile(r"\S+\.(?:csv|tsv|psv|txt|json|jsonl|ndjson|parquet|feather|arrow|html)\b")
+
+
+@pytest.fixture(scope="module")
+def overcoder():
+    s = score_files(SAMPLE / "gold.csv", {"overcoder": SAMPLE / "run_overcoder.csv"})
+    return s.evaluation("overcoder", max_level="chapter")
+
+
+def rows(name: str) -> list[tuple[str, str]]:
+    with open(SAMPLE / name) as f:
+        return [(r["doc_id"], r["code"]) for r in csv.DictReader(f)]
+
+
+def test_ranked_panel_lists_the_worst_families_with_their_share(overcoder):
+    """The two ranked lists equal a plain count over the sample's rows, in order, with their shares."""
+    onto = overcoder.ontology
+    at = run_app("views/tree.py", run="overcoder")
+    assert at.expander[0].label == "Where this run goes wrong"
+    extra_t, missed_t = at.dataframe[0].value, at.dataframe[1].value
+
+    def category(code):
+        return str(onto.keys[onto.ancestors[onto.codes[code], onto.level_index("e0")]])
+
+    extra, missed = naive_family_errors(rows("gold.csv"), rows("run_overcoder.csv"), category)
+    for table, counts, col, share in ((extra_t, extra, "fp", "extra_share"), (missed_t, missed, "fn", "missed_share")):
+        want = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:6]
+        assert sorted(zip(table.code, table[col])) == sorted(want)
+        assert list(table[col]) == sorted(table[col], reverse=True)
+        assert table[share].tolist() == pytest.approx([c / sum(counts.values()) for c in table[col]])
+        assert all(t == onto.titles[onto.codes[c]] for c, t in zip(table.code, table.title))
+    words = " ".join(m.value for m in at.markdown)
+    assert f"hold {extra_t.extra_share.sum():.0%} of the run's extra codes" in words
+
+
+def test_focus_children_written_instead_and_documents():
+    s = score_files(SAMPLE / "gold.csv", {"siblings": SAMPLE / "run_siblings.csv"})
+    onto = s.corpus.ontology
+    focus = onto.codes["428"]
+    at = run_app("views/tree.py", focus=focus, run="siblings")
+    trace = plotly_specs(at)[0]["data"][0]
+    assert trace["type"] == "icicle" and trace["ids"][0] == f"n{focus}"
+    assert trace["labels"][0] == "<b>428</b> Heart failure"  # the focused tile carries its label
+    tables = [d.value for d in at.dataframe]
+    kids = next(t for t in tables if "docs_over" in t.columns)
+    assert set(kids.code) == {"428.0", "428.1", "428.2", "428.3", "428.4", "428.9"}
+    swaps = next(t for t in tables if "written" in t.columns)
+    assert swaps.gold.str.startswith("428").all() and len(swaps) > 0
+    assert any(s.value.startswith("Documents behind 428 Heart failure") for s in at.subheader)
+    # the documents behind 428: the siblings run misses more than it adds there, so those with missed codes
+    detail = next(t for t in tables if "difference" in t.columns)
+    node = s.evaluation("siblings").nodes.set_index("code").loc["428"]
+    assert node.fn > node.fp and len(detail) == min(200, node.docs_under) > 0 and (detail.difference < 0).all()
+
+
+def test_other_opens_into_the_list_of_what_it_merged(overcoder):
+    at = run_app("views/tree.py", run="overcoder")
+    ids = plotly_specs(at)[0]["data"][0]["ids"]
+    bucket = next(i for i in ids if i.startswith("other:"))
+    at.session_state["other_open"] = bucket
+    at.run()
+    sub = focused_subtree(overcoder.nodes, overcoder.ontology, None, depth=2, max_children=30, min_share=0.012)
+    merged = set(sub.set_index("id").loc[bucket, "merged"])
+    listed = next(d.value for d in at.dataframe if set(d.value.get("node", [])) == merged)
+    assert len(listed) == len(merged) > 1
+    assert any("smaller families" in m.value for m in at.markdown)
+
+
+def test_colour_scales_are_fitted_and_stated(overcoder):
+    at = run_app("views/tree.py", run="overcoder")
+    trace = plotly_specs(at)[0]["data"][0]
+    sub = focused_subtree(overcoder.nodes, overcoder.ontology, None, depth=2, max_children=30, min_share=0.012)
+    shown = sub[sub.id != "root"]
+    lo, hi = colour_range(shown.balance, shown.value, signed=True)
+    assert (trace["marker"]["cmin"], trace["marker"]["cmax"]) == (lo, hi) and 0 < hi < 1 and lo == -hi
+    assert f"{hi:.2f}" in trace["marker"]["colorbar"]["title"]["text"]
+    assert any(f"from {lo:+.2f} to {hi:+.2f}" in c.value for c in at.caption)
+    at.selectbox(key="tree_colour").set_value("error_share").run()
+    trace = plotly_specs(at)[0]["data"][0]
+    assert trace["marker"]["cmin"] == 0 and trace["marker"]["cmax"] == pytest.approx(shown.error_share.max())
+
+
+def screen_text(at) -> list[str]:
+    """Every string the page shows: headings, text, widget labels and options, table headers and cells,
+    chart titles and legends."""
+    out: list[str] = []
+    for kind in ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success"):
+        out += [str(e.value) for e in getattr(at, kind)]
+    out += [e.label for e in at.expander] + [m.label for m in at.metric] + [b.label for b in at.button]
+    for kind in ("selectbox", "multiselect", "radio", "segmented_control"):
+        for w in getattr(at, kind):
+            out.append(w.label)
+            out += [str(o) for o in w.options]
+    for kind in ("toggle", "slider", "text_input", "select_slider", "number_input"):
+        out += [w.label for w in getattr(at, kind)]
+    for d in at.dataframe:
+        config = json.loads(d.proto.columns or "{}")
+        df = d.value
+        for col in df.columns:
+            conf = config.get(str(col), {})
+            if not conf.get("hidden"):
+                out.append(conf.get("label", str(col)))
+                if df[col].dtype == object:
+                    out += [str(v) for v in df[col].head(30)]
+        out += [str(i) for i in df.index[:30]] if df.index.dtype == object else []
+    for spec in plotly_specs(at):
+        out += [str(t.get("name", "")) for t in spec["data"]]
+        layout = spec.get("layout", {})
+        out += [str(a.get("text", "")) for a in layout.get("annotations", [])]
+        out += [str(v.get("title", {}).get("text", "")) for k, v in layout.items() if k.startswith(("xaxis", "yaxis"))]
+    return out
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_identifier_reaches_the_screen(page):
+    """No snake_case identifier on any page, in the coder's words (the default)."""
+    at = run_app(page)
+    found = set()
+    for text in screen_text(at):
+        text = FILE_NAME.sub("", text.replace("\\", ""))
+        found |= set(SNAKE.findall(text))
+    assert not found, f"{page} shows identifiers: {sorted(found)}"
