@@ -388,11 +388,19 @@ def is_cached(scoring: Scoring, key: tuple) -> bool:
     return key in scoring.__dict__.get("_dashboard_cache", {})
 
 
+CACHED_PER_SCORING = 256  # results kept per scored input set (tree views, intervals, tables), least recent out
+
+
 def cached(scoring: Scoring, key: tuple, compute):
-    """A result computed once per scored input set (kept on the cached Scoring itself)."""
+    """A result computed once per scored input set (kept on the cached Scoring itself, the last
+    :data:`CACHED_PER_SCORING` used: it outlives sessions, so it is bounded)."""
     store = scoring.__dict__.setdefault("_dashboard_cache", {})
-    if key not in store:
+    if key in store:
+        store[key] = store.pop(key)  # most recently used last
+    else:
         store[key] = compute()
+        while len(store) > CACHED_PER_SCORING:
+            store.pop(next(iter(store)))
     return store[key]
 
 

@@ -1,4 +1,4 @@
-"""Refresh docs/tree.png, the README's screenshot: the sample's over-coding run, focused on 428.
+"""Refresh docs/tree.png, the README's screenshot: the sample's over-coding run, focused on 428, at 1440 px.
 
     python scripts/readme_screenshot.py   (needs chromium-headless-shell and playwright)
 """
@@ -31,18 +31,13 @@ def main() -> None:
                 time.sleep(0.2)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium-headless-shell", args=["--no-sandbox"])
-            page = browser.new_page(viewport={"width": 1500, "height": 1250})
-            page.goto(f"http://127.0.0.1:{PORT}/tree")
-            page.wait_for_selector(".js-plotly-plot g.slice", timeout=60_000)
-            box = page.get_by_label("Run", exact=True)
-            box.click()
-            page.get_by_role("option", name="overcoder", exact=True).click()
-            page.wait_for_timeout(300)
+            page = browser.new_page(viewport={"width": 1440, "height": 1500})
+            # the view lives in the URL: the over-coding run's tree, focused on 428 Heart failure
+            page.goto(f"http://127.0.0.1:{PORT}/tree?data=icd9&run=overcoder&focus=428")
+            page.wait_for_selector("text=Documents behind 428 Heart failure", timeout=60_000)
             page.wait_for_selector(IDLE)
-            page.get_by_label("Find a code or family").fill("428")
-            page.keyboard.press("Enter")
-            page.wait_for_selector("text=Documents behind 428 Heart failure", timeout=30_000)
-            page.wait_for_timeout(800)
+            page.wait_for_selector(".js-plotly-plot g.slice")
+            page.wait_for_function("() => !document.querySelector('[data-testid=stSkeleton]')")
             page.screenshot(path=ROOT / "docs" / "tree.png")
             browser.close()
     finally:

@@ -9,6 +9,8 @@ The browser only ever receives the focused subtree (depth-limited, small sibling
 never the whole ontology.
 """
 
+from functools import partial
+
 import data
 import pandas as pd
 import streamlit as st
@@ -24,6 +26,7 @@ MAX_NODES = 2000  # the browser never gets more tiles than this (SPEC §6)
 MAX_CHILDREN = 30  # per parent, largest first; the rest fold into "Other"
 MIN_SHARE = 0.012  # so do children under 1.2% of the view: at 900 px such a tile is too thin for its label
 HEIGHT = 900
+DETAIL_ROWS = 100  # documents listed behind a family; the rest are one click away in the document view
 RANKED = 6  # families per ranked list
 COLOURS = ["balance", "error_share", "f1", "set_f1"]
 COLOUR_WORDS = {
@@ -37,14 +40,29 @@ COLOUR_WORDS = {
 def set_focus(node: int | None) -> None:
     st.session_state["focus"] = node
     st.session_state.pop("other_open", None)
+    st.session_state["_view"] = view() + 1  # every clickable table and the chart start unselected
 
 
-def focus_from(picked, table: pd.DataFrame) -> None:
-    """A row picked in a table focuses its node (one full rerun)."""
-    rows = picked.selection.get("rows", []) if picked else []
+def view() -> int:
+    """A number that changes with every focus change, for the keys of the clickable elements: a table
+    keeps its selection under the same key, so coming back to a view would leave its row selected, and a
+    second click on it would unselect it instead of focusing."""
+    return int(st.session_state.get("_view", 0))
+
+
+def pick_row(key: str, nodes: list[int]) -> None:
+    """Selection callback of a family table: the picked row focuses its node. As a callback it runs before
+    the rerun, so one click costs one rerun; the tables' keys name the focus, so the new ones start
+    unselected."""
+    rows = st.session_state[key].selection.rows
     if rows:
-        set_focus(int(table.iloc[rows[0]].node))
-        st.rerun()
+        set_focus(nodes[rows[0]])
+
+
+def family_table(shown: pd.DataFrame, key: str, **kw) -> None:
+    """A table of families (with a ``node`` column, hidden) in which a click focuses the tree."""
+    st.dataframe(shown, hide_index=True, width="stretch", selection_mode="single-row", key=key,
+                 on_select=partial(pick_row, key, [int(n) for n in shown.node]), **kw)
 
 
 def count_columns(cols: list[str]) -> dict:
@@ -88,12 +106,11 @@ def offenders(ctx, ev) -> None:
                     continue
                 st.markdown(f"**{head}**: these {len(top)} families hold {top[share].sum():.0%} of the run's {word}.")
                 shown = top[["code", "title", count, share, "node"]]
-                picked = st.dataframe(
-                    shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
-                    key=f"rank_{count}_{lv}_{st.session_state.get('focus')}",
+                family_table(
+                    shown, f"rank_{count}_{lv}_{view()}",
                     column_config={
                         "code": st.column_config.TextColumn(texts.term("code"), width="small"),
-                        "title": st.column_config.TextColumn(texts.term("title"), width="large"),
+                        "title": st.column_config.TextColumn(texts.term("title"), width="medium"),
                         count: st.column_config.NumberColumn(texts.term(count), help=texts.HELP[count],
                                                              format="%d", width="small"),
                         share: st.column_config.NumberColumn(
@@ -101,7 +118,6 @@ def offenders(ctx, ev) -> None:
                             help=f"This family's {word} as a share of all the run's {word} at this level."),
                         "node": None,
                     })
-                focus_from(picked, shown)
         st.caption("Click a family to focus the tree on it. Counts are codes summed over the documents: a family "
                    "given three codes where the gold standard has one counts two extra codes.")
 
@@ -130,19 +146,20 @@ def legend(sub: pd.DataFrame, colour: str, focus_label: str) -> None:
                f"{scale}. Click a tile to focus on it; click the focused tile to go up.")
 
 
-def clicked_tile(event, sub: pd.DataFrame, onto, focus: int | None) -> None:
-    points = event.selection.get("points", []) if event else []
+def clicked_tile(key: str, parents: dict[int, int], focus: int | None) -> None:
+    """Selection callback of the tree: a tile focuses its family, the focused tile goes up one level, and an
+    "Other" tile opens its list. The chart's key names the focus and the open bucket, so the redrawn chart
+    starts unselected."""
+    points = st.session_state[key].selection.get("points", [])
     if not points:
         return
     clicked = str(points[0].get("id", ""))
     if clicked.startswith("n"):
         node = int(clicked[1:])
-        up = onto.parent[node] if node == focus else node
+        up = parents.get(node, -1) if node == focus else node
         set_focus(None if up < 0 else int(up))
-        st.rerun()
-    elif clicked.startswith("other:") and st.session_state.get("other_open") != clicked:
+    elif clicked.startswith("other:"):
         st.session_state["other_open"] = clicked
-        st.rerun()  # the chart's key names the open bucket, so the redrawn chart starts unselected
 
 
 def other_panel(ev, sub: pd.DataFrame) -> None:
@@ -163,9 +180,7 @@ def other_panel(ev, sub: pd.DataFrame) -> None:
                      icon=":material/close:")
         cols = ["code", "title", "gold", "predicted", "fp", "fn", "f1"]
         shown = nodes[cols + ["node"]]
-        picked = st.dataframe(shown, hide_index=True, width="stretch", height=260, on_select="rerun",
-                              selection_mode="single-row", key=f"other_{bucket}", column_config=count_columns(cols))
-        focus_from(picked, shown)
+        family_table(shown, f"other_{bucket}_{view()}", height=260, column_config=count_columns(cols))
 
 
 def children_table(ev, focus: int | None, head: str) -> None:
@@ -178,12 +193,9 @@ def children_table(ev, focus: int | None, head: str) -> None:
     st.subheader(f"Inside {head}", anchor=False)
     cols = ["code", "title", "gold", "predicted", "tp", "fp", "fn", "f1", "docs_over", "docs_under"]
     shown = kids[cols + ["node"]]
-    picked = st.dataframe(shown, hide_index=True, width="stretch", height=min(420, 38 + 35 * len(kids)),
-                          on_select="rerun", selection_mode="single-row", key=f"kids_{focus}",
-                          column_config=count_columns(cols))
+    family_table(shown, f"kids_{view()}", height=min(420, 38 + 35 * len(kids)), column_config=count_columns(cols))
     st.caption(f"{len(kids):,} families, largest first. Click one to focus on it. "
                f"{texts.term('tp')}: {texts.HELP['tp'].split(': ', 1)[1]}")
-    focus_from(picked, shown)
 
 
 def written_instead(ctx, ev, focus: int | None, head: str) -> None:
@@ -239,13 +251,13 @@ def detail(ev, focus: int) -> None:
     elif which == "missed codes":
         docs = docs[docs.difference < 0].sort_values("difference")
     titles = onto.titles
-    shown = docs.head(200).assign(
+    shown = docs.head(DETAIL_ROWS).assign(
         gold_codes=lambda d: d.gold_codes.map(lambda c: "; ".join(f"{k} {titles[onto.codes[k]]}" for k in c)),
         predicted_codes=lambda d: d.predicted_codes.map(
             lambda c: "; ".join(f"{k} {titles[onto.codes[k]]}" for k in c)),
     )
     picked = st.dataframe(
-        shown, hide_index=True, key=f"detail_{focus}_{which}", on_select="rerun", selection_mode="single-row",
+        shown, hide_index=True, key=f"detail_{view()}_{which}", on_select="rerun", selection_mode="single-row",
         width="stretch", column_config={
             "doc_id": st.column_config.TextColumn("Document", pinned=True),
             "gold": st.column_config.NumberColumn(t("gold")),
@@ -255,7 +267,8 @@ def detail(ev, focus: int) -> None:
             "gold_codes": st.column_config.TextColumn("Gold codes in this family", width="large"),
             "predicted_codes": st.column_config.TextColumn("Codes written in this family", width="large"),
         })
-    st.caption(f"{len(docs):,} documents; the first 200 are listed. Click one to open it in the document view.")
+    st.caption(f"{len(docs):,} documents; the first {min(len(docs), DETAIL_ROWS)} are listed. Click one to open it "
+               "in the document view, which ranks every document by its errors.")
     rows = picked.selection.get("rows", []) if picked else []
     if rows:
         st.session_state["doc_id"] = str(shown.iloc[rows[0]].doc_id)
@@ -303,13 +316,14 @@ if ctx:
                           lambda: focused_subtree(ev.nodes, onto, focus, depth=depth, max_children=MAX_CHILDREN,
                                                   max_nodes=MAX_NODES, min_share=MIN_SHARE))
         words = {k: texts.term(k) for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1", "error_share")}
-        fig = tree_figure(sub, colour, words=words, height=HEIGHT)
-    chart_key = f"tree_{ctx.run}_{focus}_{colour}_{depth}_{st.session_state.get('other_open')}"
-    event = st.plotly_chart(fig, key=chart_key, on_select="rerun", selection_mode="points",
-                            config={"displayModeBar": False})
+        fig = data.cached(ctx.scoring, ("tree_figure", ctx.run, focus, depth, colour, texts.technical()),
+                          lambda: tree_figure(sub, colour, words=words, height=HEIGHT))
+    chart_key = f"tree_{ctx.run}_{view()}_{colour}_{depth}_{st.session_state.get('other_open')}"
+    parents = {int(n): int(onto.parent[n]) for n in sub.node[sub.node >= 0]}
+    st.plotly_chart(fig, key=chart_key, on_select=partial(clicked_tile, chart_key, parents, focus),
+                    selection_mode="points", config={"displayModeBar": False})
     legend(sub, colour, "All codes" if focus is None else head)
     data.figure_download(fig, f"tree_{ctx.run}", f"dl_tree_{focus}")
-    clicked_tile(event, sub, onto, focus)
     other_panel(ev, sub)
     children_table(ev, focus, head)
     written_instead(ctx, ev, focus, head)
