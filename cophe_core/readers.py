@@ -309,6 +309,20 @@ def _named_like_code(column: str) -> bool:
             and column.lower() not in _KNOWN_COLUMNS)
 
 
+def _floats(text: pd.Series) -> np.ndarray:
+    """Numbers from strings, NaN where a cell is not one. Python's float() is exact; pandas before 3.0
+    rounds in to_numeric (0.9999999999999999 becomes 1.0, which a threshold of 1.0 then accepts), so
+    to_numeric only finds the cells that are not numbers."""
+    cells = text.to_numpy(dtype=object)
+    try:
+        return cells.astype(float)
+    except (TypeError, ValueError):
+        nums = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float, copy=True)
+        ok = ~np.isnan(nums)
+        nums[ok] = cells[ok].astype(float)
+        return nums
+
+
 def _numeric_block(frame: pd.DataFrame, cols: list[str]) -> np.ndarray | None:
     """The columns as a float matrix (NaN for empty cells) if every filled cell is a number and every
     column has one; else None."""
@@ -326,7 +340,7 @@ def _numeric_block(frame: pd.DataFrame, cols: list[str]) -> np.ndarray | None:
         flat = pd.Series(cells.ravel())
         text = flat.astype(str).str.strip()
         empty = flat.isna().to_numpy() | (text == "").to_numpy()
-        nums = pd.to_numeric(text.where(~empty), errors="coerce").to_numpy(dtype=float)
+        nums = _floats(text.where(~empty))
         if np.isnan(nums[~empty]).any():
             return None
         values = nums.reshape(block.shape)
@@ -344,7 +358,7 @@ def _long_scores(frame: pd.DataFrame, name: str, doc_col: str | None, code_col: 
     codes = frame[code].astype(str)
     raw = frame[score]
     values = (raw.to_numpy(dtype=float) if pd.api.types.is_numeric_dtype(raw)
-              else pd.to_numeric(raw.astype(str).str.strip(), errors="coerce").to_numpy(dtype=float))
+              else _floats(raw.astype(str).str.strip()))
     no_doc = doc_ids.isin(["", "nan", "None"]).to_numpy()
     no_code = (codes.str.strip() == "").to_numpy()
     with np.errstate(invalid="ignore"):

@@ -290,3 +290,14 @@ def test_scores_beyond_a_wide_matrixs_top_100_are_counted_in_a_warning():
     assert len(raw.warnings) == 1 and raw.warnings[0].startswith("w.csv: 2 scores of at least 0.05")
     s = score_files(b"doc_id,code\n1,401.1\n", {"A": frame.to_csv(index=False).encode()}, threshold=0.5)
     assert any("not kept" in w for w in s.corpus.warnings)
+
+
+def test_scores_are_read_exactly():
+    """0.9999999999999999 stays below a threshold of 1.0: pandas before 3.0 rounds it to 1.0 in to_numeric."""
+    from cophe_core.readers import read_input
+
+    text = b"doc_id,code,score\n1,401.9,0.9999999999999999\n1,428.0,0.1\n"
+    assert read_input(text, name="s.csv").pairs.score.tolist() == [0.9999999999999999, 0.1]
+    # a bad cell elsewhere in the column leaves the good ones exact
+    bad = read_input(text + b"2,250.00,abc\n", name="s.csv")
+    assert 0.9999999999999999 in bad.pairs.score.tolist()
