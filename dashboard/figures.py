@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
+from plotly.colors import get_colorscale, sample_colorscale
 
 # Colour-blind-safe categorical colours (Okabe-Ito) and a diverging scale (ColorBrewer RdBu).
 MEASURE_COLOURS = {"flat": "#999999", "set_based": "#56B4E9", "cophe": "#D55E00"}
@@ -18,11 +19,13 @@ SEQUENTIAL = "Viridis"
 
 COLOUR_BY = {
     "balance": ("Extra vs missed", DIVERGING, -1.0, 1.0),
+    "fp": ("Extra codes", "Reds", 0.0, 1.0),
+    "fn": ("Missed codes", "Blues", 0.0, 1.0),
     "error_share": ("Share of the run's errors", "Oranges", 0.0, 1.0),
     "f1": ("F1 (right family and count)", SEQUENTIAL, 0.0, 1.0),
     "set_f1": ("F1, families only", SEQUENTIAL, 0.0, 1.0),
-    "delta_f1": ("Change in CoPHE F1 (B − A)", "PuOr", -1.0, 1.0),
-    "delta_balance": ("Change in balance (B − A)", "PuOr", -2.0, 2.0),
+    "delta_f1": ("Change in F1, right family and count (B − A)", "PuOr", -1.0, 1.0),
+    "delta_balance": ("Change in extra vs missed (B − A)", "PuOr", -2.0, 2.0),
 }
 
 
@@ -167,6 +170,30 @@ def colour_range(values: pd.Series, weights: pd.Series | None = None, *, signed:
     return -r, r
 
 
+ROOT_COLOUR = "#f5f5f5"  # "All codes" is the sum of everything: a frame, not a family
+OTHER_COLOUR = "#e6e6e6"  # an "Other" tile merges families: it is not one, so it takes no colour of the scale
+COUNT_COLOURS = ("fp", "fn")  # colours that are amounts, not rates
+COLOUR_UNITS = {"balance": "(extra − missed) per code handled", "delta_f1": "purple: B higher, orange: B lower",
+                "delta_balance": "purple: B relatively more extra, orange: more missed", "error_share": "extra + missed, of all the run's",
+                "fp": "codes written beyond the gold standard", "fn": "gold codes not written",
+                "f1": "0 = nothing right, 1 = all right", "set_f1": "0 = nothing right, 1 = all right"}
+
+
+def coloured(sub: pd.DataFrame) -> pd.DataFrame:
+    """The tiles drawn on the colour scale: the families, not the root or the "Other" tiles."""
+    return sub[(sub.id != "root") & (sub.merged.map(len) == 0)]
+
+
+def tile_colours(sub: pd.DataFrame, colour: str, scale: str, lo: float, hi: float) -> list[str]:
+    """Each tile's colour on ``scale`` between ``lo`` and ``hi`` (values beyond take the end colours); the
+    root and the "Other" tiles are light grey."""
+    values = pd.to_numeric(sub[colour], errors="coerce").fillna((lo + hi) / 2).clip(lo, hi)
+    span = hi - lo if hi > lo else 1.0
+    colours = sample_colorscale(get_colorscale(scale), ((values - lo) / span).tolist())
+    return [ROOT_COLOUR if i == "root" else OTHER_COLOUR if len(m) else c
+            for i, c, m in zip(sub.id, colours, sub.merged)]
+
+
 def _short(text: str, n: int = 40) -> str:
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
@@ -199,7 +226,7 @@ def tree_figure(sub: pd.DataFrame, colour: str = "balance", *, prefix: str = "",
     signed = lo < 0
     w = {**TREE_WORDS, **(words or {})}
     p = prefix
-    shown = sub[sub.id != "root"]
+    shown = coloured(sub)
     if fitted:
         lo, hi = colour_range(shown[colour], shown["value"], signed=signed)
     custom = pd.DataFrame({
@@ -221,19 +248,26 @@ def tree_figure(sub: pd.DataFrame, colour: str = "balance", *, prefix: str = "",
     # "total" would then draw nothing, "remainder" draws every tile.
     child_sum = sub.groupby("parent_id")["value"].sum()
     fits = (sub.set_index("id").value.reindex(child_sum.index).fillna(float("inf")) >= child_sum).all()
-    rng = f"±{hi:.2f}" if signed else f"0 to {hi:.0%}" if colour == "error_share" else f"0 to {hi:.2f}"
-    bar_title = f"{html.escape(title)}<br><sup>scale {rng}{' (fitted)' if fitted else ''}</sup>"
+    fmt = ".0%" if colour == "error_share" else "+.2f" if signed else ",.0f" if colour in COUNT_COLOURS else ".2f"
+    rng = f"±{hi:.2f}" if signed else f"{lo:{fmt}} to {hi:{fmt}}"
+    bar_title = (f"{html.escape(title)}<br><sup>{html.escape(COLOUR_UNITS.get(colour, ''))}</sup>"
+                 f"<br><sup>scale {rng}{', fitted' if fitted else ''}</sup>")
     fig = go.Figure(go.Icicle(
         ids=sub.id, parents=sub.parent_id, labels=tree_labels(sub), values=sub.value,
         branchvalues="total" if fits else "remainder",
         customdata=custom.to_numpy(), hovertemplate=hover, sort=False,
-        marker={"colors": sub[colour].clip(lo, hi), "colorscale": scale, "cmin": lo, "cmax": hi,
-                "cmid": 0 if signed else None, "showscale": True, "line": {"width": 1, "color": "#ffffff"},
-                "colorbar": {"title": {"text": bar_title, "side": "right"}, "thickness": 14,
-                             "tickformat": ".0%" if colour == "error_share" else "+.2f" if signed else ".2f"}},
-        tiling={"orientation": "h"}, root={"color": "#f0f0f0"}, maxdepth=-1,
+        marker={"colors": tile_colours(sub, colour, scale, lo, hi), "line": {"width": 1, "color": "#ffffff"}},
+        tiling={"orientation": "h"}, maxdepth=-1,
         textinfo="label", insidetextfont={"size": 13},
     ))
+    # the colour bar, on a trace that draws nothing (the tiles carry explicit colours)
+    fig.add_scatter(x=[None], y=[None], mode="markers", hoverinfo="skip", showlegend=False,
+                    marker={"colorscale": scale, "cmin": lo, "cmax": hi, "cmid": 0 if signed else None,
+                            "color": [lo], "showscale": True,
+                            "colorbar": {"title": {"text": bar_title, "side": "right"}, "thickness": 14,
+                                         "tickformat": fmt}})
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
     fig.update_layout(height=height, margin={"t": 4, "b": 4, "l": 4, "r": 4},
                       uniformtext={"minsize": 9, "mode": "hide"})
     return fig

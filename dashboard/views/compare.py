@@ -33,6 +33,10 @@ def verdict(text: str):
     return lambda body: st.info(body, icon=":material/drag_handle:")
 
 
+DELTA_WORDS = {"delta_f1": "Purple: run B's F1 is higher than run A's in that family; orange: lower.",
+               "delta_balance": "Purple: run B writes relatively more extra codes than run A in that family; "
+                                "orange: relatively more missed codes."}
+
 st.title("Compare runs")
 ctx = data.require_scoring()
 if ctx:
@@ -122,7 +126,7 @@ if ctx:
     sub = delta_subtree(ea, eb, focus, depth=depth, max_nodes=2000)
     tree_words = {k: term(k) for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1")}
     st.caption("Focus: " + ("All codes" if focus is None else data.md(f"{onto.keys[focus]} {onto.titles[focus]}"))
-               + " (set it in the code-family tree). Purple: B better / more over-coding; orange: B worse / less.")
+               + " (set it in the code-family tree). " + DELTA_WORDS.get(colour, ""))
     if layout.startswith("Change"):
         fig = tree_figure(sub, colour, prefix="b_", words=tree_words)
         st.plotly_chart(fig, key=f"cmp_tree_{a}_{b}_{focus}_{colour}_{depth}")

@@ -35,7 +35,7 @@ NOTE_HEIGHT = 560  # pixels; a long note scrolls inside its box
 
 # the page's own words (texts.py holds the shared ones): (coder's, technical)
 SUBSTITUTION_WORDS = ("Wrong code in the right family", "Substitution (FP + FN)")
-ERRORS_WORDS = ("errors", "FP + FN")
+ERRORS_WORDS = ("extra + missed codes", "FP + FN")
 
 # one colour per status, the same on badges and table cells: correct green, extra red (as on the tree page),
 # missed blue, wrong code in the right family violet
@@ -157,7 +157,8 @@ def navigator(ranked: pd.DataFrame, names: list[str]) -> str:
                disabled=i == len(order) - 1, on_click=go, args=(order[min(i + 1, len(order) - 1)],))
     runs = " and ".join(f"**{data.md(r)}**" for r in names)
     st.caption(f"Document {i + 1:,} of {len(order):,} by {err}: the documents with the most extra plus missed "
-               f"codes of {runs} come first.")
+               f"codes of {runs} together come first. Here a wrong code in the right family counts as one extra "
+               "and one missed code, as the scores count it.")
     return doc
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 import texts
 import urlstate
-from figures import COLOUR_BY, colour_range, tree_figure
+from figures import COLOUR_BY, colour_range, coloured, tree_figure
 
 from cophe_core.families import family_errors
 from cophe_core.substitutions import substitution_summary, substitution_table
@@ -28,9 +28,12 @@ MIN_SHARE = 0.012  # so do children under 1.2% of the view: at 900 px such a til
 HEIGHT = 900
 DETAIL_ROWS = 100  # documents listed behind a family; the rest are one click away in the document view
 RANKED = 6  # families per ranked list
-COLOURS = ["balance", "error_share", "f1", "set_f1"]
+COLOURS = ["balance", "fp", "fn", "error_share", "f1", "set_f1"]
 COLOUR_WORDS = {
-    "balance": "red where the run writes extra codes, blue where it misses codes, white where it is balanced",
+    "balance": "red where the run writes more extra codes than it misses, per code the family handles (correct, "
+               "extra and missed), blue where it misses more, white where it is balanced",
+    "fp": "darker red where the run writes more extra codes (a count, so large families stand out)",
+    "fn": "darker blue where the run misses more gold codes (a count)",
     "error_share": "darker where the family holds more of the run's errors",
     "f1": "yellow for a high F1 (right family and count), dark blue for a low one",
     "set_f1": "yellow for a high F1 (families only), dark blue for a low one",
@@ -105,7 +108,7 @@ def offenders(ctx, ev) -> None:
                     st.markdown(f"**{head}**: none. The run has no {word} at this level.")
                     continue
                 st.markdown(f"**{head}**: these {len(top)} families hold {top[share].sum():.0%} of the run's {word}.")
-                shown = top[["code", "title", count, share, "node"]]
+                shown = top[["code", "title", count, share, "node"]].assign(**{share: top[share] * 100})
                 family_table(
                     shown, f"rank_{count}_{lv}_{view()}",
                     column_config={
@@ -114,7 +117,7 @@ def offenders(ctx, ev) -> None:
                         count: st.column_config.NumberColumn(texts.term(count), help=texts.HELP[count],
                                                              format="%d", width="small"),
                         share: st.column_config.NumberColumn(
-                            "Share", format="percent", width="small",
+                            "Share", format="%.1f%%", width="small",
                             help=f"This family's {word} as a share of all the run's {word} at this level."),
                         "node": None,
                     })
@@ -136,14 +139,17 @@ def breadcrumbs(onto, focus: int | None) -> None:
 def legend(sub: pd.DataFrame, colour: str, focus_label: str) -> None:
     """Size and colour in words, with the fitted range."""
     name, _, lo, _ = COLOUR_BY[colour]
-    shown = sub[sub.id != "root"]
+    shown = coloured(sub)
     low, high = colour_range(shown[colour], shown["value"], signed=lo < 0)
     scale = (f"the scale runs from {low:+.2f} to {high:+.2f}, fitted to the tiles shown (the tiles that hold "
              "90% of the codes lie within it; beyond it, tiles take the end colour)" if lo < 0 else
-             f"the scale runs from 0 to {high:.0%}" if colour == "error_share" else f"the scale runs 0 to {high:.2f}")
+             f"the scale runs from 0 to {high:.0%}" if colour == "error_share" else
+             f"the scale runs from 0 to {high:,.0f} codes" if colour in ("fp", "fn") else
+             f"the scale runs 0 to {high:.2f}")
     st.caption(f"**{data.md(focus_label)}**, {len(sub):,} tiles. **Size**: the family's codes in the gold standard "
                f"plus the codes the run wrote in it. **Colour** ({name.lower()}): {COLOUR_WORDS[colour]}; "
-               f"{scale}. Click a tile to focus on it; click the focused tile to go up.")
+               f"{scale}. Grey **Other** tiles merge smaller families and take no colour: click one to list them. "
+               "Click a tile to focus on it; click the focused tile to go up.")
 
 
 def clicked_tile(key: str, parents: dict[int, int], focus: int | None) -> None:
@@ -180,7 +186,8 @@ def other_panel(ev, sub: pd.DataFrame) -> None:
                      icon=":material/close:")
         cols = ["code", "title", "gold", "predicted", "fp", "fn", "f1"]
         shown = nodes[cols + ["node"]]
-        family_table(shown, f"other_{bucket}_{view()}", height=260, column_config=count_columns(cols))
+        family_table(shown, f"other_{bucket}_{view()}", height=min(300, 38 + 35 * len(shown)),
+                     column_config=count_columns(cols))
 
 
 def children_table(ev, focus: int | None, head: str) -> None:
@@ -194,8 +201,9 @@ def children_table(ev, focus: int | None, head: str) -> None:
     cols = ["code", "title", "gold", "predicted", "tp", "fp", "fn", "f1", "docs_over", "docs_under"]
     shown = kids[cols + ["node"]]
     family_table(shown, f"kids_{view()}", height=min(420, 38 + 35 * len(kids)), column_config=count_columns(cols))
-    st.caption(f"{len(kids):,} families, largest first. Click one to focus on it. "
-               f"{texts.term('tp')}: {texts.HELP['tp'].split(': ', 1)[1]}")
+    st.caption(f"{len(kids):,} families, largest first. Click one to focus on it. Each row counts at its own "
+               "level: a code written in place of a sibling counts as extra and missed in the rows of the "
+               "sub-families, but not in the family that holds both.")
 
 
 def written_instead(ctx, ev, focus: int | None, head: str) -> None:
@@ -210,20 +218,20 @@ def written_instead(ctx, ev, focus: int | None, head: str) -> None:
     if table.empty:
         st.markdown("No gold code here was replaced by another code of its category.")
         return
-    st.caption(f"In {summary['missed_share']:.0%} of the run's missed codes, the run wrote another code of the same "
-               "category instead: one mistake, not two (a missed code paired with an extra one in the same "
+    st.caption(f"Over the whole run, in {summary['missed_share']:.0%} of its missed codes the run wrote another "
+               "code of the same category instead: one mistake, not two (a missed code paired with an extra one in the same "
                "document and category; the closest codes are paired first).")
     shown = table.head(50).assign(gold=table.gold_code + " " + table.gold_title,
                                   written=table.written_code + " " + table.written_title)
     st.dataframe(shown[["gold", "written", "documents", "gold_documents", "rate", "examples"]], hide_index=True,
                  width="stretch", column_config={
-                     "gold": st.column_config.TextColumn("Gold code", pinned=True, width="large"),
-                     "written": st.column_config.TextColumn("Written instead", width="large"),
+                     "gold": st.column_config.TextColumn("Gold code", pinned=True, width="medium"),
+                     "written": st.column_config.TextColumn("Written instead", width="medium"),
                      "documents": st.column_config.NumberColumn("Documents", format="%d",
                                                                 help="Documents in which the run wrote this "
                                                                 "code instead of the gold code."),
                      "gold_documents": st.column_config.NumberColumn(
-                         "Documents with the gold code", format="%d"),
+                         "Gold has it", format="%d", help="Documents whose gold standard holds the gold code."),
                      "rate": st.column_config.ProgressColumn("How often", format="percent", min_value=0.0,
                                                              max_value=1.0, help="Documents with the swap, as a "
                                                              "share of the documents whose gold standard holds "
@@ -242,7 +250,8 @@ def detail(ev, focus: int) -> None:
         f"{t('gold')}: **{row.gold:,}** · {t('predicted').lower()}: **{row.predicted:,}** · "
         f"{t('tp').lower()} **{row.tp:,}**, {t('fp').lower()} **{row.fp:,}**, {t('fn').lower()} **{row.fn:,}**. "
         f"The run writes too many of these codes in **{row.docs_over:,}** documents and too few in "
-        f"**{row.docs_under:,}**.")
+        f"**{row.docs_under:,}**. Counted for the family as a whole: a code written in place of another code "
+        "of this family is neither extra nor missed here.")
     which = st.segmented_control("Show the documents with", ["extra codes", "missed codes", "any codes"],
                                  default="extra codes" if row.fp >= row.fn else "missed codes",
                                  key=f"detail_kind_{focus}")
@@ -297,12 +306,14 @@ if ctx:
     ev = ctx.scoring.evaluation(ctx.run, max_level=ctx.scoring.corpus.ontology.levels[-1])
     onto = ev.ontology
     urlstate.resolve_focus(onto)
+    urlstate.take_choice("colour", "tree_colour", COLOURS)
     offenders(ctx, ev)
 
     st.subheader(f"The code families of run {data.md(ctx.run)}", anchor=False)
     a, b, c = st.columns([2, 2, 3])
     colour = a.selectbox("Colour by", COLOURS, format_func=lambda k: COLOUR_BY[k][0], key="tree_colour",
-                         help=" ".join(texts.HELP[k] for k in ("balance", "error_share", "f1", "set_f1")))
+                         help=" ".join(texts.HELP[k] for k in ("balance", "fp", "fn", "error_share", "f1",
+                                                                   "set_f1")))
     depth = b.slider("Levels shown below the focus", 1, 3, 2, key="tree_depth")
     find_box(onto, c)
 

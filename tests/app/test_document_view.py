@@ -1,4 +1,4 @@
-"""The "One document" page for review sessions: documents ranked by errors, Previous / Next, two runs side by
+"""The "One document" page for review sessions: documents ranked by extra + missed codes, Previous / Next, two runs side by
 side, an optional notes file with the gold titles marked (and escaped), and only the coder's words."""
 
 from __future__ import annotations
@@ -62,15 +62,15 @@ def test_first_document_has_the_most_errors_of_the_sidebar_run():
     assert at.selectbox(key="doc_run_b").value == ""
     assert at.selectbox(key="doc_pick").value == expected[0]
     assert at.session_state["doc_id"] == expected[0]
-    assert "Document 1 of 1,000 by errors" in page_text(at)
+    assert "Document 1 of 1,000 by extra + missed codes" in page_text(at)
     at.button(key="doc_next").click().run()
     assert at.selectbox(key="doc_pick").value == expected[1] == at.session_state["doc_id"]
-    assert "Document 2 of 1,000 by errors" in page_text(at)
+    assert "Document 2 of 1,000 by extra + missed codes" in page_text(at)
     at.button(key="doc_prev").click().run()
     assert at.selectbox(key="doc_pick").value == expected[0]
     at.selectbox(key="doc_pick").set_value(expected[9]).run()
     assert at.session_state["doc_id"] == expected[9]
-    assert "Document 10 of 1,000 by errors" in page_text(at)
+    assert "Document 10 of 1,000 by extra + missed codes" in page_text(at)
     assert at.button(key="doc_prev").disabled is False
 
 
@@ -110,7 +110,7 @@ def test_another_page_opens_a_document():
     expected = naive_ranking(["siblings", "overcoder"])
     at = run_app("views/document.py", doc_id=expected[41])
     assert at.selectbox(key="doc_pick").value == expected[41]
-    assert "Document 42 of 1,000 by errors" in page_text(at)
+    assert "Document 42 of 1,000 by extra + missed codes" in page_text(at)
 
 
 def test_notes_mark_gold_titles_and_escape_html(sample):

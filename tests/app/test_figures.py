@@ -17,9 +17,13 @@ def test_tree_figure_uses_explicit_colours_centred_on_zero():
     ev = s.evaluation("r")
     sub = focused_subtree(ev.nodes, ev.ontology)
     fig = tree_figure(sub, "balance")
-    trace = fig.data[0]
-    assert list(trace.marker.colors) == sub.balance.tolist()
-    assert trace.marker.cmid == 0 and trace.marker.cmin == -1 and trace.marker.cmax == 1
+    trace, bar = fig.data
+    # 401 (one extra, one correct) is red, 428 (one missed) blue, on a scale fitted to them (±1 here)
+    assert bar.marker.cmid == 0 and (bar.marker.cmin, bar.marker.cmax) == (-1, 1)
+    colours = dict(zip(sub.code, trace.marker.colors))
+    assert colours["428"] == "rgb(5, 48, 97)" and colours["401"] != colours["428"]
+    red, _, blue = (int(v) for v in colours["401"][4:-1].split(", "))
+    assert red > blue
     assert trace.branchvalues == "total"
     assert len(trace.ids) == len(sub)
 

@@ -10,7 +10,7 @@ import pytest
 
 from cophe_core import score_files
 from cophe_core.tree import focused_subtree
-from dashboard.figures import colour_range
+from dashboard.figures import OTHER_COLOUR, colour_range, coloured
 from tests.app.conftest import SAMPLE, plotly_specs, run_app
 from tests.core.test_families import naive_family_errors
 
@@ -46,10 +46,10 @@ def test_ranked_panel_lists_the_worst_families_with_their_share(overcoder):
         want = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:6]
         assert sorted(zip(table.code, table[col])) == sorted(want)
         assert list(table[col]) == sorted(table[col], reverse=True)
-        assert table[share].tolist() == pytest.approx([c / sum(counts.values()) for c in table[col]])
+        assert table[share].tolist() == pytest.approx([100 * c / sum(counts.values()) for c in table[col]])
         assert all(t == onto.titles[onto.codes[c]] for c, t in zip(table.code, table.title))
     words = " ".join(m.value for m in at.markdown)
-    assert f"hold {extra_t.extra_share.sum():.0%} of the run's extra codes" in words
+    assert f"hold {extra_t.extra_share.sum() / 100:.0%} of the run's extra codes" in words
 
 
 def test_focus_children_written_instead_and_documents():
@@ -87,16 +87,24 @@ def test_other_opens_into_the_list_of_what_it_merged(overcoder):
 
 def test_colour_scales_are_fitted_and_stated(overcoder):
     at = run_app("views/tree.py", run="overcoder")
-    trace = plotly_specs(at)[0]["data"][0]
+    tiles, bar = plotly_specs(at)[0]["data"]
     sub = focused_subtree(overcoder.nodes, overcoder.ontology, None, depth=2, max_children=30, min_share=0.012)
-    shown = sub[sub.id != "root"]
+    shown = coloured(sub)
     lo, hi = colour_range(shown.balance, shown.value, signed=True)
-    assert (trace["marker"]["cmin"], trace["marker"]["cmax"]) == (lo, hi) and 0 < hi < 1 and lo == -hi
-    assert f"{hi:.2f}" in trace["marker"]["colorbar"]["title"]["text"]
+    assert (bar["marker"]["cmin"], bar["marker"]["cmax"]) == (lo, hi) and 0 < hi < 1 and lo == -hi
+    assert f"{hi:.2f}" in bar["marker"]["colorbar"]["title"]["text"]
     assert any(f"from {lo:+.2f} to {hi:+.2f}" in c.value for c in at.caption)
+    # "Other" tiles are grey, the families take the scale's colours
+    colours = dict(zip(tiles["ids"], tiles["marker"]["colors"]))
+    others = [i for i in tiles["ids"] if i.startswith("other:")]
+    assert others and all(colours[i] == OTHER_COLOUR for i in others)
+    assert all(colours[i] != OTHER_COLOUR for i in shown.id)
     at.selectbox(key="tree_colour").set_value("error_share").run()
-    trace = plotly_specs(at)[0]["data"][0]
-    assert trace["marker"]["cmin"] == 0 and trace["marker"]["cmax"] == pytest.approx(shown.error_share.max())
+    bar = plotly_specs(at)[0]["data"][1]
+    assert bar["marker"]["cmin"] == 0 and bar["marker"]["cmax"] == pytest.approx(shown.error_share.max())
+    at.selectbox(key="tree_colour").set_value("fp").run()
+    bar = plotly_specs(at)[0]["data"][1]
+    assert bar["marker"]["cmax"] == shown.fp.max() and "Extra codes" in bar["marker"]["colorbar"]["title"]["text"]
 
 
 def expanders(at) -> list[str]:
