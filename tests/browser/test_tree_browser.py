@@ -40,6 +40,7 @@ def test_tree_is_labelled_ranked_and_kept_in_the_url(page, server, worst):
     timings["first_load_complete_s"] = time.perf_counter() - t0
     labelled = page.evaluate(LABELLED_TILES)
     assert labelled >= 15, f"only {labelled} tiles carry a label on the root view"
+    timings["labelled_tiles_at_root"] = labelled
     expect(page.get_by_text("Where this run goes wrong")).to_be_visible()
     expect(page.locator(MAIN).get_by_text("Size", exact=True)).to_be_visible()  # the legend
     page.screenshot(path=ARTIFACTS / "10_tree_root.png")
