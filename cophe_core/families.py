@@ -15,6 +15,8 @@ says so in words.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
@@ -57,13 +59,20 @@ def within_family(ev: Evaluation) -> pd.DataFrame:
     return out
 
 
-def describe_gaps(ev: Evaluation, run: str, *, threshold: float = 0.005) -> list[str]:
+def describe_gaps(ev: Evaluation, run: str, *, threshold: float = 0.005,
+                  level_name: Callable[[str], str] | None = None,
+                  measures: tuple[str, str] = ("CoPHE", "set-based")) -> list[str]:
     """Plain-language lines for the levels where CoPHE F1 is below set-based F1.
+
+    ``level_name`` names a level (default: its id); ``measures`` names CoPHE and set-based scoring, so a
+    display can use its own words (the dashboard's "Right family and count" and "Right family").
 
     Example: "At e0, CoPHE F1 is 0.755 against 0.895 set-based: within the code
     families it shares with the gold standard, run B predicts 41% more codes than
     the gold standard and misses 9% of them."
     """
+    name = level_name or str
+    cophe, set_based = measures
     lines = []
     for r in within_family(ev).itertuples():
         if r.set_f1 - r.cophe_f1 <= threshold:
@@ -76,7 +85,7 @@ def describe_gaps(ev: Evaluation, run: str, *, threshold: float = 0.005) -> list
         if not parts:
             parts.append("often predicts several codes in families the gold standard does not have")
         lines.append(
-            f"At {r.level}, CoPHE F1 is {r.cophe_f1:.3f} against {r.set_f1:.3f} set-based: within the "
+            f"At {name(r.level)}, {cophe} F1 is {r.cophe_f1:.3f} against {r.set_f1:.3f} {set_based}: within the "
             f"code families it shares with the gold standard, run {run} " + " and ".join(parts) + "."
         )
     return lines

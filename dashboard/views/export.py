@@ -74,7 +74,8 @@ if ctx:
             ("Scores by level", [f"{len(ev.docs):,} documents; levels up to {level(onto, ctx.max_level)}.",
                                  levels_bar(levels_side_by_side({run: ev}), levels=names, words=words()),
                                  readable(ev.levels_table, onto)]),
-            ("Within families", describe_gaps(ev, run) + [readable(within_family(ev), onto)]),
+            ("Within families", describe_gaps(ev, run, level_name=lambda lv: level(onto, lv))
+             + [readable(within_family(ev), onto)]),
             ("Code-family tree", [tree_figure(focused_subtree(ev.nodes, ev.ontology, focus), words=tree_words)]),
             ("Families with the most errors", [readable(errors[["code", "title", "level", "gold", "predicted", "tp",
                                                                 "fp", "fn", "precision", "recall", "f1", "errors"]],

@@ -8,7 +8,7 @@ from figures import levels_bar
 from texts import HELP, MEASURES, TERMS, helps, level, measure, term
 
 from cophe_core.compare import HEADLINE_COLUMNS, figure_parts, headlines, levels_side_by_side
-from cophe_core.families import within_family
+from cophe_core.families import describe_gaps
 
 RESAMPLES, SEED = 1000, 0
 GAP = 0.005  # a level is described when right family and count falls this far below right family
@@ -52,22 +52,10 @@ def headline_table(t: pd.DataFrame, *, ready: bool):
 
 
 def gap_lines(ev, run: str, onto) -> list[str]:
-    """Where right family and count falls below right family, and why, in words."""
-    lines = []
-    for r in within_family(ev).itertuples():
-        if r.set_f1 - r.cophe_f1 <= GAP:
-            continue
-        parts = []
-        if r.over_share >= GAP:
-            parts.append(f"predicts {r.over_share:.0%} more codes than the gold standard")
-        if r.under_share >= GAP:
-            parts.append(f"misses {r.under_share:.0%} of the gold codes")
-        if not parts:
-            parts.append("often predicts several codes in families the gold standard does not have")
-        lines.append(f"**{data.md(level(onto, r.level))}**: {data.md(term('cophe'))} F1 {r.cophe_f1:.3f} against "
-                     f"{r.set_f1:.3f} for {data.md(term('set_based').lower())}. Within the code families it "
-                     f"shares with the gold standard, run {data.md(run)} " + " and ".join(parts) + ".")
-    return lines
+    """Where right family and count falls below right family, and why, in words (:func:`describe_gaps`)."""
+    lines = describe_gaps(ev, run, threshold=GAP, level_name=lambda lv: level(onto, lv),
+                          measures=(term("cophe").lower(), f"for {term('set_based').lower()}"))
+    return [data.md(line) for line in lines]
 
 
 st.title("Scores by level")
