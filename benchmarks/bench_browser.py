@@ -3,6 +3,7 @@
     python benchmarks/bench_browser.py                         # print the figures
     python benchmarks/bench_browser.py --json timings.json     # and write them
     python benchmarks/bench_browser.py --keep-screens shots/   # and a screenshot after each step
+    python benchmarks/bench_browser.py --server-timing         # and the script's run time in the server
 
 Starts ``streamlit run dashboard/app.py`` headless on a free port, opens
 chromium-headless-shell at 1440×900 and measures, on a fresh server:
@@ -24,8 +25,11 @@ The upload is written by ``benchmarks/mimic_upload.py``: 3,372 documents, about
 Every step waits for a state, never for a time: after an action, for a selector
 that only the new state draws (all in :data:`SEL`), then for the script to be
 idle. Each timing is split, from marks a MutationObserver takes in the page, into
-the time the script was running (server-side rerun and its deltas) and the rest
-(sending the event, and the browser drawing after the run ended).
+the time until the script starts (the event reaching the server), the time it
+runs (as the page sees it), and the time after it ends until the step's state is
+drawn (chart rendering and the like). With ``--server-timing`` the server is
+started through a small wrapper that also times each script run inside the
+server, which separates the rerun from the browser's work during it.
 
 Targets are reported, not tested: first complete view ≤ 5 s, each interaction's
 median ≤ 1 s. Asserts nothing; exits 0 unless the server or the browser fails.
@@ -104,6 +108,17 @@ new MutationObserver((muts) => {
 }).observe(document, {attributes: true, subtree: true, attributeFilter: ['data-test-script-state']});
 """
 
+# Milestones of the first visit, in seconds from the navigation: the page's own loading, then the script.
+SHELL_PHASES_JS = """() => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  const marks = window.__benchMarks;
+  const run = marks.find((m) => m.s === 'running');
+  const idle = marks.filter((m) => m.s === 'notRunning').pop();
+  const s = (ms) => (ms === undefined ? null : Math.round(ms) / 1000);
+  return {html_received: s(nav.responseEnd), dom_content_loaded: s(nav.domContentLoadedEventEnd),
+          load_event: s(nav.loadEventEnd), script_started: s(run && run.t), script_idle: s(idle && idle.t)};
+}"""
+
 # The slices of the icicle with their plotly id, label and drawn area (the largest first).
 TILES_JS = """
 (els) => els.map((el) => {
@@ -123,13 +138,35 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(log_path: Path) -> tuple[subprocess.Popen, str]:
+# With --server-timing the server is started through this instead of ``-m streamlit``: it times each script
+# run (ScriptRunner._run_script, reruns it requests included) into the file $COPHE_BENCH_RUNS, one
+# "start duration" line (wall-clock seconds) per run.
+SERVER_TIMING = """
+import os, sys, time
+from streamlit.runtime.scriptrunner import script_runner as sr
+from streamlit.web.cli import main
+plain = sr.ScriptRunner._run_script
+def timed(self, rerun_data):
+    start, t0 = time.time(), time.perf_counter()
+    try:
+        return plain(self, rerun_data)
+    finally:
+        with open(os.environ["COPHE_BENCH_RUNS"], "a") as f:
+            f.write(f"{start} {time.perf_counter() - t0}\\n")
+sr.ScriptRunner._run_script = timed
+sys.exit(main(prog_name="streamlit"))
+"""
+
+
+def start_server(log_path: Path, runs_path: Path | None = None) -> tuple[subprocess.Popen, str]:
     port = free_port()
     log = open(log_path, "w")  # noqa: SIM115 - closed with the process
+    start = ["-c", SERVER_TIMING] if runs_path else ["-m", "streamlit"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **({"COPHE_BENCH_RUNS": str(runs_path)} if runs_path else {})}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.headless", "true",
+        [sys.executable, *start, "run", "dashboard/app.py", "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
@@ -152,12 +189,18 @@ def settle(page, state: str) -> None:
     page.wait_for_selector(SEL["idle"], timeout=WAIT_MS)
 
 
+def _median(values: list) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
 class Bench:
     """The page, the figures measured on it, and the screenshots."""
 
-    def __init__(self, page, screens: Path | None):
+    def __init__(self, page, screens: Path | None, runs_path: Path | None = None):
         self.page = page
         self.screens = screens
+        self.runs_path = runs_path
         self.figures: dict[str, dict] = {}
         self.shot_no = 0
 
@@ -171,31 +214,48 @@ class Bench:
         present and the script is idle, with the time the script was running in between (from the page's
         marks)."""
         b0 = self.page.evaluate("performance.now()")
-        t0 = time.perf_counter()
+        w0, t0 = time.time(), time.perf_counter()
         action()
+        reached = [time.perf_counter() - t0]  # when the action returned, then each state in turn
         for state in states:
             if callable(state):
                 state()
             else:
                 self.page.wait_for_selector(state, timeout=WAIT_MS)
+            reached.append(time.perf_counter() - t0)
         self.page.wait_for_selector(SEL["idle"], timeout=WAIT_MS)
         total = time.perf_counter() - t0
-        return {"s": total, **self.running_since(b0)}
+        return {"s": total, "reached_s": reached, **self.running_since(b0), "server_s": self.server_since(w0)}
+
+    def server_since(self, w0: float) -> float | None:
+        """Seconds the server spent running the script in runs started since wall-clock ``w0`` (with
+        --server-timing)."""
+        if self.runs_path is None:
+            return None
+        lines = self.runs_path.read_text().split() if self.runs_path.exists() else []
+        pairs = zip(map(float, lines[::2]), map(float, lines[1::2]))
+        return sum(d for start, d in pairs if start >= w0 - 0.01)
 
     def running_since(self, b0: float) -> dict:
-        """Script-running time and number of runs since browser time ``b0``."""
-        marks = self.page.evaluate("(b0) => window.__benchMarks.filter((m) => m.t >= b0)", b0)
-        running, runs, started = 0.0, 0, None
+        """Since browser time ``b0``: the time the script was running and its number of runs, the time until
+        the first run started (the event reaching the server), and from the last run's end until now (the
+        browser drawing what the run sent, and this process noticing)."""
+        marks, now = self.page.evaluate(
+            "(b0) => [window.__benchMarks.filter((m) => m.t >= b0), performance.now()]", b0)
+        running, runs, started, first, last_idle = 0.0, 0, None, None, None
         for m in marks:
             busy = m["s"] != "notRunning"
             if busy and started is None:
                 started, runs = m["t"], runs + 1
+                first = m["t"] if first is None else first
             elif not busy and started is not None:
                 running += m["t"] - started
-                started = None
+                started, last_idle = None, m["t"]
         if started is not None:
-            running += self.page.evaluate("performance.now()") - started
-        return {"running_s": running / 1000, "runs": runs}
+            running += now - started
+        return {"running_s": running / 1000, "runs": runs,
+                "to_run_s": None if first is None else (first - b0) / 1000,
+                "after_run_s": None if last_idle is None or started is not None else (now - last_idle) / 1000}
 
     def record(self, name: str, samples: list[dict], target: float | None, what: str) -> None:
         secs = [x["s"] for x in samples]
@@ -203,7 +263,10 @@ class Bench:
             "what": what, "n": len(secs), "median_s": statistics.median(secs), "min_s": min(secs),
             "max_s": max(secs), "running_median_s": statistics.median(x["running_s"] for x in samples),
             "runs_per_action": max(x["runs"] for x in samples), "samples_s": secs,
-            "running_s": [x["running_s"] for x in samples], "target_s": target,
+            "running_s": [x["running_s"] for x in samples],
+            "to_run_median_s": _median([x.get("to_run_s") for x in samples]),
+            "after_run_median_s": _median([x.get("after_run_s") for x in samples]),
+            "server_median_s": _median([x.get("server_s") for x in samples]), "target_s": target,
             "met": None if target is None else statistics.median(secs) <= target,
         }
 
@@ -246,8 +309,11 @@ def two_options(page, label: str) -> tuple[str, str]:
     return texts[current - 1 if current else 1], texts[current]
 
 
-CHANGED_JS = """([css, has, before]) => [...document.querySelectorAll(css)]
-    .some((e) => e.textContent.includes(has) && e.textContent !== before)"""
+# the first element of ``css`` holding ``has`` (the one text_of reads) now reads otherwise
+CHANGED_JS = """([css, has, before]) => {
+  const e = [...document.querySelectorAll(css)].find((el) => el.textContent.includes(has));
+  return !!e && e.textContent !== before;
+}"""
 
 
 def text_of(page, css: str, has: str) -> str:
@@ -259,8 +325,14 @@ def text_of(page, css: str, has: str) -> str:
 
 def step_shell(b: Bench, url: str) -> None:
     t = b.timed(lambda: b.page.goto(url), SEL["numbers"], SEL["chart"])
+    t.update(b.running_since(0.0))  # a new document: its clock starts at the navigation
     b.record("shell_with_sample", [t], TARGET_FIRST_VIEW_S,
-             "first visit, cold server: the app with the bundled sample until its numbers (metrics or table) and chart are drawn")
+             "first visit, cold server: the app with the bundled sample until its numbers (metrics or table) and "
+             "chart are drawn")
+    phases = b.page.evaluate(SHELL_PHASES_JS)
+    # seen from here (the navigation starts a little after the call): goto returns at the load event
+    phases |= dict(zip(("goto_returned", "numbers_drawn", "chart_drawn"), (round(x, 3) for x in t["reached_s"])))
+    b.figures["shell_with_sample"]["phases_s"] = phases
     b.shot("levels_sample")
 
 
@@ -281,10 +353,14 @@ def step_upload(b: Bench, files: dict[str, Path], n_docs: int) -> None:
     b.record("switch_to_upload", [switch], None, "click 'Upload files' until the uploaders and the notice show")
     b.record("upload_runs", [up_runs], None, "3 run files (2 code sets, 1 scores) until a name box per run shows")
     b.record("upload_gold_to_numbers", [up_gold], None, "gold file until Scores by level shows the upload's numbers")
-    up = {"s": up_runs["s"] + up_gold["s"], "running_s": up_runs["running_s"] + up_gold["running_s"],
-          "runs": up_runs["runs"] + up_gold["runs"]}
+    def total(*parts: dict) -> dict:
+        server = [p.get("server_s") for p in parts]
+        return {"s": sum(p["s"] for p in parts), "running_s": sum(p["running_s"] for p in parts),
+                "runs": sum(p["runs"] for p in parts), "server_s": None if None in server else sum(server)}
+
+    up = total(up_runs, up_gold)
     b.record("upload_to_numbers", [up], None, "the two uploads together")
-    first = {k: switch[k] + up[k] for k in up}
+    first = total(switch, up_runs, up_gold)
     b.record("first_complete_view", [first], TARGET_FIRST_VIEW_S,
              "switch to upload + upload runs + upload gold, until the numbers are drawn and idle")
 
@@ -432,7 +508,8 @@ def report(figures: dict, env: dict) -> None:
           f"after {env['load_after']}")
     print(f"streamlit {env['streamlit']}, {env['browser']}, python {env['python']}")
     print(f"upload: {env['upload']}")
-    print(f"\n{'step':24} {'median s':>9} {'min s':>7} {'max s':>7} {'running s':>10} {'n':>2}  target   met")
+    print(f"\n{'step':24} {'median s':>9} {'min s':>7} {'max s':>7} {'to run':>7} {'running':>8} {'server':>7} "
+          f"{'after':>6} {'n':>2}  target   met")
     for name, f in figures.items():
         if "error" in f:
             print(f"{name:24} {'—':>9} {'':>7} {'':>7} {'':>10} {'':>2}  {f['error']}")
@@ -441,10 +518,19 @@ def report(figures: dict, env: dict) -> None:
             continue
         target = f"≤ {f['target_s']:.0f} s" if f["target_s"] is not None else "—"
         met = {True: "yes", False: "NO", None: ""}[f["met"]]
-        print(f"{name:24} {f['median_s']:9.2f} {f['min_s']:7.2f} {f['max_s']:7.2f} {f['running_median_s']:10.2f} "
+        part = {k: "" if f.get(k) is None else f"{f[k]:.2f}"
+                for k in ("to_run_median_s", "after_run_median_s", "server_median_s")}
+        print(f"{name:24} {f['median_s']:9.2f} {f['min_s']:7.2f} {f['max_s']:7.2f} {part['to_run_median_s']:>7} "
+              f"{f['running_median_s']:8.2f} {part['server_median_s']:>7} {part['after_run_median_s']:>6} "
               f"{f['n']:>2}  {target:7}  {met}")
-    print("\nrunning s: median time the script was running (server-side rerun and its deltas) within the step;"
-          "\nthe rest is sending the event and the browser drawing once the run ended.")
+    phases = figures.get("shell_with_sample", {}).get("phases_s")
+    if phases:
+        print("\nfirst visit, s from navigation: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in phases.items()))
+    print("\nmedians in s; to run: from the action until the script starts (the event reaching the server); "
+          "running: the script running as the\npage sees it (the server-side rerun, and the browser taking its deltas "
+          "meanwhile); server: the script's own run time in the\nserver (with --server-timing); after: "
+          "from the script's end until the step's state is drawn\nand seen here (chart rendering and the like). "
+          "Composite rows (upload_to_numbers, first_complete_view) sum their parts' running time.")
     for name, f in figures.items():
         print(f"  {name}: {f['what']}")
 
@@ -456,6 +542,9 @@ def main() -> None:
     ap.add_argument("--data", type=Path, metavar="DIR",
                     help="folder for the generated upload (default: a temporary folder)")
     ap.add_argument("--log", type=Path, help="keep the streamlit log here")
+    ap.add_argument("--server-timing", action="store_true",
+                    help="start the server through a wrapper that times each script run in the server (column "
+                    "'server'), instead of plain `python -m streamlit`")
     args = ap.parse_args()
 
     sys.path.insert(0, str(ROOT))
@@ -473,11 +562,13 @@ def main() -> None:
     files = mimic_upload.write_upload(data_dir)
     info = mimic_upload.check(files)
     upload = (f"{info['docs']:,} documents, {info['codes_per_doc']:.1f} gold codes per document, "
-              f"{info['families']:,} families; files {', '.join(p.name for p in files.values())} in {data_dir}")
+              f"{info['families']:,} families; files {', '.join(p.name for p in files.values())}"
+              + (f" in {data_dir}" if args.data else ""))
     if args.keep_screens:
         args.keep_screens.mkdir(parents=True, exist_ok=True)
     log_path = args.log or tmp / "streamlit.log"
-    proc, url = start_server(log_path)
+    runs_path = tmp / "script_runs.txt" if args.server_timing else None
+    proc, url = start_server(log_path, runs_path)
     env = {"nproc": len(os.sched_getaffinity(0)), "cpu_count": os.cpu_count(),
            "load_before": [round(x, 2) for x in load_before], "streamlit": streamlit.__version__,
            "python": platform.python_version(), "upload": upload, "url": url}
@@ -488,7 +579,7 @@ def main() -> None:
             env["browser"] = f"chromium {browser.version}"
             page = browser.new_page(viewport={"width": 1440, "height": 900})
             page.add_init_script(MARKS_JS)
-            b = Bench(page, args.keep_screens)
+            b = Bench(page, args.keep_screens, runs_path)
             figures = b.figures
             from playwright.sync_api import TimeoutError as PWTimeout
 
@@ -527,10 +618,11 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps({"env": env, "figures": figures}, indent=1))
         print(f"\nwrote {args.json}")
-    if not args.log and not args.data:
-        shutil.rmtree(tmp, ignore_errors=True)
     if server_died:
-        sys.exit(f"the streamlit server failed; see {log_path}")
+        print(f"\nthe streamlit server stopped early; the end of its log:\n{log_path.read_text()[-3000:]}")
+    shutil.rmtree(tmp, ignore_errors=True)  # the generated upload and the default log (--data, --log live elsewhere)
+    if server_died:
+        sys.exit("the streamlit server failed")
 
 
 if __name__ == "__main__":
