@@ -19,10 +19,13 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
+from scipy import stats as sps
 
 from .metrics import Evaluation
+from .stats import document_weights
 
-__all__ = ["within_family", "describe_gaps", "family_errors"]
+__all__ = ["within_family", "describe_gaps", "family_errors", "family_changes"]
 
 
 def within_family(ev: Evaluation) -> pd.DataFrame:
@@ -124,3 +127,81 @@ def family_errors(ev: Evaluation, level: str) -> pd.DataFrame:
                               ("error_share", fp + fn, fp.sum() + fn.sum())):
         t[name] = part / whole if whole > 0 else np.zeros_like(part)
     return t
+
+
+def family_changes(a: Evaluation, b: Evaluation, level: str, *, n_resamples: int = 1000, seed: int = 0,
+                   confidence: float = 0.95, fdr: float = 0.05) -> pd.DataFrame:
+    """Where two runs differ, family by family at ``level``: the change in errors, and whether it is real.
+
+    One row per node of ``level`` with a gold or predicted code in either run. CoPHE counts summed over
+    the documents give each run's ``extra`` (FP) and ``missed`` (FN) codes and F1; ``change_errors`` =
+    (extra + missed of B) − (extra + missed of A), negative when B makes fewer errors, and ``delta_f1`` =
+    F1 of B − F1 of A. Rows are ranked by |change_errors|, then |delta_f1|.
+
+    The uncertainty resamples documents, both runs on the same resamples (:func:`~cophe_core.stats.document_weights`,
+    the same draws as :func:`~cophe_core.stats.paired_bootstrap` for the seed): ``low``/``high`` bound
+    the percentile interval of ``delta_f1``. ``p_value`` is two-sided, from the bootstrap's standard error
+    (z = delta_f1 / sd): a resampling p-value cannot fall below 1/(resamples + 1), which no family among
+    hundreds could pass once corrected. ``q_value`` is the Benjamini–Hochberg adjustment over the families
+    tested (``scipy.stats.false_discovery_control``), and ``flagged`` marks q ≤ ``fdr``: among the flagged
+    families, the expected share of false discoveries is at most ``fdr``. A family the two runs code
+    identically in every document has p = 1.
+
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n2,401.9\\n3,428.0\\n"
+    >>> s = score_files(gold, {"A": b"doc_id,code\\n1,401.9\\n1,401.1\\n2,401.1\\n3,428.0\\n", "B": gold})
+    >>> t = family_changes(s.evaluation("A"), s.evaluation("B"), "e0", n_resamples=200).set_index("code")
+    >>> t.loc["401", ["a_extra", "a_missed", "b_extra", "b_missed", "change_errors"]].tolist()
+    [1, 0, 0, 0, -1]
+    >>> float(t.loc["428", "delta_f1"]), float(t.loc["428", "p_value"])
+    (0.0, 1.0)
+    """
+    if len(a.docs) != len(b.docs) or not np.array_equal(a.docs, b.docs) or a.levels != b.levels:
+        raise ValueError("the two runs must be scored on the same documents and levels")
+    o = a.ontology
+    at = np.flatnonzero(o.level == o.level_index(level))
+    y, xa, xb = a.Y[:, at], a.X[:, at], b.X[:, at]
+    ta, tb = xa.minimum(y), xb.minimum(y)
+    blocks = [ta, xa, tb, xb, y]  # documents × nodes; FP = x − TP and FN = y − TP
+    in_play = np.flatnonzero(np.asarray((y + xa + xb).sum(axis=0)).ravel() > 0)
+    stacked = sp.hstack([m.tocsc()[:, in_play] for m in blocks]).tocsc().astype(np.float64)
+    m = len(in_play)
+    point = np.asarray(stacked.sum(axis=0)).ravel()
+    draws = [_delta_f1(np.asarray((stacked.T @ w.T).T), m)
+             for w in document_weights(len(a.docs), n_resamples, seed)]
+    d = np.vstack(draws) if draws else np.empty((0, m))
+    obs = _delta_f1(point[None, :], m)[0]
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(d, [alpha, 1 - alpha], axis=0) if len(d) else (np.full(m, np.nan),) * 2
+    sd = d.std(axis=0, ddof=1) if len(d) > 1 else np.zeros(m)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(sd > 0, 2 * sps.norm.sf(np.abs(obs) / sd), np.where(obs == 0, 1.0, 0.0))
+    tp_a, x_a, tp_b, x_b, gold = point.reshape(5, m).astype(np.int64)
+    nodes = at[in_play]
+    out = pd.DataFrame({
+        "node": nodes, "code": o.keys[nodes], "title": o.titles[nodes], "gold": gold,
+        "a_extra": x_a - tp_a, "a_missed": gold - tp_a, "b_extra": x_b - tp_b, "b_missed": gold - tp_b,
+        "a_f1": _f1(tp_a, x_a, gold), "b_f1": _f1(tp_b, x_b, gold),
+    })
+    out["change_extra"] = out.b_extra - out.a_extra
+    out["change_missed"] = out.b_missed - out.a_missed
+    out["change_errors"] = out.change_extra + out.change_missed
+    out["delta_f1"], out["low"], out["high"], out["p_value"] = obs, low, high, p
+    out["q_value"] = sps.false_discovery_control(p, method="bh") if m else p
+    out["flagged"] = out.q_value <= fdr
+    order = np.lexsort((-np.abs(out.delta_f1.to_numpy()), -np.abs(out.change_errors.to_numpy())))
+    return out.iloc[order].reset_index(drop=True)
+
+
+def _f1(tp, predicted, gold) -> np.ndarray:
+    """2TP / (predicted + gold), which is 2TP / (2TP + FP + FN): the F1 of :func:`cophe_core.metrics.prf`,
+    0 where nothing is in play."""
+    tp = np.asarray(tp, dtype=float)
+    den = np.asarray(predicted, dtype=float) + gold
+    return np.divide(2 * tp, den, out=np.zeros_like(tp), where=den > 0)
+
+
+def _delta_f1(totals: np.ndarray, m: int) -> np.ndarray:
+    """F1 of B − F1 of A per node, per row of summed (TP, x of A | TP, x of B | y) blocks of width m."""
+    tp_a, x_a, tp_b, x_b, y = (totals[:, k * m:(k + 1) * m] for k in range(5))
+    return _f1(tp_b, x_b, y) - _f1(tp_a, x_a, y)

@@ -41,7 +41,8 @@ import pandas as pd
 from .metrics import Evaluation, prf
 from .suite import per_document
 
-__all__ = ["HEADLINES", "bootstrap", "paired_bootstrap", "randomisation_test", "describe_difference"]
+__all__ = ["HEADLINES", "bootstrap", "paired_bootstrap", "randomisation_test", "describe_difference", "holm",
+           "compare_runs", "runs_wide", "document_weights"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ _EB = ["eb_jacc", "eb_hamm", "eb_subacc", "eb_f", "prop_f", "hf"]  # averaged ov
 # icm and icm_gold are 0 on documents without a gold code and icm_docs marks the others (1), so that a
 # resample's ICM is Σ w·icm / Σ w·icm_docs: the mean over the same documents as the point estimate.
 _ICM = ["icm", "icm_gold", "icm_docs"]
+CODES_STREAM = 2**32 - 1  # the spawn key of the codes' resampling stream (see _macro_draws)
 BUDGET = 20_000_000  # cells of one chunk's (resamples × documents) weight matrix
 
 
@@ -114,8 +116,9 @@ def _weights(n_docs: int, n_resamples: int, rng: np.random.Generator) -> np.ndar
     return rng.multinomial(n_docs, np.full(n_docs, 1.0 / n_docs), size=n_resamples).astype(np.float64)
 
 
-def _resamples(n_docs: int, n_resamples: int, seed: int, budget: int = BUDGET) -> Iterator[np.ndarray]:
-    """Bootstrap weight matrices (resamples × documents, multinomial counts), chunk by chunk.
+def document_weights(n_docs: int, n_resamples: int, seed: int, budget: int = BUDGET) -> Iterator[np.ndarray]:
+    """Bootstrap weight matrices (resamples × documents, multinomial counts), chunk by chunk: the resamples
+    every function of this module draws, for the same seed.
 
     Chunk i of k draws from ``SeedSequence(seed).spawn(k)[i]``: independent streams, so seed 0's second
     chunk is not seed 1's first (as it was with chunk i seeded ``seed + i``). With 10 documents and
@@ -146,7 +149,7 @@ def bootstrap(ev: Evaluation, *, n_resamples: int = 1000, seed: int = 0, confide
     n = t.counts.shape[0]
     if n == 0:
         raise ValueError("no documents to resample")
-    draws = np.vstack([_apply(t, w) for w in _resamples(n, n_resamples, seed)])
+    draws = np.vstack([_apply(t, w) for w in document_weights(n, n_resamples, seed)])
     return pd.DataFrame({"figure": _names(t), "value": _point(t), **_interval(draws, confidence)})
 
 
@@ -171,7 +174,7 @@ def paired_bootstrap(a: Evaluation, b: Evaluation, *, n_resamples: int = 1000, s
     _same_docs(a, b)
     ta, tb = _table(a, with_suite), _table(b, with_suite)
     n = ta.counts.shape[0]
-    d = np.vstack([_apply(tb, w) - _apply(ta, w) for w in _resamples(n, n_resamples, seed)])
+    d = np.vstack([_apply(tb, w) - _apply(ta, w) for w in document_weights(n, n_resamples, seed)])
     pa, pb = _point(ta), _point(tb)
     obs = pb - pa
     bounds = _interval(d, confidence)
@@ -233,3 +236,162 @@ def describe_difference(row, a: str, b: str, *, alpha: float = 0.05) -> str:
         return head + " — within noise: this test set cannot tell the two runs apart on this figure."
     better = (row.delta > 0) != (row.figure in LOWER_IS_BETTER)
     return head + f" — {b} is {'better' if better else 'worse'}, beyond resampling noise."
+
+
+# ------------------------------------------------------------------------------------------ many runs at once
+def holm(p_values) -> np.ndarray:
+    """Holm's step-down adjustment of p-values for multiple comparisons (NaN stays NaN, uncounted).
+
+    Sorted ascending, the i-th smallest of m p-values becomes max over j ≤ i of min(1, (m − j + 1)·p₍ⱼ₎);
+    rejecting where the adjusted value is below α controls the family-wise error rate at α.
+
+    >>> holm([0.01, 0.04, 0.03, float("nan")]).round(3).tolist()
+    [0.03, 0.06, 0.06, nan]
+    """
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    order = ok[np.argsort(p[ok], kind="stable")]
+    m = len(order)
+    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    out[order] = np.maximum.accumulate(scaled)
+    return out
+
+
+def _per_code_f1(ev: Evaluation) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """For each macro figure: (node ids in play, their F1), as :attr:`Evaluation.macro_table` averages them
+    (flat on the codes; set-based and CoPHE on each level's nodes)."""
+    g, p = ev.gold, ev.pred
+    tp = np.bincount(g.multiply(p).tocsr().indices, minlength=g.shape[1])
+    fp = np.bincount(p.indices, minlength=g.shape[1]) - tp
+    fn = np.bincount(g.indices, minlength=g.shape[1]) - tp
+    flat = np.flatnonzero(tp + fp + fn)
+    out = {"flat macro_f1": (flat, prf(tp[flat], fp[flat], fn[flat])[2])}
+    nodes = ev.nodes
+    for name in ev.levels:
+        at = nodes[nodes.level == name]
+        out[f"set_based {name} macro_f1"] = (at.node.to_numpy(), at.set_f1.to_numpy())
+        out[f"cophe {name} macro_f1"] = (at.node.to_numpy(), at.f1.to_numpy())
+    return out
+
+
+def _macro_draws(per_run: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]], figures: list[str],
+                 n_resamples: int, seed: int) -> dict[str, np.ndarray]:
+    """(resamples × macro figures) per run, resampling the codes: a macro average is a mean over codes, so
+    its interval resamples them (Poisson weights, one per node, shared by every run and figure, so that
+    differences are paired). Resampling documents instead drops a code seen in one document from 37% of
+    resamples, which shifts a per-code average away from its own estimate."""
+    union = np.unique(np.concatenate([ids for run in per_run.values() for ids, _ in run.values()] or [[0]]))
+    # one column of F1 values and one of in-play marks per (run, figure), over the union of their codes:
+    # a resample's averages are then one product of its weights with this matrix
+    runs = list(per_run)
+    values = np.zeros((len(union), 2 * len(runs) * len(figures)))
+    for k, (r, fig) in enumerate((r, fig) for r in runs for fig in figures):
+        ids, f1 = per_run[r][fig]
+        cols = np.searchsorted(union, ids)
+        values[cols, 2 * k], values[cols, 2 * k + 1] = f1, 1.0
+    # a stream of its own: the documents' chunk i uses spawn key (i,), which this key can never be
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(CODES_STREAM,)))
+    step = max(1, BUDGET // max(len(union), 1))
+    parts = []
+    for start in range(0, n_resamples, step):
+        w = rng.poisson(1.0, size=(min(step, n_resamples - start), len(union))).astype(np.float64)
+        parts.append(w @ values)
+    sums = np.vstack(parts) if parts else np.empty((0, values.shape[1]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(sums[:, 1::2] > 0, sums[:, 0::2] / sums[:, 1::2], np.nan)
+    out = {r: means[:, i * len(figures):(i + 1) * len(figures)] for i, r in enumerate(runs)}
+    return out
+
+
+def compare_runs(evals: dict[str, Evaluation], *, baseline: str | None = None, n_resamples: int = 1000,
+                 seed: int = 0, confidence: float = 0.95, alpha: float = 0.05, macro: bool = True) -> pd.DataFrame:
+    """Every run's figures with bootstrap intervals, and each run's difference from a baseline, tested.
+
+    All runs are resampled on the same documents, so every interval, and every difference from the
+    ``baseline`` (default: the first run), is paired. The figures are those of :func:`bootstrap`
+    (micro P/R/F1 of each measure, overall and per level) and, with ``macro``, the mean per-code F1 of
+    the flat codes and of each level's nodes for set-based and CoPHE scoring (``"cophe e0 macro_f1"``),
+    over the codes in play as in :attr:`Evaluation.macro_table`. Micro figures resample documents; a
+    macro average is a mean over codes, so its interval resamples the codes (``resampled`` says which).
+
+    For a run other than the baseline, ``delta`` = run − baseline with its percentile interval
+    (``delta_low``, ``delta_high``), ``p_value`` the paired bootstrap's (as :func:`paired_bootstrap`,
+    on the same resamples for the same seed), and ``p_holm`` that p-value adjusted by :func:`holm`
+    over the runs compared on the same figure. ``verdict`` is ``"better"`` or ``"worse"`` only when
+    ``p_holm < alpha`` and the interval of the difference leaves out 0, else ``"no clear difference"``.
+    ``best`` marks the highest value of each figure (ties all marked).
+
+    Returns one row per (run, figure): ``run, figure, value, low, high, best, delta, delta_low,
+    delta_high, p_value, p_holm, verdict`` (NaN and an empty verdict for the baseline's own row).
+
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n2,428.0\\n3,250.00\\n"
+    >>> s = score_files(gold, {"A": gold, "B": b"doc_id,code\\n1,401.9\\n2,401.1\\n3,250.01\\n"})
+    >>> t = compare_runs({r: s.evaluation(r) for r in "AB"}, n_resamples=200).set_index(["run", "figure"])
+    >>> round(float(t.loc[("B", "flat f1"), "value"]), 3), round(float(t.loc[("B", "flat f1"), "delta"]), 3)
+    (0.333, -0.667)
+    >>> bool(t.loc[("A", "flat f1"), "best"]), t.loc[("B", "flat f1"), "verdict"]
+    (True, 'no clear difference')
+    """
+    names = list(evals)
+    if not names:
+        raise ValueError("no runs to compare")
+    baseline = names[0] if baseline is None else baseline
+    if baseline not in evals:
+        raise ValueError(f"baseline {baseline!r} is not one of the runs: {', '.join(names)}")
+    first = evals[names[0]]
+    for name in names[1:]:
+        _same_docs(first, evals[name])
+    n = len(first.docs)
+    if n == 0:
+        raise ValueError("no documents to resample")
+    tables = {r: _table(ev, False) for r, ev in evals.items()}
+    per_code = {r: _per_code_f1(ev) for r, ev in evals.items()} if macro else {}
+    macro_figs = list(per_code[baseline]) if macro else []
+    figures = _names(tables[baseline]) + macro_figs
+    point = {r: np.concatenate([_point(tables[r]), [f.mean() if len(f) else 0.0
+                                                    for _, f in (per_code[r][m] for m in macro_figs)]])
+             for r in names}
+    chunks: dict[str, list[np.ndarray]] = {r: [] for r in names}
+    for w in document_weights(n, n_resamples, seed):
+        for r in names:
+            chunks[r].append(_apply(tables[r], w))
+    macro_draws = _macro_draws(per_code, macro_figs, n_resamples, seed) if macro else {}
+    draws = {r: np.hstack([np.vstack(c), macro_draws.get(r, np.empty((n_resamples, 0)))])
+             for r, c in chunks.items()}
+    frames = []
+    for r in names:
+        row = pd.DataFrame({"run": r, "figure": figures, "value": point[r], **_interval(draws[r], confidence)})
+        if r == baseline:
+            row = row.assign(delta=np.nan, delta_low=np.nan, delta_high=np.nan, p_value=np.nan)
+        else:
+            d = draws[r] - draws[baseline]
+            obs = point[r] - point[baseline]
+            bounds = _interval(d, confidence)
+            far = np.where(np.isnan(d), np.nan, np.abs(d - obs) >= np.abs(obs) - 1e-12)  # shifted null
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # a figure undefined on every resample
+                p = np.nanmean(far, axis=0)
+            row = row.assign(delta=obs, delta_low=bounds["low"], delta_high=bounds["high"], p_value=p)
+        frames.append(row)
+    out = pd.concat(frames, ignore_index=True)
+    out["resampled"] = np.where(out.figure.str.endswith("macro_f1"), "codes", "documents")
+    out["p_holm"] = out.groupby("figure", sort=False).p_value.transform(lambda p: holm(p.to_numpy()))
+    out["best"] = out.value >= out.groupby("figure", sort=False).value.transform("max") - 1e-12
+    clear = (out.p_holm < alpha) & ((out.delta_low > 0) | (out.delta_high < 0))
+    out["verdict"] = np.where(out.run == baseline, "",
+                              np.where(clear, np.where(out.delta > 0, "better", "worse"), "no clear difference"))
+    return out[["run", "figure", "value", "low", "high", "best", "delta", "delta_low", "delta_high", "p_value",
+                "p_holm", "verdict", "resampled"]]
+
+
+def runs_wide(table: pd.DataFrame, figures: list[str], column: str = "value") -> pd.DataFrame:
+    """One column of :func:`compare_runs` as runs × figures (runs in their order, figures as given).
+
+    >>> t = pd.DataFrame({"run": ["A", "A", "B", "B"], "figure": ["f1", "p", "f1", "p"], "value": [1, 2, 3, 4]})
+    >>> runs_wide(t, ["p", "f1"]).to_dict("list")
+    {'p': [2, 4], 'f1': [1, 3]}
+    """
+    wide = table.pivot(index="run", columns="figure", values=column)
+    return wide.loc[list(dict.fromkeys(table.run)), figures].rename_axis(columns=None)

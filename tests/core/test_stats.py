@@ -18,9 +18,9 @@ from cophe_core.ontology.custom import hierarchy_from_edges
 from cophe_core.stats import (
     _apply,
     _chunks,
-    _resamples,
     _table,
     bootstrap,
+    document_weights,
     paired_bootstrap,
     randomisation_test,
 )
@@ -106,11 +106,11 @@ def test_chunks_of_two_seeds_share_no_resample():
     """Chunk i used to be seeded seed + i, so seed 0's second chunk was seed 1's first."""
     n, b, budget = 30, 12, 4 * 30  # 4 resamples per chunk: 3 chunks
     assert _chunks(b, n, budget) == [4, 4, 4]
-    w0, w1 = (np.vstack(list(_resamples(n, b, seed, budget))) for seed in (0, 1))
+    w0, w1 = (np.vstack(list(document_weights(n, b, seed, budget))) for seed in (0, 1))
     assert w0.shape == w1.shape == (b, n) and (w0.sum(axis=1) == n).all() and (w1.sum(axis=1) == n).all()
     assert not (w0[:, None, :] == w1[None, :, :]).all(axis=2).any()
     assert len({r.tobytes() for r in w0}) == b  # nor do two chunks of one seed
-    again = np.vstack(list(_resamples(n, b, 0, budget)))
+    again = np.vstack(list(document_weights(n, b, 0, budget)))
     assert np.array_equal(w0, again)  # and a seed still reproduces its draws
 
 
@@ -119,7 +119,7 @@ def test_chunk_generators_come_from_spawned_seed_sequences():
     children = np.random.SeedSequence(3).spawn(3)
     expected = np.vstack([np.random.default_rng(c).multinomial(n, np.full(n, 1 / n), size=k)
                           for c, k in zip(children, [2, 2, 1])])
-    assert np.array_equal(np.vstack(list(_resamples(n, 5, 3, budget))), expected)
+    assert np.array_equal(np.vstack(list(document_weights(n, 5, 3, budget))), expected)
 
 
 # ---------------------------------------------------------------- ICM over the documents with a gold code
@@ -157,7 +157,7 @@ def test_bootstrap_icm_equals_a_loop_over_resamples():
     ci = bootstrap(ev, n_resamples=300, seed=5, with_suite=True).set_index("figure")
     icm = per_document(ev).icm.to_numpy()
     draws = []
-    for w in np.vstack(list(_resamples(len(ev.docs), 300, 5))):
+    for w in np.vstack(list(document_weights(len(ev.docs), 300, 5))):
         kept = [(wi, x) for wi, x in zip(w, icm) if not np.isnan(x) and wi > 0]
         draws.append(sum(wi * x for wi, x in kept) / sum(wi for wi, _ in kept) if kept else np.nan)
     low, high = np.nanquantile(draws, [0.025, 0.975])
