@@ -12,7 +12,9 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["html_report", "figure_html"]
+__all__ = ["html_report", "figure_html", "safe_csv"]
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet read a cell as a formula (OWASP)
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
@@ -53,3 +55,20 @@ def html_report(title: str, sections: list[tuple[str, list[Any]]]) -> str:
                 plotly_included = True
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def safe_csv(table: pd.DataFrame) -> str:
+    """``table`` as CSV text, with every text cell that starts like a formula (``= + - @``, tab or carriage
+    return) prefixed by ``'``, as OWASP advises against CSV injection: a spreadsheet then shows it as text.
+    Numbers are written as numbers, negative ones too.
+
+    >>> print(safe_csv(pd.DataFrame({"code": ["401.9", "=HYPERLINK(1)"], "delta": [-0.5, 0.25]})), end="")
+    code,delta
+    401.9,-0.5
+    '=HYPERLINK(1),0.25
+    """
+    out = table.copy()
+    for col in out.columns:
+        if out[col].dtype == object or isinstance(out[col].dtype, pd.StringDtype):
+            out[col] = out[col].map(lambda v: "'" + v if isinstance(v, str) and v.startswith(FORMULA_START) else v)
+    return out.to_csv(index=False)

@@ -42,7 +42,7 @@ from .metrics import Evaluation, prf
 from .suite import per_document
 
 __all__ = ["HEADLINES", "bootstrap", "paired_bootstrap", "randomisation_test", "describe_difference", "holm",
-           "compare_runs", "runs_wide", "document_weights"]
+           "compare_runs", "runs_wide", "document_weights", "verdict", "NO_CLEAR"]
 
 
 @dataclass(frozen=True)
@@ -218,24 +218,41 @@ def _same_docs(a: Evaluation, b: Evaluation) -> None:
 LOWER_IS_BETTER = {"eb_hamm"}
 
 
+def verdict(delta: float, low: float, high: float, p_value: float, *, alpha: float = 0.05,
+            lower_is_better: bool = False) -> str:
+    """``"better"`` or ``"worse"`` (for the second run of a difference) when the difference is beyond
+    noise, that is p < ``alpha`` and its interval leaves out 0; otherwise ``"no clear difference"``.
+
+    >>> verdict(-0.03, -0.05, -0.01, 0.001), verdict(0.004, -0.002, 0.01, 0.21)
+    ('worse', 'no clear difference')
+    """
+    if not (p_value < alpha) or low <= 0 <= high or np.isnan(delta):
+        return NO_CLEAR
+    return "better" if (delta > 0) != lower_is_better else "worse"
+
+
+NO_CLEAR = "no clear difference"
+
+
 def describe_difference(row, a: str, b: str, *, alpha: float = 0.05) -> str:
     """One sentence on a row of :func:`paired_bootstrap` (with a ``p_value`` column): is B − A real?
+    Its conclusion is :func:`verdict`'s.
 
     >>> import pandas as pd
     >>> r = pd.Series({"figure": "cophe overall f1", "delta": 0.004, "low": -0.002, "high": 0.010, "p_value": 0.21})
     >>> describe_difference(r, "A", "B").split(" — ")[1]
     'within noise: this test set cannot tell the two runs apart on this figure.'
     """
-    noise = row.p_value >= alpha or (row.low <= 0 <= row.high)
     def num(v: float) -> str:
         return f"{v:+.3f}".replace("-", "−")
 
     head = (f"{row.figure}: {b} − {a} = {num(row.delta)} (95% interval {num(row.low)} to {num(row.high)}, "
             f"p = {row.p_value:.3f})")
-    if noise:
+    said = verdict(row.delta, row.low, row.high, row.p_value, alpha=alpha,
+                   lower_is_better=row.figure in LOWER_IS_BETTER)
+    if said == NO_CLEAR:
         return head + " — within noise: this test set cannot tell the two runs apart on this figure."
-    better = (row.delta > 0) != (row.figure in LOWER_IS_BETTER)
-    return head + f" — {b} is {'better' if better else 'worse'}, beyond resampling noise."
+    return head + f" — {b} is {said}, beyond resampling noise."
 
 
 # ------------------------------------------------------------------------------------------ many runs at once
@@ -379,9 +396,8 @@ def compare_runs(evals: dict[str, Evaluation], *, baseline: str | None = None, n
     out["resampled"] = np.where(out.figure.str.endswith("macro_f1"), "codes", "documents")
     out["p_holm"] = out.groupby("figure", sort=False).p_value.transform(lambda p: holm(p.to_numpy()))
     out["best"] = out.value >= out.groupby("figure", sort=False).value.transform("max") - 1e-12
-    clear = (out.p_holm < alpha) & ((out.delta_low > 0) | (out.delta_high < 0))
-    out["verdict"] = np.where(out.run == baseline, "",
-                              np.where(clear, np.where(out.delta > 0, "better", "worse"), "no clear difference"))
+    out["verdict"] = [verdict(d, lo, hi, p, alpha=alpha) if r != baseline else ""
+                      for r, d, lo, hi, p in zip(out.run, out.delta, out.delta_low, out.delta_high, out.p_holm)]
     return out[["run", "figure", "value", "low", "high", "best", "delta", "delta_low", "delta_high", "p_value",
                 "p_holm", "verdict", "resampled"]]
 

@@ -22,7 +22,7 @@ from cophe_core.labels import NothingScorable
 from cophe_core.ontology import load_ontology
 from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.readers import RawLabels, RawScores, read_input, read_labels
-from cophe_core.report import figure_html
+from cophe_core.report import figure_html, safe_csv
 from cophe_core.stats import bootstrap, paired_bootstrap, randomisation_test
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,6 +60,11 @@ class Context:
 
     def evaluation(self, run: str | None = None):
         return self.scoring.evaluation(run or self.run, max_level=self.max_level)
+
+    @property
+    def key(self) -> tuple:
+        """What a result computed from :meth:`evaluation` depends on, besides the runs: part of every cache key."""
+        return (self.max_level,)
 
 
 def md(text: object) -> str:
@@ -416,10 +421,21 @@ def significance(a, b, n_resamples: int, seed: int):
                                                  p_bootstrap=paired.p_value.to_numpy())
 
 
-def figure_download(fig, name: str, key: str) -> None:
-    """A small button under a chart: the figure as a standalone interactive HTML file."""
-    st.download_button("Download chart as HTML", lambda: figure_html(fig), f"{name}.html", "text/html",
-                       key=key, type="tertiary", icon=":material/download:")
+def figure_download(fig, name: str, key: str, table=None) -> None:
+    """Small buttons under a chart: the figure as a standalone interactive HTML file, and with ``table`` the
+    numbers it draws as CSV."""
+    left, right = st.columns(2) if table is not None else (st.container(), None)
+    left.download_button("Download chart as HTML", lambda: figure_html(fig), f"{name}.html", "text/html",
+                         key=key, type="tertiary", icon=":material/download:")
+    if right is not None:
+        with right:
+            table_download(table, name, f"{key}_csv", label="Download its numbers (CSV)")
+
+
+def table_download(table, name: str, key: str, *, label: str = "Download the whole table (CSV)") -> None:
+    """A small button: a table as CSV, cells that a spreadsheet would run as a formula defused."""
+    st.download_button(label, lambda: safe_csv(table), f"{name}.csv", "text/csv", key=key, type="tertiary",
+                       icon=":material/download:")
 
 
 def _set_system(system: str) -> None:

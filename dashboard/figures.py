@@ -213,14 +213,16 @@ def tree_labels(sub: pd.DataFrame) -> list[str]:
 
 
 def tree_figure(sub: pd.DataFrame, colour: str = "balance", *, prefix: str = "", words: dict | None = None,
-                fitted: bool = True, height: int = 640) -> go.Figure:
+                fitted: bool = True, height: int = 640, runs: tuple[str, str] | None = None) -> go.Figure:
     """An icicle of a :func:`cophe_core.tree.focused_subtree` table.
 
     Size is the row's ``value`` (gold plus predicted codes); colour is the chosen column. With ``fitted``
     the scale is fitted to the tiles shown (:func:`colour_range`: symmetric about 0 and clipped for a
     signed measure), and the colour bar states its range; otherwise it spans the measure's whole range.
     Every tile tall enough for a line of text carries its code and a short title. Hover gives the counts
-    in ``words`` (default: a coder's words, :data:`TREE_WORDS`). Titles are HTML-escaped.
+    in ``words`` (default: a coder's words, :data:`TREE_WORDS`). Titles are HTML-escaped. With ``runs``
+    (the names of runs A and B), ``sub`` is a comparison (:func:`cophe_core.compare.delta_subtree`) and the
+    hover gives both runs' counts and the change.
     """
     title, scale, lo, hi = COLOUR_BY[colour]
     signed = lo < 0
@@ -244,6 +246,8 @@ def tree_figure(sub: pd.DataFrame, colour: str = "balance", *, prefix: str = "",
              f"{e['precision']} %{{customdata[7]:.3f}} · {e['recall']} %{{customdata[8]:.3f}} · "
              f"{e['f1']} %{{customdata[9]:.3f}} · {e['set_f1']} %{{customdata[11]:.3f}}<br>"
              f"{e['error_share']}: %{{customdata[13]:.1%}}<extra></extra>")
+    if runs is not None:
+        custom, hover = _both_runs_hover(sub, runs, w)
     # In a DAG a code can sit under two siblings, so children may outweigh their parent;
     # "total" would then draw nothing, "remainder" draws every tile.
     child_sum = sub.groupby("parent_id")["value"].sum()
@@ -271,6 +275,58 @@ def tree_figure(sub: pd.DataFrame, colour: str = "balance", *, prefix: str = "",
     fig.update_layout(height=height, margin={"t": 4, "b": 4, "l": 4, "r": 4},
                       uniformtext={"minsize": 9, "mode": "hide"})
     return fig
+
+
+def _both_runs_hover(sub: pd.DataFrame, runs: tuple[str, str], w: dict) -> tuple[pd.DataFrame, str]:
+    """Hover data and template of a comparison tree: each run's counts and F1, and the change in F1."""
+    custom = pd.DataFrame({"title": sub.title.map(html.escape), "code": sub.code.map(html.escape),
+                           "gold": sub["a_gold"], "delta": sub["delta_f1"]})
+    lines = []
+    for i, (run, p) in enumerate(zip(runs, ("a_", "b_"))):
+        for k in ("predicted", "tp", "fp", "fn", "f1"):
+            custom[f"{i}{k}"] = sub[p + k]
+        base = 4 + 5 * i
+        lines.append(f"<b>{html.escape(run)}</b>: {html.escape(w['predicted'])} %{{customdata[{base}]}} · "
+                     f"{html.escape(w['tp'])} %{{customdata[{base + 1}]}} · {html.escape(w['fp'])} "
+                     f"%{{customdata[{base + 2}]}} · {html.escape(w['fn'])} %{{customdata[{base + 3}]}} · "
+                     f"{html.escape(w['f1'])} %{{customdata[{base + 4}]:.3f}}")
+    change = html.escape(f"Change in {w['f1']} ({runs[1]} − {runs[0]})")
+    hover = ("<b>%{customdata[1]} %{customdata[0]}</b><br>" + f"{html.escape(w['gold'])} %{{customdata[2]}}<br>"
+             + "<br>".join(lines) + f"<br>{change}: %{{customdata[3]:+.3f}}<extra></extra>")
+    return custom, hover
+
+
+def runs_chart(table: pd.DataFrame, figure: str, *, title: str, baseline: str,
+               words: dict | None = None) -> go.Figure:
+    """One figure of :func:`cophe_core.stats.compare_runs` for every run: a dot with its 95% interval,
+    coloured by the verdict against the baseline (green better, red worse, grey no clear difference, black
+    for the baseline itself), so that colour and words agree."""
+    w = {"better": "better than the baseline", "worse": "worse than the baseline",
+         "no clear difference": "no clear difference", "": "baseline", **(words or {})}
+    rows = table[table.figure == figure].iloc[::-1]  # the first run at the top
+    fig = go.Figure()
+    for verdict, colour in VERDICT_COLOURS.items():
+        part = rows[rows.verdict == verdict]
+        if part.empty:
+            continue
+        names = [html.escape(str(r)) for r in part.run]
+        fig.add_scatter(
+            x=part.value, y=names, mode="markers", name=html.escape(w[verdict]),
+            marker={"color": colour, "size": 11, "symbol": "diamond" if verdict == "" else "circle"},
+            error_x={"type": "data", "symmetric": False, "array": part.high - part.value,
+                     "arrayminus": part.value - part.low, "color": colour, "thickness": 2},
+            customdata=np.column_stack([part.low, part.high, part.delta.fillna(0)]),
+            hovertemplate=("<b>%{y}</b><br>" + html.escape(title) + " %{x:.3f} (95% interval %{customdata[0]:.3f}"
+                           " to %{customdata[1]:.3f})<extra>%{fullData.name}</extra>"))
+    fig.update_yaxes(categoryorder="array", categoryarray=[html.escape(str(r)) for r in rows.run],
+                     title_text=html.escape(CHART_WORDS["run"]))
+    fig.update_xaxes(title_text=html.escape(title))
+    fig.update_layout(height=120 + 34 * len(rows), margin={**MARGIN, "t": 50},
+                      legend={"orientation": "h", "yref": "container", "y": 1, "yanchor": "top", "x": 0})
+    return _readable(fig)
+
+
+VERDICT_COLOURS = {"": "#222222", "better": "#1a9850", "worse": "#d73027", "no clear difference": "#8c8c8c"}
 
 
 def threshold_curve(curve: pd.DataFrame, current: float | None = None, tuned: float | None = None, *,

@@ -1,15 +1,20 @@
-"""Compare runs: levels side by side, B − A deltas, a delta tree, and where the runs disagree."""
+"""Compare runs: every run against a baseline at a glance, then two runs in depth: is each difference real,
+which families it comes from, where in the tree, and in which documents."""
 
 import data
 import pandas as pd
 import streamlit as st
-from figures import COLOUR_BY, delta_bar, levels_bar, tree_figure
+from figures import COLOUR_BY, delta_bar, levels_bar, runs_chart, tree_figure
 from texts import HELP, MEASURES, TERMS, level, measure, term
 
 from cophe_core.compare import delta_subtree, disagreements, figure_parts, level_deltas, levels_side_by_side
-from cophe_core.stats import describe_difference
+from cophe_core.families import family_changes
+from cophe_core.stats import NO_CLEAR, compare_runs, describe_difference, verdict
 
 HEADLINES = ["flat f1", "set_based overall f1", "cophe overall f1"]  # the figures given a verdict in words
+MAX_RUNS = 10  # the runs table stays readable and its resampling under a few seconds
+FAMILY_ROWS = 50  # families shown; the download holds them all
+SHADES = {"better": "#d9f0d3", "worse": "#f8d3d0", NO_CLEAR: "", "": ""}  # light tints of VERDICT_COLOURS
 
 
 def words() -> dict[str, str]:
@@ -18,87 +23,148 @@ def words() -> dict[str, str]:
 
 
 def figure_words(figure: str, onto) -> str:
-    """A bootstrap figure id such as ``set_based e0 f1`` in words: "Right family (Set-based) F1 at Category"."""
+    """A figure id such as ``set_based e0 f1`` in words: "Right family (Set-based) F1 at Category"."""
     m, lv, stat = figure_parts(figure)
     name = f"{measure(m)} {term(stat)}"
     return name if lv in (None, "overall") else f"{name} at {level(onto, lv)}"
 
 
-def verdict(text: str):
-    """The box for a verdict: green only for better, red for worse, neutral for noise."""
-    if text.endswith("is better, beyond resampling noise."):
+def short_words(figure: str, onto) -> str:
+    """A figure's short name for a column heading: "Right family F1", "Exact codes F1 per code",
+    "Right family and count F1, Category (3 digits)"."""
+    m, lv, stat = figure_parts(figure)
+    name = f"{term(m)} {term('f1')} per code" if stat == "macro_f1" else f"{term(m)} {term(stat)}"
+    return name if lv in (None, "overall") else f"{name}, {level(onto, lv)}"
+
+
+def verdict_box(said: str):
+    """The box for a verdict: green only for better, red for worse, neutral for no clear difference."""
+    if said == "better":
         return lambda body: st.success(body, icon=":material/trending_up:")
-    if text.endswith("is worse, beyond resampling noise."):
+    if said == "worse":
         return lambda body: st.error(body, icon=":material/trending_down:")
     return lambda body: st.info(body, icon=":material/drag_handle:")
 
 
-DELTA_WORDS = {"delta_f1": "Purple: run B's F1 is higher than run A's in that family; orange: lower.",
-               "delta_balance": "Purple: run B writes relatively more extra codes than run A in that family; "
-                                "orange: relatively more missed codes."}
+def figure_sets(levels: list[str]) -> dict[str, list[str]]:
+    """The columns of the runs table, by the question they answer."""
+    return {
+        "Headline figures": ["flat f1", "flat macro_f1", "set_based overall f1", "cophe overall f1",
+                             "cophe overall precision", "cophe overall recall"],
+        "F1 by level": [*(f"cophe {lv} f1" for lv in levels), "cophe overall f1"],
+        "Per-code averages by level": ["flat macro_f1", *(f"cophe {lv} macro_f1" for lv in levels)],
+    }
 
-st.title("Compare runs")
-ctx = data.require_scoring()
-if ctx:
-    names = ctx.scoring.run_names
-    if len(names) < 2:
-        st.info("Upload two or more runs to compare them.")
-        st.stop()
-    a_col, b_col, lv_col = st.columns(3)
-    a = a_col.selectbox("Run A", names, index=0, key="cmp_a")
-    b = b_col.selectbox("Run B", names, index=1, key="cmp_b")
+
+def runs_section(ctx, names: list[str], onto) -> None:
+    """Every run's figures with intervals, the best marked, and each run against the baseline."""
+    st.subheader("All runs at a glance", anchor=False)
+    if len(names) > MAX_RUNS:
+        st.warning(f"Showing the first {MAX_RUNS} of {len(names)} runs.")
+        names = names[:MAX_RUNS]
+    c1, c2, c3 = st.columns([2, 3, 2])
+    baseline = c1.selectbox("Baseline", names, key="cmp_baseline",
+                            help="Every other run is compared with this one, on the same documents.")
+    levels = ctx.evaluation(names[0]).levels
+    sets = figure_sets(levels)
+    shown = c2.radio("Figures", list(sets), horizontal=True, key="cmp_figures")
+    resamples = c3.select_slider("Resamples", [200, 500, 1000, 2000], value=1000, key="cmp_resamples",
+                                 help="Bootstrap resamples of the documents (seed 0) for the intervals and tests.")
+    key = ("runs_table", tuple(names), baseline, ctx.key, resamples)
+    slot = st.empty()
+    with slot, st.spinner(f"Resampling {len(names)} runs {resamples:,} times…"):
+        table = data.cached(ctx.scoring, key, lambda: compare_runs(
+            {r: ctx.evaluation(r) for r in names}, baseline=baseline, n_resamples=resamples, seed=0))
+    with slot.container():
+        figs = sets[shown]
+        heads = {f: short_words(f, onto) for f in figs}
+        st.markdown("**Scores** · 95% interval in brackets · ★ best in its column")
+        st.dataframe(scores_grid(table, figs, heads), width="stretch", key="cmp_runs_scores")
+        others = [r for r in names if r != baseline]
+        if others:
+            st.markdown(f"**Difference from {data.md(baseline)}** · run − baseline, 95% interval in brackets")
+            st.dataframe(differences_grid(table, figs, heads, baseline), width="stretch", key="cmp_runs_deltas")
+            st.caption("Green: better than the baseline; red: worse; no colour: no clear difference. A difference "
+                       "counts when the paired bootstrap's p-value, corrected for comparing several runs (Holm), "
+                       "is below 0.05 and its interval leaves out 0. Per-code averages resample the codes, the "
+                       "other figures the documents.")
+        pick = st.selectbox("Chart", figs, format_func=heads.get, key="cmp_runs_chart_figure")
+        fig = runs_chart(table, pick, title=heads[pick], baseline=baseline)
+        st.plotly_chart(fig, key="cmp_runs_chart")
+        data.figure_download(fig, "runs_chart", "dl_cmp_runs_chart", table=readable_runs(table, onto))
+
+
+def scores_grid(table: pd.DataFrame, figs: list[str], heads: dict[str, str]):
+    """Runs × figures as text, "0.612 (0.598–0.627)", the best of each column starred and bold."""
+    rows = table[table.figure.isin(figs)]
+    text = rows.assign(cell=[f"{'★ ' if b else ''}{v:.3f} ({lo:.3f}–{hi:.3f})"
+                             for v, lo, hi, b in zip(rows.value, rows.low, rows.high, rows.best)])
+    grid = text.pivot(index="run", columns="figure", values="cell").loc[list(dict.fromkeys(rows.run)), figs]
+    grid = grid.rename(columns=heads).rename_axis(index=term("run"), columns=None)
+    return grid.style.map(lambda v: "font-weight: bold" if str(v).startswith("★") else "")
+
+
+def differences_grid(table: pd.DataFrame, figs: list[str], heads: dict[str, str], baseline: str):
+    """Runs × figures of run − baseline as text with its interval, tinted by the verdict."""
+    rows = table[table.figure.isin(figs) & (table.run != baseline)]
+
+    def cell(d: float, lo: float, hi: float, said: str) -> str:
+        return f"{d:+.3f} ({lo:+.3f} to {hi:+.3f}) {said if said != NO_CLEAR else ''}".rstrip().replace("-", "−")
+
+    text = rows.assign(cell=[cell(*r) for r in zip(rows.delta, rows.delta_low, rows.delta_high, rows.verdict)])
+    order = list(dict.fromkeys(rows.run))
+    grid = text.pivot(index="run", columns="figure", values="cell").loc[order, figs]
+    said = rows.pivot(index="run", columns="figure", values="verdict").loc[order, figs]
+    grid = grid.rename(columns=heads).rename_axis(index=term("run"), columns=None)
+    tints = said.map(lambda v: f"background-color: {SHADES[v]}" if SHADES[v] else "")
+    tints.columns, tints.index = grid.columns, grid.index
+    return grid.style.apply(lambda _: tints, axis=None)
+
+
+def readable_runs(table: pd.DataFrame, onto) -> pd.DataFrame:
+    """The runs table for a CSV: the figure in words beside its id."""
+    return table.assign(figure_name=[figure_words(f, onto) for f in table.figure])
+
+
+def pair_section(ctx, names: list[str], onto):
+    """Run A against run B: headline tiles, the change by level, and whether each headline change is real."""
+    st.subheader("Two runs in depth", anchor=False)
+    a_col, b_col = st.columns(2)
+    base = st.session_state.get("cmp_baseline", names[0])
+    a = a_col.selectbox("Run A", names, index=names.index(base) if base in names else 0, key="cmp_a")
+    b = b_col.selectbox("Run B", names, index=1 if names[0] == a else 0, key="cmp_b")
     if a == b:
         st.warning("Pick two different runs.")
-        st.stop()
+        return None
     ea, eb = ctx.evaluation(a), ctx.evaluation(b)
-    onto = ctx.scoring.corpus.ontology
-
     deltas = level_deltas(ea, eb)
     overall = deltas[(deltas.level == "overall") & (deltas.measure == "cophe")].iloc[0]
     flat = deltas[deltas.measure == "flat"].iloc[0]
     c1, c2, c3 = st.columns(3)
     c1.metric(f"{term('cophe')} F1 · {a}", f"{overall.a_f1:.3f}", help=HELP["cophe"])
     c2.metric(f"{term('cophe')} F1 · {b}", f"{overall.b_f1:.3f}", delta=f"{overall.delta_f1:+.3f}", help=HELP["cophe"])
-    c3.metric(f"{term('flat')} F1: change (B − A)", f"{flat.delta_f1:+.3f}", help=HELP["flat"])
+    c3.metric(f"{term('flat')} F1: change ({b} − {a})", f"{flat.delta_f1:+.3f}", help=HELP["flat"])
+    significance(ctx, a, b, ea, eb, onto)
+    by_level(deltas, a, b, ea, eb, onto)
+    return a, b, ea, eb
 
-    level_names = {lv: level(onto, lv) for lv in dict.fromkeys(deltas.level)}
-    left, right = st.columns(2)
-    with left:
-        st.markdown("**Change by level (B − A)**")
-        metric = st.segmented_control(term("statistic"), ["f1", "precision", "recall"], default="f1",
-                                      key="cmp_metric", format_func=term) or "f1"
-        fig = delta_bar(deltas, metric, a, b, levels=level_names, words=words())
-        st.plotly_chart(fig, key="cmp_delta_chart")
-        data.figure_download(fig, "delta_chart", "dl_cmp_delta")
-    with right:
-        st.markdown("**Both runs**")
-        st.plotly_chart(levels_bar(levels_side_by_side({a: ea, b: eb}), metric, levels=level_names, words=words()),
-                        key="cmp_levels_chart")
-    who = {"a": a, "b": b, "delta": "B − A"}
-    st.dataframe(deltas.assign(measure=deltas.measure.map(measure), level=deltas.level.map(level_names)),
-                 hide_index=True, width="stretch", column_config={
-                     "measure": st.column_config.TextColumn(term("measure")),
-                     "level": st.column_config.TextColumn(term("level"), help=HELP["level"]), **{
-                         c: st.column_config.NumberColumn(f"{term(c.split('_')[1])} · {who[c.split('_')[0]]}",
-                                                          format="%+.3f" if c.startswith("delta") else "%.3f")
-                         for c in deltas.columns if c not in ("measure", "level")}})
 
-    st.subheader("Is the difference real?", anchor=False)
-    st.caption("Documents are resampled: a paired bootstrap gives a 95% interval for B − A, and an approximate "
-               "randomisation test (each document's outputs swapped between the runs at random) a p-value.")
-    n1, n2 = st.columns(2)
-    resamples = n1.select_slider("Resamples", [200, 500, 1000, 2000, 5000], value=1000, key="cmp_resamples")
-    seed = n2.number_input("Seed", 0, 2**31 - 1, 0, key="cmp_seed")
-    # The test takes 0.2 s (1,000 resamples) to 1 s (5,000) on 1,000 documents. The placeholder replaces the
-    # last verdicts as soon as the rerun reaches it, so no old p-value stays on screen while new ones are computed.
+def significance(ctx, a: str, b: str, ea, eb, onto) -> None:
+    st.markdown(f"**Is the difference real?** {data.md(b)} − {data.md(a)}")
+    st.caption("Documents are resampled: a paired bootstrap gives a 95% interval for the change, and an "
+               "approximate randomisation test (each document's outputs swapped between the runs at random) "
+               "a p-value.")
+    resamples = st.session_state.get("cmp_resamples", 1000)
+    # The placeholder replaces the last verdicts as soon as the rerun reaches it, so no old p-value stays on
+    # screen while new ones are computed.
     slot = st.empty()
     with slot, st.spinner("Testing the difference…"):
-        paired = data.cached(ctx.scoring, ("paired", a, b, ctx.max_level, resamples, seed),
-                             lambda: data.significance(ea, eb, resamples, seed))
+        paired = data.cached(ctx.scoring, ("paired", a, b, ctx.key, resamples, 0),
+                             lambda: data.significance(ea, eb, resamples, 0))
     with slot.container():
         for row in paired.set_index("figure").loc[HEADLINES].reset_index().itertuples():
-            text = describe_difference(row._replace(figure=figure_words(row.figure, onto)), a, b)
-            verdict(text)(data.md(text))
+            said = verdict(row.delta, row.low, row.high, row.p_value)
+            verdict_box(said)(data.md(describe_difference(row._replace(figure=figure_words(row.figure, onto)), a, b)))
         with st.expander("All figures, with intervals and p-values"):
             parts = pd.DataFrame([(measure(m), level(onto, lv or "leaf"), term(stat))
                                   for m, lv, stat in map(figure_parts, paired.figure)],
@@ -108,37 +174,129 @@ if ctx:
                 **{k: st.column_config.TextColumn(term(k)) for k in ("measure", "level", "statistic")},
                 "a": st.column_config.NumberColumn(a, format="%.4f"),
                 "b": st.column_config.NumberColumn(b, format="%.4f"),
-                "delta": st.column_config.NumberColumn(term("delta"), format="%+.4f"),
+                "delta": st.column_config.NumberColumn(f"Change ({b} − {a})", format="%+.4f"),
                 **{k: st.column_config.NumberColumn(term(k), format="%.4f") for k in ("low", "high")},
                 **{k: st.column_config.NumberColumn(term(k), format="%.4f", help=HELP[k])
                    for k in ("p_value", "p_bootstrap")}})
 
+
+def by_level(deltas: pd.DataFrame, a: str, b: str, ea, eb, onto) -> None:
+    level_names = {lv: level(onto, lv) for lv in dict.fromkeys(deltas.level)}
+    left, right = st.columns(2)
+    with left:
+        st.markdown(f"**Change by level ({data.md(b)} − {data.md(a)})**")
+        metric = st.segmented_control(term("statistic"), ["f1", "precision", "recall"], default="f1",
+                                      key="cmp_metric", format_func=term) or "f1"
+        fig = delta_bar(deltas, metric, a, b, levels=level_names, words=words())
+        st.plotly_chart(fig, key="cmp_delta_chart")
+        data.figure_download(fig, "delta_chart", "dl_cmp_delta", table=deltas)
+    with right:
+        st.markdown("**Both runs**")
+        both = levels_side_by_side({a: ea, b: eb})
+        fig = levels_bar(both, metric, levels=level_names, words=words())
+        st.plotly_chart(fig, key="cmp_levels_chart")
+        data.figure_download(fig, "both_runs_chart", "dl_cmp_levels", table=both)
+
+
+def families_section(ctx, a: str, b: str, ea, eb, onto) -> None:
+    """Families ranked by the change in errors, each with its change in F1, interval and an FDR flag."""
+    st.subheader("Which families changed", anchor=False)
+    levels = ea.levels
+    default = levels.index("e0") if "e0" in levels else min(1, len(levels) - 1)
+    f1, f2 = st.columns([2, 3])
+    lv = f1.selectbox("Families at", levels, index=default, key="cmp_family_level",
+                      format_func=lambda x: level(onto, x))
+    order = f2.radio("Show first", ["Largest changes", f"Where {b} makes more errors", f"Where {b} makes fewer errors"],
+                     horizontal=True, key="cmp_family_order")
+    resamples = st.session_state.get("cmp_resamples", 1000)
+    slot = st.empty()
+    with slot, st.spinner("Testing every family…"):
+        table = data.cached(ctx.scoring, ("family_changes", a, b, lv, ctx.key, resamples),
+                            lambda: family_changes(ea, eb, lv, n_resamples=resamples, seed=0))
+    with slot.container():
+        shown = table
+        if order.endswith("more errors"):
+            shown = table[table.change_errors > 0].sort_values("change_errors", ascending=False, kind="stable")
+        elif order.endswith("fewer errors"):
+            shown = table[table.change_errors < 0].sort_values("change_errors", kind="stable")
+        flagged = int(table.flagged.sum())
+        st.caption(f"{len(table):,} families with codes at this level; {flagged:,} differ beyond chance between the "
+                   "runs (Benjamini–Hochberg, at most 5% of the flagged families expected to be false alarms). "
+                   f"Change in errors: {b}'s extra plus missed codes minus {a}'s; below 0, {b} makes fewer.")
+        st.dataframe(family_grid(shown.head(FAMILY_ROWS), a, b), hide_index=True, width="stretch",
+                     key="cmp_family_table", column_config=family_columns(a, b))
+        data.table_download(table, f"family_changes_{b}_vs_{a}", "dl_cmp_families")
+
+
+def family_grid(t: pd.DataFrame, a: str, b: str):
+    """The family table with the verdict of each flagged family in words and a tint: worse is never green."""
+    said = [("better" if d > 0 else "worse") if f else "" for d, f in zip(t.delta_f1, t.flagged)]
+    shown = t[["code", "title", "gold", "a_extra", "a_missed", "b_extra", "b_missed", "change_errors",
+               "delta_f1"]].assign(
+        interval=[f"{lo:+.3f} to {hi:+.3f}".replace("-", "−") for lo, hi in zip(t.low, t.high)],
+        verdict=[f"{b} {s}" if s else "no clear difference" for s in said])
+    tint = pd.Series([SHADES.get(s, "") for s in said], index=shown.index)
+
+    def paint(col: pd.Series) -> list[str]:
+        return [f"background-color: {c}" if c and col.name in ("change_errors", "delta_f1", "verdict") else ""
+                for c in tint]
+
+    return shown.style.apply(paint)
+
+
+def family_columns(a: str, b: str) -> dict:
+    num = st.column_config.NumberColumn
+    return {
+        "code": st.column_config.TextColumn(term("code"), pinned=True),
+        "title": st.column_config.TextColumn(term("title"), pinned=True),
+        "gold": num(term("gold"), format="%d"),
+        "a_extra": num(f"{term('fp')} · {a}", format="%d"), "a_missed": num(f"{term('fn')} · {a}", format="%d"),
+        "b_extra": num(f"{term('fp')} · {b}", format="%d"), "b_missed": num(f"{term('fn')} · {b}", format="%d"),
+        "change_errors": num("Change in errors", format="%+d",
+                             help=f"({term('fp')} + {term('fn')} of {b}) − ({term('fp')} + {term('fn')} of {a})"),
+        "delta_f1": num("Change in F1", format="%+.3f", help=f"F1 of {b} − F1 of {a} in the family "
+                        "(right family and count)"),
+        "interval": st.column_config.TextColumn(term("interval")),
+        "verdict": st.column_config.TextColumn("Verdict", help="Flagged when the change in F1 is beyond chance "
+                                               "once every family is tested (Benjamini–Hochberg q below 0.05; the "
+                                               "q-values are in the CSV)."),
+    }
+
+
+def tree_section(ctx, a: str, b: str, ea, eb, onto) -> None:
     st.subheader("Where the change happens", anchor=False)
     t0, t1, t2 = st.columns([1, 1, 1])
-    layout = t0.radio("Tree", ["Change (B − A)", "Side by side"], key="cmp_tree_layout", horizontal=True)
-    colour = t1.selectbox("Colour by", ["delta_f1", "delta_balance"] if layout.startswith("Change") else
-                          ["balance", "f1", "set_f1"], format_func=lambda k: COLOUR_BY[k][0], key=f"cmp_colour_{layout}")
+    layout = t0.radio("Tree", ["Change", "Side by side"], key="cmp_tree_layout", horizontal=True)
+    colour = t1.selectbox("Colour by", ["delta_f1", "delta_balance"] if layout == "Change" else
+                          ["balance", "f1", "set_f1"], format_func=lambda k: COLOUR_BY[k][0].replace("B − A", f"{b} − {a}"),
+                          key=f"cmp_colour_{layout}")
     depth = t2.slider("Levels shown", 1, 3, 2, key="cmp_depth")
     focus = st.session_state.get("focus")
-    onto = ea.ontology
     if focus is not None and focus >= onto.n_nodes:
         focus = None
-    sub = delta_subtree(ea, eb, focus, depth=depth, max_nodes=2000)
+    sub = data.cached(ctx.scoring, ("delta_subtree", a, b, focus, depth, ctx.key),
+                      lambda: delta_subtree(ea, eb, focus, depth=depth, max_nodes=2000))
     tree_words = {k: term(k) for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1")}
-    st.caption("Focus: " + ("All codes" if focus is None else data.md(f"{onto.keys[focus]} {onto.titles[focus]}"))
-               + " (set it in the code-family tree). " + DELTA_WORDS.get(colour, ""))
-    if layout.startswith("Change"):
-        fig = tree_figure(sub, colour, prefix="b_", words=tree_words)
+    where = "All codes" if focus is None else data.md(f"{onto.keys[focus]} {onto.titles[focus]}")
+    if layout == "Change":
+        more = "higher F1" if colour == "delta_f1" else "relatively more extra codes"
+        st.caption(f"Focus: {where} (set it in the code-family tree). Purple: {data.md(b)} has {more} than "
+                   f"{data.md(a)} in that family; orange: the opposite. The scale is fitted to the families shown; "
+                   "hover a family for both runs' counts.")
+        fig = tree_figure(sub, colour, prefix="b_", words=tree_words, runs=(a, b))
         st.plotly_chart(fig, key=f"cmp_tree_{a}_{b}_{focus}_{colour}_{depth}")
-        st.caption(f"Hover shows the counts of {data.md(b)}.")
-        data.figure_download(fig, f"delta_tree_{b}_vs_{a}", "dl_cmp_tree")
+        data.figure_download(fig, f"delta_tree_{b}_vs_{a}", "dl_cmp_tree", table=sub.drop(columns="merged"))
     else:
+        st.caption(f"Focus: {where} (set it in the code-family tree).")
         for col, run, prefix in zip(st.columns(2), (a, b), ("a_", "b_")):
             with col:
                 st.markdown(f"**{data.md(run)}**")
                 side = sub.assign(**{c: sub[prefix + c] for c in ("balance", "f1", "set_f1")})
-                st.plotly_chart(tree_figure(side, colour, prefix=prefix, words=tree_words), key=f"cmp_side_{run}_{focus}_{colour}_{depth}")
+                st.plotly_chart(tree_figure(side, colour, prefix=prefix, words=tree_words),
+                                key=f"cmp_side_{run}_{focus}_{colour}_{depth}")
 
+
+def documents_section(a: str, b: str, ea, eb, onto) -> None:
     st.subheader("Documents where the runs disagree most", anchor=False)
     at = st.selectbox(f"{term('cophe')} F1 at", ea.levels, index=min(2, len(ea.levels) - 1), key="cmp_doc_level",
                       format_func=lambda lv: level(onto, lv))
@@ -149,4 +307,21 @@ if ctx:
         "only_b": st.column_config.TextColumn(f"Only {b}", width="large"),
         "a_f1": st.column_config.NumberColumn(f"{term('f1')} · {a}", format="%.2f"),
         "b_f1": st.column_config.NumberColumn(f"{term('f1')} · {b}", format="%.2f"),
-        "delta_f1": st.column_config.NumberColumn("B − A", format="%+.2f")})
+        "delta_f1": st.column_config.NumberColumn(f"{b} − {a}", format="%+.2f")})
+
+
+st.title("Compare runs")
+ctx = data.require_scoring()
+if ctx:
+    names = ctx.scoring.run_names
+    if len(names) < 2:
+        st.info("Upload two or more runs to compare them.")
+        st.stop()
+    onto = ctx.scoring.corpus.ontology
+    runs_section(ctx, names, onto)
+    st.divider()
+    pair = pair_section(ctx, names, onto)
+    if pair:
+        families_section(ctx, *pair, onto)
+        tree_section(ctx, *pair, onto)
+        documents_section(*pair, onto)
