@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from cophe_core.synthetic import generate, generate_scores
@@ -37,6 +38,18 @@ def main() -> None:
     dev_gold, _ = generate(n_docs=500, seed=99, ontology="icd9", profiles=())
     dev_gold.to_csv(HERE / "icd9" / "dev_gold.csv", index=False)
     generate_scores(dev_gold, seed=8).to_csv(HERE / "icd9" / "dev_scores.csv", index=False)
+    document_details(test_gold, seed=11).to_csv(HERE / "icd9" / "documents.csv", index=False)
+
+
+def document_details(gold: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """Made-up details of each document, to slice by: the note's length in words (longer with more codes),
+    the admission type and the year. Synthetic, like every sample file."""
+    rng = np.random.default_rng(seed)
+    n_codes = gold.groupby("doc_id", sort=False).size()
+    words = np.round(np.exp(rng.normal(6.6 + 0.06 * n_codes.to_numpy(), 0.35))).astype(int)
+    kinds = rng.choice(["EMERGENCY", "ELECTIVE", "URGENT"], size=len(n_codes), p=[0.72, 0.18, 0.10])
+    years = rng.integers(2001, 2013, size=len(n_codes))
+    return pd.DataFrame({"doc_id": n_codes.index, "note_length": words, "admission_type": kinds, "year": years})
 
 
 if __name__ == "__main__":

@@ -354,3 +354,15 @@ def test_bundled_samples_are_what_the_generator_writes(name):
     for file, df in [("gold", gold)] + [(f"run_{k}", v) for k, v in runs.items()]:
         pd.testing.assert_frame_equal(df, pd.read_csv(SAMPLES / name / f"{file}.csv", dtype=str), obj=file)
     assert np.isin(list(PLANTED[name]), gold.code).all()
+
+
+def test_bundled_document_details_are_what_the_generator_writes():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("generate", SAMPLES / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    gold = pd.read_csv(SAMPLES / "icd9" / "gold.csv", dtype=str)
+    written = pd.read_csv(SAMPLES / "icd9" / "documents.csv", dtype=str)
+    pd.testing.assert_frame_equal(module.document_details(gold, seed=11).astype(str), written)
+    assert set(written.doc_id) == set(gold.doc_id)
