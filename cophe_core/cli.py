@@ -55,6 +55,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--tune-on", nargs=2, metavar=("DEV_GOLD", "DEV_SCORES"),
                    help="when --pred holds scores: use the threshold that maximises CoPHE overall F1 on this "
                    "development split (never tune on the test set)")
+    s.add_argument("--save", metavar="FILE.cophe",
+                   help="also write a saved analysis: the gold and prediction files as given, with these options; "
+                   "open it in the dashboard (Source: Open a saved analysis)")
     s.add_argument("--doc-col", help="document id column (default: detected)")
     s.add_argument("--code-col", help="code column (default: detected)")
     return p
@@ -145,6 +148,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         ev.documents.to_csv(args.documents, index=False)
     if args.rejected:
         rejected.to_csv(args.rejected, index=False)
+    if args.save:
+        try:
+            _save(args, ev, decision)
+        except OSError as e:
+            print(f"cophe: error: --save {args.save}: {e.strerror or e}; give a path in a folder that exists",
+                  file=sys.stderr)
+            return 2
     try:
         if args.format == "json":
             json.dump(result, sys.stdout, indent=1)
@@ -157,6 +167,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     for w in warnings:
         print(f"cophe: warning: {w}", file=sys.stderr)
     return 0
+
+
+def _save(args: argparse.Namespace, ev, decision: dict | None) -> None:
+    """Write ``--save``: the inputs as given, the reading options and the decision rule."""
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from . import __version__
+    from .analysis import analysis_from_files, write_analysis
+
+    custom = Path(args.ontology).is_file()
+    rule = None
+    if decision is not None:
+        rule = ("threshold", decision["threshold"]) if decision.get("threshold") is not None else \
+            ("top_k", decision["top_k"])
+    analysis = analysis_from_files(
+        args.gold, {Path(args.pred).stem or "pred": args.pred}, rule=rule,
+        hierarchy=args.ontology if custom else None, created=datetime.now(UTC).isoformat(timespec="seconds"),
+        options={"ontology": "custom" if custom else args.ontology, "system": args.system,
+                 "doc_col": args.doc_col, "code_col": args.code_col, "max_level": args.max_level},
+        cophe_version=__version__, code_sets=dict(ev.ontology.code_sets))
+    Path(args.save).write_bytes(write_analysis(analysis))
 
 
 if __name__ == "__main__":  # pragma: no cover
