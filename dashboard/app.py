@@ -20,6 +20,8 @@ for p in (HERE, HERE.parent):  # the dashboard modules, and cophe_core in a sour
 
 import data  # noqa: E402
 import errors  # noqa: E402
+import saved  # noqa: E402
+import slicing  # noqa: E402
 import texts  # noqa: E402
 import urlstate  # noqa: E402
 
@@ -31,6 +33,7 @@ PAGES = [
     st.Page(HERE / "views" / "levels.py", title="Scores by level", icon=":material/bar_chart:", default=True, url_path="levels"),
     st.Page(HERE / "views" / "tree.py", title="Code-family tree", icon=":material/account_tree:", url_path="tree"),
     st.Page(HERE / "views" / "compare.py", title="Compare runs", icon=":material/compare_arrows:", url_path="compare"),
+    st.Page(HERE / "views" / "slices.py", title="Slices", icon=":material/filter_alt:", url_path="slices"),
     st.Page(HERE / "views" / "document.py", title="One document", icon=":material/description:", url_path="document"),
     st.Page(HERE / "views" / "metrics.py", title="More metrics", icon=":material/functions:", url_path="metrics"),
     st.Page(HERE / "views" / "threshold.py", title="Threshold", icon=":material/tune:", url_path="threshold"),
@@ -42,6 +45,19 @@ PAGES = [
 STALE_CSS = """<style>
 [data-testid=stMain] .stElementContainer[data-stale=true] {visibility: hidden; transition: visibility 0s linear 0.3s;}
 </style>"""
+
+def saved_view(page) -> None:
+    """After opening an analysis, a link to the page it was saved on (st.switch_page would reset every widget,
+    the opened file included), until the user is there."""
+    goto = st.session_state.get("_goto_page")
+    target = next((p for p in PAGES if p.url_path == goto), None)
+    if target is None or target.url_path == page.url_path:
+        st.session_state.pop("_goto_page", None)
+        return
+    with st.container(border=True):
+        st.page_link(target, label=f"Go to the view the analysis was saved on: {target.title}",
+                     icon=":material/arrow_forward:")
+
 
 page = st.navigation(PAGES)
 st.html(STALE_CSS)
@@ -58,12 +74,18 @@ try:
                        "seconds; later views reuse the work.")
         with st.spinner("Reading and scoring the files…"):
             ctx = data.sidebar()
+        if ctx.scoring is not None and ctx.blocked is None:
+            ctx.slice = slicing.sidebar(ctx.scoring)
     loading.empty()
     st.session_state["_ctx"] = ctx
     st.sidebar.toggle("Technical terms", key=texts.TECHNICAL_KEY,
                       help="Show TP / FP / FN, flat, set-based and level ids such as e0, as in papers, instead "
                       "of Correct / Extra / Missed and the levels' names.")
     st.sidebar.caption("cophe · CoPHE: Falis et al., EMNLP 2021. Every figure comes from the cophe scoring core.")
+    if ctx.files is not None and ctx.scoring is not None:
+        saved.save_button(st.sidebar, ctx.files, page.url_path, ctx.scoring.corpus.ontology)
+    saved_view(page)
+    slicing.banner(ctx, page.title)
     page.run()
     urlstate.publish(page.url_path, ctx)
 except Exception as exc:  # the user sees a panel, never a traceback: theirs to fix, or ours to report

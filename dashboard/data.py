@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import saved
 import streamlit as st
 import texts
 import urlstate
@@ -23,6 +24,7 @@ from cophe_core.ontology import load_ontology
 from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.readers import RawLabels, RawScores, read_input, read_labels
 from cophe_core.report import figure_html, safe_csv
+from cophe_core.slices import Slice, restrict
 from cophe_core.stats import bootstrap, paired_bootstrap, randomisation_test
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,6 +33,7 @@ SAMPLES = {  # source label → (folder, ontology, runs); a run named "scores_�
     "Sample: ICD-9": ("icd9", "icd9", ("siblings", "overcoder", "conservative", "scores_model")),
     "Sample: ICD-10": ("icd10", "icd10", ("siblings", "overcoder")),
 }
+UPLOAD, OPEN = "Upload files", "Open a saved analysis"  # the sources besides the samples
 UPLOAD_TYPES = ["csv", "tsv", "txt", "psv", "json", "jsonl", "ndjson", "parquet", "feather", "arrow"]
 MAX_UPLOAD_MB = 50
 # A run may be a matrix of probabilities: MIMIC-III full's (3,372 documents × 8,922 codes, float32) is 124 MB
@@ -57,14 +60,34 @@ class Context:
     reading: dict | None = None  # the reading options: doc_col, code_col, system
     notice: str | None = None  # an ordinary state, such as nothing uploaded yet (not an error)
     blocked: NothingScorable | None = None  # an input with no scorable row: numbers are withheld
+    slice: Slice | None = None  # the part of the data every page shows (None: everything)
+    files: dict | None = None  # the inputs as given and how they were read: what Save analysis writes
 
-    def evaluation(self, run: str | None = None):
-        return self.scoring.evaluation(run or self.run, max_level=self.max_level)
+    def evaluation(self, run: str | None = None, *, max_level: str | None = None):
+        """The run's evaluation (up to ``max_level``, by default the sidebar's), restricted to the slice: a mask
+        on the cached matrices, kept per slice."""
+        level = max_level or self.max_level
+        ev = self.scoring.evaluation(run or self.run, max_level=level)
+        if self.slice is None:
+            return ev
+        return cached(self.scoring, ("sliced", run or self.run, level, self.slice.key),
+                      lambda: restrict(ev, self.slice))
+
+    @property
+    def slice_key(self) -> str | None:
+        return None if self.slice is None else self.slice.key
 
     @property
     def key(self) -> tuple:
         """What a result computed from :meth:`evaluation` depends on, besides the runs: part of every cache key."""
-        return (self.max_level,)
+        return (self.max_level, self.slice_key)
+
+    @property
+    def slice_words(self) -> str:
+        """The slice in one sentence, for reports."""
+        if self.slice is None:
+            return "Every document and code."
+        return f"Slice: {self.slice.dimension}: {self.slice.name}. {self.slice.describe()}"
 
 
 def md(text: object) -> str:
@@ -214,13 +237,14 @@ def sidebar() -> Context:
     """Draw the data-input sidebar and return the current :class:`Context`."""
     sb = st.sidebar
     sb.markdown("### Data")
-    source = sb.radio("Source", [*SAMPLES, "Upload files"], key="source",
+    source = sb.radio("Source", [*SAMPLES, UPLOAD, OPEN], key="source",
                       help="The samples are synthetic: 1,000 made-up documents and model runs with known "
                       "error profiles (see sample_data/README.md).")
     error = notice = blocked = None
     scoring = None
     label = source
     gold, runs, scored, reading = None, [], [], None
+    hierarchy = None
     if source in SAMPLES:
         gold, runs, onto = sample_inputs(source)
         inputs = read_inputs(gold, runs)
@@ -228,9 +252,35 @@ def sidebar() -> Context:
         rule = decision_rule(sb, scored)
         scoring = scoring_for(inputs, onto=onto, rule=rule)
         reading = {"doc_col": None, "code_col": None, "system": "auto"}
+    elif source == OPEN:
+        onto = "auto"
+        try:
+            opened = saved.open_file(sb, saved.MAX_ANALYSIS_MB)
+        except InputError as e:
+            opened, error = None, str(e)
+        if opened is None:
+            notice = None if error else "Open a file made with Save analysis (or by cophe score … --save)."
+        else:
+            o = opened.options
+            onto, hierarchy = o.get("ontology") or "auto", opened.hierarchy and (opened.hierarchy.name,
+                                                                                 opened.hierarchy.data)
+            reading = {"doc_col": o.get("doc_col"), "code_col": o.get("code_col"), "system": o.get("system") or "auto"}
+            gold = (opened.gold.name, opened.gold.data)
+            runs = [(run, f.name, f.data) for run, f in opened.runs.items()]
+            label = f"saved analysis of {opened.created}"
+            sb.caption(f"Opened: {md(gold[0])} and {len(runs)} run{'s' if len(runs) != 1 else ''}, saved "
+                       f"{md(opened.created)} with cophe {md(opened.cophe_version)}.")
+            try:
+                inputs = read_inputs(gold, runs, doc_col=reading["doc_col"], code_col=reading["code_col"])
+                scored = inputs.scored
+                rule = decision_rule(sb, scored)
+                scoring = scoring_for(inputs, onto=onto, system=reading["system"], hierarchy=hierarchy, rule=rule)
+            except NothingScorable as e:
+                blocked, error = e, str(e)
+            except InputError as e:
+                error = str(e)
     else:
         onto = sb.selectbox("Code system", list(ONTOLOGIES), format_func=ONTOLOGIES.get, key="ontology")
-        hierarchy = None
         if onto == "custom":
             hfile = sb.file_uploader("Hierarchy", type=["csv", "json"], key="hierarchy_file",
                                      max_upload_size=MAX_UPLOAD_MB,
@@ -294,8 +344,11 @@ def sidebar() -> Context:
         urlstate.take_choice("run", "run", scoring.run_names)
         urlstate.take_runs("levels_runs", scoring.run_names)
         run = sb.selectbox("Run", scoring.run_names, key="run", help="The run shown in the tree and document views.")
+    files = None if gold is None or not runs or reading is None else {
+        "gold": gold, "runs": runs, "hierarchy": hierarchy, "ontology": onto, "max_level": max_level,
+        "scored": bool(scored), **reading}
     return Context(scoring, label, max_level, run, error, (scoring.scored or None) if scoring else None,
-                   st.session_state.get("_rule") if scored else None, reading, notice, blocked)
+                   st.session_state.get("_rule") if scored else None, reading, notice, blocked, files=files)
 
 
 RUN_KEYS = ("run", "levels_runs", "cmp_a", "cmp_b", "doc_run_b", "threshold_run")  # widgets that hold run names
@@ -350,14 +403,14 @@ def problems_panel(scoring: Scoring) -> None:
             st.dataframe(by_reason, hide_index=True, width="stretch")
             st.caption("First rejected rows")
             st.dataframe(c.rejected.head(20), hide_index=True, width="stretch")
-            st.download_button("Download all rejected rows (CSV)", c.rejected.to_csv(index=False),
+            st.download_button("Download all rejected rows (CSV)", safe_csv(c.rejected),
                                "rejected_rows.csv", "text/csv", key="dl_rejected")
             if c.needs_system:
                 system_question()
     if len(c.flagged):
         with st.expander(f"{len(c.flagged):,} rows scored with a caveat", expanded=False):
             st.dataframe(c.flagged.head(50), hide_index=True, width="stretch")
-            st.download_button("Download flagged rows (CSV)", c.flagged.to_csv(index=False),
+            st.download_button("Download flagged rows (CSV)", safe_csv(c.flagged),
                                "flagged_rows.csv", "text/csv", key="dl_flagged")
     other = [w for w in c.warnings if "not scored" not in w and "with a caveat" not in w]
     if other:

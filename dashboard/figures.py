@@ -326,6 +326,33 @@ def runs_chart(table: pd.DataFrame, figure: str, *, title: str, baseline: str,
     return _readable(fig)
 
 
+RUN_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000",
+               "#999999", "#882255"]  # Okabe-Ito, then two more: up to 10 runs
+
+
+def slices_chart(table: pd.DataFrame, *, title: str) -> go.Figure:
+    """Scores per slice and run (one row per pair: ``slice``, ``run``, ``value``, ``low``, ``high``): a dot
+    with its 95% interval for each run, slices down the side in their order."""
+    slices = list(dict.fromkeys(table.slice))
+    fig = go.Figure()
+    for i, (run, part) in enumerate(table.groupby("run", sort=False)):
+        colour = RUN_COLOURS[i % len(RUN_COLOURS)]
+        fig.add_scatter(
+            x=part.value, y=[_wrap(s, 28) for s in part.slice], mode="markers", name=html.escape(str(run)),
+            marker={"color": colour, "size": 10},
+            error_x={"type": "data", "symmetric": False, "array": (part.high - part.value).fillna(0),
+                     "arrayminus": (part.value - part.low).fillna(0), "color": colour, "thickness": 2},
+            customdata=np.column_stack([part.low, part.high]),
+            hovertemplate=("<b>%{fullData.name}</b> · %{y}<br>" + html.escape(title) + " %{x:.3f} (95% interval "
+                           "%{customdata[0]:.3f} to %{customdata[1]:.3f})<extra></extra>"))
+    order = [_wrap(s, 28) for s in slices]
+    fig.update_yaxes(categoryorder="array", categoryarray=order, range=[len(order) - 0.5, -0.5], autorange=False)
+    fig.update_layout(scattermode="group", height=140 + 40 * len(slices) * max(1, table.run.nunique()) // 2,
+                      xaxis_title=html.escape(title), margin={**MARGIN, "t": 50},
+                      legend={"orientation": "h", "yref": "container", "y": 1, "yanchor": "top", "x": 0})
+    return _readable(fig)
+
+
 VERDICT_COLOURS = {"": "#222222", "better": "#1a9850", "worse": "#d73027", "no clear difference": "#8c8c8c"}
 
 

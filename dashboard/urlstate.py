@@ -34,6 +34,11 @@ def restore() -> None:
     st.session_state[_PENDING] = {k: q[k] for k in ("run", "level", "runs", "focus", "colour", "doc") if k in q}
 
 
+def offer(values: dict[str, str]) -> None:
+    """Values to be taken like the URL's (a saved analysis's view), replacing what the URL left."""
+    st.session_state.setdefault(_PENDING, {}).update(values)
+
+
 def take(name: str) -> str | None:
     """The URL's value for ``name``, once; None when the URL had none or it was taken already."""
     return st.session_state.get(_PENDING, {}).pop(name, None)

@@ -26,6 +26,7 @@ from cophe_core.documents import (
     rank_documents,
     read_notes,
 )
+from cophe_core.report import safe_csv
 
 NO_RUN = ""  # run B "none": no run name is empty (the sidebar never gives one)
 NOTES = "_doc_notes"  # session key of the parsed notes: {digest, name, notes} or {digest, error}
@@ -253,7 +254,7 @@ def download(reviews: dict[str, pd.DataFrame], doc: str) -> None:
     rows = rows[["run", "family", "family_title", "code", "title", "status", "instead_of", "instead_of_title"]]
     shown = texts.columns(rows, {"family": "Family", "family_title": "Family title",
                                  "instead_of": "Instead of", "instead_of_title": "Instead of, title"})
-    st.download_button("Download this document's codes (CSV)", shown.to_csv(index=False), f"document_{doc}.csv",
+    st.download_button("Download this document's codes (CSV)", safe_csv(shown), f"document_{doc}.csv",
                        "text/csv", key="dl_doc", type="tertiary", icon=":material/download:")
 
 
@@ -265,7 +266,7 @@ def page(ctx) -> None:
         notes = notes_upload()
     names = [ctx.run] + ([run_b] if run_b != NO_RUN else [])
     ev_of = {run: ctx.evaluation(run) for run in names}
-    ranked = data.cached(ctx.scoring, ("doc_rank", tuple(names), ctx.max_level), lambda: rank_documents(ev_of))
+    ranked = data.cached(ctx.scoring, ("doc_rank", tuple(names), ctx.key), lambda: rank_documents(ev_of))
     doc = navigator(ranked, names)
 
     reviews = {run: document_review(ev, doc) for run, ev in ev_of.items()}

@@ -4,30 +4,20 @@ The CSV files keep cophe_core's column names (``tp``, ``e0``), so that scripts c
 the reports use the words the page shows."""
 
 import data
-import pandas as pd
+import reports
 import streamlit as st
-from figures import delta_bar, levels_bar, tree_figure
-from texts import MEASURES, TERMS, columns, level, measure, term
+from figures import levels_bar, tree_figure
+from texts import MEASURES, TERMS, level, measure, term
 
-from cophe_core.compare import delta_subtree, level_deltas, levels_side_by_side
+from cophe_core.compare import levels_side_by_side
 from cophe_core.families import describe_gaps, within_family
-from cophe_core.report import figure_html, html_report
+from cophe_core.report import figure_html, html_report, safe_csv
 from cophe_core.tree import focused_subtree
 
 
 def words() -> dict[str, str]:
     """The chart words in the user's vocabulary."""
     return {**{k: term(k) for k in TERMS}, **{m: measure(m) for m in MEASURES}}
-
-
-def readable(df: pd.DataFrame, onto, extra: dict | None = None) -> pd.DataFrame:
-    """A table for a report: measures and levels by name, columns in words (``extra`` names others)."""
-    out = df.copy()
-    if "measure" in out:
-        out["measure"] = out.measure.map(measure)
-    if "level" in out:
-        out["level"] = [level(onto, lv) for lv in out.level]
-    return columns(out, {"errors": f"{term('fp')} + {term('fn')}", **(extra or {})})
 
 
 st.title("Export")
@@ -47,13 +37,13 @@ if ctx:
     st.caption("The files keep cophe's own column names and level ids, so that scripts read them the same way "
                "whatever this page shows.")
     a, b, c, d = st.columns(4)
-    a.download_button("Scores by level, all runs", lambda: levels_side_by_side(evals).to_csv(index=False),
+    a.download_button("Scores by level, all runs", lambda: safe_csv(levels_side_by_side(evals)),
                       "levels.csv", "text/csv", key="dl_levels")
-    b.download_button(f"Every code and family · {run}", lambda: ev.nodes.to_csv(index=False), f"nodes_{run}.csv",
+    b.download_button(f"Every code and family · {run}", lambda: safe_csv(ev.nodes), f"nodes_{run}.csv",
                       "text/csv", key="dl_nodes")
-    c.download_button(f"Document by document · {run}", lambda: ev.documents.to_csv(index=False),
+    c.download_button(f"Document by document · {run}", lambda: safe_csv(ev.documents),
                       f"documents_{run}.csv", "text/csv", key="dl_docs")
-    d.download_button("Rows that were not scored", lambda: ctx.scoring.corpus.rejected.to_csv(index=False),
+    d.download_button("Rows that were not scored", lambda: safe_csv(ctx.scoring.corpus.rejected),
                       "rejected_rows.csv", "text/csv", key="dl_rej")
 
     st.subheader("Figures (interactive HTML, works offline)", anchor=False)
@@ -71,39 +61,26 @@ if ctx:
     def run_report() -> str:
         errors = ev.nodes.assign(errors=ev.nodes.fp + ev.nodes.fn).nlargest(30, "errors")
         sections = [
+            ("Settings", reports.settings_lines(ctx, 1000)[:3]),
             ("Scores by level", [f"{len(ev.docs):,} documents; levels up to {level(onto, ctx.max_level)}.",
                                  levels_bar(levels_side_by_side({run: ev}), levels=names, words=words()),
-                                 readable(ev.levels_table, onto)]),
+                                 reports.readable(ev.levels_table, onto)]),
             ("Within families", describe_gaps(ev, run, level_name=lambda lv: level(onto, lv))
-             + [readable(within_family(ev), onto)]),
+             + [reports.readable(within_family(ev), onto)]),
             ("Code-family tree", [tree_figure(focused_subtree(ev.nodes, ev.ontology, focus), words=tree_words)]),
-            ("Families with the most errors", [readable(errors[["code", "title", "level", "gold", "predicted", "tp",
+            ("Families with the most errors", [reports.readable(errors[["code", "title", "level", "gold", "predicted", "tp",
                                                                 "fp", "fn", "precision", "recall", "f1", "errors"]],
                                                         onto)]),
-            ("Per-code averages", [readable(ev.macro_table, onto)]),
+            ("Per-code averages", [reports.readable(ev.macro_table, onto)]),
         ]
         return html_report(f"cophe report · run {run}", sections)
 
     g, h = st.columns(2)
     g.download_button(f"Report for run {run}", run_report, f"report_{run}.html", "text/html", key="dl_report")
     if len(runs) >= 2:
-        other = h.selectbox("Compare with", [r for r in runs if r != run], key="report_other")
-
-        def compare_report() -> str:
-            eb = evals[other]
-            deltas = level_deltas(ev, eb)
-            both = levels_side_by_side({run: ev, other: eb})
-            who = {"a": run, "b": other, "delta": f"{other} − {run}"}
-            change = readable(deltas, onto, {c: f"{term(c.split('_')[1])} · {who[c.split('_')[0]]}"
-                                             for c in deltas.columns if "_" in c})
-            sections = [
-                ("Both runs", [levels_bar(both, levels=names, words=words()), readable(both, onto)]),
-                (f"Change: {other} − {run}", [delta_bar(deltas, "f1", run, other, levels=names, words=words()),
-                                              change]),
-                ("Where the change happens", [tree_figure(delta_subtree(ev, eb, focus), "delta_f1", prefix="b_",
-                                                          words=tree_words)]),
-            ]
-            return html_report(f"cophe comparison · {other} vs {run}", sections)
-
-        h.download_button(f"Comparison report: {other} vs {run}", compare_report,
-                          f"compare_{other}_vs_{run}.html", "text/html", key="dl_cmp_report")
+        a, b = reports.compare_pair(runs, st.session_state)
+        resamples = st.session_state.get("cmp_resamples", 1000)
+        h.download_button(f"Comparison report: {b} − {a}, with every run against {a}",
+                          lambda: reports.compare_report(ctx, evals, a, b, resamples=resamples, focus=focus),
+                          f"compare_{b}_vs_{a}.html", "text/html", key="dl_cmp_report",
+                          help="Runs A and B as chosen on the Compare page.")

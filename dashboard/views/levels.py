@@ -20,8 +20,8 @@ def words() -> dict[str, str]:
     return {**{k: term(k) for k in TERMS}, **{m: measure(m) for m in MEASURES}}
 
 
-def interval_key(run: str, max_level: str) -> tuple:
-    return ("ci", run, max_level)
+def interval_key(run: str, key: tuple) -> tuple:
+    return ("ci", run, key)
 
 
 def interval(low: float, high: float) -> str:
@@ -74,7 +74,7 @@ if ctx:
     # Headlines: the values at once (0.08 s for 8 runs of 1,000 documents), the intervals in a second step
     # (0.1 s a run: 0.9 s for 8)
     slot = st.empty()
-    keys = {r: interval_key(r, ctx.max_level) for r in evals}
+    keys = {r: interval_key(r, ctx.key) for r in evals}
     if not all(data.is_cached(ctx.scoring, k) for k in keys.values()):
         slot.table(headline_table(headlines(evals), ready=False), hide_index=True)
         with st.spinner("Computing 95% intervals…"):

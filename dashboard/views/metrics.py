@@ -24,7 +24,7 @@ if ctx:
         values = suite(ev)
         if not with_ci:
             return {k: round(v, 4) for k, v in values.items()}
-        ci = data.cached(ctx.scoring, ("suite_ci", run, ctx.max_level),
+        ci = data.cached(ctx.scoring, ("suite_ci", run, ctx.key),
                          lambda: data.bootstrap_table(ev, with_suite=True)).set_index("figure")
         return {k: (f"{v:.3f} ({ci.loc[k, 'low']:.3f}–{ci.loc[k, 'high']:.3f})" if k in ci.index
                     else f"{v:.3f}") for k, v in values.items()}

@@ -95,7 +95,7 @@ def offenders(ctx, ev) -> None:
         lv = st.selectbox("Families at the level", choices, format_func=lambda v: texts.level(onto, v),
                           key="rank_level", help=texts.HELP["level"])
         with st.spinner("Ranking the families…"):
-            table = data.cached(ctx.scoring, ("family_errors", ctx.run, lv),
+            table = data.cached(ctx.scoring, ("family_errors", ctx.run, lv, ctx.slice_key),
                                 lambda: family_errors(ev, lv))
         left, right = st.columns(2)
         for col, count, share, head, word in (
@@ -209,9 +209,9 @@ def children_table(ev, focus: int | None, head: str) -> None:
 def written_instead(ctx, ev, focus: int | None, head: str) -> None:
     """Right family, wrong code: the pairs of a missed gold code and the code written instead."""
     with st.spinner("Pairing missed and written codes…"):
-        table = data.cached(ctx.scoring, ("substitutions", ctx.run, focus),
+        table = data.cached(ctx.scoring, ("substitutions", ctx.run, focus, ctx.slice_key),
                             lambda: substitution_table(ev, family=focus))
-        summary = data.cached(ctx.scoring, ("substitution_summary", ctx.run),
+        summary = data.cached(ctx.scoring, ("substitution_summary", ctx.run, ctx.slice_key),
                               lambda: substitution_summary(ev))
     where = "over the whole run" if focus is None else f"in {head}"
     st.subheader(f"Right family, wrong code: what the run writes instead, {where}", anchor=False)
@@ -303,7 +303,7 @@ ctx = data.require_scoring()
 if ctx:
     # The tree is scored up to the top level (chapters), whatever the sidebar's highest level: a family's
     # counts do not depend on it, and chapters give the root view tiles large enough to be read.
-    ev = ctx.scoring.evaluation(ctx.run, max_level=ctx.scoring.corpus.ontology.levels[-1])
+    ev = ctx.evaluation(ctx.run, max_level=ctx.scoring.corpus.ontology.levels[-1])
     onto = ev.ontology
     urlstate.resolve_focus(onto)
     urlstate.take_choice("colour", "tree_colour", COLOURS)
@@ -323,11 +323,11 @@ if ctx:
     head = "all codes" if focus is None else f"{onto.keys[focus]} {onto.titles[focus]}"
     breadcrumbs(onto, focus)
     with st.spinner("Drawing the tree…"):
-        sub = data.cached(ctx.scoring, ("subtree", ctx.run, focus, depth),
+        sub = data.cached(ctx.scoring, ("subtree", ctx.run, focus, depth, ctx.slice_key),
                           lambda: focused_subtree(ev.nodes, onto, focus, depth=depth, max_children=MAX_CHILDREN,
                                                   max_nodes=MAX_NODES, min_share=MIN_SHARE))
         words = {k: texts.term(k) for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1", "error_share")}
-        fig = data.cached(ctx.scoring, ("tree_figure", ctx.run, focus, depth, colour, texts.technical()),
+        fig = data.cached(ctx.scoring, ("tree_figure", ctx.run, focus, depth, colour, texts.technical(), ctx.slice_key),
                           lambda: tree_figure(sub, colour, words=words, height=HEIGHT))
     chart_key = f"tree_{ctx.run}_{view()}_{colour}_{depth}_{st.session_state.get('other_open')}"
     parents = {int(n): int(onto.parent[n]) for n in sub.node[sub.node >= 0]}

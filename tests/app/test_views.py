@@ -138,7 +138,8 @@ def test_export_view_offers_every_download():
     labels = [b.label for b in at.get("download_button")]
     for want in ("Scores by level, all runs", "Every code and family · siblings", "Document by document · siblings",
                  "Levels chart, all runs", "Code-family tree · siblings (current focus)",
-                 "Report for run siblings", "Comparison report: overcoder vs siblings"):
+                 "Report for run siblings",
+                 "Comparison report: overcoder − siblings, with every run against siblings"):
         assert want in labels
 
 

@@ -1,0 +1,172 @@
+"""The slice the user looks at: the sidebar section that chooses it, and the banner that says so on every page.
+
+A slice is a mask on the cached matrices (:mod:`cophe_core.slices`): choosing one re-reads nothing. Its
+choices live in the session state under the keys below, so that a saved analysis can restore them.
+"""
+
+from __future__ import annotations
+
+import data
+import saved
+import streamlit as st
+
+from cophe_core import InputError
+from cophe_core.slices import (
+    Slice,
+    code_frequency,
+    code_frequency_slices,
+    gold_count_slices,
+    metadata_columns,
+    metadata_slices,
+    read_metadata,
+    training_frequency,
+)
+
+NONE = "none"
+FREQUENCY = "code_frequency"
+GOLD_COUNT = "gold_codes"
+META = "meta:"  # + a metadata column
+DIMENSION_KEY, SLICE_KEY, EDGES_KEY, SOURCE_KEY = "slice_dimension", "slice_name", "slice_edges", "slice_source"
+META_FILE_KEY, TRAINING_FILE_KEY = "metadata_file", "training_file"
+DEFAULT_EDGES = "10, 100"
+DIMENSIONS = {NONE: "Everything", FREQUENCY: "Codes, by how often they occur",
+              GOLD_COUNT: "Documents, by their number of gold codes"}
+
+
+def parse_edges(text: str) -> tuple[int, ...]:
+    """Bin edges typed as "10, 100": increasing whole numbers of documents, else InputError saying so."""
+    try:
+        edges = tuple(int(p) for p in text.replace(";", ",").split(",") if p.strip())
+    except ValueError:
+        raise InputError(f"bin edges {text[:40]!r}: type whole numbers of documents separated by commas, "
+                         "such as 10, 100") from None
+    if not edges or any(e <= 0 for e in edges) or list(edges) != sorted(set(edges)):
+        raise InputError(f"bin edges {text[:40]!r}: give increasing positive numbers, such as 10, 100")
+    return edges
+
+
+def uploaded(key: str) -> tuple[str, bytes] | None:
+    """The file of an optional uploader, or the one that came with an opened analysis."""
+    f = st.session_state.get(key)
+    return (f.name, f.getvalue()) if f is not None else saved.saved_file(key)
+
+
+def sidebar(scoring) -> Slice | None:
+    """The "Slice" section of the sidebar; returns the chosen slice (None: everything)."""
+    sb = st.sidebar
+    active = st.session_state.get(DIMENSION_KEY, NONE) != NONE
+    with sb.expander("Slice: look at part of the data", expanded=active, icon=":material/filter_alt:"):
+        meta = _metadata(scoring)
+        options = [*DIMENSIONS, *(META + c for c in (metadata_columns(meta) if meta is not None else []))]
+        if st.session_state.get(DIMENSION_KEY) not in options:
+            st.session_state[DIMENSION_KEY] = NONE
+        dimension = st.selectbox("Look at", options, key=DIMENSION_KEY, format_func=dimension_words,
+                                 help="Every page then shows only that part: the rare codes, the long documents, "
+                                 "one admission type… Upload a table of document details below to slice by them.")
+        slices = _slices(scoring, dimension, meta)
+        st.session_state["_slices"] = slices  # the Slices page scores them all
+        st.file_uploader("Document details (optional)", type=["csv", "tsv", "txt", "parquet"], key=META_FILE_KEY,
+                         max_upload_size=data.MAX_UPLOAD_MB,
+                         help="A table with a doc_id column and any others (length, admission type, hospital, "
+                         "year); each column becomes a way to slice. Numbers are cut into quarters.")
+        if not slices:
+            return None
+        keys = [s.key for s in slices]
+        if st.session_state.get(SLICE_KEY) not in keys:
+            st.session_state[SLICE_KEY] = keys[0]
+        by_key = {s.key: s for s in slices}
+        chosen = st.radio("Show only", keys, key=SLICE_KEY, format_func=lambda k: f"{by_key[k].name} ({by_key[k].size:,})")
+        return by_key[chosen]
+
+
+def shown_slices(scoring) -> list[Slice]:
+    """The slices of the dimension chosen in the sidebar; with none chosen, codes by frequency (10, 100)."""
+    return st.session_state.get("_slices") or data.cached(scoring, ("slices", FREQUENCY, (10, 100)), lambda: (
+        code_frequency_slices(code_frequency(scoring.corpus.gold), (10, 100), in_play=in_play(scoring.corpus))))
+
+
+def dimension_words(option: str) -> str:
+    return f"Documents, by {option.removeprefix(META)}" if option.startswith(META) else DIMENSIONS[option]
+
+
+def _metadata(scoring):
+    """The uploaded document details, parsed once per content (None when none, or unreadable: said)."""
+    file = uploaded(META_FILE_KEY)
+    if file is None:
+        return None
+    try:
+        return data.cached(scoring, ("metadata", data.file_digest(*file)), lambda: _read_or_error(*file))
+    except InputError as e:
+        st.error(data.md(str(e)))
+        return None
+
+
+def _read_or_error(name: str, content: bytes):
+    return read_metadata(content, name=name)
+
+
+def _slices(scoring, dimension: str, meta) -> list[Slice]:
+    corpus = scoring.corpus
+    if dimension == FREQUENCY:
+        st.text_input("Bin edges (documents)", DEFAULT_EDGES, key=EDGES_KEY,
+                      help="Codes seen in fewer documents than the first edge are rare, and so on up.")
+        st.file_uploader("Training labels (optional)", type=data.UPLOAD_TYPES, key=TRAINING_FILE_KEY,
+                                    max_upload_size=data.MAX_RUN_UPLOAD_MB,
+                                    help="Papers call a code rare by its frequency in the training split: upload "
+                                    "its labels (doc_id,code) to count there instead of in the gold standard.")
+        try:
+            edges = parse_edges(st.session_state.get(EDGES_KEY) or DEFAULT_EDGES)
+        except InputError as e:
+            st.error(data.md(str(e)))
+            return []
+        file = uploaded(TRAINING_FILE_KEY)
+        if file is None:
+            return data.cached(scoring, ("slices", FREQUENCY, edges), lambda: code_frequency_slices(
+                code_frequency(corpus.gold), edges, in_play=in_play(corpus)))
+        try:
+            return data.cached(scoring, ("slices", FREQUENCY, edges, data.file_digest(*file)),
+                               lambda: _training_slices(corpus, file, edges))
+        except InputError as e:
+            st.error(data.md(str(e)))
+            return []
+    if dimension == GOLD_COUNT:
+        return data.cached(scoring, ("slices", GOLD_COUNT), lambda: gold_count_slices(corpus.gold))
+    if dimension.startswith(META) and meta is not None:
+        column = dimension.removeprefix(META)
+        return data.cached(scoring, ("slices", dimension, data.file_digest(*uploaded(META_FILE_KEY))),
+                           lambda: metadata_slices(meta, corpus.docs, column))
+    return []
+
+
+def _training_slices(corpus, file: tuple[str, bytes], edges: tuple[int, ...]) -> list[Slice]:
+    raw = data.read_upload(*file, gold=True)
+    counted = training_frequency(raw, corpus)
+    freq = getattr(counted, "frequency", counted)
+    return code_frequency_slices(freq, edges, in_play=in_play(corpus), source="the training labels")
+
+
+def in_play(corpus):
+    """The label columns with a gold or predicted code in any run."""
+    used = corpus.gold.getnnz(axis=0) > 0
+    for m in corpus.runs.values():
+        used |= m.getnnz(axis=0) > 0
+    return used
+
+
+def banner(ctx, page_title: str) -> None:
+    """Above every page: the slice shown, and a way back to everything."""
+    s = ctx.slice
+    if s is None:
+        return
+    with st.container(border=True):
+        left, right = st.columns([5, 1])
+        left.markdown(f":material/filter_alt: **Showing only {data.md(s.name)}** · {data.md(s.dimension)}. "
+                      f"{data.md(s.describe())}")
+        right.button("Show everything", key="slice_clear", on_click=clear, type="tertiary")
+        if page_title == "Threshold":
+            st.caption("The threshold curve and the ranking figures use every document and code: they do not "
+                       "follow the slice.")
+
+
+def clear() -> None:
+    st.session_state[DIMENSION_KEY] = NONE
