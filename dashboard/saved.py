@@ -79,16 +79,23 @@ def saved_file(key: str) -> tuple[str, bytes] | None:
     return st.session_state.get(FILES_KEY, {}).get(key)
 
 
-def build(files: dict, page: str, onto) -> Analysis:
-    """The analysis of the current session: ``files`` as the sidebar read them (gold, runs, hierarchy and
-    reading options), with the rule, the slice and the view from the session state."""
+def snapshot() -> dict:
+    """The session values an analysis saves, taken when the Save button is drawn: the file is written later,
+    on the click, outside this script run."""
     state = st.session_state
-    rule = state.get("_rule") if files.get("scored") else None
-    extras = {}
+    keys = ("_rule", "focus", "tree_colour", *VIEW_KEYS, *SLICE_KEYS)
+    out = {k: state.get(k) for k in keys}
     for key in ("metadata_file", "training_file"):
         f = state.get(key)
-        found = (f.name, f.getvalue()) if f is not None else saved_file(key)
-        extras[key] = InputFile(*found) if found else None
+        out[key] = (f.name, f.getvalue()) if f is not None else saved_file(key)
+    return out
+
+
+def build(files: dict, page: str, onto, state: dict) -> Analysis:
+    """The analysis of the current session: ``files`` as the sidebar read them (gold, runs, hierarchy and
+    reading options), with the rule, the slice and the view from ``state`` (:func:`snapshot`)."""
+    rule = state.get("_rule") if files.get("scored") else None
+    extras = {k: InputFile(*state[k]) if state.get(k) else None for k in ("metadata_file", "training_file")}
     focus = state.get("focus")
     view = {k: state[k] for k in VIEW_KEYS if state.get(k) is not None}
     view["page"] = page
@@ -112,7 +119,8 @@ def build(files: dict, page: str, onto) -> Analysis:
 
 def save_button(sb, files: dict, page: str, onto) -> None:
     """The "Save analysis" download: one file that Open analysis restores."""
-    sb.download_button("Save analysis", lambda: write_analysis(build(files, page, onto)), "analysis.cophe",
+    state = snapshot()
+    sb.download_button("Save analysis", lambda: write_analysis(build(files, page, onto, state)), "analysis.cophe",
                        "application/zip", key="save_analysis", icon=":material/save:",
                        help="One file with your inputs as given, the reading options, run names, decision rule, "
                        "slice and view. Open it here later, or hand it to a colleague (Source: Open a saved "

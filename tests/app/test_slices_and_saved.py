@@ -124,3 +124,30 @@ def test_a_bad_analysis_file_is_a_panel_naming_it():
     at.file_uploader(key="analysis_file").set_value(("shared.cophe", b"not a zip", "application/zip")).run()
     assert not at.exception
     assert any("shared.cophe: not a cophe analysis file" in e.value.replace("\\", "") for e in at.error)
+
+
+def test_save_writes_what_the_session_shows(scoring):
+    import sys
+
+    from tests.app.conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "dashboard"))
+    import saved
+
+    from cophe_core.analysis import read_analysis
+
+    gold = ("gold.csv", (SAMPLE / "gold.csv").read_bytes())
+    runs = [("mine", "run_overcoder.csv", (SAMPLE / "run_overcoder.csv").read_bytes())]
+    files = {"gold": gold, "runs": runs, "hierarchy": None, "ontology": "icd9", "max_level": "e0", "scored": False,
+             "doc_col": None, "code_col": None, "system": "auto"}
+    onto = scoring.corpus.ontology
+    state = {"_rule": ("threshold", 0.5), "focus": int(onto.codes["428"]), "tree_colour": "fn", "cmp_baseline": "mine",
+             "slice_dimension": "gold_codes", "slice_name": "docs:gold:0", "slice_edges": None,
+             "metadata_file": ("documents.csv", b"doc_id,x\n1,2\n"), "training_file": None}
+    a = read_analysis(saved.write_analysis(saved.build(files, "tree", onto, state)))
+    assert a.gold.data == gold[1] and a.runs["mine"].data == runs[0][2] and a.rule is None  # no run holds scores
+    assert a.options == {"ontology": "icd9", "system": "auto", "doc_col": None, "code_col": None, "max_level": "e0"}
+    assert a.view == {"page": "tree", "focus": "428", "colour": "fn", "cmp_baseline": "mine"}
+    assert a.slice == {"slice_dimension": "gold_codes", "slice_name": "docs:gold:0"}
+    assert a.metadata.name == "documents.csv" and a.training is None
+    assert a.code_sets == dict(onto.code_sets)
