@@ -47,13 +47,27 @@ def verdict_box(said: str):
 
 
 def figure_sets(levels: list[str]) -> dict[str, list[str]]:
-    """The columns of the runs table, by the question they answer."""
+    """The columns of the runs table, by the question they answer (few enough to fit the page)."""
     return {
-        "Headline figures": ["flat f1", "flat macro_f1", "set_based overall f1", "cophe overall f1",
-                             "cophe overall precision", "cophe overall recall"],
+        "Headline figures": ["flat f1", "flat macro_f1", "set_based overall f1", "cophe overall f1"],
+        "Precision and recall": ["flat precision", "flat recall", "set_based overall precision",
+                                 "set_based overall recall", "cophe overall precision", "cophe overall recall"],
         "F1 by level": [*(f"cophe {lv} f1" for lv in levels), "cophe overall f1"],
         "Per-code averages by level": ["flat macro_f1", *(f"cophe {lv} macro_f1" for lv in levels)],
     }
+
+
+def column_heads(shown: str, figs: list[str], onto) -> tuple[dict[str, str], str]:
+    """Column headings of a figure set, and what the whole table shows: the by-level sets name only the
+    level in each heading, so that the columns fit."""
+    if shown in ("F1 by level", "Per-code averages by level"):
+        heads = {}
+        for f in figs:
+            m, lv, _ = figure_parts(f)
+            heads[f] = term(m) if lv is None else level(onto, "overall" if lv == "overall" else lv)
+        what = f"{term('cophe')} F1" + (" per code" if shown.startswith("Per-code") else "")
+        return heads, what + " at each level" + (" (first column: exact codes)" if shown.startswith("Per") else "")
+    return {f: short_words(f, onto) for f in figs}, ""
 
 
 def runs_section(ctx, names: list[str], onto) -> None:
@@ -62,7 +76,7 @@ def runs_section(ctx, names: list[str], onto) -> None:
     if len(names) > MAX_RUNS:
         st.warning(f"Showing the first {MAX_RUNS} of {len(names)} runs.")
         names = names[:MAX_RUNS]
-    c1, c2, c3 = st.columns([2, 3, 2])
+    c1, c2, c3 = st.columns([2, 4, 2])
     baseline = c1.selectbox("Baseline", names, key="cmp_baseline",
                             help="Every other run is compared with this one, on the same documents.")
     levels = ctx.evaluation(names[0]).levels
@@ -77,8 +91,8 @@ def runs_section(ctx, names: list[str], onto) -> None:
             {r: ctx.evaluation(r) for r in names}, baseline=baseline, n_resamples=resamples, seed=0))
     with slot.container():
         figs = sets[shown]
-        heads = {f: short_words(f, onto) for f in figs}
-        st.markdown("**Scores** · 95% interval in brackets · ★ best in its column")
+        heads, what = column_heads(shown, figs, onto)
+        st.markdown(f"**Scores{': ' + what if what else ''}** · 95% interval in brackets · ★ best in its column")
         st.dataframe(scores_grid(table, figs, heads), width="stretch", key="cmp_runs_scores")
         others = [r for r in names if r != baseline]
         if others:
@@ -88,8 +102,8 @@ def runs_section(ctx, names: list[str], onto) -> None:
                        "counts when the paired bootstrap's p-value, corrected for comparing several runs (Holm), "
                        "is below 0.05 and its interval leaves out 0. Per-code averages resample the codes, the "
                        "other figures the documents.")
-        pick = st.selectbox("Chart", figs, format_func=heads.get, key="cmp_runs_chart_figure")
-        fig = runs_chart(table, pick, title=heads[pick], baseline=baseline)
+        pick = st.selectbox("Chart", figs, format_func=lambda f: short_words(f, onto), key="cmp_runs_chart_figure")
+        fig = runs_chart(table, pick, title=short_words(pick, onto), baseline=baseline)
         st.plotly_chart(fig, key="cmp_runs_chart")
         data.figure_download(fig, "runs_chart", "dl_cmp_runs_chart", table=readable_runs(table, onto))
 

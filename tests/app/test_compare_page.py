@@ -41,6 +41,14 @@ def grids(at):
     return scores, deltas
 
 
+def test_precision_and_recall_columns(evals):
+    at = run_app("views/compare.py")
+    at.radio(key="cmp_figures").set_value("Precision and recall").run()
+    _, deltas = [d for d in at.dataframe if "Right family and count Precision" in d.value.columns][:2]
+    assert deltas.value.loc["overcoder", "Right family and count Precision"].endswith("worse")
+    assert deltas.value.loc["overcoder", "Right family and count Recall"].endswith("better")
+
+
 def test_runs_table_shows_the_cores_intervals_and_marks_the_best(page, evals):
     scores, _ = grids(page)
     t = scores.value
@@ -70,8 +78,8 @@ def test_differences_are_green_only_when_better_and_red_only_when_worse(page):
                 said["worse"] += 1
             else:
                 assert colour is None
-    # overcoder writes many extra codes: worse CoPHE precision than siblings, better exact-code F1
-    assert t.loc["overcoder", "Right family and count Precision"].endswith("worse")
+    # overcoder writes many extra codes: worse F1 when counts matter than siblings, better exact-code F1
+    assert t.loc["overcoder", "Right family and count F1"].endswith("worse")
     assert t.loc["overcoder", "Exact codes F1"].endswith("better")
     assert said["better"] and said["worse"]
 
@@ -81,9 +89,9 @@ def test_choosing_a_baseline_and_the_level_columns(evals):
     at.selectbox(key="cmp_baseline").set_value("conservative").run()
     at.radio(key="cmp_figures").set_value("F1 by level").run()
     assert not at.exception
-    scores, deltas = [d for d in at.dataframe if any("Category" in c for c in d.value.columns)][:2]
+    scores, deltas = [d for d in at.dataframe if "Category (3 digits)" in d.value.columns][:2]
     assert "conservative" not in deltas.value.index and "conservative" in scores.value.index
-    assert "Right family and count F1, Category (3 digits)" in scores.value.columns
+    assert {"Category (3 digits)", "All levels together"} <= set(scores.value.columns)
 
 
 def test_family_table_is_the_cores_ranked_with_words_and_tints_that_agree(page, evals):
