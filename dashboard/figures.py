@@ -225,6 +225,10 @@ def tree_figure(sub: pd.DataFrame, colour: str = "balance", *, prefix: str = "",
     hover gives both runs' counts and the change.
     """
     title, scale, lo, hi = COLOUR_BY[colour]
+    units = COLOUR_UNITS.get(colour, "")
+    if runs is not None:  # name the runs where the legend says A and B
+        title = title.replace("B − A", f"{runs[1]} − {runs[0]}")
+        units = units.replace("B ", f"{runs[1]} ")
     signed = lo < 0
     w = {**TREE_WORDS, **(words or {})}
     p = prefix
@@ -254,7 +258,7 @@ def tree_figure(sub: pd.DataFrame, colour: str = "balance", *, prefix: str = "",
     fits = (sub.set_index("id").value.reindex(child_sum.index).fillna(float("inf")) >= child_sum).all()
     fmt = ".0%" if colour == "error_share" else "+.2f" if signed else ",.0f" if colour in COUNT_COLOURS else ".2f"
     rng = f"±{hi:.2f}" if signed else f"{lo:{fmt}} to {hi:{fmt}}"
-    bar_title = (f"{html.escape(title)}<br><sup>{html.escape(COLOUR_UNITS.get(colour, ''))}</sup>"
+    bar_title = (f"{html.escape(title)}<br><sup>{html.escape(units)}</sup>"
                  f"<br><sup>scale {rng}{', fitted' if fitted else ''}</sup>")
     fig = go.Figure(go.Icicle(
         ids=sub.id, parents=sub.parent_id, labels=tree_labels(sub), values=sub.value,

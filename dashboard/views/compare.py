@@ -234,9 +234,10 @@ def families_section(ctx, a: str, b: str, ea, eb, onto) -> None:
         elif order.endswith("fewer errors"):
             shown = table[table.change_errors < 0].sort_values("change_errors", kind="stable")
         flagged = int(table.flagged.sum())
-        st.caption(f"{len(table):,} families with codes at this level; {flagged:,} differ beyond chance between the "
-                   "runs (Benjamini–Hochberg, at most 5% of the flagged families expected to be false alarms). "
-                   f"Change in errors: {b}'s extra plus missed codes minus {a}'s; below 0, {b} makes fewer.")
+        st.caption(f"**A** is {data.md(a)}, **B** is {data.md(b)}. {len(table):,} families with codes at this level; "
+                   f"{flagged:,} differ beyond chance between the runs (Benjamini–Hochberg: at most 5% of the flagged "
+                   "families are expected to be false alarms). Change in errors: B's extra plus missed codes minus "
+                   "A's; below 0, B makes fewer.")
         st.dataframe(family_grid(shown.head(FAMILY_ROWS), a, b), hide_index=True, width="stretch",
                      key="cmp_family_table", column_config=family_columns(a, b))
         data.table_download(table, f"family_changes_{b}_vs_{a}", "dl_cmp_families")
@@ -244,15 +245,14 @@ def families_section(ctx, a: str, b: str, ea, eb, onto) -> None:
 
 def family_grid(t: pd.DataFrame, a: str, b: str):
     """The family table with the verdict of each flagged family in words and a tint: worse is never green."""
-    said = [("better" if d > 0 else "worse") if f else "" for d, f in zip(t.delta_f1, t.flagged)]
-    shown = t[["code", "title", "gold", "a_extra", "a_missed", "b_extra", "b_missed", "change_errors",
-               "delta_f1"]].assign(
+    said = [("better" if d > 0 else "worse") if f else "" for d, f in zip(t.delta_f1, t.flagged)]  # for B
+    shown = t[["code", "title", "a_extra", "a_missed", "b_extra", "b_missed", "change_errors", "delta_f1"]].assign(
         interval=[f"{lo:+.3f} to {hi:+.3f}".replace("-", "−") for lo, hi in zip(t.low, t.high)],
-        verdict=[f"{b} {s}" if s else "no clear difference" for s in said])
+        verdict=[f"B {s}" if s else "no clear difference" for s in said])
     tint = pd.Series([SHADES.get(s, "") for s in said], index=shown.index)
 
     def paint(col: pd.Series) -> list[str]:
-        return [f"background-color: {c}" if c and col.name in ("change_errors", "delta_f1", "verdict") else ""
+        return [f"background-color: {c}" if c and col.name in ("delta_f1", "verdict") else ""
                 for c in tint]
 
     return shown.style.apply(paint)
@@ -262,10 +262,11 @@ def family_columns(a: str, b: str) -> dict:
     num = st.column_config.NumberColumn
     return {
         "code": st.column_config.TextColumn(term("code"), pinned=True),
-        "title": st.column_config.TextColumn(term("title"), pinned=True),
-        "gold": num(term("gold"), format="%d"),
-        "a_extra": num(f"{term('fp')} · {a}", format="%d"), "a_missed": num(f"{term('fn')} · {a}", format="%d"),
-        "b_extra": num(f"{term('fp')} · {b}", format="%d"), "b_missed": num(f"{term('fn')} · {b}", format="%d"),
+        "title": st.column_config.TextColumn(term("title"), width="medium", pinned=True),
+        "a_extra": num(f"{term('fp')} A", format="%d", help=f"{term('fp')} codes of {a}"),
+        "a_missed": num(f"{term('fn')} A", format="%d", help=f"{term('fn')} codes of {a}"),
+        "b_extra": num(f"{term('fp')} B", format="%d", help=f"{term('fp')} codes of {b}"),
+        "b_missed": num(f"{term('fn')} B", format="%d", help=f"{term('fn')} codes of {b}"),
         "change_errors": num("Change in errors", format="%+d",
                              help=f"({term('fp')} + {term('fn')} of {b}) − ({term('fp')} + {term('fn')} of {a})"),
         "delta_f1": num("Change in F1", format="%+.3f", help=f"F1 of {b} − F1 of {a} in the family "

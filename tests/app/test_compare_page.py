@@ -102,13 +102,13 @@ def test_family_table_is_the_cores_ranked_with_words_and_tints_that_agree(page, 
     assert list(t.change_errors) == list(core.change_errors[:len(t)])
     col = list(t.columns).index("verdict")
     for i, (verdict, delta) in enumerate(zip(t.verdict, t.delta_f1)):
-        if verdict == "overcoder better":
+        if verdict == "B better":
             assert delta > 0 and colours[i, col] == GREEN
-        elif verdict == "overcoder worse":
+        elif verdict == "B worse":
             assert delta < 0 and colours[i, col] == RED
         else:
             assert verdict == "no clear difference" and (i, col) not in colours
-    assert (t.verdict == "overcoder worse").any()
+    assert (t.verdict == "B worse").any()
 
 
 def test_change_tree_has_a_fitted_symmetric_scale_and_both_runs_in_its_hover(page):
