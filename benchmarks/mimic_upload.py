@@ -32,6 +32,8 @@ CODES_PER_DOC = 15.9
 SEED = 3372
 PLACEHOLDER = "synthetic note"
 RUNS = {"siblings": "preds_siblings.csv", "overcoder": "preds_overcoder.csv"}
+# more runs for the comparison benchmark: file → profile
+MORE_RUNS = {"preds_conservative.csv": "conservative", "preds_siblings_retrained.csv": "siblings"}
 GOLD = "test_full.csv"
 SCORES = "scores_model.csv"
 # generate_gold's codes_per_doc: duplicates are dropped and small families cap the codes drawn, so
@@ -59,8 +61,9 @@ def _caml(pairs: pd.DataFrame, order: np.ndarray, hadm: dict[str, str], subject:
     })
 
 
-def write_upload(out: Path, *, n_docs: int = N_DOCS, seed: int = SEED) -> dict[str, Path]:
-    """Write the gold, the two runs and the scores into ``out``; return their paths by role."""
+def write_upload(out: Path, *, n_docs: int = N_DOCS, seed: int = SEED, more: bool = False) -> dict[str, Path]:
+    """Write the gold, the two runs and the scores into ``out``; return their paths by role. With ``more``,
+    also the runs of :data:`MORE_RUNS` (keyed by file name), for five runs in all."""
     from cophe_core.ontology import load_ontology
     from cophe_core.synthetic import generate_gold, generate_run, generate_scores
 
@@ -76,6 +79,10 @@ def write_upload(out: Path, *, n_docs: int = N_DOCS, seed: int = SEED) -> dict[s
         run = generate_run(gold, profile, seed=seed + 1 + i, onto=onto)
         paths[profile] = out / file
         _caml(run, order, hadm, subject).to_csv(paths[profile], index=False)
+    for i, (file, profile) in enumerate(MORE_RUNS.items() if more else ()):
+        run = generate_run(gold, profile, seed=seed + 20 + i, onto=onto)
+        paths[file] = out / file
+        _caml(run, order, hadm, subject).to_csv(paths[file], index=False)
     scores = generate_scores(gold, seed=seed + 10, onto=onto)
     scores = scores.assign(doc_id=scores.doc_id.map(hadm))
     paths["scores"] = out / SCORES

@@ -26,7 +26,7 @@ NONE = "none"
 FREQUENCY = "code_frequency"
 GOLD_COUNT = "gold_codes"
 META = "meta:"  # + a metadata column
-DIMENSION_KEY, SLICE_KEY, EDGES_KEY, SOURCE_KEY = "slice_dimension", "slice_name", "slice_edges", "slice_source"
+DIMENSION_KEY, SLICE_KEY, EDGES_KEY = "slice_dimension", "slice_name", "slice_edges"
 META_FILE_KEY, TRAINING_FILE_KEY = "metadata_file", "training_file"
 DEFAULT_EDGES = "10, 100"
 DIMENSIONS = {NONE: "Everything", FREQUENCY: "Codes, by how often they occur",
@@ -108,7 +108,8 @@ def _read_or_error(name: str, content: bytes):
 def _slices(scoring, dimension: str, meta) -> list[Slice]:
     corpus = scoring.corpus
     if dimension == FREQUENCY:
-        st.text_input("Bin edges (documents)", DEFAULT_EDGES, key=EDGES_KEY,
+        st.session_state.setdefault(EDGES_KEY, DEFAULT_EDGES)  # in the state, so an opened analysis can set it
+        st.text_input("Bin edges (documents)", key=EDGES_KEY,
                       help="Codes seen in fewer documents than the first edge are rare, and so on up.")
         st.file_uploader("Training labels (optional)", type=data.UPLOAD_TYPES, key=TRAINING_FILE_KEY,
                                     max_upload_size=data.MAX_RUN_UPLOAD_MB,

@@ -94,7 +94,7 @@ if ctx:
                                 format_func=term) or "f1"
     fig = levels_bar(table, stat, levels=names, words=words())
     st.plotly_chart(fig, key="levels_chart")
-    data.figure_download(fig, "levels_chart", "dl_levels_chart")
+    data.figure_download(fig, "levels_chart", "dl_levels_chart", table=table)
 
     gaps = [line for run, ev in evals.items() for line in gap_lines(ev, run, onto)]
     if gaps:

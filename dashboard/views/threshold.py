@@ -99,7 +99,7 @@ if ctx:
     current = ctx.rule[1] if ctx.rule and ctx.rule[0] == "threshold" else None
     fig = threshold_curve(curve, current, tuned, words=words())
     st.plotly_chart(fig, key="threshold_curve")
-    data.figure_download(fig, f"threshold_curve_{run}", "dl_threshold_curve")
+    data.figure_download(fig, f"threshold_curve_{run}", "dl_threshold_curve", table=curve)
     st.caption("Read the curve to see how the measures respond; do not pick the test set's peak. A code is "
                "predicted when its score is at least the threshold.")
 

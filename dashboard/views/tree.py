@@ -334,7 +334,7 @@ if ctx:
     st.plotly_chart(fig, key=chart_key, on_select=partial(clicked_tile, chart_key, parents, focus),
                     selection_mode="points", config={"displayModeBar": False})
     legend(sub, colour, "All codes" if focus is None else head)
-    data.figure_download(fig, f"tree_{ctx.run}", f"dl_tree_{focus}")
+    data.figure_download(fig, f"tree_{ctx.run}", f"dl_tree_{focus}", table=sub.drop(columns="merged"))
     other_panel(ev, sub)
     children_table(ev, focus, head)
     written_instead(ctx, ev, focus, head)

@@ -203,3 +203,11 @@ def test_prf_identity_used_by_the_family_f1():
     # 2TP / (predicted + gold) is prf's F1
     tp, x, y = np.array([0, 2, 3, 0]), np.array([0, 3, 3, 2]), np.array([0, 2, 5, 0])
     assert prf(tp, x - tp, y - tp)[2] == pytest.approx(np.divide(2 * tp, x + y, out=np.zeros(4), where=x + y > 0))
+
+
+def test_ten_runs_compare_at_once(sample):
+    runs = {f"run {i}": list(sample.values())[i % 3] for i in range(10)}
+    t = compare_runs(runs, n_resamples=50, macro=False)
+    assert t.run.nunique() == 10 and (t.groupby("figure").size() == 10).all()
+    copies = t[t.run.isin(["run 3", "run 6", "run 9"])]  # the baseline's own evaluation again
+    assert (copies.delta == 0).all() and (copies.verdict == "no clear difference").all()

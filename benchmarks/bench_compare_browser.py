@@ -1,0 +1,119 @@
+"""Browser benchmark of comparing five runs on a MIMIC-III-full-sized upload: the Compare page, a slice, the
+family table.
+
+    python benchmarks/bench_compare_browser.py [--json timings.json] [--keep-screens DIR]
+
+Starts ``streamlit run dashboard/app.py`` headless, opens chromium-headless-shell at 1440×900, uploads the
+gold standard of ``benchmarks/mimic_upload.py`` (3,372 documents) with five runs (four code sets and one
+scores file), and measures, waiting for states (never for times):
+
+- opening Compare runs the first time: the runs table with 1,000 resamples, the A/B tests, the family table
+  at the category level, the change tree and the disagreements, until the page is drawn and idle;
+- changing the baseline (a new runs table) and the family level (a new family table), three times each;
+- choosing a slice in the sidebar on Scores by level, and on Compare runs (everything recomputed on it).
+
+Targets of the issue, reported and not asserted: runs table ≤ 3 s, slice ≤ 1 s, family table ≤ 1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+import bench_browser as bb  # noqa: E402
+import mimic_upload  # noqa: E402
+
+COMPARE_DONE = "[data-testid=stMain] >> text=Documents where the runs disagree most"
+
+
+def pick(page, label: str, option: str) -> None:
+    bb.open_select(page, label).get_by_role("option", name=option, exact=True).click()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--keep-screens", type=Path)
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    tmp = Path(tempfile.mkdtemp(prefix="cophe_bench_compare_"))
+    files = mimic_upload.write_upload(tmp / "upload", more=True)
+    runs = [p for role, p in files.items() if role != "gold"]
+    load_before = os.getloadavg()
+    proc, url = bb.start_server(tmp / "streamlit.log")
+    out: dict = {"load_before": [round(x, 2) for x in load_before], "runs": [p.name for p in runs]}
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=bb.BROWSER, args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.add_init_script(bb.MARKS_JS)
+            b = bb.Bench(page, args.keep_screens)
+            if args.keep_screens:
+                args.keep_screens.mkdir(parents=True, exist_ok=True)
+            page.goto(url)
+            bb.settle(page, bb.SEL["numbers"])
+            page.get_by_text("Upload files", exact=True).click()
+            bb.settle(page, bb.SEL["upload_notice"])
+            inputs = page.locator(bb.SEL["file_inputs"])
+            inputs.nth(1).set_input_files([str(r) for r in runs])
+            bb.settle(page, bb.SEL["run_name_box"].format(file=runs[-1].name))
+            up = b.timed(lambda: inputs.nth(0).set_input_files(str(files["gold"])), bb.SEL["upload_numbers"].format(
+                n_docs="3,372"), bb.SEL["numbers"])
+            b.record("upload_five_runs", [up], None, "gold file until Scores by level shows five runs")
+
+            first = b.timed(lambda: page.get_by_role("link", name="Compare runs").click(), COMPARE_DONE)
+            b.record("open_compare", [first], None, "Compare runs, first time: every table and test computed")
+            b.shot("compare")
+            names = [r.stem for r in runs]
+            samples = []
+            for base in (names[1], names[2], names[0]):
+                samples.append(b.timed(lambda base=base: pick(page, "Baseline", base),
+                                       f"[data-testid=stMain] >> text=Difference from {base}", COMPARE_DONE))
+            b.record("change_baseline", samples, 3.0, "a new baseline: the runs table (1,000 resamples) and the rest")
+            samples = []
+            for lv in ("Section", "Subcategory (4th digit)", "Category (3 digits)"):
+                samples.append(b.timed(lambda lv=lv: pick(page, "Families at", lv), COMPARE_DONE))
+            b.record("family_table", samples[:1] + samples[2:], 1.0,
+                     "the family table at another level (section, then category); 4th digit apart")
+            b.record("family_table_4th_digit", samples[1:2], None, "the family table at the 4th-digit level")
+
+            page.get_by_role("link", name="Scores by level").click()
+            bb.settle(page, bb.SEL["numbers"])
+            page.get_by_text("Slice: look at part of the data").click()
+            slice_levels = b.timed(lambda: pick(page, "Look at", "Codes, by how often they occur"),
+                                   "text=Showing only Rare: fewer than 10 documents", bb.SEL["numbers"])
+            b.record("slice_on_levels", [slice_levels], 1.0, "choosing the rare-code slice on Scores by level")
+            b.shot("levels_rare")
+            back = b.timed(lambda: page.get_by_role("button", name="Show everything").click(), bb.SEL["numbers"])
+            b.record("unslice_on_levels", [back], 1.0, "back to everything on Scores by level")
+            page.get_by_role("link", name="Compare runs").click()
+            bb.settle(page, COMPARE_DONE)
+            on_compare = b.timed(lambda: pick(page, "Look at", "Codes, by how often they occur"),
+                                 "text=Showing only Rare: fewer than 10 documents", COMPARE_DONE)
+            b.record("slice_on_compare", [on_compare], None, "the rare-code slice on Compare runs: every table again")
+            b.shot("compare_rare")
+            browser.close()
+    finally:
+        proc.terminate()
+    out["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    out["figures"] = b.figures
+    for name, f in b.figures.items():
+        target = f" (target ≤ {f['target_s']:g} s)" if f.get("target_s") else ""
+        print(f"{name:24} median {f['median_s']:6.2f} s  min {f['min_s']:.2f}  max {f['max_s']:.2f}  "
+              f"script running {f['running_median_s']:.2f} s{target}  — {f['what']}")
+    print(f"load average before {out['load_before']}, after {out['load_after']}")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
