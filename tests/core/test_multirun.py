@@ -211,3 +211,12 @@ def test_ten_runs_compare_at_once(sample):
     assert t.run.nunique() == 10 and (t.groupby("figure").size() == 10).all()
     copies = t[t.run.isin(["run 3", "run 6", "run 9"])]  # the baseline's own evaluation again
     assert (copies.delta == 0).all() and (copies.verdict == "no clear difference").all()
+
+
+def test_bootstrap_runs_is_each_runs_bootstrap_on_shared_resamples(sample):
+    from cophe_core.stats import bootstrap, bootstrap_runs
+
+    together = bootstrap_runs(sample, n_resamples=120, seed=5)
+    for run, ev in sample.items():
+        pd_equal = together[run].equals(bootstrap(ev, n_resamples=120, seed=5))
+        assert pd_equal, run

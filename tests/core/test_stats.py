@@ -71,7 +71,7 @@ def test_bootstrap_equals_a_loop_over_resamples():
     ev = scoring(rows).evaluation("A")
     n, b, seed = len(ev.docs), 200, 7
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])  # one chunk
-    weights = rng.multinomial(n, np.full(n, 1 / n), size=b)
+    weights = [np.bincount(row, minlength=n) for row in rng.integers(0, n, size=(b, n))]  # n draws each
     d = ev.documents
     tp = np.array([sum(w[i] * sum(d[f"{lv}_tp"][i] for lv in ev.levels) for i in range(n)) for w in weights])
     fp = np.array([sum(w[i] * sum(d[f"{lv}_fp"][i] for lv in ev.levels) for i in range(n)) for w in weights])
@@ -117,9 +117,19 @@ def test_chunks_of_two_seeds_share_no_resample():
 def test_chunk_generators_come_from_spawned_seed_sequences():
     n, budget = 5, 10  # 2 resamples per chunk
     children = np.random.SeedSequence(3).spawn(3)
-    expected = np.vstack([np.random.default_rng(c).multinomial(n, np.full(n, 1 / n), size=k)
-                          for c, k in zip(children, [2, 2, 1])])
+    def counts(rng, k):  # k rows, each the counts of n documents drawn with replacement
+        return np.vstack([np.bincount(row, minlength=n) for row in rng.integers(0, n, size=(k, n))])
+
+    expected = np.vstack([counts(np.random.default_rng(c), k) for c, k in zip(children, [2, 2, 1])])
     assert np.array_equal(np.vstack(list(document_weights(n, 5, 3, budget))), expected)
+
+
+def test_document_weights_are_multinomial_counts():
+    # each row sums to n; a document's count is Binomial(n, 1/n): mean 1, variance 1 − 1/n
+    w = np.vstack(list(document_weights(10, 20_000, 1)))
+    assert (w.sum(axis=1) == 10).all() and w.min() >= 0
+    assert np.abs(w.mean(axis=0) - 1).max() < 0.03
+    assert np.abs(w.var(axis=0) - 0.9).max() < 0.05
 
 
 # ---------------------------------------------------------------- ICM over the documents with a gold code
