@@ -75,7 +75,7 @@ try:
         with st.spinner("Reading and scoring the files…"):
             ctx = data.sidebar()
         if ctx.scoring is not None and ctx.blocked is None:
-            ctx.slice = slicing.sidebar(ctx.scoring)
+            ctx.slice = slicing.sidebar(ctx.scoring, (ctx.reading or {}).get("system") or "auto")
     loading.empty()
     st.session_state["_ctx"] = ctx
     st.sidebar.toggle("Technical terms", key=texts.TECHNICAL_KEY,

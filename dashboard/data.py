@@ -70,12 +70,13 @@ class Context:
         ev = self.scoring.evaluation(run or self.run, max_level=level)
         if self.slice is None:
             return ev
-        return cached(self.scoring, ("sliced", run or self.run, level, self.slice.key),
+        return cached(self.scoring, ("sliced", run or self.run, level, self.slice.fingerprint),
                       lambda: restrict(ev, self.slice))
 
     @property
     def slice_key(self) -> str | None:
-        return None if self.slice is None else self.slice.key
+        """What the slice selects (its mask's fingerprint: a key alone may name another file's slice)."""
+        return None if self.slice is None else self.slice.fingerprint
 
     @property
     def key(self) -> tuple:

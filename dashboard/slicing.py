@@ -15,6 +15,7 @@ from cophe_core.slices import (
     Slice,
     code_frequency,
     code_frequency_slices,
+    codes_in_play,
     gold_count_slices,
     metadata_columns,
     metadata_slices,
@@ -51,7 +52,7 @@ def uploaded(key: str) -> tuple[str, bytes] | None:
     return (f.name, f.getvalue()) if f is not None else saved.saved_file(key)
 
 
-def sidebar(scoring) -> Slice | None:
+def sidebar(scoring, system: str = "auto") -> Slice | None:
     """The "Slice" section of the sidebar; returns the chosen slice (None: everything)."""
     sb = st.sidebar
     active = st.session_state.get(DIMENSION_KEY, NONE) != NONE
@@ -63,7 +64,7 @@ def sidebar(scoring) -> Slice | None:
         dimension = st.selectbox("Look at", options, key=DIMENSION_KEY, format_func=dimension_words,
                                  help="Every page then shows only that part: the rare codes, the long documents, "
                                  "one admission type… Upload a table of document details below to slice by them.")
-        slices = _slices(scoring, dimension, meta)
+        slices = _slices(scoring, dimension, meta, system)
         st.session_state["_slices"] = slices  # the Slices page scores them all
         st.file_uploader("Document details (optional)", type=["csv", "tsv", "txt", "parquet"], key=META_FILE_KEY,
                          max_upload_size=data.MAX_UPLOAD_MB,
@@ -105,7 +106,8 @@ def _read_or_error(name: str, content: bytes):
     return read_metadata(content, name=name)
 
 
-def _slices(scoring, dimension: str, meta) -> list[Slice]:
+def _slices(scoring, dimension: str, meta, system: str) -> list[Slice]:
+    """The slices of ``dimension`` (``system``: how undotted ICD-9 codes of a training file read)."""
     corpus = scoring.corpus
     if dimension == FREQUENCY:
         st.session_state.setdefault(EDGES_KEY, DEFAULT_EDGES)  # in the state, so an opened analysis can set it
@@ -125,8 +127,8 @@ def _slices(scoring, dimension: str, meta) -> list[Slice]:
             return data.cached(scoring, ("slices", FREQUENCY, edges), lambda: code_frequency_slices(
                 code_frequency(corpus.gold), edges, in_play=in_play(corpus)))
         try:
-            return data.cached(scoring, ("slices", FREQUENCY, edges, data.file_digest(*file)),
-                               lambda: _training_slices(corpus, file, edges))
+            return data.cached(scoring, ("slices", FREQUENCY, edges, data.file_digest(*file), system),
+                               lambda: _training_slices(corpus, file, edges, system))
         except InputError as e:
             st.error(data.md(str(e)))
             return []
@@ -139,19 +141,15 @@ def _slices(scoring, dimension: str, meta) -> list[Slice]:
     return []
 
 
-def _training_slices(corpus, file: tuple[str, bytes], edges: tuple[int, ...]) -> list[Slice]:
+def _training_slices(corpus, file: tuple[str, bytes], edges: tuple[int, ...], system: str) -> list[Slice]:
     raw = data.read_upload(*file, gold=True)
-    counted = training_frequency(raw, corpus)
-    freq = getattr(counted, "frequency", counted)
+    freq = training_frequency(raw, corpus, system=system).frequency
     return code_frequency_slices(freq, edges, in_play=in_play(corpus), source="the training labels")
 
 
 def in_play(corpus):
     """The label columns with a gold or predicted code in any run."""
-    used = corpus.gold.getnnz(axis=0) > 0
-    for m in corpus.runs.values():
-        used |= m.getnnz(axis=0) > 0
-    return used
+    return codes_in_play(corpus.gold, *corpus.runs.values())
 
 
 def banner(ctx, page_title: str) -> None:

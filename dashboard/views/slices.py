@@ -25,7 +25,7 @@ if ctx:
                                 format_func=term) or "f1"
     names = ctx.scoring.run_names[:10]
     evals = {r: ctx.scoring.evaluation(r, max_level=ctx.max_level) for r in names}  # the whole data, then masks
-    key = ("slice_scores", tuple(names), ctx.max_level, tuple(s.key for s in slices))
+    key = ("slice_scores", tuple(names), ctx.max_level, tuple(s.fingerprint for s in slices))
     with st.spinner(f"Scoring {len(slices)} slices of {len(names)} runs, with intervals…"):
         table = data.cached(ctx.scoring, key, lambda: slice_scores(evals, slices, n_resamples=RESAMPLES, seed=0))
     rows = table[(table.measure == m) & (table.statistic == stat)]

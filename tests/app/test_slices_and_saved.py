@@ -151,3 +151,24 @@ def test_save_writes_what_the_session_shows(scoring):
     assert a.slice == {"slice_dimension": "gold_codes", "slice_name": "docs:gold:0"}
     assert a.metadata.name == "documents.csv" and a.training is None
     assert a.code_sets == dict(onto.code_sets)
+
+
+def test_training_labels_define_the_rare_codes(scoring):
+    from cophe_core import read_labels
+    from cophe_core.slices import training_frequency
+
+    at = run_app()
+    at.selectbox(key="slice_dimension").set_value("code_frequency").run()
+    dev = (SAMPLE / "dev_gold.csv").read_bytes()
+    at.file_uploader(key="training_file").set_value(("dev_gold.csv", dev, "text/csv")).run()
+    assert not at.exception
+    c = scoring.corpus
+    used = c.gold.getnnz(axis=0) > 0
+    for m in c.runs.values():
+        used |= m.getnnz(axis=0) > 0
+    freq = training_frequency(read_labels(dev, name="dev_gold.csv"), c).frequency
+    rare = code_frequency_slices(freq, (10, 100), in_play=used, source="the training labels")[0]
+    assert at.radio(key="slice_name").value == rare.key and rare.key != "codes:freq:10,100:0"
+    assert "Code frequency in the training labels" in banner(at)
+    assert headline(at, "overcoder") == pytest.approx(
+        restrict(scoring.evaluation("overcoder"), rare).score("cophe")["f1"], abs=5e-4)

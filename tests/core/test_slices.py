@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cophe_core import InputError, prf, read_labels, score_files
+from cophe_core import InputError, evaluate, prf, read_labels, score_files
 from cophe_core.slices import (
     DOC_COLUMNS,
     Slice,
@@ -115,7 +115,8 @@ def test_cophe_counts_of_a_code_partition_need_not_add_up(hand):
     whole = table(hand)
     assert (sums.loc[("flat", "leaf")] == whole.loc[("flat", "leaf")]).all()
     assert (sums.loc[("cophe", "e1")] == whole.loc[("cophe", "e1")]).all()
-    assert sums.loc[("cophe", "e0")].tolist() == [2, 2, 2] != whole.loc[("cophe", "e0")].tolist() == [3, 0, 0]
+    # e0: 401 gives (1, 1, 0) with {401.9, 401.0} and a FN with {401.1}; 428 a FN and a FP: not the whole's 3 TP
+    assert sums.loc[("cophe", "e0")].tolist() == [1, 2, 2] and whole.loc[("cophe", "e0")].tolist() == [3, 0, 0]
 
 
 def test_no_slice_is_the_whole_and_a_bad_mask_is_refused(hand):
@@ -172,19 +173,22 @@ corpus = st.dictionaries(st.sampled_from([f"d{i}" for i in range(8)]), st.sets(s
                          min_size=1, max_size=8)
 
 
-def evaluation_of(gold: dict[str, set[str]], pred: dict[str, set[str]]):
+def evaluation_of(gold: dict[str, set[str]], pred: dict[str, set[str]], ontology):
+    """The evaluation of label sets, encoded by hand (no reading): documents × ontology nodes."""
     docs = sorted(set(gold) | set(pred))
-    rows = [(d, c) for d in docs for c in sorted(gold.get(d, ()))]
-    body = long_csv(rows) + "".join(f"{d},\n" for d in docs if not gold.get(d)).encode()
-    prows = long_csv([(d, c) for d in docs for c in sorted(pred.get(d, ()))]) + \
-        "".join(f"{d},\n" for d in docs if not pred.get(d)).encode()
-    return score_files(body, {"A": prows}, ontology="icd9").evaluation("A", max_level="chapter")
+
+    def matrix(labels: dict[str, set[str]]) -> sp.csr_matrix:
+        pairs = [(i, ontology.codes[c]) for i, d in enumerate(docs) for c in labels.get(d, ())]
+        rows, cols = zip(*pairs) if pairs else ((), ())
+        return sp.csr_matrix((np.ones(len(pairs), dtype=np.int8), (rows, cols)), shape=(len(docs), ontology.n_nodes))
+
+    return evaluate(matrix(gold), matrix(pred), ontology, docs=np.array(docs), max_level="chapter")
 
 
 @FAST
-@given(gold=corpus.filter(lambda g: any(g.values())), pred=corpus, seed=st.integers(0, 1000))
-def test_document_slices_of_small_corpora_add_up(gold, pred, seed):
-    ev = evaluation_of(gold, pred)
+@given(gold=corpus, pred=corpus, seed=st.integers(0, 1000))
+def test_document_slices_of_small_corpora_add_up(icd9, gold, pred, seed):
+    ev = evaluation_of(gold, pred, icd9)
     which = np.random.default_rng(seed).integers(0, 3, len(ev.docs))
     pd.testing.assert_frame_equal(sum(table(restrict(ev, s)) for s in partition(which, "documents")), table(ev))
 
@@ -286,10 +290,12 @@ def test_code_frequency_and_bins_of_a_hand_built_gold(counted):
 
 
 def test_code_frequency_counts_documents_not_stored_zeros():
-    m = sp.csr_matrix((np.array([1, 0, 1, 1], dtype=np.int8), (np.array([0, 0, 1, 1]), np.array([0, 1, 0, 0]))),
-                      shape=(2, 3))  # an explicit zero, and a duplicate entry
+    m = sp.csr_matrix((np.array([1, 0, 1, 1], dtype=np.int8), np.array([0, 1, 0, 0]), np.array([0, 2, 4])),
+                      shape=(2, 3))  # an explicit zero (row 0) and a duplicate entry (row 1), as stored
+    assert m.nnz == 4
     assert code_frequency(m).tolist() == [2, 0, 0]
-    assert m.nnz == 4  # the input is left alone
+    assert gold_count_slices(m, bins=1)[0].name == "1 gold code"
+    assert m.nnz == 4 and m.data.tolist() == [1, 0, 1, 1]  # the input is left alone
 
 
 def test_training_frequency_maps_codes_and_counts_the_unknown(counted):
@@ -311,11 +317,14 @@ def test_training_frequency_maps_codes_and_counts_the_unknown(counted):
 
 def test_training_frequency_reads_undotted_codes_as_the_gold_is_read(counted):
     c = counted.corpus
-    raw = read_labels(long_csv([("t1", "4019"), ("t2", "4019"), ("t2", "4280")]))
-    auto = training_frequency(raw, c)
-    assert auto.unknown_codes == 2 and auto.needs_system and "need the system" in auto.describe()
+    raw = read_labels(long_csv([("t1", "4019"), ("t2", "4019"), ("t2", "4280")]), name="train.csv")
+    with pytest.raises(InputError, match="train.csv: none of its 2 distinct codes.*say which system"):
+        training_frequency(raw, c)
     dx = training_frequency(raw, c, system="diagnosis")
     assert dx.unknown_codes == 0 and dx.frequency[c.ontology.codes["401.9"]] == 2
+    assert dx.frequency[c.ontology.codes["428.0"]] == 1
+    mixed = training_frequency(read_labels(long_csv([("t1", "401.9"), ("t2", "4019")])), c)
+    assert mixed.unknown_codes == 1 and mixed.needs_system and "need the system" in mixed.describe()
     with pytest.raises(InputError, match="train.csv: none of its 1 distinct codes"):
         training_frequency(read_labels(long_csv([("t1", "NOPE")]), name="train.csv"), c)
 
@@ -456,7 +465,7 @@ def test_read_metadata_formats(tmp_path):
     frame.to_parquet(buffer)
     pq = read_metadata(buffer.getvalue(), name="m.parquet")
     assert pq.to_dict("index") == {"10": {"length": "1.5", "kind": "a"}, "11": {"length": "", "kind": ""},
-                                   "12": {"length": "2", "kind": "b"}}
+                                   "12": {"length": "2.0", "kind": "b"}}
     path = tmp_path / "details.csv"
     path.write_bytes(b"doc_id,kind\n1,a\n")
     assert read_metadata(path).kind.tolist() == ["a"]
@@ -514,7 +523,7 @@ def test_slice_scores_agree_with_restricting_by_hand(scoring):
                     assert row.value == pytest.approx(sub.score(m)[stat])
                     assert row.low <= row.value + 1e-12 and row.value <= row.high + 1e-12
             row = t.loc[(run, s.key, "cophe", "f1")]
-            assert (row.documents, row.gold_codes, row.predicted_codes, row.size) == (
+            assert (row.documents, row.gold_codes, row.predicted_codes, row["size"]) == (
                 len(sub.docs), sub.gold.nnz, sub.pred.nnz, s.size)
             assert row.kind == s.kind and row.dimension == s.dimension
 
