@@ -14,7 +14,7 @@ from dashboard.figures import OTHER_COLOUR, colour_range, coloured
 from tests.app.conftest import SAMPLE, plotly_specs, run_app
 from tests.core.test_families import naive_family_errors
 
-PAGES = ["views/levels.py", "views/tree.py", "views/compare.py", "views/document.py", "views/metrics.py",
+PAGES = ["views/levels.py", "views/tree.py", "views/compare.py", "views/slices.py", "views/document.py", "views/metrics.py",
          "views/threshold.py", "views/export.py"]
 SNAKE = re.compile(r"\b[a-z0-9]+(?:_[a-z0-9]+)+\b")
 FILE_NAME = re.compile(r"\S+\.(?:csv|tsv|psv|txt|json|jsonl|ndjson|parquet|feather|arrow|html)\b")
