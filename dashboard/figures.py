@@ -343,6 +343,7 @@ def slices_chart(table: pd.DataFrame, *, title: str) -> go.Figure:
         colour = RUN_COLOURS[i % len(RUN_COLOURS)]
         fig.add_scatter(
             x=part.value, y=[_wrap(s, 28) for s in part.slice], mode="markers", name=html.escape(str(run)),
+            orientation="h",  # runs side by side within a slice's row (scattermode "group")
             marker={"color": colour, "size": 10},
             error_x={"type": "data", "symmetric": False, "array": (part.high - part.value).fillna(0),
                      "arrayminus": (part.value - part.low).fillna(0), "color": colour, "thickness": 2},
@@ -350,8 +351,13 @@ def slices_chart(table: pd.DataFrame, *, title: str) -> go.Figure:
             hovertemplate=("<b>%{fullData.name}</b> · %{y}<br>" + html.escape(title) + " %{x:.3f} (95% interval "
                            "%{customdata[0]:.3f} to %{customdata[1]:.3f})<extra></extra>"))
     order = [_wrap(s, 28) for s in slices]
+    lo, hi = np.nanmin(table.low.fillna(table.value)), np.nanmax(table.high.fillna(table.value))
+    if np.isfinite(lo) and np.isfinite(hi):  # the values, not 0 to 1: differences between runs stay visible
+        pad = max((hi - lo) * 0.08, 0.005)
+        fig.update_xaxes(range=[max(0.0, lo - pad), min(1.0, hi + pad) if hi <= 1 else hi + pad])
     fig.update_yaxes(categoryorder="array", categoryarray=order, range=[len(order) - 0.5, -0.5], autorange=False)
-    fig.update_layout(scattermode="group", height=140 + 40 * len(slices) * max(1, table.run.nunique()) // 2,
+    fig.update_layout(scattermode="group", scattergap=0.3,
+                      height=140 + 40 * len(slices) * max(1, table.run.nunique()) // 2,
                       xaxis_title=html.escape(title), margin={**MARGIN, "t": 50},
                       legend={"orientation": "h", "yref": "container", "y": 1, "yanchor": "top", "x": 0})
     return _readable(fig)

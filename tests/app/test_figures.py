@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from cophe_core import score_files
 from cophe_core.compare import level_deltas, levels_side_by_side
@@ -102,3 +103,23 @@ def test_levels_bar_puts_four_runs_to_a_row():
     assert sorted(titles) == [f"Run: run {i}" for i in range(8)]
     rows = {round(fig.layout[k].domain[0], 3) for k in fig.layout if k.startswith("yaxis")}
     assert len(rows) == 2
+
+
+def test_slices_chart_draws_each_run_with_its_interval_on_a_fitted_axis():
+    from dashboard.figures import runs_chart, slices_chart
+
+    t = pd.DataFrame({"slice": ["Rare", "Rare", "Frequent", "Frequent"], "run": ["a", "b", "a", "b"],
+                      "value": [0.60, 0.65, 0.80, 0.82], "low": [0.58, 0.63, 0.79, 0.80],
+                      "high": [0.62, 0.66, 0.81, 0.84]})
+    fig = slices_chart(t, title="F1")
+    assert [tr.name for tr in fig.data] == ["a", "b"]
+    a = fig.data[0]
+    assert list(a.error_x.array) == pytest.approx([0.02, 0.01]) and list(a.error_x.arrayminus) == pytest.approx([0.02, 0.01])
+    lo, hi = fig.layout.xaxis.range
+    assert 0.5 < lo < 0.58 and 0.84 < hi <= 1.0  # fitted to the intervals, not 0 to 1
+    runs = pd.DataFrame({"run": ["a", "b", "c"], "figure": "f1", "value": [0.7, 0.8, 0.6], "low": [0.69, 0.79, 0.59],
+                         "high": [0.71, 0.81, 0.61], "delta": [None, 0.1, -0.1],
+                         "verdict": ["", "better", "worse"]})
+    colours = {tr.name: tr.marker.color for tr in runs_chart(runs, "f1", title="F1", baseline="a").data}
+    assert colours == {"baseline": "#222222", "better than the baseline": "#1a9850",
+                       "worse than the baseline": "#d73027"}
