@@ -17,6 +17,7 @@ import pandas as pd
 from .api import decide_run, score_labels
 from .labels import NothingScorable
 from .readers import InputError, RawScores, read_input, read_labels
+from .report import safe_csv
 from .stats import bootstrap
 from .suite import icm_note, suite
 
@@ -119,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ev = run.evaluation("pred", max_level=args.max_level)
     except (InputError, ValueError) as e:
         if isinstance(e, NothingScorable) and args.rejected:  # the rows at fault, when they matter most
-            e.rejected.to_csv(args.rejected, index=False)
+            _write_csv(e.rejected, args.rejected)
         print(f"cophe: error: {e}", file=sys.stderr)
         return 2
     result = ev.to_dict()
@@ -143,11 +144,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if run.detection:
         print(f"cophe: ontology {run.detection}", file=sys.stderr)
     if args.nodes:
-        ev.nodes.to_csv(args.nodes, index=False)
+        _write_csv(ev.nodes, args.nodes)
     if args.documents:
-        ev.documents.to_csv(args.documents, index=False)
+        _write_csv(ev.documents, args.documents)
     if args.rejected:
-        rejected.to_csv(args.rejected, index=False)
+        _write_csv(rejected, args.rejected)
     if args.save:
         try:
             _save(args, ev, decision)
@@ -167,6 +168,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for w in warnings:
         print(f"cophe: warning: {w}", file=sys.stderr)
     return 0
+
+
+def _write_csv(table: pd.DataFrame, path: str) -> None:
+    """A table as CSV, cells that a spreadsheet would run as a formula defused (:func:`report.safe_csv`)."""
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write(safe_csv(table))
 
 
 def _save(args: argparse.Namespace, ev, decision: dict | None) -> None:

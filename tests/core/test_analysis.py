@@ -131,3 +131,19 @@ def test_cli_save_into_a_missing_folder_exits_2(tmp_path, capsys):
                  "--save", str(tmp_path / "missing" / "a.cophe")])
     err = capsys.readouterr().err
     assert code == 2 and "--save" in err and "Traceback" not in err
+
+
+def test_cli_csv_exports_defuse_formulas(tmp_path):
+    gold = tmp_path / "gold.csv"
+    gold.write_text("doc_id,code\n=cmd|' /C calc'!A0,401.9\n@SUM(1),428.0\n")
+    pred = tmp_path / "pred.csv"
+    pred.write_text("doc_id,code\n=cmd|' /C calc'!A0,401.9\n+1,=HYPERLINK(x)\n")
+    rejected, docs = tmp_path / "rejected.csv", tmp_path / "documents.csv"
+    assert main(["score", "--gold", str(gold), "--pred", str(pred), "--ontology", "icd9",
+                 "--rejected", str(rejected), "--documents", str(docs)]) == 0
+    import pandas as pd
+
+    for path in (rejected, docs):
+        cells = pd.read_csv(path, dtype=str, keep_default_na=False).to_numpy().ravel()
+        assert not [c for c in cells if c[:1] in ("=", "+", "@")], path
+    assert "'=cmd|' /C calc'!A0" in docs.read_text() and "'=HYPERLINK(x)" in rejected.read_text()
