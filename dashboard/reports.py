@@ -6,10 +6,10 @@ from __future__ import annotations
 import data
 import pandas as pd
 from figures import delta_bar, tree_figure
-from texts import MEASURES, TERMS, columns, level, measure, term
+from texts import chart_words, columns, figure_name, level, measure, term
 
 from cophe_core import __version__ as cophe_version
-from cophe_core.compare import delta_subtree, figure_parts, level_deltas
+from cophe_core.compare import delta_subtree, level_deltas
 from cophe_core.families import family_changes
 from cophe_core.report import html_report
 from cophe_core.stats import compare_runs, describe_difference
@@ -25,13 +25,6 @@ def compare_pair(runs: list[str], state) -> tuple[str, str]:
     a = a if a in runs else runs[0]
     b = state.get("cmp_b")
     return a, b if b in runs and b != a else next(r for r in runs if r != a)
-
-
-def figure_name(figure: str, onto) -> str:
-    """A figure id in words, as the Compare page writes it."""
-    m, lv, stat = figure_parts(figure)
-    name = f"{measure(m)} {term(stat)}"
-    return name if lv in (None, "overall") else f"{name} at {level(onto, lv)}"
 
 
 def readable(df: pd.DataFrame, onto, extra: dict | None = None) -> pd.DataFrame:
@@ -54,10 +47,6 @@ def settings_lines(ctx, resamples: int) -> list[str]:
             f"{level(onto, ctx.max_level)}." + (f" Runs given as scores are decided by {rule}." if rule else ""),
             ctx.slice_words,
             f"Intervals and tests: {resamples:,} bootstrap resamples of the documents, seed 0; 95% intervals."]
-
-
-def words() -> dict[str, str]:
-    return {**{k: term(k) for k in TERMS}, **{m: measure(m) for m in MEASURES}}
 
 
 def compare_report(ctx, evals: dict, a: str, b: str, *, resamples: int, focus: int | None = None) -> str:
@@ -90,7 +79,7 @@ def compare_report(ctx, evals: dict, a: str, b: str, *, resamples: int, focus: i
             readable(runs_rows, onto, {"p_holm": "p-value, Holm"})]),
         (f"Is the difference real? {b} − {a}", [*sentences, readable(paired, onto)]),
         (f"Change by level: {b} − {a}", [
-            delta_bar(deltas, "f1", a, b, levels=names, words=words()),
+            delta_bar(deltas, "f1", a, b, levels=names, words=chart_words()),
             readable(deltas, onto, {c: f"{term(c.split('_')[1])} · {who[c.split('_')[0]]}"
                                     for c in deltas.columns if "_" in c})]),
         (f"Which families changed, at {level(onto, lv)}", [

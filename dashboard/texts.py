@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from cophe_core.compare import figure_parts
 from cophe_core.ontology import Ontology, level_name
 
 TECHNICAL_KEY = "technical_terms"  # the session-state key of the sidebar switch
@@ -116,6 +117,19 @@ def level(onto: Ontology, lv: str) -> str:
     """A level's name (:func:`cophe_core.ontology.level_name`); with the technical terms, its id too."""
     name = level_name(onto, lv)
     return f"{name} ({lv})" if technical() and name != lv else name
+
+
+def chart_words() -> dict[str, str]:
+    """The words of the charts (counts, statistics, measures) in the user's vocabulary."""
+    return {**{k: term(k) for k in TERMS}, **{m: measure(m) for m in MEASURES}}
+
+
+def figure_name(figure: str, onto: Ontology) -> str:
+    """A figure id of :mod:`cophe_core.stats` in words: ``set_based e0 f1`` is "Right family (Set-based) F1 at
+    Category (3 digits)"."""
+    m, lv, stat = figure_parts(figure)
+    name = f"{measure(m)} {term(stat)}"
+    return name if lv in (None, "overall") else f"{name} at {level(onto, lv)}"
 
 
 def columns(df: pd.DataFrame, extra: dict[str, str] | None = None) -> pd.DataFrame:

@@ -5,7 +5,7 @@ import data
 import pandas as pd
 import streamlit as st
 from figures import COLOUR_BY, delta_bar, levels_bar, runs_chart, tree_figure
-from texts import HELP, MEASURES, TERMS, level, measure, term
+from texts import HELP, chart_words, figure_name, level, measure, term
 
 from cophe_core.compare import delta_subtree, disagreements, figure_parts, level_deltas, levels_side_by_side
 from cophe_core.families import family_changes
@@ -15,18 +15,6 @@ HEADLINES = ["flat f1", "set_based overall f1", "cophe overall f1"]  # the figur
 MAX_RUNS = 10  # the runs table stays readable and its resampling under a few seconds
 FAMILY_ROWS = 50  # families shown; the download holds them all
 SHADES = {"better": "#d9f0d3", "worse": "#f8d3d0", NO_CLEAR: "", "": ""}  # light tints of VERDICT_COLOURS
-
-
-def words() -> dict[str, str]:
-    """The chart words in the user's vocabulary."""
-    return {**{k: term(k) for k in TERMS}, **{m: measure(m) for m in MEASURES}}
-
-
-def figure_words(figure: str, onto) -> str:
-    """A figure id such as ``set_based e0 f1`` in words: "Right family (Set-based) F1 at Category"."""
-    m, lv, stat = figure_parts(figure)
-    name = f"{measure(m)} {term(stat)}"
-    return name if lv in (None, "overall") else f"{name} at {level(onto, lv)}"
 
 
 def short_words(figure: str, onto) -> str:
@@ -137,7 +125,7 @@ def differences_grid(table: pd.DataFrame, figs: list[str], heads: dict[str, str]
 
 def readable_runs(table: pd.DataFrame, onto) -> pd.DataFrame:
     """The runs table for a CSV: the figure in words beside its id."""
-    return table.assign(figure_name=[figure_words(f, onto) for f in table.figure])
+    return table.assign(figure_name=[figure_name(f, onto) for f in table.figure])
 
 
 def pair_section(ctx, names: list[str], onto):
@@ -178,7 +166,7 @@ def significance(ctx, a: str, b: str, ea, eb, onto) -> None:
     with slot.container():
         for row in paired.set_index("figure").loc[HEADLINES].reset_index().itertuples():
             said = verdict(row.delta, row.low, row.high, row.p_value)
-            verdict_box(said)(data.md(describe_difference(row._replace(figure=figure_words(row.figure, onto)), a, b)))
+            verdict_box(said)(data.md(describe_difference(row._replace(figure=figure_name(row.figure, onto)), a, b)))
         with st.expander("All figures, with intervals and p-values"):
             parts = pd.DataFrame([(measure(m), level(onto, lv or "leaf"), term(stat))
                                   for m, lv, stat in map(figure_parts, paired.figure)],
@@ -201,13 +189,13 @@ def by_level(deltas: pd.DataFrame, a: str, b: str, ea, eb, onto) -> None:
         st.markdown(f"**Change by level ({data.md(b)} − {data.md(a)})**")
         metric = st.segmented_control(term("statistic"), ["f1", "precision", "recall"], default="f1",
                                       key="cmp_metric", format_func=term) or "f1"
-        fig = delta_bar(deltas, metric, a, b, levels=level_names, words=words())
+        fig = delta_bar(deltas, metric, a, b, levels=level_names, words=chart_words())
         st.plotly_chart(fig, key="cmp_delta_chart")
         data.figure_download(fig, "delta_chart", "dl_cmp_delta", table=deltas)
     with right:
         st.markdown("**Both runs**")
         both = levels_side_by_side({a: ea, b: eb})
-        fig = levels_bar(both, metric, levels=level_names, words=words())
+        fig = levels_bar(both, metric, levels=level_names, words=chart_words())
         st.plotly_chart(fig, key="cmp_levels_chart")
         data.figure_download(fig, "both_runs_chart", "dl_cmp_levels", table=both)
 

@@ -7,18 +7,12 @@ import data
 import reports
 import streamlit as st
 from figures import levels_bar, tree_figure
-from texts import MEASURES, TERMS, level, measure, term
+from texts import chart_words, level, term
 
 from cophe_core.compare import levels_side_by_side
 from cophe_core.families import describe_gaps, within_family
 from cophe_core.report import figure_html, html_report, safe_csv
 from cophe_core.tree import focused_subtree
-
-
-def words() -> dict[str, str]:
-    """The chart words in the user's vocabulary."""
-    return {**{k: term(k) for k in TERMS}, **{m: measure(m) for m in MEASURES}}
-
 
 st.title("Export")
 ctx = data.require_scoring()
@@ -49,7 +43,7 @@ if ctx:
     st.subheader("Figures (interactive HTML, works offline)", anchor=False)
     e, f = st.columns(2)
     e.download_button("Levels chart, all runs",
-                      lambda: figure_html(levels_bar(levels_side_by_side(evals), levels=names, words=words())),
+                      lambda: figure_html(levels_bar(levels_side_by_side(evals), levels=names, words=chart_words())),
                       "levels_chart.html", "text/html", key="dl_fig_levels")
     f.download_button(f"Code-family tree · {run} (current focus)",
                       lambda: figure_html(tree_figure(focused_subtree(ev.nodes, ev.ontology, focus),
@@ -63,7 +57,7 @@ if ctx:
         sections = [
             ("Settings", reports.settings_lines(ctx, 1000)[:3]),
             ("Scores by level", [f"{len(ev.docs):,} documents; levels up to {level(onto, ctx.max_level)}.",
-                                 levels_bar(levels_side_by_side({run: ev}), levels=names, words=words()),
+                                 levels_bar(levels_side_by_side({run: ev}), levels=names, words=chart_words()),
                                  reports.readable(ev.levels_table, onto)]),
             ("Within families", describe_gaps(ev, run, level_name=lambda lv: level(onto, lv))
              + [reports.readable(within_family(ev), onto)]),

@@ -5,7 +5,7 @@ import data
 import pandas as pd
 import streamlit as st
 from figures import levels_bar
-from texts import HELP, MEASURES, TERMS, helps, level, measure, term
+from texts import HELP, MEASURES, chart_words, helps, level, measure, term
 
 from cophe_core.compare import HEADLINE_COLUMNS, figure_parts, headlines, levels_side_by_side
 from cophe_core.families import describe_gaps
@@ -14,11 +14,6 @@ from cophe_core.stats import bootstrap_runs
 RESAMPLES, SEED = 1000, 0
 GAP = 0.005  # a level is described when right family and count falls this far below right family
 PENDING = "…"  # an interval cell while the intervals are computed
-
-
-def words() -> dict[str, str]:
-    """The chart words in the user's vocabulary."""
-    return {**{k: term(k) for k in TERMS}, **{m: measure(m) for m in MEASURES}}
 
 
 def interval_key(run: str, key: tuple) -> tuple:
@@ -94,7 +89,7 @@ if ctx:
     names = {lv: level(onto, lv) for lv in dict.fromkeys(table.level)}
     stat = st.segmented_control(term("statistic"), ["f1", "precision", "recall"], default="f1", key="levels_metric",
                                 format_func=term) or "f1"
-    fig = levels_bar(table, stat, levels=names, words=words())
+    fig = levels_bar(table, stat, levels=names, words=chart_words())
     st.plotly_chart(fig, key="levels_chart")
     data.figure_download(fig, "levels_chart", "dl_levels_chart", table=table)
 

@@ -9,7 +9,7 @@ import data
 import pandas as pd
 import streamlit as st
 from figures import threshold_curve
-from texts import MEASURES, TERMS, measure, technical, term
+from texts import chart_words, technical, term
 
 from cophe_core import InputError
 from cophe_core.scores import score_run, tune_threshold
@@ -28,11 +28,6 @@ def ranking_name(key: str) -> str:
     if technical():
         return f"AUC ({kind})"
     return "AUC, all document-code pairs" if kind == "micro" else "AUC, per-code average"
-
-
-def words() -> dict[str, str]:
-    """The chart words in the user's vocabulary."""
-    return {**{k: term(k) for k in TERMS}, **{m: measure(m) for m in MEASURES}}
 
 
 def use_threshold(t: float) -> None:
@@ -97,7 +92,7 @@ if ctx:
 
     st.subheader("F1 against the threshold (test set)", anchor=False)
     current = ctx.rule[1] if ctx.rule and ctx.rule[0] == "threshold" else None
-    fig = threshold_curve(curve, current, tuned, words=words())
+    fig = threshold_curve(curve, current, tuned, words=chart_words())
     st.plotly_chart(fig, key="threshold_curve")
     data.figure_download(fig, f"threshold_curve_{run}", "dl_threshold_curve", table=curve)
     st.caption("Read the curve to see how the measures respond; do not pick the test set's peak. A code is "
