@@ -11,10 +11,15 @@ The file (``.cophe``) is a zip of
 - ``README.txt``: what the file is.
 
 Nothing in it is trusted but bytes and options: opening it re-reads and re-validates every input exactly as an
-upload, with the saved reading options. :func:`read_analysis` never extracts to disk, bounds the number of
-members and their inflated sizes (whatever the headers claim), refuses member names that leave the archive,
-and checks every input against its SHA-256. It never unpickles or evaluates anything. See
-``docs/analysis-format.md``.
+upload, with the saved reading options (:func:`score_analysis` does it outside the dashboard).
+:func:`read_analysis` never extracts to disk, bounds the size of the zip's directory, the number of members
+and their inflated sizes (whatever the headers claim), refuses member names that leave the archive, checks
+every input against its size and SHA-256, and takes only known values for the options that choose what is
+read (a code system is a name, never a path: a user hierarchy travels as an input). It never unpickles or
+evaluates anything. The format is described in ``docs/analysis-format.md``.
+
+An :class:`Analysis` checks itself when made (:class:`ValueError` naming the field at fault);
+:func:`read_analysis` reports every problem of a file as :class:`~cophe_core.readers.InputError` naming it.
 """
 
 from __future__ import annotations
@@ -23,39 +28,69 @@ import hashlib
 import io
 import json
 import math
+import numbers
 import re
 import zipfile
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from .ontology import NAMES
 from .readers import InputError
 
-__all__ = ["InputFile", "Analysis", "write_analysis", "read_analysis", "analysis_from_files", "FORMAT",
-           "FORMAT_VERSION", "MAX_BYTES", "MAX_MEMBERS"]
+if TYPE_CHECKING:
+    from .api import Scoring
+
+__all__ = ["InputFile", "Analysis", "write_analysis", "read_analysis", "analysis_from_files", "score_analysis",
+           "FORMAT", "FORMAT_VERSION", "MAX_BYTES", "MAX_MEMBERS", "MAX_MANIFEST"]
 
 FORMAT = "cophe-analysis"
 FORMAT_VERSION = 1
 MAX_BYTES = 500 * 2**20  # total inflated size read from one file
 MAX_MEMBERS = 64
-MAX_MANIFEST = 2**20
+MAX_MANIFEST = 2**20  # bytes of manifest.json
+MAX_NAME = 255  # characters of a run name, a file name or a column name
+MAX_TEXT = 100  # characters of created and cophe_version
+_DIRECTORY_PER_MEMBER = 1024  # bytes of the zip's central directory allowed per member
 ROLES = ("gold", "run", "hierarchy", "metadata", "training")
 RULES = ("threshold", "top_k")
+ONTOLOGIES = ("auto", *NAMES, "custom")  # "custom": the hierarchy input
+SYSTEMS = ("auto", "diagnosis", "procedure")
 _ZIP_TIME = (2020, 1, 1, 0, 0, 0)  # fixed member times: the same analysis gives the same bytes
-README = """This is a saved cophe analysis (cophe: hierarchical evaluation of clinical coding).
-
-Open it in the cophe dashboard: Source -> Open a saved analysis. It holds the input files exactly as they
-were given (inputs/), and manifest.json says how they were read and what was on screen. It contains the
-inputs themselves: share it as you would share them. The format is described in docs/analysis-format.md.
+README = """This is a saved cophe analysis (cophe: hierarchical evaluation of clinical coding). Open it in the
+cophe dashboard (Source: Open a saved analysis). It holds the input files exactly as they were given
+(inputs/), and manifest.json says how they were read and what was on screen. It contains the inputs
+themselves: share it as you would share them. The format is described in docs/analysis-format.md.
 """
+
+
+def _show(value: Any) -> str:
+    """A value for a message, cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "…"
 
 
 @dataclass(frozen=True)
 class InputFile:
-    """A file as the user gave it: its name and bytes."""
+    """A file as the user gave it: its name (not a path on this machine) and its bytes.
+
+    >>> InputFile("gold.csv", b"doc_id,code\\n")
+    InputFile(name='gold.csv', size=12)
+    """
 
     name: str
-    data: bytes
+    data: bytes = field(repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip() or len(self.name) > MAX_NAME:
+            raise ValueError(f"a file name must be text of 1 to {MAX_NAME} characters, not {_show(self.name)}")
+        if not isinstance(self.data, bytes):
+            raise ValueError(f"{self.name}: the contents must be bytes, not {type(self.data).__name__}")
+
+    def __repr__(self) -> str:
+        return f"InputFile(name={self.name!r}, size={len(self.data)})"
 
 
 @dataclass(frozen=True)
@@ -63,9 +98,19 @@ class Analysis:
     """Inputs as given, how they were read, and what was on screen.
 
     ``runs`` maps each run's name to its file, in order. ``options`` holds ``ontology`` (``"auto"``,
-    ``"icd9"``, ``"icd10"``… or ``"custom"`` with ``hierarchy``), ``system``, ``doc_col``, ``code_col`` and
-    ``max_level``. ``rule`` is ``("threshold", t)`` or ``("top_k", k)`` when a run holds scores. ``slice``
-    and ``view`` are JSON objects the dashboard reads back (unknown keys are kept and ignored).
+    ``"icd9"``, ``"icd10cm"``, ``"icd10pcs"``, ``"icd10"``, or ``"custom"`` with ``hierarchy``), ``system``
+    (``"auto"``, ``"diagnosis"``, ``"procedure"``), ``doc_col``, ``code_col`` and ``max_level`` (text or
+    ``None``); other keys are kept. ``rule`` is ``("threshold", t)`` with t in [0, 1] or ``("top_k", k)``
+    with k ≥ 1, for runs that hold scores. ``slice`` and ``view`` are JSON objects the dashboard reads back.
+    Made with a value of the wrong type or out of range, it raises :class:`ValueError`.
+
+    >>> a = Analysis(InputFile("g.csv", b"doc_id,code\\n"), {"A": InputFile("a.csv", b"doc_id,code\\n")},
+    ...              rule=["top_k", 5])
+    >>> a.rule
+    ('top_k', 5)
+    >>> Analysis(a.gold, a.runs, options={"ontology": "/etc/hierarchy.csv"})
+    Traceback (most recent call last):
+    ValueError: options: ontology must be one of auto, icd9, icd10cm, icd10pcs, icd10, custom, not '/etc/hierarchy.csv'
     """
 
     gold: InputFile
@@ -79,7 +124,10 @@ class Analysis:
     training: InputFile | None = None
     created: str = ""
     cophe_version: str = ""
-    code_sets: dict = field(default_factory=dict)
+    code_sets: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check(self)
 
     def inputs(self) -> list[tuple[str, str | None, InputFile]]:
         """(role, run name, file) for every input, gold first."""
@@ -90,157 +138,361 @@ class Analysis:
         return out
 
 
+def _check(a: Analysis) -> None:
+    """Every field of ``a`` of the right type and in range (:class:`ValueError` naming it otherwise); the
+    rule made a tuple and the dictionaries copied, so that later changes to the caller's do not reach it."""
+    if not isinstance(a.gold, InputFile):
+        raise ValueError(f"gold must be an InputFile, not {type(a.gold).__name__}")
+    if not isinstance(a.runs, Mapping) or not a.runs:
+        raise ValueError("an analysis needs at least one run")
+    for run, f in a.runs.items():
+        if not isinstance(run, str) or not run.strip() or len(run) > MAX_NAME:
+            raise ValueError(f"every run needs a name of its own, text of 1 to {MAX_NAME} characters, not {_show(run)}")
+        if not isinstance(f, InputFile):
+            raise ValueError(f"run {run!r} must be an InputFile, not {type(f).__name__}")
+    for role in ("hierarchy", "metadata", "training"):
+        if not isinstance(getattr(a, role), InputFile | None):
+            raise ValueError(f"{role} must be an InputFile or None, not {type(getattr(a, role)).__name__}")
+    _check_options(a.options, a.hierarchy)
+    if not isinstance(a.slice, dict | None):
+        raise ValueError(f"slice must be an object (a dict) or None, not {type(a.slice).__name__}")
+    if not isinstance(a.view, dict):
+        raise ValueError(f"view must be an object (a dict), not {type(a.view).__name__}")
+    if not isinstance(a.code_sets, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in a.code_sets.items()):
+        raise ValueError(f"code_sets must map text to text, not {_show(a.code_sets)}")
+    for key in ("created", "cophe_version"):
+        value = getattr(a, key)
+        if not isinstance(value, str) or len(value) > MAX_TEXT:
+            raise ValueError(f"{key} must be text of at most {MAX_TEXT} characters, not {_show(value)}")
+    try:
+        json.dumps([a.options, a.slice, a.view], allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as e:
+        raise ValueError(f"options, slice and view must be plain JSON values ({str(e)[:80]})") from None
+    for key in ("runs", "options", "view", "code_sets"):
+        object.__setattr__(a, key, dict(getattr(a, key)))
+    object.__setattr__(a, "slice", None if a.slice is None else dict(a.slice))
+    object.__setattr__(a, "rule", _check_rule(a.rule))
+
+
+def _check_options(options: Any, hierarchy: InputFile | None) -> None:
+    if not isinstance(options, Mapping) or not all(isinstance(k, str) for k in options):
+        raise ValueError(f"options must be an object with text keys, not {_show(options)}")
+    onto = options.get("ontology", "auto")
+    if not isinstance(onto, str) or onto not in ONTOLOGIES:
+        # a path here would make whoever opens the file read a file of their own machine
+        raise ValueError(f"options: ontology must be one of {', '.join(ONTOLOGIES)}, not {_show(onto)}")
+    if onto == "custom" and hierarchy is None:
+        raise ValueError("options: ontology is 'custom' but there is no hierarchy input")
+    system = options.get("system", "auto")
+    if not isinstance(system, str) or system not in SYSTEMS:
+        raise ValueError(f"options: system must be one of {', '.join(SYSTEMS)}, not {_show(system)}")
+    for key in ("doc_col", "code_col", "max_level"):
+        value = options.get(key)
+        if value is not None and (not isinstance(value, str) or not value or len(value) > MAX_NAME):
+            raise ValueError(f"options: {key} must be text of 1 to {MAX_NAME} characters or null, not {_show(value)}")
+
+
+def _check_rule(rule: Any) -> tuple | None:
+    """``("threshold", float)``, ``("top_k", int)`` or None, from a tuple or a JSON list."""
+    if rule is None:
+        return None
+    if not isinstance(rule, list | tuple) or len(rule) != 2 or rule[0] not in RULES:
+        raise ValueError(f"the decision rule must be [\"threshold\", t] or [\"top_k\", k], not {_show(rule)}")
+    kind, value = rule
+    if kind == "threshold":
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) \
+                or not 0 <= float(value) <= 1:
+            raise ValueError(f"the threshold must be a number from 0 to 1, not {_show(value)}")
+        return ("threshold", float(value))
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"top_k must be a whole number of at least 1, not {_show(value)}")
+    return ("top_k", int(value))
+
+
 def _safe(name: str) -> str:
     """A member file name from a user's file name: letters, digits and ``._-`` only, never empty."""
     base = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(name.replace("\\", "/")).name).strip("._") or "file"
     return base[:80]
 
 
-def _check_rule(rule, where: str) -> tuple | None:
-    if rule is None:
-        return None
-    if not isinstance(rule, (list, tuple)) or len(rule) != 2 or rule[0] not in RULES:
-        raise InputError(f"{where}: the decision rule must be [\"threshold\", t] or [\"top_k\", k], not {str(rule)[:60]}")
-    kind, value = rule
-    if kind == "threshold":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                or not 0 <= value <= 1:
-            raise InputError(f"{where}: the threshold must be a number from 0 to 1, not {str(value)[:30]}")
-        return ("threshold", float(value))
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InputError(f"{where}: top_k must be a whole number of at least 1, not {str(value)[:30]}")
-    return ("top_k", value)
+def _member(path: str, content: bytes) -> tuple[zipfile.ZipInfo, bytes]:
+    info = zipfile.ZipInfo(path, date_time=_ZIP_TIME)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.create_system = 3  # the same bytes on every platform
+    info.external_attr = 0o644 << 16
+    return info, content
 
 
 def write_analysis(analysis: Analysis) -> bytes:
     """The analysis as the bytes of a ``.cophe`` file (a zip; see the module docs). The same analysis
-    always gives the same bytes.
+    always gives the same bytes. Raises :class:`ValueError` for an analysis that :func:`read_analysis`
+    would refuse (a field changed since it was made, too many inputs, inputs too large).
 
     >>> a = Analysis(InputFile("gold.csv", b"doc_id,code\\n1,401.9\\n"), {"A": InputFile("a.csv", b"doc_id,code\\n")},
     ...              options={"ontology": "icd9"}, rule=("threshold", 0.5), view={"page": "tree"})
-    >>> back = read_analysis(write_analysis(a))
-    >>> back.runs["A"].data, back.rule, back.view["page"]
-    (b'doc_id,code\\n', ('threshold', 0.5), 'tree')
+    >>> data = write_analysis(a)
+    >>> data[:2], data == write_analysis(a)
+    (b'PK', True)
+    >>> read_analysis(data) == a
+    True
     """
-    rule = _check_rule(analysis.rule, "analysis")
-    if not analysis.runs or any(not str(r).strip() for r in analysis.runs):
-        raise ValueError("an analysis needs at least one run, each with a name that is not blank")
+    _check(analysis)
+    inputs = analysis.inputs()
+    if len(inputs) + 2 > MAX_MEMBERS:
+        raise ValueError(f"{len(inputs)} inputs; a saved analysis holds at most {MAX_MEMBERS - 2}")
+    if sum(len(f.data) for _, _, f in inputs) > MAX_BYTES - MAX_MANIFEST:
+        raise ValueError(f"the inputs are larger than {(MAX_BYTES - MAX_MANIFEST) // 2**20} MB in all; a saved "
+                         "analysis could not be opened")
     entries, members = [], []
-    for i, (role, run, f) in enumerate(analysis.inputs()):
+    for i, (role, run, f) in enumerate(inputs):
         path = f"inputs/{i:02d}-{role}-{_safe(f.name)}"
         entries.append({"role": role, "run": run, "file": f.name, "member": path, "size": len(f.data),
                         "sha256": hashlib.sha256(f.data).hexdigest()})
-        members.append((path, f.data))
+        members.append(_member(path, f.data))
     manifest = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "cophe_version": analysis.cophe_version,
-        "created": analysis.created, "options": dict(analysis.options), "rule": list(rule) if rule else None,
-        "slice": analysis.slice, "view": dict(analysis.view), "code_sets": dict(analysis.code_sets),
-        "inputs": entries,
+        "created": analysis.created, "options": analysis.options,
+        "rule": list(analysis.rule) if analysis.rule else None, "slice": analysis.slice, "view": analysis.view,
+        "code_sets": analysis.code_sets, "inputs": entries,
     }
+    text = json.dumps(manifest, indent=1, sort_keys=True, allow_nan=False).encode()
+    if len(text) > MAX_MANIFEST:
+        raise ValueError(f"the manifest would be larger than {MAX_MANIFEST // 2**20} MB: make the view smaller")
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-        for path, content in [("manifest.json", json.dumps(manifest, indent=1, sort_keys=True).encode()),
-                              ("README.txt", README.encode()), *members]:
-            z.writestr(zipfile.ZipInfo(path, date_time=_ZIP_TIME), content, compress_type=zipfile.ZIP_DEFLATED)
+        for info, content in [_member("manifest.json", text), _member("README.txt", README.encode()), *members]:
+            z.writestr(info, content)
     return out.getvalue()
 
 
-def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, name: str) -> bytes:
-    """A member's bytes, inflated at most ``limit`` bytes whatever its header says."""
-    try:
-        with z.open(info) as f:
-            data = f.read(limit + 1)
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError) as e:
-        raise InputError(f"{name}: {info.filename[:80]} is damaged ({type(e).__name__}); save the analysis "
-                         "again") from None
-    if len(data) > limit:
-        raise InputError(f"{name}: {info.filename} inflates beyond {limit:,} bytes; this file is not a cophe "
-                         "analysis or is too large to open")
-    return data
+def _directory_size(data: bytes) -> int | None:
+    """The size of the zip's central directory as :mod:`zipfile` will find it (None: no end record; -1: a
+    zip64 archive, which a saved analysis never needs), read before :mod:`zipfile` parses the directory."""
+    n, signature = len(data), b"PK\x05\x06"
+    if n >= 22 and data[-22:-18] == signature and data[-2:] == b"\0\0":
+        start = n - 22  # no archive comment
+    else:
+        start = data.rfind(signature, max(n - 2**16 - 22, 0))
+        if start < 0 or n - start < 22:
+            return None
+    if start >= 20 and data[start - 20:start - 16] == b"PK\x06\x07":
+        return -1
+    return int.from_bytes(data[start + 12:start + 16], "little")
+
+
+def _unsafe_path(member: str) -> bool:
+    return (member.startswith("/") or "\\" in member or ".." in member.split("/")
+            or re.match(r"^[A-Za-z]:", member) is not None)
 
 
 def read_analysis(data: bytes, *, name: str = "analysis.cophe", max_bytes: int = MAX_BYTES,
                   max_members: int = MAX_MEMBERS) -> Analysis:
-    """Open a ``.cophe`` file, checking it like any upload (see the module docs); raises
-    :class:`~cophe_core.readers.InputError` naming the file, and the member where there is one."""
+    """Open a ``.cophe`` file, checking it like any upload (see the module docs and
+    ``docs/analysis-format.md``). Only bytes and options are taken from it: score the inputs again
+    (:func:`score_analysis`) to validate them.
+
+    Raises :class:`~cophe_core.readers.InputError` naming the file (``name``), and the member, input or
+    field at fault, for a file that is not a saved analysis, is damaged or altered, or exceeds the bounds:
+    at most ``max_members`` members inflating to ``max_bytes`` in all.
+
+    >>> a = Analysis(InputFile("gold.csv", b"doc_id,code\\n1,401.9\\n"), {"B": InputFile("b.csv", b"doc_id,code\\n")},
+    ...              slice={"slice_dimension": "gold_codes"}, view={"page": "compare", "cmp_baseline": "B"})
+    >>> back = read_analysis(write_analysis(a), name="shared.cophe")
+    >>> back.runs["B"].data, back.slice, back.view["cmp_baseline"]
+    (b'doc_id,code\\n', {'slice_dimension': 'gold_codes'}, 'B')
+    >>> read_analysis(b"doc_id,code\\n", name="shared.cophe")
+    Traceback (most recent call last):
+    cophe_core.readers.InputError: shared.cophe: not a cophe analysis file (a zip with manifest.json); make one with Save analysis in the dashboard or `cophe score … --save`
+    """
+    if isinstance(data, bytearray | memoryview):
+        data = bytes(data)
+    if not isinstance(data, bytes):
+        raise TypeError(f"read_analysis takes the file's bytes, not {type(data).__name__}")
+    not_zip = InputError(f"{name}: not a cophe analysis file (a zip with manifest.json); make one with Save "
+                         "analysis in the dashboard or `cophe score … --save`")
+    directory = _directory_size(data)
+    if directory is None:
+        raise not_zip
+    if directory < 0 or directory > max_members * _DIRECTORY_PER_MEMBER:
+        raise InputError(f"{name}: the zip lists too many members (a cophe analysis has at most {max_members}); "
+                         "this file is not a cophe analysis")
     try:
         z = zipfile.ZipFile(io.BytesIO(data))
         infos = z.infolist()
-    except (zipfile.BadZipFile, ValueError, OSError):
-        raise InputError(f"{name}: not a cophe analysis file (a zip with manifest.json); make one with Save "
-                         "analysis or `cophe score … --save`") from None
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError):
+        raise not_zip from None
     if len(infos) > max_members:
         raise InputError(f"{name}: {len(infos)} members; a cophe analysis has at most {max_members}")
+    by_name: dict[str, zipfile.ZipInfo] = {}
     for info in infos:
-        n = info.filename
-        if n.startswith(("/", "\\")) or "\\" in n or ".." in n.split("/") or re.match(r"^[A-Za-z]:", n):
-            raise InputError(f"{name}: member {n[:80]!r} has a path outside the archive; the file is refused")
+        if _unsafe_path(info.filename):
+            raise InputError(f"{name}: member {_show(info.filename)} has a path outside the archive; the file is "
+                             "refused")
+        if info.filename in by_name:
+            raise InputError(f"{name}: member {_show(info.filename)} appears twice; the file is refused")
+        by_name[info.filename] = info
     if sum(i.file_size for i in infos) > max_bytes:
         raise InputError(f"{name}: its members inflate to more than {max_bytes:,} bytes")
-    by_name = {i.filename: i for i in infos}
+    # each member is read up to its declared size and no further, so the declared total bounds what is inflated
+
+    def member(info: zipfile.ZipInfo) -> bytes:
+        return _read_member(z, info, info.file_size, name)
+
     if "manifest.json" not in by_name:
         raise InputError(f"{name}: no manifest.json; not a cophe analysis file")
+    if by_name["manifest.json"].file_size > MAX_MANIFEST:
+        raise InputError(f"{name}: manifest.json inflates to more than {MAX_MANIFEST:,} bytes; not a cophe "
+                         "analysis file")
+    text = member(by_name["manifest.json"])
     try:
-        manifest = json.loads(_read_member(z, by_name["manifest.json"], MAX_MANIFEST, name))
+        manifest = json.loads(text)
     except (ValueError, RecursionError):
         raise InputError(f"{name}: manifest.json is not valid JSON") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise InputError(f"{name}: manifest.json does not describe a cophe analysis (format {FORMAT!r})")
     version = manifest.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION or version < 1:
-        raise InputError(f"{name}: format version {str(version)[:20]}; this cophe opens version "
-                         f"{FORMAT_VERSION} or older: update cophe")
-    files = _inputs(z, by_name, manifest.get("inputs"), name, max_bytes)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise InputError(f"{name}: manifest.json: format_version must be a whole number, not {_show(version)}")
+    if version > FORMAT_VERSION:
+        raise InputError(f"{name}: format version {version}; this cophe opens version {FORMAT_VERSION} or older: "
+                         "update cophe")
+    fields: dict[str, Any] = {}
+    for key, kinds in (("options", dict), ("view", dict), ("slice", dict), ("code_sets", dict),
+                       ("created", str), ("cophe_version", str)):
+        value = manifest.get(key)
+        if value is not None and not isinstance(value, kinds):
+            kind = "an object" if kinds is dict else "text"
+            raise InputError(f"{name}: manifest.json: {key} must be {kind} or null, not {_show(value)}")
+        fields[key] = value
+    try:
+        rule = _check_rule(manifest.get("rule"))
+    except ValueError as e:
+        raise InputError(f"{name}: manifest.json: {e}") from None
+    files = _inputs(manifest.get("inputs"), by_name, member, name, max_members)
     golds = [f for role, _, f in files if role == "gold"]
-    runs = {run: f for role, run, f in files if role == "run"}
+    runs = {str(run): f for role, run, f in files if role == "run"}
     if len(golds) != 1 or not runs:
         raise InputError(f"{name}: an analysis needs one gold standard and at least one run")
-    extra = {role: f for role, _, f in files if role in ("hierarchy", "metadata", "training")}
-    options, view, sl = (manifest.get(k) for k in ("options", "view", "slice"))
-    for key, value, kinds in (("options", options, (dict, type(None))), ("view", view, (dict, type(None))),
-                              ("slice", sl, (dict, type(None)))):
-        if not isinstance(value, kinds):
-            raise InputError(f"{name}: manifest.json: {key} must be an object")
-    return Analysis(
-        gold=golds[0], runs=runs, options=dict(options or {}), rule=_check_rule(manifest.get("rule"), name),
-        slice=sl, view=dict(view or {}), hierarchy=extra.get("hierarchy"), metadata=extra.get("metadata"),
-        training=extra.get("training"), created=str(manifest.get("created", ""))[:40],
-        cophe_version=str(manifest.get("cophe_version", ""))[:40],
-        code_sets={str(k)[:80]: str(v)[:200] for k, v in dict(manifest.get("code_sets") or {}).items()},
-    )
+    extra = {role: f for role, _, f in files if role not in ("gold", "run")}
+    try:
+        return Analysis(
+            gold=golds[0], runs=runs, options=fields["options"] or {}, rule=rule, slice=fields["slice"],
+            view=fields["view"] or {}, hierarchy=extra.get("hierarchy"), metadata=extra.get("metadata"),
+            training=extra.get("training"), created=fields["created"] or "",
+            cophe_version=fields["cophe_version"] or "", code_sets=fields["code_sets"] or {},
+        )
+    except ValueError as e:
+        raise InputError(f"{name}: manifest.json: {e}") from None
 
 
-def _inputs(z: zipfile.ZipFile, by_name: dict, entries, name: str, max_bytes: int) -> list:
-    """The declared inputs, each present, within bounds and matching its SHA-256."""
-    if not isinstance(entries, list):
-        raise InputError(f"{name}: manifest.json: inputs must be a list")
-    out, seen_runs = [], set()
+def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, name: str) -> bytes:
+    """A member's bytes, inflated at most ``limit`` bytes (its declared size) whatever the data hold."""
+    try:
+        with z.open(info) as f:
+            data = f.read(limit + 1)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError, ValueError) as e:
+        raise InputError(f"{name}: {_show(info.filename)} is damaged ({type(e).__name__}); save the analysis "
+                         "again") from None
+    if len(data) > limit:
+        raise InputError(f"{name}: {_show(info.filename)} inflates beyond the {limit:,} bytes its header declares; "
+                         "the file is damaged or not a cophe analysis")
+    return data
+
+
+def _inputs(entries: Any, by_name: dict[str, zipfile.ZipInfo], member: Any, name: str,
+            max_members: int) -> list[tuple[str, str | None, InputFile]]:
+    """The declared inputs, each present once, within bounds and matching its size and SHA-256."""
+    if not isinstance(entries, list) or len(entries) > max_members:
+        raise InputError(f"{name}: manifest.json: inputs must be a list of at most {max_members} entries")
+    out: list[tuple[str, str | None, InputFile]] = []
+    seen_runs: set[str] = set()
+    seen_members: set[str] = set()
     for e in entries:
         if not isinstance(e, dict) or e.get("role") not in ROLES or not isinstance(e.get("member"), str):
             raise InputError(f"{name}: manifest.json: an input entry needs a role ({', '.join(ROLES)}) and a member")
-        member = e["member"]
-        if member not in by_name:
-            raise InputError(f"{name}: the input {member[:80]!r} is listed in manifest.json but missing")
-        content = _read_member(z, by_name[member], max_bytes, name)
-        if hashlib.sha256(content).hexdigest() != e.get("sha256"):
-            raise InputError(f"{name}: {member[:80]} does not match its SHA-256 in manifest.json; the file was "
-                             "altered or damaged")
+        role, path = e["role"], e["member"]
+        if role != "run" and any(r == role for r, _, _ in out):
+            raise InputError(f"{name}: manifest.json: two inputs have the role {role}; there is one at most")
+        if path not in by_name or path in ("manifest.json", "README.txt"):
+            raise InputError(f"{name}: the input {_show(path)} is listed in manifest.json but missing")
+        if path in seen_members:
+            raise InputError(f"{name}: manifest.json: the input {_show(path)} is listed twice")
+        seen_members.add(path)
         run = e.get("run")
-        if e["role"] == "run":
+        if role == "run":
             if not isinstance(run, str) or not run.strip() or run in seen_runs:
-                raise InputError(f"{name}: manifest.json: every run needs a name of its own ({str(run)[:40]!r})")
+                raise InputError(f"{name}: manifest.json: every run needs a name of its own, not {_show(run)}")
             seen_runs.add(run)
-        out.append((e["role"], run, InputFile(str(e.get("file") or Path(member).name)[:200], content)))
+        else:
+            run = None
+        file_name = e.get("file", Path(path).name)
+        if not isinstance(file_name, str):
+            raise InputError(f"{name}: manifest.json: the file name of {_show(path)} must be text")
+        size = e.get("size")
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
+            raise InputError(f"{name}: manifest.json: the size of {_show(path)} must be a whole number")
+        content = member(by_name[path])
+        if size is not None and len(content) != size:
+            raise InputError(f"{name}: {_show(path)} holds {len(content):,} bytes, not the {size:,} manifest.json "
+                             "lists; the file was altered or damaged")
+        if hashlib.sha256(content).hexdigest() != e.get("sha256"):
+            raise InputError(f"{name}: {path[:80]} does not match its SHA-256 in manifest.json; the file was "
+                             "altered or damaged")
+        try:
+            out.append((role, run, InputFile(file_name, content)))
+        except ValueError as err:
+            raise InputError(f"{name}: manifest.json: {err}") from None
     return out
 
 
-def analysis_from_files(gold: str | Path, runs: dict[str, str | Path], *, options: dict,
+def analysis_from_files(gold: str | Path, runs: Mapping[str, str | Path], *, options: dict,
                         rule: tuple | None = None, hierarchy: str | Path | None = None, view: dict | None = None,
-                        created: str = "", cophe_version: str = "", code_sets: dict | None = None) -> Analysis:
-    """An analysis of files on disk (what ``cophe score … --save`` writes): each read as bytes, kept as given."""
+                        created: str = "", cophe_version: str = "",
+                        code_sets: Mapping[str, str] | None = None) -> Analysis:
+    """An analysis of files on disk (what ``cophe score … --save`` writes): each read as bytes, kept as given
+    under its file name; ``view`` is ``{"page": "levels"}`` unless given.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     g, p = Path(tmp, "gold.csv"), Path(tmp, "model.csv")
+    ...     _ = g.write_bytes(b"doc_id,code\\n1,401.9\\n"), p.write_bytes(b"doc_id,code\\n1,401.1\\n")
+    ...     a = analysis_from_files(g, {"model": p}, options={"ontology": "icd9"})
+    >>> a.runs, a.view
+    ({'model': InputFile(name='model.csv', size=20)}, {'page': 'levels'})
+    """
     def file(p: str | Path) -> InputFile:
         return InputFile(Path(p).name, Path(p).read_bytes())
 
     return Analysis(file(gold), {k: file(v) for k, v in runs.items()}, options=dict(options), rule=rule,
                     view=dict(view or {"page": "levels"}), hierarchy=file(hierarchy) if hierarchy else None,
                     created=created, cophe_version=cophe_version, code_sets=dict(code_sets or {}))
+
+
+def score_analysis(analysis: Analysis) -> Scoring:
+    """Read and validate the analysis's inputs again, with its reading options and decision rule, as the
+    dashboard does on opening it: :func:`~cophe_core.score_files` on the bytes as given (each under its file
+    name). Evaluate with ``.evaluation(run, max_level=analysis.options.get("max_level"))``.
+
+    >>> a = Analysis(InputFile("gold.csv", b"doc_id,code\\n1,401.9\\n"),
+    ...              {"A": InputFile("a.csv", b"doc_id,code\\n1,401.1\\n")}, options={"ontology": "icd9"})
+    >>> ev = score_analysis(a).evaluation("A")
+    >>> round(ev.score("cophe", "e0")["f1"], 3), round(ev.score("flat")["f1"], 3)  # the same family, another code
+    (1.0, 0.0)
+    """
+    from .api import score_files
+    from .ontology import load_hierarchy
+
+    def stream(f: InputFile) -> io.BytesIO:
+        s = io.BytesIO(f.data)
+        s.name = f.name  # type: ignore[attr-defined]  # the readers take a stream's name for messages and format
+        return s
+
+    o = analysis.options
+    ontology: Any = o.get("ontology") or "auto"
+    if ontology == "custom" and analysis.hierarchy is not None:
+        ontology = load_hierarchy(analysis.hierarchy.data, name=analysis.hierarchy.name)
+    rule = {analysis.rule[0]: analysis.rule[1]} if analysis.rule else {}
+    return score_files(stream(analysis.gold), {run: stream(f) for run, f in analysis.runs.items()},
+                       ontology=ontology, system=o.get("system") or "auto", doc_col=o.get("doc_col"),
+                       code_col=o.get("code_col"), **rule)

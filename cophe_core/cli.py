@@ -57,8 +57,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="when --pred holds scores: use the threshold that maximises CoPHE overall F1 on this "
                    "development split (never tune on the test set)")
     s.add_argument("--save", metavar="FILE.cophe",
-                   help="also write a saved analysis: the gold and prediction files as given, with these options; "
-                   "open it in the dashboard (Source: Open a saved analysis)")
+                   help="also write a saved analysis (one zip file): the gold and prediction files as given, the "
+                   "reading options and the decision rule; open it in the dashboard (Source: Open a saved "
+                   "analysis) or hand it to a colleague (format: docs/analysis-format.md)")
     s.add_argument("--doc-col", help="document id column (default: detected)")
     s.add_argument("--code-col", help="code column (default: detected)")
     return p
@@ -156,6 +157,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"cophe: error: --save {args.save}: {e.strerror or e}; give a path in a folder that exists",
                   file=sys.stderr)
             return 2
+        except ValueError as e:  # inputs a saved analysis cannot hold (too many or too large)
+            print(f"cophe: error: --save {args.save}: {e}", file=sys.stderr)
+            return 2
     try:
         if args.format == "json":
             json.dump(result, sys.stdout, indent=1)
@@ -183,8 +187,9 @@ def _save(args: argparse.Namespace, ev, decision: dict | None) -> None:
 
     from . import __version__
     from .analysis import analysis_from_files, write_analysis
+    from .ontology import NAMES
 
-    custom = Path(args.ontology).is_file()
+    custom = args.ontology not in ("auto", *NAMES)  # a hierarchy file (scoring has read it): saved as an input
     rule = None
     if decision is not None:
         rule = ("threshold", decision["threshold"]) if decision.get("threshold") is not None else \
@@ -193,7 +198,8 @@ def _save(args: argparse.Namespace, ev, decision: dict | None) -> None:
         args.gold, {Path(args.pred).stem or "pred": args.pred}, rule=rule,
         hierarchy=args.ontology if custom else None, created=datetime.now(UTC).isoformat(timespec="seconds"),
         options={"ontology": "custom" if custom else args.ontology, "system": args.system,
-                 "doc_col": args.doc_col, "code_col": args.code_col, "max_level": args.max_level},
+                 "doc_col": args.doc_col or None, "code_col": args.code_col or None,
+                 "max_level": args.max_level or None},
         cophe_version=__version__, code_sets=dict(ev.ontology.code_sets))
     Path(args.save).write_bytes(write_analysis(analysis))
 
