@@ -8,24 +8,28 @@ import json
 import pandas as pd
 
 from cophe_core.synthetic import generate_run
-from tests.browser.helpers import ARTIFACTS, ROOT, expect, settle, timed
+from tests.browser.helpers import ARTIFACTS, ROOT, expect, playwright, settle, timed
 
 SAMPLE = ROOT / "sample_data" / "icd9"
 RUN_FILES = ["run_siblings.csv", "run_overcoder.csv", "run_conservative.csv", "scores_model.csv"]
 
 
 def choose(page, label: str, option: str) -> None:
-    """Pick ``option`` in the selectbox labelled ``label`` (a first click may only move the focus)."""
+    """Pick ``option`` in the selectbox labelled ``label``, until the box shows it: on a loaded machine a click
+    can land while the sidebar is still being drawn (a first click may only move the focus, or the list may
+    close before the option is hit)."""
     box = page.get_by_label(label, exact=True)
     listbox = page.get_by_role("listbox")
-    for _ in range(3):
+    for _ in range(4):
         box.click()
         try:
             listbox.wait_for(state="visible", timeout=5_000)
-            break
-        except Exception:  # noqa: BLE001 - try the click again
-            continue
-    listbox.get_by_role("option", name=option, exact=True).click()
+            listbox.get_by_role("option", name=option, exact=True).click(timeout=5_000)
+            expect(box).to_have_value(option, timeout=10_000)
+            return
+        except (AssertionError, playwright.TimeoutError):
+            page.keyboard.press("Escape")  # close a list left open, then try again
+    raise AssertionError(f"the selectbox {label!r} did not take {option!r}")
 
 
 def test_five_runs_a_slice_and_a_saved_analysis_round_trip(page, server, tmp_path):
