@@ -200,8 +200,10 @@ def by_level(deltas: pd.DataFrame, a: str, b: str, ea, eb, onto) -> None:
         data.figure_download(fig, "both_runs_chart", "dl_cmp_levels", table=both)
 
 
+@st.fragment
 def families_section(ctx, a: str, b: str, ea, eb, onto) -> None:
-    """Families ranked by the change in errors, each with its change in F1, interval and an FDR flag."""
+    """Families ranked by the change in errors, each with its change in F1, interval and an FDR flag. A
+    fragment: choosing another level or order reruns this section only, not the page's charts and tree."""
     st.subheader("Which families changed", anchor=False)
     levels = ea.levels
     default = levels.index("e0") if "e0" in levels else min(1, len(levels) - 1)

@@ -117,3 +117,15 @@ def test_change_tree_has_a_fitted_symmetric_scale_and_both_runs_in_its_hover(pag
     assert bar["cmin"] == -bar["cmax"] and 0 < bar["cmax"] < 1  # fitted to the changes, not ±1
     assert "siblings" in icicle["hovertemplate"] and "overcoder" in icicle["hovertemplate"]
     assert "Change in F1 (overcoder − siblings)" in icicle["hovertemplate"]
+
+
+def test_another_family_level_reruns_the_section_with_the_cores_table(evals):
+    at = run_app("views/compare.py")
+    at.selectbox(key="cmp_family_level").set_value("block").run()
+    assert not at.exception
+    el = next(d for d in at.dataframe if "change_errors" in d.value.columns)
+    core = family_changes(evals["siblings"], evals["overcoder"], "block", n_resamples=1000, seed=0)
+    assert list(el.value.code) == list(core.code[:len(el.value)]) and "401-405" in set(el.value.code)
+    at.radio(key="cmp_family_order").set_value("Where overcoder makes fewer errors").run()
+    shown = next(d for d in at.dataframe if "change_errors" in d.value.columns).value
+    assert (shown.change_errors < 0).all() and list(shown.change_errors) == sorted(shown.change_errors)
