@@ -96,14 +96,10 @@ def _metadata(scoring):
     if file is None:
         return None
     try:
-        return data.cached(scoring, ("metadata", data.file_digest(*file)), lambda: _read_or_error(*file))
+        return data.cached(scoring, ("metadata", data.file_digest(*file)), lambda: read_metadata(file[1], name=file[0]))
     except InputError as e:
         st.error(data.md(str(e)))
         return None
-
-
-def _read_or_error(name: str, content: bytes):
-    return read_metadata(content, name=name)
 
 
 def _slices(scoring, dimension: str, meta, system: str) -> list[Slice]:

@@ -6,7 +6,14 @@ import pytest
 
 from cophe_core import score_files
 from cophe_core.analysis import Analysis, InputFile, write_analysis
-from cophe_core.slices import code_frequency, code_frequency_slices, metadata_slices, read_metadata, restrict
+from cophe_core.slices import (
+    code_frequency,
+    code_frequency_slices,
+    codes_in_play,
+    metadata_slices,
+    read_metadata,
+    restrict,
+)
 from tests.app.conftest import SAMPLE, run_app
 
 RUNS = ["siblings", "overcoder", "conservative"]
@@ -24,10 +31,7 @@ def scoring():
 def rare_codes(scoring):
     """The page's rare-code slice: codes in play in the gold standard or any run, seen in < 10 documents."""
     c = scoring.corpus
-    used = c.gold.getnnz(axis=0) > 0
-    for m in c.runs.values():
-        used |= m.getnnz(axis=0) > 0
-    return code_frequency_slices(code_frequency(c.gold), (10, 100), in_play=used)
+    return code_frequency_slices(code_frequency(c.gold), (10, 100), in_play=codes_in_play(c.gold, *c.runs.values()))
 
 
 def headline(at, run: str) -> float:
@@ -163,9 +167,7 @@ def test_training_labels_define_the_rare_codes(scoring):
     at.file_uploader(key="training_file").set_value(("dev_gold.csv", dev, "text/csv")).run()
     assert not at.exception
     c = scoring.corpus
-    used = c.gold.getnnz(axis=0) > 0
-    for m in c.runs.values():
-        used |= m.getnnz(axis=0) > 0
+    used = codes_in_play(c.gold, *c.runs.values())
     freq = training_frequency(read_labels(dev, name="dev_gold.csv"), c).frequency
     rare = code_frequency_slices(freq, (10, 100), in_play=used, source="the training labels")[0]
     assert at.radio(key="slice_name").value == rare.key and rare.key != "codes:freq:10,100:0"
