@@ -38,11 +38,12 @@ def within_family(ev: Evaluation) -> pd.DataFrame:
     >>> int(row.over), float(row.over_share)
     (1, 1.0)
     """
-    x, y = ev.X.tocoo(), ev.Y
-    yv = np.asarray(y[x.row, x.col]).ravel()
-    shared = yv > 0
-    cols, xs, ys = x.col[shared], x.data[shared], yv[shared]
-    lv = ev.ontology.level[cols]
+    # the families both hold in a document: X and Y each kept where the other is non-zero (same pattern)
+    xs_m, ys_m = ev.X.multiply(ev.Y.sign()).tocsr(), ev.Y.multiply(ev.X.sign()).tocsr()
+    xs_m.sum_duplicates()
+    ys_m.sum_duplicates()
+    xs, ys = xs_m.data, ys_m.data
+    lv = ev.ontology.level[xs_m.indices]
     n = len(ev.levels)
     table = ev.levels_table
     out = pd.DataFrame({

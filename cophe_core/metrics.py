@@ -69,6 +69,24 @@ def _colsum(m: sp.csr_matrix, n: int) -> np.ndarray:
     return np.bincount(m.indices, weights=m.data, minlength=n).astype(np.int64)
 
 
+def _per_level(m: sp.csr_matrix, level: np.ndarray, n_levels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Documents × levels: the sum of each row's values over the nodes of each level, and how many of those
+    nodes are non-zero (levels from ``n_levels`` on are left out). One bincount each, where a product with
+    a node × level indicator matrix builds a sparse matrix first.
+
+    >>> m = sp.csr_matrix(([2, 1, 0, 3], [0, 1, 2, 2], [0, 3, 4]), shape=(2, 3))  # a stored 0 counts for nothing
+    >>> [a.tolist() for a in _per_level(m, np.array([0, 1, 1]), 2)]
+    [[[2, 1], [0, 3]], [[1, 1], [0, 1]]]
+    """
+    rows = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
+    at_level = level[m.indices]
+    keep = (at_level < n_levels) & (m.data != 0)
+    cell = rows[keep] * n_levels + at_level[keep]
+    shape = (m.shape[0], n_levels)
+    sums = np.bincount(cell, weights=m.data[keep], minlength=m.shape[0] * n_levels).reshape(shape)
+    return sums.astype(np.int64), np.bincount(cell, minlength=m.shape[0] * n_levels).reshape(shape)
+
+
 @dataclass(frozen=True, eq=False)
 class Evaluation:
     """The scores of one run against the gold standard.
@@ -115,17 +133,22 @@ class Evaluation:
     @cached_property
     def _node_counts(self) -> dict[str, np.ndarray]:
         n = self.ontology.n_nodes
-        diff = (self.X - self.Y).tocsr()
-        diff.eliminate_zeros()
         x, y, tp = _colsum(self.X, n), _colsum(self.Y, n), _colsum(self._min, n)
         sx, sy, stp = _colcount(self.X, n), _colcount(self.Y, n), _colcount(self._min, n)
         return {
             "gold": y, "predicted": x,
             "tp": tp, "fp": x - tp, "fn": y - tp,
             "set_tp": stp, "set_fp": sx - stp, "set_fn": sy - stp,
-            "docs_over": np.bincount(diff.indices[diff.data > 0], minlength=n),
-            "docs_under": np.bincount(diff.indices[diff.data < 0], minlength=n),
         }
+
+    @cached_property
+    def _docs_over_under(self) -> dict[str, np.ndarray]:
+        # apart from the counts: only the node table needs them, and X − Y is the costliest step
+        n = self.ontology.n_nodes
+        diff = (self.X - self.Y).tocsr()
+        diff.eliminate_zeros()
+        return {"docs_over": np.bincount(diff.indices[diff.data > 0], minlength=n),
+                "docs_under": np.bincount(diff.indices[diff.data < 0], minlength=n)}
 
     @cached_property
     def _flat_counts(self) -> dict[str, np.ndarray]:
@@ -176,11 +199,7 @@ class Evaluation:
 
     def score(self, measure: str = "cophe", level: str = "overall") -> dict[str, float]:
         """One row of :attr:`levels_table` as a dict (``level="leaf"`` for flat)."""
-        t = self.levels_table
-        row = t[(t.measure == measure) & (t.level == (FLAT_LEVEL if measure == "flat" else level))]
-        if row.empty:
-            raise KeyError(f"no {measure} score at level {level!r}")
-        return _row_dict(row)
+        return _score_row(self.levels_table, measure, level)
 
     @cached_property
     def macro_table(self) -> pd.DataFrame:
@@ -229,7 +248,7 @@ class Evaluation:
             "code": o.keys[idx],
             "title": o.titles[idx],
             "parent": o.parent[idx],
-            **{k: v[idx] for k, v in c.items()},
+            **{k: v[idx] for k, v in (c | self._docs_over_under).items()},
             "listed": o.listed[idx],
         })
         df["precision"], df["recall"], df["f1"] = prf(df.tp, df.fp, df.fn)
@@ -246,29 +265,18 @@ class Evaluation:
         """Per-document table: ``doc_id, n_gold, n_predicted``, flat ``flat_tp/fp/fn``,
         and for each evaluated level L CoPHE ``L_tp, L_fp, L_fn`` and set-based
         ``L_set_tp, L_set_fp, L_set_fn``."""
-        o = self.ontology
         nlev = len(self.levels)
-        keep = o.level < nlev
-        onehot = sp.csr_matrix((np.ones(keep.sum()), (np.nonzero(keep)[0], o.level[keep])),
-                               shape=(o.n_nodes, nlev))
-        x, y, m = (np.asarray((a @ onehot).todense()) for a in (self.X, self.Y, self._min))
-        bx, by, bm = (np.asarray((a.sign() @ onehot).todense()) for a in (self.X, self.Y, self._min))
-        both = self.gold.multiply(self.pred)
-        ftp = np.asarray(both.sum(1)).ravel()
-        out: dict[str, Any] = {
-            "doc_id": self.docs,
-            "n_gold": np.asarray(self.gold.sum(1)).ravel(),
-            "n_predicted": np.asarray(self.pred.sum(1)).ravel(),
-        }
-        out["flat_tp"], out["flat_fp"], out["flat_fn"] = ftp, out["n_predicted"] - ftp, out["n_gold"] - ftp
+        (x, bx), (y, by), (m, bm) = (_per_level(a, self.ontology.level, nlev) for a in (self.X, self.Y, self._min))
+        ftp = np.asarray(self.gold.multiply(self.pred).sum(1)).ravel().astype(np.int64)
+        n_gold = np.asarray(self.gold.sum(1)).ravel().astype(np.int64)
+        n_pred = np.asarray(self.pred.sum(1)).ravel().astype(np.int64)
+        out: dict[str, Any] = {"doc_id": self.docs, "n_gold": n_gold, "n_predicted": n_pred,
+                               "flat_tp": ftp, "flat_fp": n_pred - ftp, "flat_fn": n_gold - ftp}
         for i, name in enumerate(self.levels):
             out[f"{name}_tp"], out[f"{name}_fp"], out[f"{name}_fn"] = m[:, i], x[:, i] - m[:, i], y[:, i] - m[:, i]
             out[f"{name}_set_tp"] = bm[:, i]
             out[f"{name}_set_fp"], out[f"{name}_set_fn"] = bx[:, i] - bm[:, i], by[:, i] - bm[:, i]
-        df = pd.DataFrame(out)
-        num = df.columns[1:]
-        df[num] = df[num].astype(np.int64)
-        return df
+        return pd.DataFrame(out)
 
     def node_documents(self, node: int) -> pd.DataFrame:
         """The documents in which ``node`` has gold or predicted mass.
@@ -317,10 +325,9 @@ class Evaluation:
         if self.systems_table is not None:
             st = self.systems_table
             out["systems"] = {
-                name: {measure: ({"levels": {lv: _row_dict(g[(g.measure == measure) & (g.level == lv)])
-                                             for lv in self.levels},
-                                  "overall": _row_dict(g[(g.measure == measure) & (g.level == "overall")])}
-                                 if measure != "flat" else _row_dict(g[g.measure == "flat"]))
+                name: {measure: ({"levels": {lv: _score_row(g, measure, lv) for lv in self.levels},
+                                  "overall": _score_row(g, measure, "overall")}
+                                 if measure != "flat" else _score_row(g, "flat"))
                        for measure in MEASURES}
                 for name, g in st.groupby("system")
             }
@@ -335,9 +342,15 @@ class Evaluation:
         return out
 
 
-def _row_dict(rows: pd.DataFrame) -> dict[str, float]:
-    r = rows.iloc[0]
-    return {k: (int(r[k]) if k in ("tp", "fp", "fn") else float(r[k]))
+def _score_row(table: pd.DataFrame, measure: str, level: str = "overall") -> dict[str, float]:
+    """The row of a :attr:`Evaluation.levels_table`-shaped ``table`` for ``measure`` at ``level`` (flat: its
+    one row) as a dict. Compared as arrays: a pandas filter on string columns costs a millisecond a call,
+    and the views call this often."""
+    wanted = FLAT_LEVEL if measure == "flat" else level
+    at = np.flatnonzero((table.measure.to_numpy() == measure) & (table.level.to_numpy() == wanted))
+    if not len(at):
+        raise KeyError(f"no {measure} score at level {level!r}")
+    return {k: (int(table[k].iat[at[0]]) if k in ("tp", "fp", "fn") else float(table[k].iat[at[0]]))
             for k in ("tp", "fp", "fn", "precision", "recall", "f1")}
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -61,13 +62,22 @@ _EB = ["eb_jacc", "eb_hamm", "eb_subacc", "eb_f", "prop_f", "hf"]  # averaged ov
 _ICM = ["icm", "icm_gold", "icm_docs"]
 CODES_STREAM = 2**32 - 1  # the spawn key of the codes' resampling stream (see _macro_draws)
 BUDGET = 20_000_000  # cells of one chunk's (resamples × documents) weight matrix
+# Weight matrices up to this many cells (32 MB) are kept, the last two: a dashboard draws the same
+# resamples for every view of the same documents, and drawing them anew costs more than the products
+# that use them (0.1–0.2 s for 1,000 × 3,372 in a server, mostly fresh pages for the arrays).
+KEPT_CELLS = 4_000_000
 
 
 def _table(ev: Evaluation, with_suite: bool) -> _Table:
     d = ev.documents
-    groups: list[tuple[str, np.ndarray]] = [("flat", d[["flat_tp", "flat_fp", "flat_fn"]].to_numpy())]
-    for measure, infix in (("set_based", "_set"), ("cophe", "")):
-        per_level = [d[[f"{lv}{infix}_tp", f"{lv}{infix}_fp", f"{lv}{infix}_fn"]].to_numpy() for lv in ev.levels]
+    infixes = {"set_based": "_set", "cophe": ""}
+    cols = ["flat_tp", "flat_fp", "flat_fn"] + [f"{lv}{infixes[m]}_{k}" for m in infixes for lv in ev.levels
+                                                for k in ("tp", "fp", "fn")]
+    every = d[cols].to_numpy()  # one selection: a pandas selection per level costs more than the sums
+    groups: list[tuple[str, np.ndarray]] = [("flat", every[:, :3])]
+    for i, measure in enumerate(infixes):
+        start = 3 + 3 * len(ev.levels) * i
+        per_level = [every[:, start + 3 * j:start + 3 * j + 3] for j in range(len(ev.levels))]
         groups.append((f"{measure} overall", np.sum(per_level, axis=0)))
         groups += [(f"{measure} {lv}", m) for lv, m in zip(ev.levels, per_level)]
     names, ratio_index = [], []
@@ -126,12 +136,30 @@ def document_weights(n_docs: int, n_resamples: int, seed: int, budget: int = BUD
     every function of this module draws, for the same seed.
 
     Chunk i of k draws from ``SeedSequence(seed).spawn(k)[i]``: independent streams, so seed 0's second
-    chunk is not seed 1's first (as it was with chunk i seeded ``seed + i``). With 10 documents and
-    ``budget=40``, 10 resamples come in 3 chunks of 4, 4 and 2 rows, each row summing to 10.
+    chunk is not seed 1's first (as it was with chunk i seeded ``seed + i``). The matrices are read-only:
+    small ones (up to :data:`KEPT_CELLS` cells) are kept and handed out again for the same arguments.
+
+    >>> chunks = list(document_weights(10, 10, seed=0, budget=40))
+    >>> [w.shape for w in chunks], {float(s) for w in chunks for s in w.sum(axis=1)}
+    ([(4, 10), (4, 10), (2, 10)], {10.0})
     """
+    if n_docs * n_resamples <= KEPT_CELLS:
+        yield from _kept_weights(n_docs, n_resamples, seed, budget)
+    else:
+        yield from _draw_weights(n_docs, n_resamples, seed, budget)
+
+
+def _draw_weights(n_docs: int, n_resamples: int, seed: int, budget: int) -> Iterator[np.ndarray]:
     sizes = _chunks(n_resamples, n_docs, budget)
     for size, child in zip(sizes, np.random.SeedSequence(seed).spawn(len(sizes))):
-        yield _weights(n_docs, size, np.random.default_rng(child))
+        w = _weights(n_docs, size, np.random.default_rng(child))
+        w.setflags(write=False)
+        yield w
+
+
+@lru_cache(maxsize=2)
+def _kept_weights(n_docs: int, n_resamples: int, seed: int, budget: int) -> tuple[np.ndarray, ...]:
+    return tuple(_draw_weights(n_docs, n_resamples, seed, budget))
 
 
 def _apply(t: _Table, w: np.ndarray) -> np.ndarray:
@@ -178,12 +206,24 @@ def bootstrap_runs(evals: dict[str, Evaluation], *, n_resamples: int = 1000, see
     n = len(evals[names[0]].docs)
     if n == 0:
         raise ValueError("no documents to resample")
-    draws: dict[str, list[np.ndarray]] = {r: [] for r in names}
-    for w in document_weights(n, n_resamples, seed):
-        for r in names:
-            draws[r].append(_apply(tables[r], w))
+    draws = _draws_of_runs(tables, n_resamples, seed)
     return {r: pd.DataFrame({"figure": _names(tables[r]), "value": _point(tables[r]),
-                             **_interval(np.vstack(draws[r]), confidence)}) for r in names}
+                             **_interval(draws[r], confidence)}) for r in names}
+
+
+def _draws_of_runs(tables: dict[str, _Table], n_resamples: int, seed: int) -> dict[str, np.ndarray]:
+    """(resamples × figures) of each run's micro figures, every run on the same resamples: the runs' counts
+    side by side, so that a chunk of resamples is one matrix product for all of them."""
+    names = list(tables)
+    stacked = np.hstack([tables[r].counts for r in names])
+    ends = np.cumsum([tables[r].counts.shape[1] for r in names])
+    draws: dict[str, list[np.ndarray]] = {r: [] for r in names}
+    for w in document_weights(stacked.shape[0], n_resamples, seed):
+        totals, n = w @ stacked, w.sum(axis=1)
+        for r, end in zip(names, ends):
+            t = tables[r]
+            draws[r].append(_figures(t, totals[:, end - t.counts.shape[1]:end], np.empty((len(w), 0)), n))
+    return {r: np.vstack(d) for r, d in draws.items()}
 
 
 def _interval(draws: np.ndarray, confidence: float) -> dict[str, np.ndarray]:
@@ -403,13 +443,9 @@ def compare_runs(evals: dict[str, Evaluation], *, baseline: str | None = None, n
     point = {r: np.concatenate([_point(tables[r]), [f.mean() if len(f) else 0.0
                                                     for _, f in (per_code[r][m] for m in macro_figs)]])
              for r in names}
-    chunks: dict[str, list[np.ndarray]] = {r: [] for r in names}
-    for w in document_weights(n, n_resamples, seed):
-        for r in names:
-            chunks[r].append(_apply(tables[r], w))
+    micro = _draws_of_runs(tables, n_resamples, seed)
     macro_draws = _macro_draws(per_code, macro_figs, n_resamples, seed) if macro else {}
-    draws = {r: np.hstack([np.vstack(c), macro_draws.get(r, np.empty((n_resamples, 0)))])
-             for r, c in chunks.items()}
+    draws = {r: np.hstack([d, macro_draws.get(r, np.empty((n_resamples, 0)))]) for r, d in micro.items()}
     frames = []
     for r in names:
         row = pd.DataFrame({"run": r, "figure": figures, "value": point[r], **_interval(draws[r], confidence)})

@@ -114,3 +114,29 @@ def test_family_errors_match_a_naive_loop_on_the_sample():
     assert t.extra_share.sum() == approx(1.0) and t.error_share.sum() == approx(1.0)
     top = t.fp.nlargest(5)
     assert list(top.index) == [k for k, _ in sorted(extra.items(), key=lambda kv: -kv[1])[:5]]
+
+
+def test_within_family_matches_a_dense_loop_on_the_sample():
+    """Shared families, their codes and the over/under counts per level, against a loop over every
+    (document, family) cell of the dense count matrices."""
+    import numpy as np
+
+    from cophe_core import score_files
+    from tests.conftest import SAMPLE
+
+    s = score_files(SAMPLE / "gold.csv", {r: SAMPLE / f"run_{r}.csv" for r in ("overcoder", "siblings")})
+    for run in s.run_names:
+        ev = s.evaluation(run, max_level="e1")
+        x, y = ev.X.toarray(), ev.Y.toarray()
+        expected = {lv: dict(shared_families=0, gold_codes=0, predicted_codes=0, over=0, under=0) for lv in ev.levels}
+        for d, node in zip(*np.nonzero((x > 0) & (y > 0))):
+            e = expected[ev.levels[ev.ontology.level[node]]]
+            xv, yv = int(x[d, node]), int(y[d, node])
+            e["shared_families"] += 1
+            e["gold_codes"] += yv
+            e["predicted_codes"] += xv
+            e["over"] += max(xv - yv, 0)
+            e["under"] += max(yv - xv, 0)
+        got = within_family(ev).set_index("level")[list(expected[ev.levels[0]])]
+        assert {lv: {k: int(v) for k, v in row.items()} for lv, row in got.iterrows()} == expected
+        assert any(e["over"] for e in expected.values()) and any(e["under"] for e in expected.values())

@@ -124,6 +124,22 @@ def test_chunk_generators_come_from_spawned_seed_sequences():
     assert np.array_equal(np.vstack(list(document_weights(n, 5, 3, budget))), expected)
 
 
+def test_kept_weights_are_the_drawn_ones_and_read_only(monkeypatch):
+    """Small weight matrices are kept between calls: the kept ones are the very draws of a fresh call, and
+    nobody can change them for the next caller."""
+    from cophe_core import stats
+
+    kept = [w.copy() for w in document_weights(50, 30, 4, 50 * 8)]  # 4 chunks, under KEPT_CELLS
+    assert all(w is v for w, v in zip(document_weights(50, 30, 4, 50 * 8), document_weights(50, 30, 4, 50 * 8)))
+    shared = next(document_weights(50, 30, 4, 50 * 8))
+    monkeypatch.setattr(stats, "KEPT_CELLS", 0)  # now drawn afresh every time
+    fresh = list(document_weights(50, 30, 4, 50 * 8))
+    assert len(fresh) == len(kept) == 4 and all(np.array_equal(a, b) for a, b in zip(kept, fresh))
+    for w in (shared, *fresh):
+        with pytest.raises(ValueError, match="read-only"):
+            w[0, 0] = 99
+
+
 def test_document_weights_are_multinomial_counts():
     # each row sums to n; a document's count is Binomial(n, 1/n): mean 1, variance 1 − 1/n
     w = np.vstack(list(document_weights(10, 20_000, 1)))
