@@ -229,10 +229,14 @@ def _draws_of_runs(tables: dict[str, _Table], n_resamples: int, seed: int) -> di
 def _interval(draws: np.ndarray, confidence: float) -> dict[str, np.ndarray]:
     """Percentile bounds per column; NaN for a figure undefined on every resample."""
     alpha = (1 - confidence) / 2
+    bounds = np.empty((2, draws.shape[1]))
+    gaps = np.isnan(draws).any(axis=0)
+    # nanquantile works column by column: only the columns with a NaN need it (the same values otherwise)
+    bounds[:, ~gaps] = np.quantile(draws[:, ~gaps], [alpha, 1 - alpha], axis=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (an undefined ICM-Norm)
-        low, high = np.nanquantile(draws, [alpha, 1 - alpha], axis=0)
-    return {"low": low, "high": high}
+        bounds[:, gaps] = np.nanquantile(draws[:, gaps], [alpha, 1 - alpha], axis=0)
+    return {"low": bounds[0], "high": bounds[1]}
 
 
 def _chunks(total: int, n_docs: int, budget: int = BUDGET) -> list[int]:

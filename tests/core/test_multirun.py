@@ -169,7 +169,10 @@ def _reweighted(ev, w: np.ndarray):
     return evaluate(ev.gold[rows], ev.pred[rows], ev.ontology, docs=ev.docs[rows], max_level=ev.max_level)
 
 
-def test_family_intervals_agree_with_resamples_written_out():
+@pytest.mark.parametrize("cells", [None, 1, 70])  # all resamples in one product, one by one, a few at a time
+def test_family_intervals_agree_with_resamples_written_out(cells, monkeypatch):
+    if cells is not None:
+        monkeypatch.setattr("cophe_core.families.PRODUCT_CELLS", cells)
     gold = long_csv([(f"d{i}", c) for i, c in enumerate(["401.9", "401.1", "428.0", "428.22", "250.00"] * 4)])
     a = long_csv([(f"d{i}", c) for i, c in enumerate(["401.9", "401.9", "428.1", "428.22", "250.01"] * 4)])
     b = long_csv([(f"d{i}", c) for i, c in enumerate(["401.1", "401.1", "428.0", "428.0", "250.00"] * 4)])
