@@ -231,7 +231,9 @@ def encode(
     inputs = {"": gold, **runs}
     tagged = [raw.pairs.assign(_input=key, _file=raw.name) for key, raw in inputs.items()]
     pairs = pd.concat(tagged, ignore_index=True)
-    codes, inverse = np.unique(pairs["code"].to_numpy(dtype=str), return_inverse=True)
+    # factorised by hashing: a fixed-width string array would cost every row the longest code's width
+    inverse, unique_codes = pd.factorize(pairs["code"].to_numpy(dtype=object), sort=True)
+    codes = unique_codes.astype(str)
     ids, reasons, flags, onto = _resolve_codes(codes, ontology, system)
     node = ids[inverse]
 
@@ -247,7 +249,7 @@ def encode(
                      pd.Series([flags[i] for i in inverse[flagged_mask]], dtype=object))
 
     all_docs = np.unique(np.concatenate([raw.docs.astype(str) for raw in inputs.values()]))
-    doc_idx = np.searchsorted(all_docs, pairs["doc_id"].to_numpy(dtype=str))
+    doc_idx = pd.Index(all_docs).get_indexer(pairs["doc_id"].to_numpy(dtype=object))
     warnings: list[str] = []
     matrices: dict[str, sp.csr_matrix] = {}
     for key, raw in inputs.items():

@@ -50,7 +50,7 @@ import pandas as pd
 
 __all__ = [
     "InputError", "RawLabels", "RawScores", "read_input", "read_labels", "read_scores", "input_kind",
-    "DOC_COLUMNS", "CODE_COLUMNS", "SCORE_COLUMNS",
+    "DOC_COLUMNS", "CODE_COLUMNS", "SCORE_COLUMNS", "MAX_CODE_CHARS", "MAX_ID_CHARS", "excerpt",
 ]
 
 DOC_COLUMNS = ("doc_id", "document_id", "doc", "hadm_id", "_id", "id", "note_id", "admission_id")
@@ -70,6 +70,10 @@ LOGIT_SHARE, LOGIT_CELLS = 0.10, 10
 LOW_SCORE = 0.05  # the lowest threshold of a default curve
 REJECTED_COLUMNS = ["file", "line", "value", "reason"]
 MAX_BYTES = 200 * 1024 * 1024
+# The longest code (ICD-10-PCS: 7 characters; a user hierarchy's names) and document id accepted: a longer
+# value is rejected with its line, so no value's length multiplies the cost of the rows.
+MAX_CODE_CHARS, MAX_ID_CHARS = 64, 256
+EXCERPT_CHARS = 60  # of a rejected value, in messages and the rejected table
 Source = str | Path | bytes | BinaryIO
 
 
@@ -153,13 +157,13 @@ def read_input(
     data, name = _load_bytes(source, name)
     parsed = _parse(data, name, _format(format, name, data), doc_col, code_col, joiner)
     if isinstance(parsed, RawLabels):
-        return parsed
+        return _bounded(parsed)
     kind, detail = _kind(parsed, name, doc_col, code_col, score_col)
     if kind == "long":
-        return _long_scores(parsed, name, doc_col, code_col, detail)
+        return _bounded(_long_scores(parsed, name, doc_col, code_col, detail))
     if kind == "wide":
-        return _wide_scores(parsed, name, doc_col, *detail)
-    return _from_frame(parsed, name, doc_col, code_col, joiner)
+        return _bounded(_wide_scores(parsed, name, doc_col, *detail))
+    return _bounded(_from_frame(parsed, name, doc_col, code_col, joiner))
 
 
 def input_kind(source: Source, *, name: str | None = None, **options) -> str:
@@ -236,9 +240,50 @@ def read_labels(
     """
     data, name = _load_bytes(source, name)
     parsed = _parse(data, name, _format(format, name, data), doc_col, code_col, joiner)
-    if isinstance(parsed, RawLabels):
-        return parsed
-    return _from_frame(parsed, name, doc_col, code_col, joiner)
+    return _bounded(parsed if isinstance(parsed, RawLabels) else _from_frame(parsed, name, doc_col, code_col, joiner))
+
+
+def _bounded(raw: RawLabels) -> RawLabels:
+    """``raw`` without the rows whose code is longer than :data:`MAX_CODE_CHARS` or whose document id is
+    longer than :data:`MAX_ID_CHARS` (rejected with their line: no code system has such codes, and one such
+    value must not make every later step cost its length times the rows), and with every rejected value cut
+    to an :func:`excerpt`.
+
+    >>> raw = read_labels(b"doc_id,code\\n1,401.9\\n2," + b"9" * 100 + b"\\n")
+    >>> raw.pairs.code.tolist(), raw.rejected.line.tolist(), raw.rejected.reason.iloc[0]
+    (['401.9'], [3], 'longer than 64 characters: not a code')
+    >>> raw.rejected.value.iloc[0]
+    '999999999999999999999999999999999999999999999999999999999999… (100 characters)'
+    """
+    pairs = raw.pairs
+    long_code = (pairs.code.str.len() > MAX_CODE_CHARS).to_numpy()
+    long_doc = (pairs.doc_id.str.len() > MAX_ID_CHARS).to_numpy()
+    docs = np.asarray(raw.docs, dtype=object)
+    doc_ok = (pd.Series(docs, dtype=object).astype(str).str.len() <= MAX_ID_CHARS).to_numpy()
+    rejected = raw.rejected.assign(value=raw.rejected.value.map(excerpt)) if len(raw.rejected) else raw.rejected
+    if not (long_code.any() or long_doc.any() or not doc_ok.all()):
+        raw.rejected = rejected
+        return raw
+    bad = long_code | long_doc
+    reason = np.where(long_doc, f"a document id longer than {MAX_ID_CHARS} characters",
+                      f"longer than {MAX_CODE_CHARS} characters: not a code")
+    value = np.where(long_doc, pairs.doc_id.to_numpy(dtype=object), pairs.code.to_numpy(dtype=object))
+    rows = pd.DataFrame({"file": raw.name, "line": pairs.line.to_numpy()[bad], "value": [excerpt(v) for v in value[bad]],
+                         "reason": reason[bad]}, columns=REJECTED_COLUMNS)
+    raw.pairs = pairs.loc[~bad].reset_index(drop=True)
+    raw.docs = docs[doc_ok]
+    raw.rejected = pd.concat([r for r in (rejected, rows) if len(r)], ignore_index=True)
+    return raw
+
+
+def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """A value as a message may show it: at most ``limit`` characters, then its length.
+
+    >>> excerpt("401.9"), excerpt("x" * 70, 5)
+    ('401.9', 'xxxxx… (70 characters)')
+    """
+    text = str(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
 def _format(format: str | None, name: str, data: bytes) -> str:
@@ -517,17 +562,54 @@ def parse_delimited(text: str, name: str, sep: str) -> pd.DataFrame:
             f"{name}: cannot parse as {'tab' if sep == chr(9) else repr(sep)}-separated text ({detail}); "
             "a row has more fields than the header: quote fields that contain the delimiter"
         ) from None
-    frame.index = _line_numbers(frame, 2)  # the header is line 1
+    frame.index = _line_numbers(frame, text, sep)
     return frame
 
 
-def _line_numbers(frame: pd.DataFrame, offset: int) -> pd.Index:
-    """1-based line of each row, counting newlines inside quoted fields."""
+def _line_numbers(frame: pd.DataFrame, text: str, sep: str) -> pd.Index:
+    """1-based line of each row of ``frame`` (``text`` parsed with ``sep``), counting the newlines inside
+    quoted fields and the blank lines the parser skips.
+
+    Without blank lines, one vectorised count of the newlines in every cell (none when the text has no
+    quote); with blank lines, the csv module's reading of the same text, record by record.
+
+    >>> _line_numbers(pd.DataFrame({"a": ["1", "x\\ny", "3"]}), 'a\\n1\\n"x\\ny"\\n3\\n', ",").tolist()
+    [2, 3, 5]
+    >>> text = "a,b\\n1,2\\n\\n  \\n3,4\\n"
+    >>> _line_numbers(pd.DataFrame({"a": ["1", "3"], "b": ["2", "4"]}), text, ",").tolist()
+    [2, 5]
+    """
+    blank = _BLANK_LINE_TAB if sep == "\t" else _BLANK_LINE
+    if blank.search(text.rstrip()):
+        found = _lines_by_csv(text, sep)
+        if len(found) == len(frame):
+            return pd.Index(found)
+    header = sum(str(c).count("\n") for c in frame.columns)
     extra = np.zeros(len(frame), dtype=np.int64)
-    for col in frame.columns:
-        extra += frame[col].str.count("\n").to_numpy(dtype=np.int64)
-    starts = offset + np.arange(len(frame)) + np.concatenate([[0], np.cumsum(extra)[:-1]])
-    return pd.Index(starts)
+    if '"' in text and len(frame):  # only a quoted field can hold a newline
+        cells = pd.Series(frame.to_numpy(dtype=object).ravel(), dtype=object)
+        counts = cells.str.count("\n").fillna(0).to_numpy(dtype=np.int64)
+        extra = counts.reshape(frame.shape).sum(axis=1)
+    starts = 2 + header + np.arange(len(frame)) + np.concatenate([[0], np.cumsum(extra)[:-1]])
+    return pd.Index(starts.astype(np.int64))
+
+
+# a line of nothing but whitespace, which pandas skips (a tab is a field separator in TSV, not whitespace)
+_BLANK_LINE = re.compile(r"(?:^|\n)[ \t\r\f\v]*\n")
+_BLANK_LINE_TAB = re.compile(r"(?:^|\n)[ \r\f\v]*\n")
+
+
+def _lines_by_csv(text: str, sep: str) -> list[int]:
+    """The first line of each data record, as the csv module reads ``text``: whitespace-only lines are
+    skipped, as pandas skips them; the first record is the header."""
+    reader = csv.reader(io.StringIO(text), delimiter=sep)
+    starts: list[int] = []
+    previous = 0
+    for record in reader:
+        if any(field.strip(" \r\f\v" if sep == "\t" else " \t\r\f\v") for field in record) or len(record) > 1:
+            starts.append(previous + 1)
+        previous = reader.line_num
+    return starts[1:]
 
 
 def _looks_headerless_psv(first: str) -> bool:
