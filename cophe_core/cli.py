@@ -16,12 +16,41 @@ import pandas as pd
 
 from .api import decide_run, score_labels
 from .labels import NothingScorable
-from .readers import InputError, RawScores, read_input, read_labels
+from .readers import InputError, RawScores, excerpt, read_input, read_labels
 from .report import safe_csv
 from .stats import bootstrap
 from .suite import icm_note, suite
 
 __all__ = ["main"]
+
+
+def _count(text: str) -> int:
+    """A whole number ≥ 0 (``--bootstrap``, ``--seed``)."""
+    value = int(text)
+    if value < 0:
+        raise ValueError(text)
+    return value
+
+
+def _positive(text: str) -> int:
+    """A whole number ≥ 1 (``--top-k``)."""
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+def _probability(text: str) -> float:
+    """A number in [0, 1] (``--threshold``); NaN is not one."""
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(text)
+    return value
+
+
+_count.__name__ = "whole number ≥ 0"  # argparse names the type in its one-line error
+_positive.__name__ = "whole number ≥ 1"
+_probability.__name__ = "number from 0 to 1"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -48,11 +77,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--rejected", metavar="FILE.csv", help="write every rejected input row to this CSV")
     s.add_argument("--metrics", choices=["cophe", "suite"], default="cophe",
                    help="suite: add the ICM paper's metrics (label-, example-based, propensity F, HF, ICM)")
-    s.add_argument("--bootstrap", type=int, default=0, metavar="N",
+    s.add_argument("--bootstrap", type=_count, default=0, metavar="N",
                    help="add percentile confidence intervals from N document resamples (e.g. 1000)")
-    s.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
-    s.add_argument("--threshold", type=float, help="when --pred holds scores: predict codes scoring at least T")
-    s.add_argument("--top-k", type=int, help="when --pred holds scores: predict each document's K best codes")
+    s.add_argument("--seed", type=_count, default=0, help="seed of the resampling (default 0)")
+    s.add_argument("--threshold", type=_probability,
+                   help="when --pred holds scores: predict codes scoring at least T (0 to 1)")
+    s.add_argument("--top-k", type=_positive, help="when --pred holds scores: predict each document's K best codes")
     s.add_argument("--tune-on", nargs=2, metavar=("DEV_GOLD", "DEV_SCORES"),
                    help="when --pred holds scores: use the threshold that maximises CoPHE overall F1 on this "
                    "development split (never tune on the test set)")
@@ -62,6 +92,7 @@ def _parser() -> argparse.ArgumentParser:
                    "analysis) or hand it to a colleague (format: docs/analysis-format.md)")
     s.add_argument("--doc-col", help="document id column (default: detected)")
     s.add_argument("--code-col", help="code column (default: detected)")
+    s.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
     return p
 
 
@@ -105,6 +136,36 @@ def _table(result: dict) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    try:
+        return _score(args)
+    except RecursionError:
+        print("cophe: error: an input is nested too deeply to read (JSON within JSON, thousands deep); "
+              "give one object per document", file=sys.stderr)
+    except MemoryError:
+        print("cophe: error: out of memory reading or scoring the inputs; split them, or score on a "
+              "machine with more memory", file=sys.stderr)
+    except Exception as e:  # the last resort: one line, never a traceback, unless asked for
+        if args.debug:
+            raise
+        print(f"cophe: error: unexpected {type(e).__name__}: {excerpt(e, 200)} (run with --debug for the "
+              "traceback, and report it)", file=sys.stderr)
+    return 2
+
+
+def _outputs_ok(args: argparse.Namespace) -> bool:
+    """Every output file goes to a folder that exists: said before any work, in one line."""
+    for option in ("nodes", "documents", "rejected", "save"):
+        path = getattr(args, option)
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            print(f"cophe: error: --{option} {path}: no folder {os.path.dirname(path)!r}; give a path in a "
+                  "folder that exists", file=sys.stderr)
+            return False
+    return True
+
+
+def _score(args: argparse.Namespace) -> int:
+    if not _outputs_ok(args):
+        return 2
     decision = None
     try:
         kw = {"doc_col": args.doc_col, "code_col": args.code_col}

@@ -680,6 +680,9 @@ def _parse_json(text: str, name: str):
         obj = json.loads(text)
     except json.JSONDecodeError as e:
         raise InputError(f"{name}, line {e.lineno}: not valid JSON ({e.msg})") from None
+    except RecursionError:
+        raise InputError(f"{name}: JSON nested too deeply to read; give a list of "
+                         "{\"doc_id\": …, \"codes\": […]} objects") from None
     if isinstance(obj, dict):
         if all(isinstance(v, list) for v in obj.values()):
             return [({"doc_id": k, "codes": v}, 1) for k, v in obj.items()]
@@ -698,6 +701,9 @@ def _parse_jsonl(text: str, name: str):
             records.append((json.loads(line), lineno))
         except json.JSONDecodeError as e:
             raise InputError(f"{name}, line {lineno}: not valid JSON ({e.msg}); each line must be one object") from None
+        except RecursionError:
+            raise InputError(f"{name}, line {lineno}: JSON nested too deeply to read; each line must be one "
+                             "{\"doc_id\": …, \"codes\": […]} object") from None
     return records
 
 

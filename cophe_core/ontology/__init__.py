@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..readers import InputError
 from .base import Ontology, OntologyBuilder
 from .custom import hierarchy_from_networkx, load_hierarchy
 from .icd9 import icd9_ontology
@@ -36,6 +37,7 @@ __all__ = ["Ontology", "OntologyBuilder", "NAMES", "icd9_ontology", "icd10cm_ont
 _BUILT_IN = {"icd9": icd9_ontology, "icd10cm": icd10cm_ontology, "icd10pcs": icd10pcs_ontology,
              "icd10": icd10_ontology}
 NAMES = tuple(_BUILT_IN)
+HIERARCHY_SUFFIXES = (".csv", ".json")
 
 
 def load_ontology(name: str | os.PathLike | Ontology | nx.DiGraph) -> Ontology:
@@ -73,8 +75,13 @@ def load_ontology(name: str | os.PathLike | Ontology | nx.DiGraph) -> Ontology:
     if isinstance(name, str) and name in _BUILT_IN:
         return _BUILT_IN[name]()
     if isinstance(name, str | os.PathLike):
-        if Path(name).is_file():
-            return load_hierarchy(name)
+        path = Path(name)
+        if path.is_file():
+            # only a hierarchy file is read: an error quoting a line must never show another file's content
+            if path.suffix.lower() not in HIERARCHY_SUFFIXES:
+                raise InputError(f"{path.name}: not a hierarchy file; give a .csv file of child,parent[,title] "
+                                 "rows or the .json hierarchy of the CoPHE paper")
+            return load_hierarchy(path)
         raise ValueError(f"unknown ontology {str(name)!r}; choose {', '.join(NAMES)}, auto, or the path of a "
                          "hierarchy file (CSV child,parent[,title] or CoPHE JSON)")
     return hierarchy_from_networkx(name)

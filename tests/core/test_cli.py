@@ -157,3 +157,86 @@ def test_output_piped_into_head_ends_quietly():
     err = proc.stderr.read().decode()
     proc.wait(timeout=60)
     assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+# ---------------------------------------------------------------- bad input: exit 2, one line, no traceback
+def _run(capsys, *argv):
+    try:
+        code = main(["score", *argv])
+    except SystemExit as e:  # argparse's own errors
+        code = e.code
+    err = capsys.readouterr().err
+    return code, [line for line in err.splitlines() if "warning:" not in line]
+
+
+@pytest.mark.parametrize("option, value, said", [
+    ("--bootstrap", "-5", "--bootstrap: invalid whole number ≥ 0 value: '-5'"),
+    ("--seed", "-1", "--seed: invalid whole number ≥ 0 value: '-1'"),
+    ("--threshold", "nan", "--threshold: invalid number from 0 to 1 value: 'nan'"),
+    ("--threshold", "1.5", "--threshold: invalid number from 0 to 1 value: '1.5'"),
+    ("--top-k", "-3", "--top-k: invalid whole number ≥ 1 value: '-3'"),
+    ("--top-k", "0", "--top-k: invalid whole number ≥ 1 value: '0'"),
+])
+def test_bad_option_values_are_refused(files, capsys, option, value, said):
+    g, p = files
+    code, lines = _run(capsys, "--gold", str(g), "--pred", str(p), option, value)
+    assert code == 2 and lines[-1].endswith(said) and not any("Traceback" in line for line in lines)
+
+
+@pytest.mark.parametrize("option", ["--nodes", "--documents", "--rejected", "--save"])
+def test_an_output_into_a_missing_folder_is_refused_before_any_work(files, capsys, tmp_path, option):
+    g, p = files
+    target = tmp_path / "missing" / "out.csv"
+    code, lines = _run(capsys, "--gold", str(g), "--pred", str(p), option, str(target))
+    assert code == 2 and lines == [f"cophe: error: {option} {target}: no folder '{target.parent}'; give a path "
+                                   "in a folder that exists"]
+
+
+@pytest.mark.parametrize("suffix, text, said", [
+    ("json", "[" * 100_000 + "]" * 100_000, "deep.json: JSON nested too deeply to read"),
+    ("jsonl", '{"doc_id": "1", "codes": ["401.9"]}\n' + "[" * 100_000 + "]" * 100_000 + "\n",
+     "deep.jsonl, line 2: JSON nested too deeply to read"),
+])
+def test_deeply_nested_json_is_an_input_error(files, capsys, tmp_path, suffix, text, said):
+    g, _ = files
+    deep = tmp_path / f"deep.{suffix}"
+    deep.write_text(text)
+    code, lines = _run(capsys, "--gold", str(g), "--pred", str(deep))
+    assert code == 2 and len(lines) == 1 and said in lines[0]
+
+
+def test_an_unexpected_error_is_one_line_unless_debugging(files, capsys, monkeypatch):
+    g, p = files
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom " + "x" * 5000)
+
+    monkeypatch.setattr("cophe_core.cli.score_labels", broken)
+    code, lines = _run(capsys, "--gold", str(g), "--pred", str(p))
+    assert code == 2 and len(lines) == 1
+    assert lines[0].startswith("cophe: error: unexpected RuntimeError: boom xxx") and "--debug" in lines[0]
+    assert len(lines[0]) < 400  # the message is an excerpt
+    with pytest.raises(RuntimeError, match="boom"):
+        main(["score", "--gold", str(g), "--pred", str(p), "--debug"])
+
+
+def test_memory_exhaustion_is_one_line(files, capsys, monkeypatch):
+    g, p = files
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr("cophe_core.cli.score_labels", exhausted)
+    code, lines = _run(capsys, "--gold", str(g), "--pred", str(p))
+    assert code == 2 and lines == ["cophe: error: out of memory reading or scoring the inputs; split them, or "
+                                   "score on a machine with more memory"]
+
+
+def test_an_ontology_path_that_is_not_a_hierarchy_file_is_not_read(files, capsys, tmp_path):
+    """Its error must not quote the file: --ontology /etc/hostname used to echo the machine's name."""
+    g, p = files
+    secret = tmp_path / "notes.txt"
+    secret.write_text("password=hunter2,x\nsecond line\n")
+    code, lines = _run(capsys, "--gold", str(g), "--pred", str(p), "--ontology", str(secret))
+    assert code == 2 and lines == ["cophe: error: notes.txt: not a hierarchy file; give a .csv file of "
+                                   "child,parent[,title] rows or the .json hierarchy of the CoPHE paper"]

@@ -95,7 +95,7 @@ def test_cli_rejects_a_nan_threshold(tmp_path):
     s.write_bytes(SCORES)
     out = subprocess.run([sys.executable, "-m", "cophe_core", "score", "--gold", str(g), "--pred", str(s),
                           "--threshold", "nan"], capture_output=True, text=True)
-    assert out.returncode == 2 and "the threshold is nan" in out.stderr
+    assert out.returncode == 2 and "argument --threshold: invalid number from 0 to 1 value: 'nan'" in out.stderr
 
 
 def test_duplicate_rows_keep_the_highest_score_and_are_counted():
