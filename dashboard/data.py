@@ -298,7 +298,7 @@ def sidebar() -> Context:
         runs: list[tuple[str, str, bytes]] = []
         taken: set[str] = set()
         for i, f in enumerate(run_files or []):
-            name = sb.text_input(f"Name of run {i + 1} ({f.name})", value=_run_name(f.name, taken),
+            name = sb.text_input(f"Name of run {i + 1} ({md(f.name)})", value=_run_name(f.name, taken),
                                  key=f"run_name_{i}_{f.name}")
             name = name.strip() or _run_name(f.name, taken)
             if name in taken:  # two runs never share a name

@@ -131,9 +131,10 @@ def breadcrumbs(onto, focus: int | None) -> None:
     crumbs[0].button("All codes", key="crumb_root", on_click=set_focus, args=(None,), type="tertiary",
                      icon=":material/home:")
     for col, n in zip(crumbs[1:], path[-5:]):
-        label = f"› {onto.keys[n]} {onto.titles[n]}"
-        col.button(label[:48] + ("…" if len(label) > 48 else ""), key=f"crumb_{n}", on_click=set_focus,
-                   args=(n,), type="tertiary", help=f"{onto.keys[n]} {onto.titles[n]}")
+        label = f"{onto.keys[n]} {onto.titles[n]}"  # a title is the user's: never read as Markdown
+        short = label[:46] + ("…" if len(label) > 46 else "")
+        col.button(f"› {data.md(short)}", key=f"crumb_{n}", on_click=set_focus, args=(n,), type="tertiary",
+                   help=data.md(label))
 
 
 def legend(sub: pd.DataFrame, colour: str, focus_label: str) -> None:
@@ -197,7 +198,7 @@ def children_table(ev, focus: int | None, head: str) -> None:
     if kids.empty:
         return
     kids = kids.assign(mass=kids.gold + kids.predicted).sort_values("mass", ascending=False)
-    st.subheader(f"Inside {head}", anchor=False)
+    st.subheader(f"Inside {data.md(head)}", anchor=False)
     cols = ["code", "title", "gold", "predicted", "tp", "fp", "fn", "f1", "docs_over", "docs_under"]
     shown = kids[cols + ["node"]]
     family_table(shown, f"kids_{view()}", height=min(420, 38 + 35 * len(kids)), column_config=count_columns(cols))
@@ -213,7 +214,7 @@ def written_instead(ctx, ev, focus: int | None, head: str) -> None:
                             lambda: substitution_table(ev, family=focus))
         summary = data.cached(ctx.scoring, ("substitution_summary", ctx.run, ctx.slice_key),
                               lambda: substitution_summary(ev))
-    where = "over the whole run" if focus is None else f"in {head}"
+    where = "over the whole run" if focus is None else f"in {data.md(head)}"
     st.subheader(f"Right family, wrong code: what the run writes instead, {where}", anchor=False)
     if table.empty:
         st.markdown("No gold code here was replaced by another code of its category.")
@@ -244,7 +245,7 @@ def detail(ev, focus: int) -> None:
     onto = ev.ontology
     row = ev.nodes.set_index("node").loc[focus]
     docs = ev.node_documents(focus)
-    st.subheader(f"Documents behind {onto.keys[focus]} {onto.titles[focus]}", anchor=False)
+    st.subheader(f"Documents behind {data.md(onto.keys[focus])} {data.md(onto.titles[focus])}", anchor=False)
     t = texts.term
     st.markdown(
         f"{t('gold')}: **{row.gold:,}** · {t('predicted').lower()}: **{row.predicted:,}** · "
