@@ -23,7 +23,8 @@ it holds *labels*. So ``doc_id,code,is_primary,is_billable`` is labels. Record
 formats (JSON, JSONL, CAML ``.psv``) always hold labels.
 
 Score values must be numbers in [0, 1]; other rows (and wide-matrix cells) are
-rejected with their reason. An empty cell of a wide matrix scores 0. From a wide
+rejected with their reason. An empty or non-numeric cell of a wide matrix scores 0 and is
+reported too (a matrix is one when most of its filled cells are numbers). From a wide
 matrix only each document's :data:`WIDE_KEEP` highest non-zero scores are kept,
 so a document × code space the size of MIMIC-III-full stays small; every code
 not kept scores 0.
@@ -259,7 +260,7 @@ def _bounded(raw: RawLabels) -> RawLabels:
     long_code = (pairs.code.str.len() > MAX_CODE_CHARS).to_numpy()
     long_doc = (pairs.doc_id.str.len() > MAX_ID_CHARS).to_numpy()
     docs = np.asarray(raw.docs, dtype=object)
-    doc_ok = (pd.Series(docs, dtype=object).astype(str).str.len() <= MAX_ID_CHARS).to_numpy()
+    doc_ok = (pd.Series(docs, dtype=object).map(str).str.len() <= MAX_ID_CHARS).to_numpy(dtype=bool)
     rejected = raw.rejected.assign(value=raw.rejected.value.map(excerpt)) if len(raw.rejected) else raw.rejected
     if not (long_code.any() or long_doc.any() or not doc_ok.all()):
         raw.rejected = rejected
@@ -272,7 +273,7 @@ def _bounded(raw: RawLabels) -> RawLabels:
                          "reason": reason[bad]}, columns=REJECTED_COLUMNS)
     raw.pairs = pairs.loc[~bad].reset_index(drop=True)
     raw.docs = docs[doc_ok]
-    raw.rejected = pd.concat([r for r in (rejected, rows) if len(r)], ignore_index=True)
+    raw.rejected = pd.concat([r for r in (rejected, rows) if len(r)], ignore_index=True) if bad.any() else rejected
     return raw
 
 
@@ -341,9 +342,9 @@ def _kind(frame: pd.DataFrame, name: str, doc_col: str | None, code_col: str | N
         ids.add(lower[doc_col.lower().strip()])
     rest = [c for c in cols if c not in ids]
     if ids and rest and all(_named_like_code(c) for c in rest):
-        values = _numeric_block(frame, rest)
-        if values is not None:
-            return "wide", (rest, values)
+        block = _numeric_block(frame, rest)
+        if block is not None:
+            return "wide", (rest, *block)
     return "labels", None
 
 
@@ -368,30 +369,30 @@ def _floats(text: pd.Series) -> np.ndarray:
         return nums
 
 
-def _numeric_block(frame: pd.DataFrame, cols: list[str]) -> np.ndarray | None:
-    """The columns as a float matrix (NaN for empty cells) if every filled cell is a number and every
-    column has one; else None."""
+def _numeric_block(frame: pd.DataFrame, cols: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The columns as a float matrix (NaN for an empty or non-numeric cell) with the mask of the non-numeric
+    cells, when most filled cells are numbers: a score matrix with a few bad cells is still one, and its bad
+    cells are reported. None when fewer than half the filled cells, or no cell, are numbers."""
     block = frame[cols]
     if all(pd.api.types.is_numeric_dtype(block[c]) and not pd.api.types.is_bool_dtype(block[c]) for c in cols):
         values = block.to_numpy(dtype=float)
-    else:
-        cells = block.to_numpy(dtype=object)
-        try:  # every cell a number: numpy's C loop, about three times pandas' to_numeric
-            values = cells.astype(float)
-        except (TypeError, ValueError):
-            values = None
-        if values is not None and not np.isnan(values).any():
-            return values
-        flat = pd.Series(cells.ravel())
-        text = flat.astype(str).str.strip()
-        empty = flat.isna().to_numpy() | (text == "").to_numpy()
-        nums = _floats(text.where(~empty))
-        if np.isnan(nums[~empty]).any():
-            return None
-        values = nums.reshape(block.shape)
-    if np.isnan(values).all(axis=0).any():
+        return (values, np.zeros(values.shape, dtype=bool)) if not np.isnan(values).all() else None
+    cells = block.to_numpy(dtype=object)
+    try:  # every cell a number: numpy's C loop, about three times pandas' to_numeric
+        values = cells.astype(float)
+        if not np.isnan(values).any():
+            return values, np.zeros(values.shape, dtype=bool)
+    except (TypeError, ValueError):
+        pass
+    flat = pd.Series(cells.ravel(), dtype=object)
+    text = flat.astype(str).str.strip()
+    empty = (flat.isna() | (text == "")).to_numpy()
+    nums = _floats(text.where(~empty))
+    not_number = ~empty & np.isnan(nums)
+    filled = int((~empty).sum())
+    if filled == 0 or not_number.sum() * 2 > filled:
         return None
-    return values
+    return nums.reshape(block.shape), not_number.reshape(block.shape)
 
 
 def _long_scores(frame: pd.DataFrame, name: str, doc_col: str | None, code_col: str | None,
@@ -425,23 +426,30 @@ def _long_scores(frame: pd.DataFrame, name: str, doc_col: str | None, code_col: 
 
 
 def _wide_scores(frame: pd.DataFrame, name: str, doc_col: str | None, code_cols: list[str],
-                 values: np.ndarray) -> RawScores:
+                 values: np.ndarray, not_number: np.ndarray) -> RawScores:
     doc = _pick([c for c in frame.columns if c not in code_cols], doc_col, DOC_COLUMNS, "document id", name)
-    doc_ids = frame[doc].astype(str).str.strip().to_numpy(dtype=object)
+    ids = frame[doc]
+    doc_ids = ids.astype(str).str.strip().to_numpy(dtype=object)
     lines = frame.index.to_numpy(dtype=np.int64)
-    values = np.nan_to_num(values, nan=0.0, posinf=np.inf, neginf=-np.inf)  # an empty cell scores 0
+    empty = np.isnan(values) & ~not_number
+    values = np.nan_to_num(values, nan=0.0, posinf=np.inf, neginf=-np.inf)
     outside = ~np.isfinite(values) | (values < 0) | (values > 1)
     if outside.mean() > LOGIT_SHARE and outside.sum() >= LOGIT_CELLS:  # not a few bad cells: the whole matrix is on another scale
         raise InputError(f"{name}: {outside.mean():.0%} of the scores lie outside [0, 1]; these look like logits "
                          "or unnormalised scores. Give probabilities (apply a sigmoid, 1 / (1 + e^-x)).")
-    bad_r, bad_c = np.nonzero(outside)
-    raw = frame[code_cols].to_numpy(dtype=object)[bad_r, bad_c].astype(str)
-    rejected = [pd.DataFrame({"file": name, "line": lines[bad_r],
-                              "value": np.char.add(np.char.add(np.asarray(code_cols, dtype=str)[bad_c], "="), raw),
-                              "reason": "the score is outside [0, 1] or not finite; give probabilities"},
-                             columns=REJECTED_COLUMNS)]
-    values[bad_r, bad_c] = 0.0
-    no_doc = np.isin(doc_ids, ["", "nan", "None"])
+    # every cell is used or reported: the bad ones score 0, each listed with its reason
+    reasons = (("the score is outside [0, 1] or not finite; give probabilities", outside),
+               ("the score is not a number", not_number), ("an empty score cell (read as 0)", empty))
+    cells = frame[code_cols].to_numpy(dtype=object)
+    rejected = []
+    for reason, mask in reasons:
+        bad_r, bad_c = np.nonzero(mask)
+        rejected.append(pd.DataFrame({"file": name, "line": lines[bad_r],
+                                      "value": [f"{code_cols[c]}={excerpt(cells[r, c])}" for r, c in zip(bad_r, bad_c)],
+                                      "reason": reason}, columns=REJECTED_COLUMNS))
+        values[bad_r, bad_c] = 0.0
+    rejected = [r for r in rejected if len(r)] or rejected[:1]
+    no_doc = ids.isna().to_numpy() | np.isin(doc_ids, ["", "nan", "None"])
     if no_doc.any():
         rejected.append(pd.DataFrame({"file": name, "line": lines[no_doc], "value": "", "reason": "empty document id"},
                                      columns=REJECTED_COLUMNS))
@@ -634,14 +642,22 @@ def _read_psv(text: str, name: str) -> RawLabels:
 
 
 def _split_codes(frame: pd.DataFrame, doc: str, code: str, joiner: str) -> tuple[pd.DataFrame, bool]:
-    """Explode ``;``-joined cells into one row per code."""
+    """Explode ``;``-joined cells into one row per code; say whether the file is in the joined format, one
+    row per document (an empty cell is then a document without codes, not an empty code).
+
+    The format is decided on the whole file: a column named like CAML's (``labels``, ``codes``,
+    ``targets``), or joined cells with every document on one row. One ``;`` in a file of one code per row
+    only splits its own cell, and the file's empty codes are still reported.
+    """
     col = frame[code].astype(str)
-    if not col.str.contains(joiner, regex=False).any() and code.lower() not in ("labels", "codes", "targets"):
+    joined_cells = bool(col.str.contains(joiner, regex=False).any())
+    named = code.lower() in ("labels", "codes", "targets")
+    if not joined_cells and not named:
         return pd.DataFrame({"doc_id": frame[doc].astype(str), "code": col, "line": frame.index}), False
     parts = col.str.split(joiner, regex=False)
     out = pd.DataFrame({"doc_id": frame[doc].astype(str), "code": parts, "line": frame.index}).explode("code")
     out["code"] = out["code"].fillna("")
-    return out, True
+    return out, named or not frame[doc].duplicated().any()
 
 
 def _from_frame(frame: pd.DataFrame, name: str, doc_col: str | None, code_col: str | None,
@@ -658,10 +674,10 @@ def _from_frame(frame: pd.DataFrame, name: str, doc_col: str | None, code_col: s
     else:
         pairs, wide = _split_codes(frame, doc, code, joiner)
     pairs["doc_id"] = pairs["doc_id"].str.strip()
-    no_doc = pairs["doc_id"].isin(["", "nan", "None"])
-    rejected = pairs.loc[no_doc & pairs["code"].notna()]
-    rejected = pd.DataFrame({"file": name, "line": rejected["line"], "value": rejected["code"].astype(str),
-                             "reason": "empty document id"})
+    no_doc = (pairs["doc_id"].isna() | pairs["doc_id"].isin(["", "nan", "None"])).to_numpy()
+    missing = pairs.loc[no_doc]  # a null id (Parquet's None) is no document, never one named "nan"
+    rejected = pd.DataFrame({"file": name, "line": missing["line"],
+                             "value": missing["code"].fillna("").astype(str), "reason": "empty document id"})
     pairs = pairs.loc[~no_doc]
     docs = pairs["doc_id"].unique()
     is_empty = pairs["code"].isna() | (pairs["code"].astype(str).str.strip() == "")
@@ -727,7 +743,14 @@ def _from_records(records, name, doc_col, code_col, joiner) -> RawLabels:
         if not isinstance(value, list):
             rejected.append((name, lineno, str(value)[:80], f"{code!r} must be a list of codes"))
             continue
-        rows += [(d, str(c), lineno) for c in value if str(c).strip()]
+        for c in value:
+            if isinstance(c, int | float) and not isinstance(c, bool):  # 250.00 arrives as 250.0
+                rejected.append((name, lineno, str(c), f"a number, not a code: write codes as strings "
+                                 f"(\"{c}\"), since a number loses its zeros (250.00 is read as 250.0)"))
+            elif c is not None and str(c).strip():
+                rows.append((d, str(c), lineno))
+            else:
+                rejected.append((name, lineno, "", "empty code"))
     return _make(name, docs, rows, rejected)
 
 

@@ -172,8 +172,23 @@ def test_wide_matrix_scores_and_bad_cells():
     assert sorted(zip(raw.pairs.doc_id, raw.pairs.code, raw.pairs.score, raw.pairs.line)) == [
         ("1", "401.9", 0.9, 2), ("2", "428.0", 0.3, 3), ("3", "401.9", 0.4, 4)]
     assert list(raw.docs) == ["1", "2", "3"]
-    assert raw.rejected[["file", "line", "value"]].values.tolist() == [["wide.csv", 3, "401.9=1.5"]]
-    assert "outside [0, 1]" in raw.rejected.reason[0]
+    # every cell is scored or reported: the empty cell too (issue 12), read as 0
+    assert raw.rejected[["file", "line", "value"]].values.tolist() == [["wide.csv", 3, "401.9=1.5"],
+                                                                       ["wide.csv", 2, "428.0="]]
+    assert "outside [0, 1]" in raw.rejected.reason[0] and raw.rejected.reason[1] == "an empty score cell (read as 0)"
+
+
+def test_a_text_cell_of_a_wide_matrix_is_reported_not_the_whole_column():
+    raw = read_input(b"_id,401.9,428.0,250.00\n1,0.9,0.1,0.2\n2,0.1,x,0.3\n3,0.5,0.4,0.5\n", name="w.csv")
+    assert isinstance(raw, RawScores)
+    assert raw.rejected[["line", "value", "reason"]].values.tolist() == [[3, "428.0=x", "the score is not a number"]]
+    assert sorted(raw.pairs.code[raw.pairs.doc_id == "1"]) == ["250.00", "401.9", "428.0"]
+    assert len(raw.pairs) == 8  # 9 cells, one reported
+
+
+def test_mostly_text_code_named_columns_are_not_a_score_matrix():
+    with pytest.raises(InputError, match="flags.csv: cannot find the code column"):
+        read_input(b"doc_id,401.9,428.0\n1,yes,no\n2,no,0.3\n", name="flags.csv")
 
 
 def test_score_column_override_and_reading_options():
