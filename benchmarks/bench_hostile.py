@@ -44,7 +44,7 @@ def wide_header(folder: Path) -> list[str]:
 
 
 def layered_dag(folder: Path, layers: int = 120, width: int = 100) -> list[str]:
-    lines = ["child,parent"] + [f"L0N{j}," for j in range(width)]
+    lines = ["child,parent", "root,"] + [f"L0N{j},root" for j in range(width)]
     lines += [f"L{i}N{j},L{i - 1}N{k}" for i in range(1, layers) for j in range(width) for k in range(width)]
     (folder / "dag.csv").write_text("\n".join(lines) + "\n")
     leaf = f"L{layers - 1}N0"

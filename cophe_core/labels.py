@@ -17,7 +17,7 @@ collects the warnings a user must see (SPEC §1):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -228,7 +228,8 @@ def encode(
     system : {"auto", "diagnosis", "procedure"}
         For ICD-9: which table undotted codes come from (SPEC §4).
     """
-    inputs = {"": gold, **runs}
+    inputs = _distinct_names({"": gold, **runs})
+    gold, runs = inputs[""], {key: raw for key, raw in inputs.items() if key}
     tagged = [raw.pairs.assign(_input=key, _file=raw.name) for key, raw in inputs.items()]
     pairs = pd.concat(tagged, ignore_index=True)
     # factorised by hashing: a fixed-width string array would cost every row the longest code's width
@@ -284,6 +285,29 @@ def encode(
     warnings += _summarise(flagged, "scored with a caveat")
     return Corpus(onto, all_docs, matrices.pop(""), matrices, rejected_df, flagged, warnings,
                   needs_system=bool(undotted.any()))
+
+
+def _distinct_names(inputs: dict[str, RawLabels]) -> dict[str, RawLabels]:
+    """The inputs, those sharing a file name told apart by their role (``test.csv (gold standard)``,
+    ``test.csv (run B)``), so that no two files share a warning or a rejected row's ``file``.
+
+    >>> from cophe_core.readers import read_labels
+    >>> same = _distinct_names({"": read_labels(b"doc_id,code\\n1,401.9\\n", name="t.csv"),
+    ...                         "B": read_labels(b"doc_id,code\\n1,401.9\\n", name="t.csv")})
+    >>> [raw.name for raw in same.values()]
+    ['t.csv (gold standard)', 't.csv (run B)']
+    """
+    names = [raw.name for raw in inputs.values()]
+    out = {}
+    for key, raw in inputs.items():
+        if names.count(raw.name) < 2:
+            out[key] = raw
+            continue
+        name = f"{raw.name} ({'gold standard' if key == '' else f'run {key}'})"
+        rejected = raw.rejected.assign(file=name) if len(raw.rejected) else raw.rejected
+        out[key] = replace(raw, name=name, rejected=rejected,
+                                       warnings=[w.replace(raw.name, name, 1) for w in raw.warnings])
+    return out
 
 
 def _readable_with_system(codes: np.ndarray, candidates: np.ndarray, onto: Ontology, system: str) -> np.ndarray:

@@ -37,6 +37,7 @@ read, with file, line, value and reason. Whole-file problems raise
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
@@ -509,6 +510,11 @@ def _detect_format(name: str, data: bytes) -> str:
 def _decode(data: bytes, name: str) -> str:
     if not data.strip():
         raise InputError(f"{name}: the file is empty; expected one row per document and code")
+    if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):  # Excel's "Unicode text"
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise InputError(f"{name}: starts as UTF-16 text but is not; save the file as UTF-8 CSV") from None
     if b"\x00" in data[:8192]:
         raise InputError(f"{name}: this is not a text file (it contains NUL bytes); upload CSV, TSV, JSON or Parquet")
     try:

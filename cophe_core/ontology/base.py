@@ -44,7 +44,7 @@ class Ontology:
         Level names, bottom-up (``("e2", "e1", "e0", "block", "chapter")``).
     keys, titles : ndarray of str
         Per node: its key (the code, or a range such as ``"360-379"``) and title.
-    level : ndarray of int8
+    level : ndarray of int16
         Per node: index into ``levels``.
     parent : ndarray of int32
         Per node: parent node id, ``-1`` for a top-level node.
@@ -390,7 +390,7 @@ class OntologyBuilder:
             levels=self.levels,
             keys=np.array(self._keys, dtype=object),
             titles=np.array(self._titles, dtype=object),
-            level=np.array(self._level, dtype=np.int8),
+            level=np.array(self._level, dtype=np.int16),
             parent=np.array(self._parent, dtype=np.int32),
             listed=np.array(self._listed, dtype=bool),
             codes=self._codes,

@@ -45,7 +45,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..readers import InputError, Source, _decode, _load_bytes
+from ..readers import InputError, Source, _decode, _load_bytes, excerpt
 from .base import Ontology, OntologyBuilder
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ __all__ = ["load_hierarchy", "hierarchy_from_edges", "hierarchy_from_cophe_json"
            "file_code_set", "GRAPH_CODE_SET"]
 
 GRAPH_CODE_SET = "networkx graph"
-MAX_LEVELS = 127  # levels are stored as int8
+MAX_LEVELS = 32_767  # levels are stored as int16: no hierarchy people write comes near
 
 
 def file_code_set(name: str, data: bytes) -> str:
@@ -106,14 +106,15 @@ def load_hierarchy(source: Source, *, name: str | None = None) -> Ontology:
         except json.JSONDecodeError as e:
             raise InputError(f"{name}, line {e.lineno}: not valid JSON ({e.msg})") from None
         return hierarchy_from_cophe_json(obj, name=label, source=name, code_set=code_set)
-    rows = list(csv.reader(io.StringIO(text)))
-    if rows and [c.strip().lower() for c in rows[0][:2]] == ["child", "parent"]:
+    reader = csv.reader(io.StringIO(text))
+    rows, first = [], 1
+    for row in reader:  # each row with the line it starts on: a quoted title may hold a newline
+        rows.append((first, row))
+        first = reader.line_num + 1
+    if rows and [c.strip().lower() for c in rows[0][1][:2]] == ["child", "parent"]:
         rows = rows[1:]
-        start = 2
-    else:
-        start = 1
     edges = []
-    for i, row in enumerate(rows, start=start):
+    for i, row in rows:
         if not row or not any(c.strip() for c in row):
             continue
         if len(row) < 2:
@@ -368,7 +369,14 @@ def hierarchy_from_cophe_json(obj: dict, *, name: str = "cophe-json", source: st
     """
     if not isinstance(obj, dict) or not obj:
         raise InputError(f"{source}: expected an object of code → {{\"parents\": [...], \"label\": ...}}")
-    sizes = {len(v.get("parents", [])) for v in obj.values() if isinstance(v, dict)}
+    for code, entry in obj.items():  # the form, checked entry by entry before anything is built
+        parents = entry.get("parents") if isinstance(entry, dict) else None
+        if not isinstance(parents, list) or not all(isinstance(x, str) and x.strip() for x in parents):
+            raise InputError(f"{source}: entry {excerpt(code)!r}: 'parents' must be a list of codes (strings), "
+                             f"got {excerpt(json.dumps(parents) if isinstance(entry, dict) else entry)}")
+        if not isinstance(entry.get("label", ""), str | int | float):
+            raise InputError(f"{source}: entry {excerpt(code)!r}: 'label' must be text")
+    sizes = {len(v["parents"]) for v in obj.values()}
     if len(sizes) != 1 or 0 in sizes:
         raise InputError(f"{source}: every entry needs a 'parents' list of the same length (found lengths "
                          f"{sorted(sizes)})")

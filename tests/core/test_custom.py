@@ -142,3 +142,42 @@ def test_cophe_json_entries_that_disagree_on_a_parent_are_rejected():
         load_hierarchy(json.dumps(bad).encode(), name="graph.json")
     assert str(e.value) == ("graph.json: entry 'p.3' puts 'p' (level L1) under 'RS', but entry 'p.1' puts it "
                             "under 'PQ'; in this form a node has one parent")
+
+
+# ---------------------------------------------------------------- hostile hierarchies: an InputError, never a crash
+@pytest.mark.parametrize("entries, said", [
+    ({"a": {"parents": 5}}, "entry 'a': 'parents' must be a list of codes (strings), got 5"),
+    ({"a": {"parents": None}}, "entry 'a': 'parents' must be a list of codes (strings), got null"),
+    ({"a": {"parents": "AR"}, "b": {"parents": "AR"}}, "entry 'a': 'parents' must be a list of codes (strings), "
+     'got "AR"'),
+    ({"a": {"parents": [None, "@"]}}, "entry 'a': 'parents' must be a list of codes (strings), got [null, \"@\"]"),
+    ({"a": 3}, "entry 'a': 'parents' must be a list of codes (strings), got 3"),
+    ({"a": {"parents": ["x"], "label": ["y"]}}, "entry 'a': 'label' must be text"),
+    ({"a": {"parents": ["x", "@"]}, "b": {"parents": ["x", "y"]}}, "puts 'x' (level L1) under 'y'"),
+])
+def test_malformed_cophe_json_is_refused_naming_the_entry(entries, said):
+    with pytest.raises(InputError, match="h.json: ") as e:
+        load_hierarchy(json.dumps(entries).encode(), name="h.json")
+    assert said in str(e.value)
+
+
+def test_a_hierarchy_300_levels_deep_is_read():
+    """Levels were int8: a chain deeper than 127 levels was refused (and overflowed before that check)."""
+    rows = ["child,parent", "n0,"] + [f"n{i},n{i - 1}" for i in range(1, 300)]
+    onto = load_hierarchy("\n".join(rows).encode(), name="deep.csv")
+    assert len(onto.levels) == 300 and onto.level[onto.codes["n299"]] == 0
+    s = score_files(b"doc_id,code\n1,n299\n", {"r": b"doc_id,code\n1,n298\n"}, ontology=onto)
+    assert s.evaluation("r", max_level=onto.levels[-1]).score("cophe")["tp"] == 299  # n298 and its ancestors
+
+
+def test_utf16_text_as_excel_saves_it_is_read():
+    from cophe_core.readers import read_labels
+
+    raw = read_labels("doc_id,code\n1,401.9\n2,428.0\n".encode("utf-16"), name="unicode.csv")
+    assert raw.pairs.code.tolist() == ["401.9", "428.0"] and raw.pairs.line.tolist() == [2, 3]
+
+
+def test_a_quoted_title_over_two_lines_keeps_the_next_rows_line_numbers():
+    text = b'child,parent,title\nroot,,"All\ncodes"\n\nA,root,Alpha\nbad\n'
+    with pytest.raises(InputError, match=r"h.csv, line 6: expected child,parent\[,title\], got 'bad'"):
+        load_hierarchy(text, name="h.csv")

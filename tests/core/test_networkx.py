@@ -255,9 +255,11 @@ def test_to_networkx_carries_systems():
     assert list(g.edges) == [("top:T", "c")]
 
 
-def test_too_deep_a_hierarchy_is_an_input_error():
+def test_too_deep_a_hierarchy_is_an_input_error(monkeypatch):
+    """Levels are int16: 128 levels, once the limit (int8), are read; the limit's message is kept."""
     chain = nx.path_graph([f"n{i}" for i in range(128)], create_using=nx.DiGraph)
-    assert len(hierarchy_from_networkx(nx.path_graph(127, create_using=nx.DiGraph)).levels) == 127
+    assert len(hierarchy_from_networkx(chain).levels) == 128
+    monkeypatch.setattr("cophe_core.ontology.custom.MAX_LEVELS", 127)
     with pytest.raises(InputError, match="networkx graph: the hierarchy is 128 levels deep \\(down to n127\\); "
                                          "at most 127 levels are supported"):
         hierarchy_from_networkx(chain)

@@ -316,3 +316,13 @@ def test_scores_are_read_exactly():
     # a bad cell elsewhere in the column leaves the good ones exact
     bad = read_input(text + b"2,250.00,abc\n", name="s.csv")
     assert 0.9999999999999999 in bad.pairs.score.tolist()
+
+
+def test_two_files_of_one_name_keep_their_own_warnings():
+    gold = read_labels(b"doc_id,code\n1,401.9\n1,401.9\n2,not-a-code\n", name="test.csv")
+    run = read_labels(b"doc_id,code\n1,401.9\n1,zzz\n", name="test.csv")
+    corpus = score_labels(gold, {"B": run}, ontology="icd9").corpus
+    assert set(corpus.rejected.file) == {"test.csv (gold standard)", "test.csv (run B)"}
+    said = [w for w in corpus.warnings if "not scored" in w]
+    assert len(said) == 2 and said[0].startswith("test.csv (gold standard): 1 rows not scored")
+    assert said[1].startswith("test.csv (run B): 1 rows not scored")
