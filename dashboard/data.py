@@ -96,6 +96,18 @@ def md(text: object) -> str:
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", str(text))
 
 
+def label_md(text: object) -> str:
+    """A user string for a widget's label: as it is when it holds only letters, digits, spaces, ``.``, ``_``
+    and ``-`` (nothing Markdown makes a link, image or markup of), else escaped by :func:`md`. A label's
+    raw text is also its accessible name, which backslashes would garble for a screen reader.
+
+    >>> label_md("preds_siblings.csv"), label_md("![x](u)") == md("![x](u)")
+    ('preds_siblings.csv', True)
+    """
+    text = str(text)
+    return text if re.fullmatch(r"[\w .\-]*", text) else md(text)
+
+
 @st.cache_resource(show_spinner="Loading the code set…")
 def ontology(name: str):
     """The ontology, built once per server process."""
@@ -298,7 +310,7 @@ def sidebar() -> Context:
         runs: list[tuple[str, str, bytes]] = []
         taken: set[str] = set()
         for i, f in enumerate(run_files or []):
-            name = sb.text_input(f"Name of run {i + 1} ({md(f.name)})", value=_run_name(f.name, taken),
+            name = sb.text_input(f"Name of run {i + 1} ({label_md(f.name)})", value=_run_name(f.name, taken),
                                  key=f"run_name_{i}_{f.name}")
             name = name.strip() or _run_name(f.name, taken)
             if name in taken:  # two runs never share a name
