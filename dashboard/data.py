@@ -186,13 +186,35 @@ def read_inputs(gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]], *, 
     return Inputs(h.hexdigest(), raw_gold, raw_runs)
 
 
-@st.cache_resource(max_entries=16, show_spinner="Scoring the runs…")
-def _score(digest: str, _inputs: Inputs, onto: str, system: str, _hier=None) -> Scoring:
-    """Validated inputs, cached by ``digest`` (the content hash and options); runs given as scores
-    are decided by :data:`DEFAULT_RULE` (see :func:`scoring_for`). The underscored arguments are not hashed."""
-    chosen = _hier if onto == "custom" else (onto if onto == "auto" else ontology(onto))
-    return score_labels(_inputs.gold, _inputs.runs, ontology=chosen, system=system,
+def _score(inputs: Inputs, onto: str, system: str, hier=None) -> Scoring:
+    """Validated inputs; runs given as scores are decided by :data:`DEFAULT_RULE` (see :func:`scoring_for`)."""
+    chosen = hier if onto == "custom" else (onto if onto == "auto" else ontology(onto))
+    return score_labels(inputs.gold, inputs.runs, ontology=chosen, system=system,
                         **{DEFAULT_RULE[0]: DEFAULT_RULE[1]})
+
+
+@st.cache_resource(max_entries=len(SAMPLES), show_spinner="Scoring the sample…")
+def _shared_score(digest: str, _inputs: Inputs, onto: str, system: str) -> Scoring:
+    """A bundled sample, scored once for every session (keyed by ``digest``; the underscored argument is
+    not hashed)."""
+    return _score(_inputs, onto, system)
+
+
+SCORED_PER_SESSION = 2  # an upload's scoring (and every result cached on it) lives in its session only
+
+
+def _session_score(digest: str, inputs: Inputs, onto: str, system: str, hier=None) -> Scoring:
+    """An upload, scored once per session and content: kept in the session, the last
+    :data:`SCORED_PER_SESSION` only, so that it is freed with the session (SPEC §9), never shared."""
+    store = st.session_state.setdefault("_scored", {})
+    if digest in store:
+        store[digest] = store.pop(digest)  # most recently used last
+    else:
+        with st.spinner("Scoring the runs…"):
+            store[digest] = _score(inputs, onto, system, hier)
+        while len(store) > SCORED_PER_SESSION:
+            store.pop(next(iter(store)))
+    return store[digest]
 
 
 def _named(name: str, data: bytes) -> io.BytesIO:
@@ -203,7 +225,8 @@ def _named(name: str, data: bytes) -> io.BytesIO:
 
 
 def scoring_for(inputs: Inputs, *, onto: str = "icd9", system: str = "auto",
-                hierarchy: tuple[str, bytes] | None = None, rule: tuple = DEFAULT_RULE) -> Scoring:
+                hierarchy: tuple[str, bytes] | None = None, rule: tuple = DEFAULT_RULE,
+                shared: bool = False) -> Scoring:
     """The validated inputs (cached by content), with the runs given as scores decided by ``rule``
     (each rule's decisions are kept on the cached scoring, so moving the slider reads and validates
     nothing again)."""
@@ -217,7 +240,8 @@ def scoring_for(inputs: Inputs, *, onto: str = "icd9", system: str = "auto",
         h.update(hier_digest.encode())
     for part in (onto, system):
         h.update(part.encode() + b"\0")
-    base = _score(h.hexdigest(), inputs, onto, system, hier)
+    base = (_shared_score(h.hexdigest(), inputs, onto, system) if shared
+            else _session_score(h.hexdigest(), inputs, onto, system, hier))
     if not base.scored or base.rule == tuple(rule):
         return base
     # the decisions of the last few slider positions, on the shared scoring (bounded: it outlives sessions)
@@ -263,7 +287,7 @@ def sidebar() -> Context:
         inputs = read_inputs(gold, runs)
         scored = inputs.scored
         rule = decision_rule(sb, scored)
-        scoring = scoring_for(inputs, onto=onto, rule=rule)
+        scoring = scoring_for(inputs, onto=onto, rule=rule, shared=True)
         reading = {"doc_col": None, "code_col": None, "system": "auto"}
     elif source == OPEN:
         onto = "auto"
