@@ -647,6 +647,12 @@ def _read_psv(text: str, name: str) -> RawLabels:
     return _make(name, docs, rows, rejected)
 
 
+def _text(values: pd.Series) -> pd.Series:
+    """Cells as strings, a null one (Parquet's None, NaN) as the empty string, whatever the pandas version
+    (before 3.0, ``astype(str)`` writes ``"None"``)."""
+    return values.astype(str).mask(values.isna(), "")
+
+
 def _split_codes(frame: pd.DataFrame, doc: str, code: str, joiner: str) -> tuple[pd.DataFrame, bool]:
     """Explode ``;``-joined cells into one row per code; say whether the file is in the joined format, one
     row per document (an empty cell is then a document without codes, not an empty code).
@@ -655,7 +661,7 @@ def _split_codes(frame: pd.DataFrame, doc: str, code: str, joiner: str) -> tuple
     ``targets``), or joined cells with every document on one row. One ``;`` in a file of one code per row
     only splits its own cell, and the file's empty codes are still reported.
     """
-    col = frame[code].astype(str)
+    col = _text(frame[code])
     joined_cells = bool(col.str.contains(joiner, regex=False).any())
     named = code.lower() in ("labels", "codes", "targets")
     if not joined_cells and not named:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -484,19 +486,62 @@ def is_cached(scoring: Scoring, key: tuple) -> bool:
 
 
 CACHED_PER_SCORING = 256  # results kept per scored input set (tree views, intervals, tables), least recent out
+# One thread computes what a user is likely to ask for next (the family table at the other levels), so that
+# choosing it shows it at once; cached() waits for such work rather than repeating it.
+_AHEAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cophe-ahead")
+_LOCK = threading.Lock()
+
+
+def _stores(scoring: Scoring) -> tuple[dict, dict]:
+    with _LOCK:
+        return (scoring.__dict__.setdefault("_dashboard_cache", {}),
+                scoring.__dict__.setdefault("_dashboard_ahead", {}))
+
+
+def _keep(store: dict, key: tuple, value) -> None:
+    with _LOCK:
+        store[key] = value
+        while len(store) > CACHED_PER_SCORING:
+            store.pop(next(iter(store)))
 
 
 def cached(scoring: Scoring, key: tuple, compute):
     """A result computed once per scored input set (kept on the cached Scoring itself, the last
     :data:`CACHED_PER_SCORING` used: it outlives sessions, so it is bounded)."""
-    store = scoring.__dict__.setdefault("_dashboard_cache", {})
-    if key in store:
-        store[key] = store.pop(key)  # most recently used last
-    else:
-        store[key] = compute()
-        while len(store) > CACHED_PER_SCORING:
-            store.pop(next(iter(store)))
-    return store[key]
+    store, ahead = _stores(scoring)
+    with _LOCK:
+        if key in store:
+            store[key] = store.pop(key)  # most recently used last
+            return store[key]
+        future = ahead.get(key)
+    if future is not None:
+        try:
+            return future.result()  # already under way in the background: wait for it
+        except Exception:  # noqa: BLE001 - computed again below, where its error reaches the error panel
+            pass
+    value = compute()
+    _keep(store, key, value)
+    return value
+
+
+def compute_ahead(scoring: Scoring, key: tuple, compute) -> None:
+    """Start computing a result in the background, once, for :func:`cached` to find. ``compute`` must be
+    pure core work: no Streamlit call."""
+    store, ahead = _stores(scoring)
+
+    def work():
+        try:
+            value = compute()
+            _keep(store, key, value)
+            return value
+        finally:
+            with _LOCK:
+                ahead.pop(key, None)
+
+    with _LOCK:
+        if key in store or key in ahead:
+            return
+        ahead[key] = _AHEAD.submit(work)
 
 
 def bootstrap_table(ev, *, with_suite: bool = False, n_resamples: int = 1000, seed: int = 0):

@@ -213,10 +213,17 @@ def families_section(ctx, a: str, b: str, ea, eb, onto) -> None:
     order = f2.radio("Show first", ["Largest changes", f"Where {b} makes more errors", f"Where {b} makes fewer errors"],
                      horizontal=True, key="cmp_family_order")
     resamples = st.session_state.get("cmp_resamples", 1000)
+
+    def key(at: str) -> tuple:
+        return ("family_changes", a, b, at, ctx.key, resamples)
+
     slot = st.empty()
     with slot, st.spinner("Testing every family…"):
-        table = data.cached(ctx.scoring, ("family_changes", a, b, lv, ctx.key, resamples),
-                            lambda: family_changes(ea, eb, lv, n_resamples=resamples, seed=0))
+        table = data.cached(ctx.scoring, key(lv), lambda: family_changes(ea, eb, lv, n_resamples=resamples, seed=0))
+    for other in levels:  # the other levels in the background: choosing one then shows it at once
+        if other != lv:
+            data.compute_ahead(ctx.scoring, key(other),
+                               lambda at=other: family_changes(ea, eb, at, n_resamples=resamples, seed=0))
     with slot.container():
         shown = table
         if order.endswith("more errors"):

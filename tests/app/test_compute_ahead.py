@@ -1,0 +1,47 @@
+"""Work done ahead in the background: found by cached(), never repeated, and an error in it is not lost."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from types import SimpleNamespace
+
+import pytest
+
+from tests.app.conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "dashboard"))
+import data  # noqa: E402
+
+
+def _never():
+    raise AssertionError("computed twice")
+
+
+def test_a_result_computed_ahead_is_found_and_not_computed_again():
+    scoring, gate, calls = SimpleNamespace(), threading.Event(), []
+
+    def slow():
+        gate.wait(10)
+        calls.append(1)
+        return "families at e1"
+
+    data.compute_ahead(scoring, ("k",), slow)
+    data.compute_ahead(scoring, ("k",), _never)  # already under way: not started twice
+    gate.set()
+    assert data.cached(scoring, ("k",), _never) == "families at e1"  # waits for the background work
+    assert data.cached(scoring, ("k",), _never) == "families at e1" and calls == [1]
+    data.compute_ahead(scoring, ("k",), _never)  # already there: nothing to do
+    assert data.is_cached(scoring, ("k",))
+
+
+def test_an_error_ahead_is_raised_again_where_the_view_asks():
+    scoring = SimpleNamespace()
+
+    def broken():
+        raise ValueError("boom")
+
+    data.compute_ahead(scoring, ("bad",), broken)
+    with pytest.raises(ValueError, match="boom"):  # computed again in the foreground: the error panel shows it
+        data.cached(scoring, ("bad",), broken)
+    assert data.cached(scoring, ("bad",), lambda: "fixed") == "fixed"
