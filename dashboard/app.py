@@ -88,5 +88,7 @@ try:
     slicing.banner(ctx, page.title)
     page.run()
     urlstate.publish(page.url_path, ctx)
+    if ctx.scoring is not None and ctx.blocked is None:  # once the page is drawn, not before
+        ctx.evaluations_ahead(slicing.shown_slices(ctx.scoring))  # by default the rare and frequent codes
 except Exception as exc:  # the user sees a panel, never a traceback: theirs to fix, or ours to report
     errors.show_error(exc, page.title)

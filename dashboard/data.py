@@ -75,6 +75,19 @@ class Context:
         return cached(self.scoring, ("sliced", run or self.run, level, self.slice.fingerprint),
                       lambda: restrict(ev, self.slice))
 
+    def evaluations_ahead(self, slices: list[Slice]) -> None:
+        """Restrict every run to each of ``slices`` (the other choices of the sidebar's slice) in the
+        background, with the tables every page reads first, so that choosing one of them is quick."""
+        if self.scoring is None:
+            return
+        for s in slices:
+            if self.slice is not None and s.fingerprint == self.slice.fingerprint:
+                continue
+            for run in self.scoring.run_names:
+                ev = self.scoring.evaluation(run, max_level=self.max_level)
+                compute_ahead(self.scoring, ("sliced", run, self.max_level, s.fingerprint),
+                              lambda ev=ev, s=s: _warm(restrict(ev, s)))
+
     @property
     def slice_key(self) -> str | None:
         """What the slice selects (its mask's fingerprint: a key alone may name another file's slice)."""
@@ -91,6 +104,13 @@ class Context:
         if self.slice is None:
             return "Every document and code."
         return f"Slice: {self.slice.dimension}: {self.slice.name}. {self.slice.describe()}"
+
+
+def _warm(ev):
+    """``ev`` with the tables that the views read first computed (level scores, per-document counts)."""
+    ev.levels_table  # noqa: B018 - cached properties, computed here rather than in the view
+    ev.documents  # noqa: B018
+    return ev
 
 
 def md(text: object) -> str:

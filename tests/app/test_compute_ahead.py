@@ -45,3 +45,20 @@ def test_an_error_ahead_is_raised_again_where_the_view_asks():
     with pytest.raises(ValueError, match="boom"):  # computed again in the foreground: the error panel shows it
         data.cached(scoring, ("bad",), broken)
     assert data.cached(scoring, ("bad",), lambda: "fixed") == "fixed"
+
+
+def test_the_default_slices_are_restricted_ahead_once_the_page_is_drawn():
+    from tests.app.conftest import run_app
+
+    at = run_app()
+    ctx = at.session_state["_ctx"]
+    scoring = ctx.scoring
+    for future in list(scoring.__dict__.get("_dashboard_ahead", {}).values()):
+        future.result(timeout=120)
+    store = scoring.__dict__["_dashboard_cache"]
+    slices = store[("slices", "code_frequency", (10, 100))]
+    assert [s.name.split(":")[0] for s in slices] == ["Rare", "Medium", "Frequent"]
+    for s in slices:
+        for run in scoring.run_names:
+            ev = store[("sliced", run, ctx.max_level, s.fingerprint)]
+            assert "levels_table" in ev.__dict__ and "documents" in ev.__dict__  # the tables too, not only the mask
