@@ -241,7 +241,7 @@ def read_labels(
     ['401.9', '428.0']
     """
     data, name = _load_bytes(source, name)
-    parsed = _parse(data, name, _format(format, name, data), doc_col, code_col, joiner)
+    parsed = _parse(data, name, _format(format, name, data), doc_col, code_col, joiner, labels_only=True)
     return _bounded(parsed if isinstance(parsed, RawLabels) else _from_frame(parsed, name, doc_col, code_col, joiner))
 
 
@@ -293,9 +293,10 @@ def _format(format: str | None, name: str, data: bytes) -> str:
 
 
 def _parse(data: bytes, name: str, fmt: str, doc_col: str | None, code_col: str | None,
-           joiner: str) -> pd.DataFrame | RawLabels:
+           joiner: str, *, labels_only: bool = False) -> pd.DataFrame | RawLabels:
     """Parse a file once: a table (delimited, Parquet, Feather) as a frame of strings or typed columns
-    indexed by line (row number for binary formats), or the labels of a record format."""
+    indexed by line (row number for binary formats), or the labels of a record format. With
+    ``labels_only``, a wide delimited table is read by its document and code columns only."""
     if fmt in ("parquet", "feather"):
         frame = _read_binary_table(data, name, fmt)
         frame = frame.reset_index(drop=True)
@@ -314,7 +315,8 @@ def _parse(data: bytes, name: str, fmt: str, doc_col: str | None, code_col: str 
     sep = "\t" if fmt == "tsv" else sniff_separator(text, name)
     if sep == "|" and _looks_headerless_psv(_first_line(text)):
         return _read_psv(text, name)
-    frame = parse_delimited(text, name, sep)
+    frame = parse_delimited(text, name, sep,
+                            usecols=_label_columns(text, name, sep, doc_col, code_col) if labels_only else None)
     if frame.shape[1] < 2 and code_col is None:
         raise InputError(
             f"{name}: found a single column {frame.columns[0]!r}; expected a document id and a code "
@@ -561,14 +563,48 @@ def sniff_separator(text: str, name: str) -> str:
     return sep
 
 
-def parse_delimited(text: str, name: str, sep: str) -> pd.DataFrame:
-    """All columns as strings, indexed by 1-based line; a row longer than the header is an error."""
+WIDE_HEADER = 64  # a labels file with more columns than this is read by its document and code columns
+
+
+def _label_columns(text: str, name: str, sep: str, doc_col: str | None, code_col: str | None) -> list[str] | None:
+    """The document and code columns of a labels file with more than :data:`WIDE_HEADER` columns and no
+    quotes, so that only they are read (pandas builds one array per column: 50,000 columns took seconds).
+    None (read every column) otherwise, or when the columns are not found: the full reading says why. A row
+    with more fields than the header is an error, as in :func:`parse_delimited`.
+
+    >>> header = ",".join(["doc_id", "code"] + [f"c{i}" for i in range(70)])
+    >>> _label_columns(header + "\\n1,401.9" + "," * 70 + "\\n", "w.csv", ",", None, None)
+    ['doc_id', 'code']
+    """
+    lines = text.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if '"' in text or first is None:
+        return None
+    columns = lines[first].split(sep)
+    if len(columns) <= WIDE_HEADER or len(set(columns)) < len(columns):
+        return None
+    try:
+        doc = _pick(columns, doc_col, DOC_COLUMNS, "document id", name)
+        code = _pick([c for c in columns if c != doc], code_col, CODE_COLUMNS, "code", name)
+    except InputError:
+        return None
+    for number, line in enumerate(lines[first + 1:], start=first + 2):
+        if line.count(sep) >= len(columns):
+            raise InputError(f"{name}: cannot parse as {'tab' if sep == chr(9) else repr(sep)}-separated text "
+                             f"(line {number} has more fields than the header's {len(columns):,}); quote fields "
+                             "that contain the delimiter")
+    return [doc, code]
+
+
+def parse_delimited(text: str, name: str, sep: str, *, usecols: list[str] | None = None) -> pd.DataFrame:
+    """All columns as strings (or only ``usecols``), indexed by 1-based line; a row longer than the header
+    is an error."""
     try:
         with warnings.catch_warnings():  # a row longer than the header must not pass silently
             warnings.simplefilter("error", pd.errors.ParserWarning)
             frame = pd.read_csv(
                 io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, quoting=csv.QUOTE_MINIMAL,
-                skip_blank_lines=True, index_col=False, engine="c",
+                skip_blank_lines=True, index_col=False, engine="c", usecols=usecols,
             )
     except (pd.errors.ParserError, pd.errors.ParserWarning) as e:
         detail = str(e).replace("Error tokenizing data. C error: ", "")

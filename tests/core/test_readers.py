@@ -326,3 +326,22 @@ def test_two_files_of_one_name_keep_their_own_warnings():
     said = [w for w in corpus.warnings if "not scored" in w]
     assert len(said) == 2 and said[0].startswith("test.csv (gold standard): 1 rows not scored")
     assert said[1].startswith("test.csv (run B): 1 rows not scored")
+
+
+def _wide_labels(rows: list[str]) -> bytes:
+    header = ",".join(["doc_id", "code"] + [f"c{i}" for i in range(100)])
+    return (header + "\n" + "\n".join(rows) + "\n").encode()
+
+
+def test_a_wide_labels_file_reads_its_two_columns_with_their_lines():
+    """Read by its document and code columns only (50,000 columns took seconds), with the same result."""
+    rows = ["1,401.9" + ",x" * 100, "", "2,428.0" + ",y" * 100, "3," + "," * 100]
+    raw = read_labels(_wide_labels(rows), name="wide.csv")
+    assert list(zip(raw.pairs.doc_id, raw.pairs.code, raw.pairs.line)) == [("1", "401.9", 2), ("2", "428.0", 4)]
+    assert raw.rejected[["line", "reason"]].values.tolist() == [[5, "empty code"]]
+
+
+def test_a_wide_labels_file_with_a_row_longer_than_its_header_is_refused():
+    rows = ["1,401.9" + ",x" * 100, "2,428.0" + ",y" * 101]
+    with pytest.raises(InputError, match="wide.csv: .*line 3 has more fields than the header's 102"):
+        read_labels(_wide_labels(rows), name="wide.csv")
