@@ -107,19 +107,17 @@ def load_hierarchy(source: Source, *, name: str | None = None) -> Ontology:
             raise InputError(f"{name}, line {e.lineno}: not valid JSON ({e.msg})") from None
         return hierarchy_from_cophe_json(obj, name=label, source=name, code_set=code_set)
     reader = csv.reader(io.StringIO(text))
-    rows, first = [], 1
-    for row in reader:  # each row with the line it starts on: a quoted title may hold a newline
-        rows.append((first, row))
-        first = reader.line_num + 1
-    if rows and [c.strip().lower() for c in rows[0][1][:2]] == ["child", "parent"]:
-        rows = rows[1:]
-    edges = []
-    for i, row in rows:
-        if not row or not any(c.strip() for c in row):
-            continue
-        if len(row) < 2:
-            raise InputError(f"{name}, line {i}: expected child,parent[,title], got {','.join(row)[:60]!r}")
-        edges.append((row[0].strip(), row[1].strip(), row[2].strip() if len(row) > 2 else "", i))
+    edges, first = [], 1  # the line a row starts on: a quoted title may hold a newline
+    for row in reader:
+        line, first = first, reader.line_num + 1
+        if line == 1 and [c.strip().lower() for c in row[:2]] == ["child", "parent"]:
+            continue  # the header
+        if len(row) < 2 or not row[0].strip():
+            if not any(c.strip() for c in row):
+                continue  # a blank row
+            if len(row) < 2:
+                raise InputError(f"{name}, line {line}: expected child,parent[,title], got {','.join(row)[:60]!r}")
+        edges.append((row[0].strip(), row[1].strip(), row[2].strip() if len(row) > 2 else "", line))
     return hierarchy_from_edges(edges, name=label, source=name, code_set=code_set)
 
 
@@ -291,18 +289,16 @@ def _depths(g: nx.DiGraph, source: str) -> dict[str, int]:
 
     if g.number_of_nodes() == 0:
         raise InputError(f"{source}: no nodes; expected edges parent → child")
-    try:
+    try:  # the generations find a cycle too; only then is it looked for, to name its edges
+        depth = {n: d for d, generation in enumerate(nx.topological_generations(g)) for n in generation}
+    except nx.NetworkXUnfeasible:
         cycle = nx.find_cycle(g)
-    except nx.NetworkXNoCycle:
-        cycle = None
-    if cycle:
-        raise InputError(_cycle_message(g, [(u, v) for u, v, *_ in cycle], source))
+        raise InputError(_cycle_message(g, [(u, v) for u, v, *_ in cycle], source)) from None
     roots = [n for n, d in g.in_degree() if d == 0]
     if len(roots) != 1:  # an acyclic graph has at least one
         shown = ", ".join(_node_where(g, n) for n in roots[:5]) + (", …" if len(roots) > 5 else "")
         raise InputError(f"{source}: {len(roots)} roots without a common root ({shown}); "
                          "add one root node and make these its children")
-    depth = {n: d for d, generation in enumerate(nx.topological_generations(g)) for n in generation}
     deepest = max(depth, key=depth.__getitem__)
     if depth[deepest] >= MAX_LEVELS:
         raise InputError(f"{source}: the hierarchy is {depth[deepest] + 1} levels deep (down to "

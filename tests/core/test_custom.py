@@ -6,9 +6,11 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cophe_core import InputError, score_files
-from cophe_core.ontology.custom import load_hierarchy
+from cophe_core.ontology.custom import hierarchy_from_edges, load_hierarchy
 from tests.conftest import long_csv
 
 DAG = b"""child,parent,title
@@ -181,3 +183,34 @@ def test_a_quoted_title_over_two_lines_keeps_the_next_rows_line_numbers():
     text = b'child,parent,title\nroot,,"All\ncodes"\n\nA,root,Alpha\nbad\n'
     with pytest.raises(InputError, match=r"h.csv, line 6: expected child,parent\[,title\], got 'bad'"):
         load_hierarchy(text, name="h.csv")
+
+
+# ---------------------------------------------------------------- dense DAG closures, by bits
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=6), st.randoms(use_true_random=False))
+def test_the_closure_by_bits_is_each_nodes_ancestors(widths, rnd):
+    """Against networkx's ancestors, on random layered DAGs with shortcuts over several layers."""
+    from unittest import mock
+
+    import networkx as nx
+
+    from cophe_core.ontology import base
+
+    layers = [["root"]] + [[f"L{i}N{j}" for j in range(w)] for i, w in enumerate(widths)]
+    edges = [("root", "", "", 1)]
+    for i, layer in enumerate(layers[1:], start=1):
+        above = [n for lay in layers[:i] for n in lay]
+        for node in layer:
+            parents = {rnd.choice(layers[i - 1])} | set(rnd.sample(above, rnd.randint(0, len(above))))
+            edges += [(node, p, "", len(edges) + 1) for p in sorted(parents)]
+    onto = hierarchy_from_edges(edges, name="dag")
+    calls = []
+    real = base._dense_closure
+    with mock.patch.object(base, "DENSE_EDGES_PER_NODE", 0), \
+         mock.patch.object(base, "_dense_closure", lambda *a: calls.append(1) or real(*a)):
+        closure = onto.closure
+    assert calls or not onto.is_dag
+    g = nx.DiGraph([(p, c) for c, p, _, _ in edges if p])
+    for key, node in onto.codes.items():
+        got = set(onto.keys[closure[node].indices])
+        assert got == nx.ancestors(g, key) | {key}, key
