@@ -506,8 +506,8 @@ def is_cached(scoring: Scoring, key: tuple) -> bool:
 
 
 CACHED_PER_SCORING = 256  # results kept per scored input set (tree views, intervals, tables), least recent out
-# One thread computes what a user is likely to ask for next (the family table at the other levels), so that
-# choosing it shows it at once; cached() waits for such work rather than repeating it.
+# One thread computes what a user is likely to ask for next (the other slices on offer, the family table at
+# the other levels), so that choosing it shows it at once; cached() waits for such work rather than repeating it.
 _AHEAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cophe-ahead")
 _LOCK = threading.Lock()
 
@@ -526,8 +526,8 @@ def _keep(store: dict, key: tuple, value) -> None:
 
 
 def cached(scoring: Scoring, key: tuple, compute):
-    """A result computed once per scored input set (kept on the cached Scoring itself, the last
-    :data:`CACHED_PER_SCORING` used: it outlives sessions, so it is bounded)."""
+    """A result computed once per scored input set (kept on the Scoring itself, the last
+    :data:`CACHED_PER_SCORING` used: a sample's is shared by every session, so it is bounded)."""
     store, ahead = _stores(scoring)
     with _LOCK:
         if key in store:
