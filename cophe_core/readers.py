@@ -23,8 +23,9 @@ it holds *labels*. So ``doc_id,code,is_primary,is_billable`` is labels. Record
 formats (JSON, JSONL, CAML ``.psv``) always hold labels.
 
 Score values must be numbers in [0, 1]; other rows (and wide-matrix cells) are
-rejected with their reason. An empty or non-numeric cell of a wide matrix scores 0 and is
-reported too (a matrix is one when most of its filled cells are numbers). From a wide
+rejected with their reason. A non-numeric cell of a wide matrix scores 0 and is reported too, and
+empty cells score 0 and are counted in a warning (a matrix is one when most of its filled cells
+are numbers). From a wide
 matrix only each document's :data:`WIDE_KEEP` highest non-zero scores are kept,
 so a document × code space the size of MIMIC-III-full stays small; every code
 not kept scores 0.
@@ -433,16 +434,17 @@ def _wide_scores(frame: pd.DataFrame, name: str, doc_col: str | None, code_cols:
     doc = _pick([c for c in frame.columns if c not in code_cols], doc_col, DOC_COLUMNS, "document id", name)
     ids = frame[doc]
     doc_ids = ids.astype(str).str.strip().to_numpy(dtype=object)
-    lines = frame.index.to_numpy(dtype=np.int64)
+    lines = lines_all = frame.index.to_numpy(dtype=np.int64)
     empty = np.isnan(values) & ~not_number
     values = np.nan_to_num(values, nan=0.0, posinf=np.inf, neginf=-np.inf)
     outside = ~np.isfinite(values) | (values < 0) | (values > 1)
     if outside.mean() > LOGIT_SHARE and outside.sum() >= LOGIT_CELLS:  # not a few bad cells: the whole matrix is on another scale
         raise InputError(f"{name}: {outside.mean():.0%} of the scores lie outside [0, 1]; these look like logits "
                          "or unnormalised scores. Give probabilities (apply a sigmoid, 1 / (1 + e^-x)).")
-    # every cell is used or reported: the bad ones score 0, each listed with its reason
+    # every cell is used or reported: a bad one scores 0 and is listed with its reason; empty cells, which
+    # sparse exports hold by the million, score 0 and are counted in one warning
     reasons = (("the score is outside [0, 1] or not finite; give probabilities", outside),
-               ("the score is not a number", not_number), ("an empty score cell (read as 0)", empty))
+               ("the score is not a number", not_number))
     cells = frame[code_cols].to_numpy(dtype=object)
     rejected = []
     for reason, mask in reasons:
@@ -471,6 +473,10 @@ def _wide_scores(frame: pd.DataFrame, name: str, doc_col: str | None, code_cols:
     notes = [f"{name}: {beyond:,} scores of at least {LOW_SCORE} lie beyond their document's {keep} highest and "
              f"were not kept; decisions below each document's {keep}th score, and AUC, count them as 0"] \
         if beyond else []
+    if empty.any():
+        r, c = (int(i[0]) for i in np.nonzero(empty))
+        notes.append(f"{name}: {int(empty.sum()):,} empty score cells read as 0 (e.g. line {lines_all[r]}, "
+                     f"code {code_cols[c]})")
     return RawScores(name, pd.unique(doc_ids), pairs, rejected_df, notes)
 
 

@@ -1,4 +1,5 @@
-"""Nothing is lost silently: every code, score row and score cell given is scored or listed as rejected."""
+"""Nothing is lost silently: every code, score row and score cell given is scored or listed as rejected
+(empty score cells, read as 0, are counted in a warning)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,11 @@ def test_wide_score_cells_are_scored_zero_or_rejected(matrix):
         assume(False)
     assume(isinstance(raw, RawScores))
     zeros = sum(cell in ("0", "0.0") for row in matrix for cell in row)
-    assert len(raw.pairs) + zeros + len(raw.rejected) == 3 * len(matrix)
+    empty = sum(cell == "" for row in matrix for cell in row)
+    assert len(raw.pairs) + zeros + empty + len(raw.rejected) == 3 * len(matrix)
+    said = [w for w in raw.warnings if "empty score cells" in w]
+    assert len(said) == (1 if empty else 0)
+    assert all(w.startswith(f"w.csv: {empty:,} empty score cells read as 0") for w in said)
 
 
 def test_a_null_document_id_in_parquet_is_rejected_not_named_nan():

@@ -172,10 +172,10 @@ def test_wide_matrix_scores_and_bad_cells():
     assert sorted(zip(raw.pairs.doc_id, raw.pairs.code, raw.pairs.score, raw.pairs.line)) == [
         ("1", "401.9", 0.9, 2), ("2", "428.0", 0.3, 3), ("3", "401.9", 0.4, 4)]
     assert list(raw.docs) == ["1", "2", "3"]
-    # every cell is scored or reported: the empty cell too (issue 12), read as 0
-    assert raw.rejected[["file", "line", "value"]].values.tolist() == [["wide.csv", 3, "401.9=1.5"],
-                                                                       ["wide.csv", 2, "428.0="]]
-    assert "outside [0, 1]" in raw.rejected.reason[0] and raw.rejected.reason[1] == "an empty score cell (read as 0)"
+    # every cell is scored or reported (issue 12): the empty cell is read as 0 and counted in a warning
+    assert raw.rejected[["file", "line", "value"]].values.tolist() == [["wide.csv", 3, "401.9=1.5"]]
+    assert "outside [0, 1]" in raw.rejected.reason[0]
+    assert raw.warnings == ["wide.csv: 1 empty score cells read as 0 (e.g. line 2, code 428.0)"]
 
 
 def test_a_text_cell_of_a_wide_matrix_is_reported_not_the_whole_column():
