@@ -33,6 +33,17 @@ def upload(at: AppTest, gold: tuple[str, bytes], runs: list[tuple[str, bytes]]) 
     return at
 
 
+def upload_with_hierarchy(hierarchy: tuple[str, bytes], gold: tuple[str, bytes],
+                          runs: list[tuple[str, bytes]]) -> AppTest:
+    """A fresh app with a hierarchy of the user's ("My own hierarchy") and the files scored against it."""
+    at = run_app()
+    at.radio(key="source").set_value("Upload files").run()
+    at.selectbox(key="ontology").set_value("custom").run()
+    kind = "application/json" if hierarchy[0].endswith(".json") else "text/csv"
+    at.file_uploader(key="hierarchy_file").set_value((hierarchy[0], hierarchy[1], kind))
+    return upload(at, gold, runs)
+
+
 def plotly_specs(at: AppTest) -> list[dict]:
     """The Plotly figure JSON of every chart on the page (charts are unknown elements in AppTest)."""
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.conftest import run_app, upload
+from tests.app.conftest import run_app, upload, upload_with_hierarchy
 
 RUN = ("run.csv", b"doc_id,code\n1,401.9\n2,428.0\n")
 GOLD = ("gold.csv", b"doc_id,code\n1,401.9\n2,428.0\n")
@@ -45,10 +45,7 @@ def test_a_bad_run_file_is_a_panel_naming_it(run, said):
 
 
 def test_a_malformed_cophe_json_hierarchy_is_a_panel_naming_the_entry():
-    at = run_app()
-    at.radio(key="source").set_value("Upload files").run()
-    at.selectbox(key="ontology").set_value("custom").run()
-    at.file_uploader(key="hierarchy_file").set_value(("h.json", b'{"a": {"parents": 5}}', "application/json"))
-    at = upload(at, ("gold.csv", b"doc_id,code\n1,a\n"), [("run.csv", b"doc_id,code\n1,a\n")])
+    at = upload_with_hierarchy(("h.json", b'{"a": {"parents": 5}}'), ("gold.csv", b"doc_id,code\n1,a\n"),
+                               [("run.csv", b"doc_id,code\n1,a\n")])
     assert not at.exception
     assert "h.json: entry 'a': 'parents' must be a list of codes (strings), got 5" in _shown(at)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.conftest import run_app, upload
+from tests.app.conftest import upload_with_hierarchy
 
 BEACON = "http://beacon.invalid"
 HIERARCHY = (f"child,parent,title\nroot,,All ![t]({BEACON}/root.png)\n"
@@ -41,11 +41,7 @@ def _unescaped(at) -> list[tuple[str, str]]:
 
 @pytest.fixture(scope="module")
 def hostile():
-    at = run_app()
-    at.radio(key="source").set_value("Upload files").run()
-    at.selectbox(key="ontology").set_value("custom").run()
-    at.file_uploader(key="hierarchy_file").set_value(("tree.csv", HIERARCHY, "text/csv"))
-    at = upload(at, ("gold.csv", GOLD), [(RUN_FILE, RUN), ("plain.csv", GOLD)])
+    at = upload_with_hierarchy(("tree.csv", HIERARCHY), ("gold.csv", GOLD), [(RUN_FILE, RUN), ("plain.csv", GOLD)])
     assert not at.error, [e.value for e in at.error]
     return at
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cophe_core import score_files
-from tests.app.conftest import SAMPLE, plotly_specs, run_app, upload
+from tests.app.conftest import SAMPLE, plotly_specs, run_app, upload, upload_with_hierarchy
 
 RUNS = ["siblings", "overcoder", "conservative"]  # plus "model", given as scores
 F1_COLUMNS = ["Exact codes (Flat) F1", "Right family (Set-based) F1", "Right family and count (CoPHE) F1"]
@@ -157,12 +157,8 @@ def test_icd10_sample_is_selectable():
 
 
 def test_custom_hierarchy_upload():
-    at = run_app()
-    at.radio(key="source").set_value("Upload files").run()
-    at.selectbox(key="ontology").set_value("custom").run()
-    at.file_uploader(key="hierarchy_file").set_value(
-        ("tree.csv", b"child,parent,title\nroot,,All\nA,root,Alpha\nB,root,Beta\na1,A,\na2,A,\nb1,B,\n", "text/csv"))
-    at = upload(at, ("gold.csv", b"doc_id,code\n1,a1\n2,b1\n"), [("run.csv", b"doc_id,code\n1,a2\n2,b1\n")])
+    at = upload_with_hierarchy(("tree.csv", b"child,parent,title\nroot,,All\nA,root,Alpha\nB,root,Beta\na1,A,\na2,A,\nb1,B,\n"),
+                               ("gold.csv", b"doc_id,code\n1,a1\n2,b1\n"), [("run.csv", b"doc_id,code\n1,a2\n2,b1\n")])
     assert not at.error
     assert at.selectbox(key="max_level_tree").options == ["Depth 2", "Depth 1", "Depth 0 (top)"]  # levels by name
     # flat: 1 of 2 right; d2 TP1 FP1 FN1 plus d1 TP2 gives 3/4 for both hierarchical measures
@@ -170,11 +166,8 @@ def test_custom_hierarchy_upload():
 
 
 def test_bad_hierarchy_upload_shows_the_error():
-    at = run_app()
-    at.radio(key="source").set_value("Upload files").run()
-    at.selectbox(key="ontology").set_value("custom").run()
-    at.file_uploader(key="hierarchy_file").set_value(("h.csv", b"child,parent\nr,\na,b\nb,a\n", "text/csv"))
-    at = upload(at, ("gold.csv", b"doc_id,code\n1,a\n"), [("run.csv", b"doc_id,code\n1,b\n")])
+    at = upload_with_hierarchy(("h.csv", b"child,parent\nr,\na,b\nb,a\n"), ("gold.csv", b"doc_id,code\n1,a\n"),
+                               [("run.csv", b"doc_id,code\n1,b\n")])
     assert any("cycle" in e.value for e in at.error)
 
 
