@@ -582,19 +582,21 @@ def _label_columns(text: str, name: str, sep: str, doc_col: str | None, code_col
     >>> _label_columns(header + "\\n1,401.9" + "," * 70 + "\\n", "w.csv", ",", None, None)
     ['doc_id', 'code']
     """
-    lines = text.splitlines()
-    first = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if '"' in text or first is None:
+    found = re.search(r"\S", text)
+    if '"' in text or found is None:
         return None
-    columns = lines[first].split(sep)
+    start = text.rfind("\n", 0, found.start()) + 1  # the header: the first line that is not blank
+    end = text.find("\n", start)
+    columns = text[start:end if end >= 0 else len(text)].rstrip("\r").split(sep)
     if len(columns) <= WIDE_HEADER or len(set(columns)) < len(columns):
-        return None
+        return None  # an ordinary file: nothing below is done for it
     try:
         doc = _pick(columns, doc_col, DOC_COLUMNS, "document id", name)
         code = _pick([c for c in columns if c != doc], code_col, CODE_COLUMNS, "code", name)
     except InputError:
         return None
-    for number, line in enumerate(lines[first + 1:], start=first + 2):
+    header_line = text.count("\n", 0, start) + 1
+    for number, line in enumerate(text[end + 1:].splitlines() if end >= 0 else [], start=header_line + 1):
         if line.count(sep) >= len(columns):
             raise InputError(f"{name}: cannot parse as {'tab' if sep == chr(9) else repr(sep)}-separated text "
                              f"(line {number} has more fields than the header's {len(columns):,}); quote fields "

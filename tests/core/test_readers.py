@@ -345,3 +345,9 @@ def test_a_wide_labels_file_with_a_row_longer_than_its_header_is_refused():
     rows = ["1,401.9" + ",x" * 100, "2,428.0" + ",y" * 101]
     with pytest.raises(InputError, match="wide.csv: .*line 3 has more fields than the header's 102"):
         read_labels(_wide_labels(rows), name="wide.csv")
+
+
+def test_a_wide_labels_file_with_a_blank_line_names_the_long_rows_line():
+    rows = ["1,401.9" + ",x" * 100, "", "2,428.0" + ",y" * 101]
+    with pytest.raises(InputError, match="wide.csv: .*line 4 has more fields than the header's 102"):
+        read_labels(_wide_labels(rows), name="wide.csv")
