@@ -434,15 +434,19 @@ def _wide_scores(frame: pd.DataFrame, name: str, doc_col: str | None, code_cols:
     doc = _pick([c for c in frame.columns if c not in code_cols], doc_col, DOC_COLUMNS, "document id", name)
     ids = frame[doc]
     doc_ids = ids.astype(str).str.strip().to_numpy(dtype=object)
-    lines = lines_all = frame.index.to_numpy(dtype=np.int64)
+    lines = frame.index.to_numpy(dtype=np.int64)
     empty = np.isnan(values) & ~not_number
+    notes = []
+    if empty.any():  # read as 0, and counted: a sparse export holds them by the million
+        r, c = (int(i[0]) for i in np.nonzero(empty))
+        notes.append(f"{name}: {int(empty.sum()):,} empty score cells read as 0 (e.g. line {lines[r]}, "
+                     f"code {code_cols[c]})")
     values = np.nan_to_num(values, nan=0.0, posinf=np.inf, neginf=-np.inf)
     outside = ~np.isfinite(values) | (values < 0) | (values > 1)
     if outside.mean() > LOGIT_SHARE and outside.sum() >= LOGIT_CELLS:  # not a few bad cells: the whole matrix is on another scale
         raise InputError(f"{name}: {outside.mean():.0%} of the scores lie outside [0, 1]; these look like logits "
                          "or unnormalised scores. Give probabilities (apply a sigmoid, 1 / (1 + e^-x)).")
-    # every cell is used or reported: a bad one scores 0 and is listed with its reason; empty cells, which
-    # sparse exports hold by the million, score 0 and are counted in one warning
+    # every other cell is used or reported: a bad one scores 0 and is listed with its reason
     reasons = (("the score is outside [0, 1] or not finite; give probabilities", outside),
                ("the score is not a number", not_number))
     cells = frame[code_cols].to_numpy(dtype=object)
@@ -470,13 +474,10 @@ def _wide_scores(frame: pd.DataFrame, name: str, doc_col: str | None, code_cols:
     rejected_df = pd.concat(rejected, ignore_index=True) if len(rejected) > 1 else rejected[0]
     # said, not silent: scores a low threshold would have used, beyond each document's top WIDE_KEEP
     beyond = int((values >= LOW_SCORE).sum() - (picked >= LOW_SCORE).sum())
-    notes = [f"{name}: {beyond:,} scores of at least {LOW_SCORE} lie beyond their document's {keep} highest and "
-             f"were not kept; decisions below each document's {keep}th score, and AUC, count them as 0"] \
-        if beyond else []
-    if empty.any():
-        r, c = (int(i[0]) for i in np.nonzero(empty))
-        notes.append(f"{name}: {int(empty.sum()):,} empty score cells read as 0 (e.g. line {lines_all[r]}, "
-                     f"code {code_cols[c]})")
+    if beyond:
+        notes.insert(0, f"{name}: {beyond:,} scores of at least {LOW_SCORE} lie beyond their document's {keep} "
+                     f"highest and were not kept; decisions below each document's {keep}th score, and AUC, count "
+                     "them as 0")
     return RawScores(name, pd.unique(doc_ids), pairs, rejected_df, notes)
 
 
