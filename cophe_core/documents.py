@@ -33,7 +33,7 @@ import pandas as pd
 
 from .metrics import Evaluation
 from .ontology import Ontology
-from .readers import InputError, Source, _load_bytes
+from .readers import InputError, Source, load_bytes
 from .substitutions import document_substitutions
 
 __all__ = ["document_codes", "document_families", "document_review", "family_level", "rank_documents", "read_notes",
@@ -400,7 +400,7 @@ def read_notes(source: Source, *, name: str | None = None) -> dict[str, str]:
     Traceback (most recent call last):
     cophe_core.readers.InputError: notes.csv, line 1 (the header): no column text (found: doc_id, note). ...
     """
-    data, label = _load_bytes(source, name)
+    data, label = load_bytes(source, name)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:

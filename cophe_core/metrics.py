@@ -112,7 +112,8 @@ class Evaluation:
     @cached_property
     def _closure(self) -> sp.csr_matrix:
         keep = (self.ontology.level <= len(self.levels) - 1).astype(np.int32)
-        return (self.ontology.closure @ sp.diags_array(keep, dtype=np.int32)).tocsr()
+        closure = self.ontology.closure_of(np.union1d(self.gold.indices, self.pred.indices))
+        return (closure @ sp.diags_array(keep, dtype=np.int32)).tocsr()
 
     @cached_property
     def X(self) -> sp.csr_matrix:

@@ -157,7 +157,7 @@ def read_input(
     >>> type(raw).__name__, raw.pairs.score.tolist()
     ('RawScores', [0.8])
     """
-    data, name = _load_bytes(source, name)
+    data, name = load_bytes(source, name)
     parsed = _parse(data, name, _format(format, name, data), doc_col, code_col, joiner)
     if isinstance(parsed, RawLabels):
         return _bounded(parsed)
@@ -241,7 +241,7 @@ def read_labels(
     >>> sorted(read_labels(b"doc_id,codes\\n1,401.9;428.0\\n").pairs.code)
     ['401.9', '428.0']
     """
-    data, name = _load_bytes(source, name)
+    data, name = load_bytes(source, name)
     parsed = _parse(data, name, _format(format, name, data), doc_col, code_col, joiner, labels_only=True)
     return _bounded(parsed if isinstance(parsed, RawLabels) else _from_frame(parsed, name, doc_col, code_col, joiner))
 
@@ -306,7 +306,7 @@ def _parse(data: bytes, name: str, fmt: str, doc_col: str | None, code_col: str 
         return frame
     if fmt not in ("csv", "tsv", "txt", "psv", "json", "jsonl"):
         raise InputError(f"{name}: unknown format {fmt!r}; use csv, tsv, psv, json, jsonl, parquet or feather")
-    text = _decode(data, name)
+    text = decode_text(data, name)
     if fmt == "json":
         return _from_records(_parse_json(text, name), name, doc_col, code_col, joiner)
     if fmt == "jsonl":
@@ -481,7 +481,12 @@ def _wide_scores(frame: pd.DataFrame, name: str, doc_col: str | None, code_cols:
     return RawScores(name, pd.unique(doc_ids), pairs, rejected_df, notes)
 
 
-def _load_bytes(source: Source, name: str | None) -> tuple[bytes, str]:
+def load_bytes(source: Source, name: str | None) -> tuple[bytes, str]:
+    """The bytes of a path, bytes or binary file (at most ``MAX_BYTES``), and the name messages give it.
+
+    >>> load_bytes(b"doc_id,code\\n", "gold.csv")
+    (b'doc_id,code\\n', 'gold.csv')
+    """
     if isinstance(source, (str, Path)):
         path = Path(source)
         if not path.is_file():
@@ -516,7 +521,13 @@ def _detect_format(name: str, data: bytes) -> str:
     return "csv"
 
 
-def _decode(data: bytes, name: str) -> str:
+def decode_text(data: bytes, name: str) -> str:
+    """A file's text: UTF-8 (with or without a BOM) or UTF-16 with a BOM; anything else is an ``InputError``
+    naming the file and the line of the first bad byte.
+
+    >>> decode_text("doc_id,code\\n".encode("utf-16"), "gold.csv")
+    'doc_id,code\\n'
+    """
     if not data.strip():
         raise InputError(f"{name}: the file is empty; expected one row per document and code")
     if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):  # Excel's "Unicode text"
@@ -621,35 +632,36 @@ def parse_delimited(text: str, name: str, sep: str, *, usecols: list[str] | None
             f"{name}: cannot parse as {'tab' if sep == chr(9) else repr(sep)}-separated text ({detail}); "
             "a row has more fields than the header: quote fields that contain the delimiter"
         ) from None
-    frame.index = _line_numbers(frame, text, sep)
+    frame.index = line_numbers(frame, text, sep)
     return frame
 
 
-def _line_numbers(frame: pd.DataFrame, text: str, sep: str) -> pd.Index:
-    """1-based line of each row of ``frame`` (``text`` parsed with ``sep``), counting the newlines inside
-    quoted fields and the blank lines the parser skips.
+def line_numbers(frame: pd.DataFrame, text: str, sep: str, *, header: bool = True) -> pd.Index:
+    """1-based line of each row of ``frame`` (``text`` parsed with ``sep``, its first record the column names
+    unless ``header`` is false), counting the newlines inside quoted fields and the blank lines the parser
+    skips.
 
     Without blank lines, one vectorised count of the newlines in every cell (none when the text has no
     quote); with blank lines, the csv module's reading of the same text, record by record.
 
-    >>> _line_numbers(pd.DataFrame({"a": ["1", "x\\ny", "3"]}), 'a\\n1\\n"x\\ny"\\n3\\n', ",").tolist()
+    >>> line_numbers(pd.DataFrame({"a": ["1", "x\\ny", "3"]}), 'a\\n1\\n"x\\ny"\\n3\\n', ",").tolist()
     [2, 3, 5]
     >>> text = "a,b\\n1,2\\n\\n  \\n3,4\\n"
-    >>> _line_numbers(pd.DataFrame({"a": ["1", "3"], "b": ["2", "4"]}), text, ",").tolist()
+    >>> line_numbers(pd.DataFrame({"a": ["1", "3"], "b": ["2", "4"]}), text, ",").tolist()
     [2, 5]
     """
     blank = _BLANK_LINE_TAB if sep == "\t" else _BLANK_LINE
     if blank.search(text.rstrip()):
         found = _lines_by_csv(text, sep)
-        if len(found) == len(frame):
-            return pd.Index(found)
-    header = sum(str(c).count("\n") for c in frame.columns)
+        if len(found) == len(frame) + header:
+            return pd.Index(found[header:])
+    first = 2 + sum(str(c).count("\n") for c in frame.columns) if header else 1
     extra = np.zeros(len(frame), dtype=np.int64)
     if '"' in text and len(frame):  # only a quoted field can hold a newline
         cells = pd.Series(frame.to_numpy(dtype=object).ravel(), dtype=object)
         counts = cells.str.count("\n").fillna(0).to_numpy(dtype=np.int64)
         extra = counts.reshape(frame.shape).sum(axis=1)
-    starts = 2 + header + np.arange(len(frame)) + np.concatenate([[0], np.cumsum(extra)[:-1]])
+    starts = first + np.arange(len(frame)) + np.concatenate([[0], np.cumsum(extra)[:-1]])
     return pd.Index(starts.astype(np.int64))
 
 
@@ -659,8 +671,8 @@ _BLANK_LINE_TAB = re.compile(r"(?:^|\n)[ \r\f\v]*\n")
 
 
 def _lines_by_csv(text: str, sep: str) -> list[int]:
-    """The first line of each data record, as the csv module reads ``text``: whitespace-only lines are
-    skipped, as pandas skips them; the first record is the header."""
+    """The first line of each record, as the csv module reads ``text``: whitespace-only lines are skipped, as
+    pandas skips them."""
     reader = csv.reader(io.StringIO(text), delimiter=sep)
     starts: list[int] = []
     previous = 0
@@ -668,7 +680,7 @@ def _lines_by_csv(text: str, sep: str) -> list[int]:
         if any(field.strip(" \r\f\v" if sep == "\t" else " \t\r\f\v") for field in record) or len(record) > 1:
             starts.append(previous + 1)
         previous = reader.line_num
-    return starts[1:]
+    return starts
 
 
 def _looks_headerless_psv(first: str) -> bool:

@@ -232,7 +232,8 @@ def substitution_table(ev: Evaluation, *, level: str | None = None, family: int 
     if family is not None:
         if not 0 <= family < o.n_nodes:
             raise ValueError(f"no node {family} in ontology {o.name} ({o.n_nodes} nodes)")
-        under = np.asarray(o.closure[pairs.gold.to_numpy(), :][:, [family]].todense()).ravel() > 0
+        gold = pairs.gold.to_numpy()
+        under = np.asarray(o.closure_of(gold)[gold, :][:, [family]].todense()).ravel() > 0
         pairs = pairs[under]
     if pairs.empty:
         return pd.DataFrame({c: pd.Series(dtype=float if c == "rate" else np.int64

@@ -84,7 +84,7 @@ def information_content(ev: Evaluation) -> np.ndarray:
     >>> float(ic[ev.ontology.codes["401"]]), float(ic[ev.ontology.codes["401.9"]])
     (0.0, 1.0)
     """
-    return _ic(_covered(ev.gold, ev.ontology.closure), _gold_docs(ev))
+    return _ic(_covered(ev.gold, ev.ontology.closure_of(ev.gold.indices)), _gold_docs(ev))
 
 
 def _gold_docs(ev: Evaluation) -> np.ndarray:
@@ -189,7 +189,7 @@ def per_document(ev: Evaluation) -> pd.DataFrame:
     propf = np.where(pp + pr > 0, 2 * pp * pr / (pp + pr), 0.0)
 
     # hierarchical F on ancestor-augmented sets
-    closure = ev.ontology.closure
+    closure = ev.ontology.closure_of(np.union1d(g.indices, p.indices))
     ga, pa = _covered(g, closure), _covered(p, closure)
     h_inter = np.asarray(ga.multiply(pa).sum(1)).ravel()
     h_g, h_p = np.asarray(ga.sum(1)).ravel(), np.asarray(pa.sum(1)).ravel()

@@ -24,12 +24,13 @@ each level above the deepest; a code sits at the level of the first slot that
 does not name itself (``"364.3": {"parents": ["364.3", "364", …]}`` is one level
 up). Levels are named ``L0`` (deepest) … ``Lk``.
 
-**Validation** (:func:`_depths`, one function for CSV and networkx input, with
-networkx): a cycle (``networkx.find_cycle``), a node that is its own parent,
-parents that are not themselves listed (CSV), and several roots without a common
-root are rejected with an :class:`~cophe_core.readers.InputError` naming the
-rows at fault (file and line numbers) or, for a graph, the edges. In the JSON
-form, two entries that give one ancestor two different parents are rejected.
+**Validation** (one path for CSV rows, edge lists and networkx graphs, in arrays so
+that the cost follows the rows): a cycle (named by ``networkx.find_cycle`` once it
+is found), a node that is its own parent, parents that are not themselves listed
+(CSV), several roots without a common root, and more than ``MAX_LEVELS`` levels are
+rejected with an :class:`~cophe_core.readers.InputError` naming the rows at fault
+(file and line numbers) or, for a graph, the edges. In the JSON form, two entries
+that give one ancestor two different parents are rejected.
 
 Every ontology built here records its source in
 :attr:`~cophe_core.ontology.base.Ontology.code_sets`: ``{name: "file.csv, sha256
@@ -38,14 +39,17 @@ Every ontology built here records its source in
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..readers import InputError, Source, _decode, _load_bytes, excerpt
+import numpy as np
+import pandas as pd
+
+from ..readers import InputError, Source, decode_text, excerpt, line_numbers, load_bytes
 from .base import Ontology, OntologyBuilder
 
 if TYPE_CHECKING:
@@ -96,8 +100,8 @@ def load_hierarchy(source: Source, *, name: str | None = None) -> Ontology:
     >>> o.levels, o.titles[o.codes["A"]], o.code_sets
     (('d2', 'd1', 'd0'), 'Alpha', {'h': 'h.csv, sha256 85d7f44ae856'})
     """
-    data, name = _load_bytes(source, name)
-    text = _decode(data, name)
+    data, name = load_bytes(source, name)
+    text = decode_text(data, name)
     label = Path(name).stem or "custom"
     code_set = file_code_set(name, data)
     if text.lstrip().startswith("{"):
@@ -105,20 +109,73 @@ def load_hierarchy(source: Source, *, name: str | None = None) -> Ontology:
             obj = json.loads(text)
         except json.JSONDecodeError as e:
             raise InputError(f"{name}, line {e.lineno}: not valid JSON ({e.msg})") from None
+        except RecursionError:
+            raise InputError(f"{name}: the JSON is nested too deeply to be a hierarchy file") from None
         return hierarchy_from_cophe_json(obj, name=label, source=name, code_set=code_set)
-    reader = csv.reader(io.StringIO(text))
-    edges, first = [], 1  # the line a row starts on: a quoted title may hold a newline
-    for row in reader:
-        line, first = first, reader.line_num + 1
-        if line == 1 and [c.strip().lower() for c in row[:2]] == ["child", "parent"]:
-            continue  # the header
-        if len(row) < 2 or not row[0].strip():
-            if not any(c.strip() for c in row):
-                continue  # a blank row
-            if len(row) < 2:
-                raise InputError(f"{name}, line {line}: expected child,parent[,title], got {','.join(row)[:60]!r}")
-        edges.append((row[0].strip(), row[1].strip(), row[2].strip() if len(row) > 2 else "", line))
-    return hierarchy_from_edges(edges, name=label, source=name, code_set=code_set)
+    return _from_rows(_edge_rows(text, name), name=label, source=name, code_set=code_set)
+
+
+def _edge_rows(text: str, name: str) -> pd.DataFrame:
+    """The rows of a ``child,parent[,title]`` file as columns ``child, parent, title, line`` (cells stripped),
+    without the header and the blank rows. One pandas parse of the first three fields of each row, so the
+    cost follows the bytes, not the widest row.
+
+    >>> _edge_rows('child,parent\\nroot,\\n\\n"a",root,"A\\ntitle",x\\n', "h.csv").to_numpy().tolist()
+    [['root', '', '', 2], ['a', 'root', 'A\\ntitle', 4]]
+    """
+    lines = text.split("\n")
+    try:
+        try:
+            frame = _first_fields(text, _widest(text))
+        except ValueError as e:  # a quoted comma made the count too high: pandas says how many fields there are
+            found = re.search(r"Too many columns specified: expected \d+ and found (\d+)", str(e))
+            if not found:
+                raise
+            frame = _first_fields(text, int(found.group(1)))
+    except pd.errors.ParserError as e:  # a quoted field that spans lines can hide a field from the count
+        detail = str(e).replace("Error tokenizing data. C error: ", "")
+        raise InputError(f"{name}: cannot parse as comma-separated text ({detail}); "
+                         "expected child,parent[,title]") from None
+    frame.columns = pd.Index(["child", "parent", "title"])
+    frame["line"] = np.asarray(line_numbers(frame, text, ",", header=False))
+    for column in ("child", "parent", "title"):
+        frame[column] = frame[column].str.strip()
+    if len(frame) and frame.line.iloc[0] == 1 and [str(c).lower() for c in frame.iloc[0, :2]] == ["child", "parent"]:
+        frame = frame.iloc[1:]
+    frame = frame[(frame[["child", "parent", "title"]] != "").any(axis=1)]
+    alone = frame.line[frame.parent.eq("") & frame.title.eq("")]  # a root, or a row of one field?
+    raw = pd.Series(np.asarray(lines, dtype=object)[alone.to_numpy() - 1], dtype=object)
+    if len(one := raw[~raw.str.contains(",", regex=False)]):
+        raise InputError(f"{name}, line {alone.iloc[one.index[0]]}: expected child,parent[,title], got "
+                         f"{excerpt(one.iloc[0])!r}")
+    return frame.reset_index(drop=True)
+
+
+def _widest(text: str) -> int:
+    """At least the number of fields of the widest record: one more than its commas, a record running on
+    over the lines that end inside quotes (an odd count of ``"`` so far). Counted on the UTF-8 bytes, where
+    a comma, a quote and a newline are one byte each.
+
+    >>> _widest('a,b\\n"x,\\ny",z,w\\n')
+    4
+    """
+    data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    ends = np.r_[np.flatnonzero(data == ord("\n")), len(data)]  # each line's end, the last one unterminated
+
+    def per_line(byte: str) -> np.ndarray:
+        return np.diff(np.searchsorted(np.flatnonzero(data == ord(byte)), ends), prepend=0)
+
+    open_after = np.cumsum(per_line('"') % 2) % 2
+    record = np.cumsum(np.r_[1, open_after[:-1] == 0])  # a line after a closed one starts a record
+    return int(np.bincount(record, weights=per_line(",")).max()) + 1
+
+
+def _first_fields(text: str, width: int) -> pd.DataFrame:
+    """The first three fields of each row of a file whose widest row has ``width`` fields (pandas needs it
+    exactly to read only some columns), padded with empty strings."""
+    return pd.read_csv(io.StringIO(text), header=None, names=range(max(width, 3)),
+                       usecols=[0, 1, 2] if width > 3 else None, dtype=str, keep_default_na=False,
+                       skip_blank_lines=True, engine="c").iloc[:, :3]
 
 
 def hierarchy_from_edges(edges: list[tuple[str, str, str, int]], *, name: str = "custom",
@@ -155,27 +212,8 @@ def hierarchy_from_edges(edges: list[tuple[str, str, str, int]], *, name: str = 
     >>> {k: o.levels[o.level[n]] for k, n in o.codes.items()}  # b: longest path r → a → b
     {'r': 'd0', 'a': 'd1', 'b': 'd2'}
     """
-    import networkx as nx
-
-    if not edges:
-        raise InputError(f"{source}: no rows; expected child,parent[,title]")
-    g = nx.DiGraph()
-    for child, _parent, title, line in edges:  # nodes in the order they are first listed
-        if not child:
-            raise InputError(f"{source}, line {line}: empty child name")
-        if child not in g:
-            g.add_node(child, line=line, title=child)
-        if title:
-            g.nodes[child]["title"] = title
-    unknown = [(c, p, line) for c, p, _, line in edges if p and p not in g]
-    if unknown:
-        c, p, line = unknown[0]
-        raise InputError(f"{source}, line {line}: parent {p!r} of {c!r} is not listed as a node "
-                         f"({len(unknown)} such); add a row for it (an empty parent makes a root)")
-    for child, parent, _title, line in edges:  # the first row of a child is its primary parent
-        if parent and not g.has_edge(parent, child):
-            g.add_edge(parent, child, line=line)
-    return _from_graph(g, name=name, source=source, code_set=code_set or source)
+    rows = pd.DataFrame(list(edges), columns=["child", "parent", "title", "line"], dtype=object)
+    return _from_rows(rows, name=name, source=source, code_set=code_set or source)
 
 
 def hierarchy_from_networkx(graph: nx.DiGraph, *, name: str | None = None) -> Ontology:
@@ -229,12 +267,13 @@ def hierarchy_from_networkx(graph: nx.DiGraph, *, name: str | None = None) -> On
                 if isinstance(graph, nx.Graph) else "")
         raise InputError(f"{source}: expected a networkx.DiGraph with edges parent → child, got "
                          f"{type(graph).__module__}.{type(graph).__name__}{hint}")
+    if graph.number_of_nodes() == 0:
+        raise InputError(f"{source}: no nodes; expected edges parent → child")
     if graph.is_multigraph():
         graph = nx.DiGraph(graph)
-    g = nx.DiGraph()
     key_of: dict[Any, str] = {}
     first: dict[str, Any] = {}
-    for node, attrs in graph.nodes(data=True):
+    for node in graph:
         key = str(node).strip()
         if not key:
             raise InputError(f"{source}: node {node!r} has an empty name; every node is a code")
@@ -242,73 +281,165 @@ def hierarchy_from_networkx(graph: nx.DiGraph, *, name: str | None = None) -> On
             raise InputError(f"{source}: nodes {first[key]!r} and {node!r} both read as code {key!r}; "
                              "rename one")
         first[key], key_of[node] = node, key
+    rows = []
+    for node, attrs in graph.nodes(data=True):
         title = attrs.get("title", attrs.get("label"))
-        g.add_node(key, title=str(title) if title is not None and str(title) else key)
-    for node in graph:
-        parents = list(graph.pred[node])
-        parents.sort(key=lambda p, n=node: not graph.edges[p, n].get("primary", False))  # stable
-        g.add_edges_from((key_of[p], key_of[node]) for p in parents)
-    return _from_graph(g, name=name or graph.name or "custom", source=source, code_set=source)
+        title = "" if title is None else str(title)
+        parents = sorted(graph.pred[node], key=lambda p, n=node: not graph.edges[p, n].get("primary", False))
+        rows += [(key_of[node], key_of[p], title) for p in parents] or [(key_of[node], "", title)]
+    frame = pd.DataFrame(rows, columns=["child", "parent", "title"], dtype=object)
+    return _from_rows(frame, name=name or graph.name or "custom", source=source, code_set=source)
 
 
-def _from_graph(g: nx.DiGraph, *, name: str, source: str, code_set: str) -> Ontology:
-    """Freeze a validated graph of str nodes (``title`` attribute, edges parent → child)."""
-    depth = _depths(g, source)
-    top = max(depth.values())
-    levels = tuple(f"d{d}" for d in range(top, -1, -1))
-    b = OntologyBuilder(name, levels)
-    b.default_max_level = "d1" if top >= 1 else "d0"
-    b.code_sets = {name: code_set}
-    order = {n: i for i, n in enumerate(g)}
-    for node in sorted(g, key=lambda n: (depth[n], order[n])):
-        parents = list(g.pred[node])
-        first = parents[0] if parents else None
-        b.add(f"d{depth[node]}", node, g.nodes[node]["title"],
-              parent=(f"d{depth[first]}", first) if first else None, code=True)
-        for extra in parents[1:]:
-            b.add_parent((f"d{depth[node]}", node), (f"d{depth[extra]}", extra))
-    return b.build()
+def _from_rows(rows: pd.DataFrame, *, name: str, source: str, code_set: str) -> Ontology:
+    """Validate and freeze rows ``child, parent, title[, line]`` (one per node and parent; an empty parent
+    makes a root) into an ontology whose levels are longest-path depths.
 
+    Nodes are numbered in the order they are first listed, then ordered by depth. The first row of a child
+    gives its primary parent; a repeated ``(child, parent)`` counts once; the last title given wins. Arrays
+    throughout, so the cost grows with the rows; networkx is called only to name the edges of a cycle.
 
-def _depths(g: nx.DiGraph, source: str) -> dict[str, int]:
-    """Validate a hierarchy graph (edges parent → child) and give each node its depth.
-
-    The depth of a node is the length of the longest path from the root to it:
-    ``networkx.topological_generations`` puts a node in generation k once all
-    its parents are in earlier ones, so k = 1 + the largest parent depth.
-
-    Raises ``InputError`` for an empty graph, a cycle or self-loop (naming the
-    rows, with their line numbers, or the edges on it), for several roots, and
-    for more than ``MAX_LEVELS`` levels.
-
-    >>> import networkx as nx
-    >>> _depths(nx.DiGraph([("r", "a"), ("a", "b"), ("r", "b")]), "g")  # r → b is a shortcut
-    {'r': 0, 'a': 1, 'b': 2}
+    >>> o = _from_rows(pd.DataFrame({"child": ["r", "a", "b", "b"], "parent": ["", "r", "r", "a"],
+    ...                              "title": ["", "", "Bee", ""]}), name="t", source="t.csv", code_set="t")
+    >>> [(str(k), o.levels[lv], int(p)) for k, lv, p in zip(o.keys, o.level, o.parent)], o.titles[2]
+    ([('r', 'd0', -1), ('a', 'd1', 0), ('b', 'd2', 0)], 'Bee')
     """
-    import networkx as nx
+    if rows.empty:
+        raise InputError(f"{source}: no rows; expected child,parent[,title]")
+    child, parent, title = (rows[c].to_numpy(dtype=object) for c in ("child", "parent", "title"))
+    line = rows["line"].to_numpy() if "line" in rows else None
+    if len(empty := np.flatnonzero(child == "")):
+        raise InputError(f"{source}{_at(line, empty[0])}: empty child name")
+    ids, uniques = pd.factorize(child)  # node ids in the order nodes are first listed
+    names = pd.Index(uniques, dtype=object)
+    n = len(names)
+    titles = names.to_numpy(dtype=object).copy()
+    titled = pd.Series(title[title != ""], index=ids[title != ""], dtype=object)
+    titled = titled[~titled.index.duplicated(keep="last")]  # the last title given wins
+    titles[titled.index.to_numpy()] = titled.to_numpy()
+    e_row = np.flatnonzero(parent != "")
+    e_parent = names.get_indexer(parent[e_row])
+    if len(unknown := np.flatnonzero(e_parent < 0)):
+        r = e_row[unknown[0]]
+        raise InputError(f"{source}{_at(line, r)}: parent {excerpt(parent[r])!r} of {excerpt(child[r])!r} is not "
+                         f"listed as a node ({len(unknown)} such); add a row for it (an empty parent makes a root)")
+    e_child = ids[e_row]
+    once = np.sort(np.unique(e_parent.astype(np.int64) * n + e_child, return_index=True)[1])
+    edges = _Edges(names, line, np.unique(ids, return_index=True)[1], e_parent[once], e_child[once], e_row[once])
+    if len(loop := np.flatnonzero(edges.parent == edges.child)):
+        raise InputError(_cycle_message(edges.graph(loop[:1]), [(edges.name(edges.child[loop[0]]),) * 2], source))
+    depth = _depths(edges, source)
+    return _ontology(name, code_set, names.to_numpy(dtype=object), titles, depth, edges.parent, edges.child)
 
-    if g.number_of_nodes() == 0:
-        raise InputError(f"{source}: no nodes; expected edges parent → child")
-    try:  # the generations find a cycle too; only then is it looked for, to name its edges
-        depth = {n: d for d, generation in enumerate(nx.topological_generations(g)) for n in generation}
-    except nx.NetworkXUnfeasible:
-        cycle = nx.find_cycle(g)
-        raise InputError(_cycle_message(g, [(u, v) for u, v, *_ in cycle], source)) from None
-    roots = [n for n, d in g.in_degree() if d == 0]
+
+class _Edges:
+    """A hierarchy's edges, each once and in row order (``parent``, ``child`` node ids and the ``row`` that
+    gave it), with what messages need: node names, and line numbers when the rows came from a file."""
+
+    def __init__(self, names: pd.Index, line: np.ndarray | None, first_row: np.ndarray, parent: np.ndarray,
+                 child: np.ndarray, row: np.ndarray):
+        self.names, self.line, self.first_row = names, line, first_row
+        self.parent, self.child, self.row = parent, child, row
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.names)
+
+    def name(self, node: int) -> str:
+        return str(self.names[node])
+
+    def where(self, node: int) -> str:
+        """``"name at line L"`` (the node's first row), or the name alone for a graph."""
+        return excerpt(self.name(node)) + _at(self.line, self.first_row[node]).replace(", line", " at line")
+
+    def graph(self, edges: np.ndarray) -> nx.DiGraph:
+        """The given edges as a networkx graph parent → child, each with its ``line``."""
+        import networkx as nx
+
+        g = nx.DiGraph()
+        g.add_nodes_from(self.name(v) for v in np.unique(np.r_[self.parent[edges], self.child[edges]]))
+        for e in edges.tolist():  # nodes as listed, so that find_cycle starts where the old reader did
+            line = None if self.line is None else int(self.line[self.row[e]])
+            g.add_edge(self.name(self.parent[e]), self.name(self.child[e]), line=line)
+        return g
+
+
+def _at(line: np.ndarray | None, row: int) -> str:
+    return "" if line is None else f", line {int(line[row])}"
+
+
+def _depths(edges: _Edges, source: str) -> np.ndarray:
+    """Each node's depth, the length of the longest path from the root to it, by Kahn's generations: a node
+    joins generation k once all its parents are in earlier ones, so k = 1 + the largest parent depth.
+
+    Raises ``InputError`` for a cycle (naming the rows, with their line numbers, or the edges on it), for
+    several roots, and for more than ``MAX_LEVELS`` levels.
+
+    >>> e = _Edges(pd.Index(["r", "a", "b"]), None, np.arange(3), np.array([0, 1, 0]), np.array([1, 2, 2]),
+    ...            np.arange(3))
+    >>> _depths(e, "g").tolist()  # r → b is a shortcut
+    [0, 1, 2]
+    """
+    n, parent, child = edges.n_nodes, edges.parent, edges.child
+    kids = child[np.argsort(parent, kind="stable")]
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(parent, minlength=n))])
+    waiting = np.bincount(child, minlength=n)  # parents not yet placed
+    depth = np.full(n, -1, dtype=np.int64)
+    roots = frontier = np.flatnonzero(waiting == 0)
+    for d in range(MAX_LEVELS + 1):
+        if not len(frontier):
+            break
+        if d == MAX_LEVELS:
+            raise InputError(f"{source}: the hierarchy is {MAX_LEVELS + 1:,} or more levels deep (down to "
+                             f"{edges.where(frontier[0])}); at most {MAX_LEVELS:,} levels are supported")
+        depth[frontier] = d
+        starts, counts = indptr[frontier], indptr[frontier + 1] - indptr[frontier]
+        ends = np.cumsum(counts)
+        reached, times = np.unique(kids[np.repeat(starts - ends + counts, counts) + np.arange(ends[-1])],
+                                   return_counts=True)
+        waiting[reached] -= times
+        frontier = reached[waiting[reached] == 0]
+    if (depth < 0).any():  # a cycle, or below one: networkx finds one among the edges left
+        import networkx as nx
+
+        g = edges.graph(np.flatnonzero((depth[parent] < 0) & (depth[child] < 0)))
+        raise InputError(_cycle_message(g, [(u, v) for u, v, *_ in nx.find_cycle(g)], source))
     if len(roots) != 1:  # an acyclic graph has at least one
-        shown = ", ".join(_node_where(g, n) for n in roots[:5]) + (", …" if len(roots) > 5 else "")
+        shown = ", ".join(edges.where(r) for r in roots[:5]) + (", …" if len(roots) > 5 else "")
         raise InputError(f"{source}: {len(roots)} roots without a common root ({shown}); "
                          "add one root node and make these its children")
-    deepest = max(depth, key=depth.__getitem__)
-    if depth[deepest] >= MAX_LEVELS:
-        raise InputError(f"{source}: the hierarchy is {depth[deepest] + 1} levels deep (down to "
-                         f"{_node_where(g, deepest)}); at most {MAX_LEVELS} levels are supported")
     return depth
 
 
-def _node_where(g: nx.DiGraph, node: str) -> str:
-    line = g.nodes[node].get("line")
-    return node if line is None else f"{node} at line {line}"
+def _ontology(name: str, code_set: str, names: np.ndarray, titles: np.ndarray, depth: np.ndarray,
+              parent: np.ndarray, child: np.ndarray) -> Ontology:
+    """The ontology of validated nodes (ids in listed order) and edges (in row order: the first edge into a
+    node gives its primary parent), its nodes ordered by depth, then as listed."""
+    n, top = len(names), int(depth.max())
+    order = np.lexsort((np.arange(n), depth))
+    new = np.empty(n, dtype=np.int64)
+    new[order] = np.arange(n)
+    primary = np.zeros(len(child), dtype=bool)
+    primary[np.unique(child, return_index=True)[1]] = True
+    first_parent = np.full(n, -1, dtype=np.int64)
+    first_parent[child[primary]] = parent[primary]
+    first_parent = first_parent[order]
+    extra = np.flatnonzero(~primary)
+    extra = extra[np.lexsort((extra, new[child[extra]]))]  # by child, then row
+    keys = names[order]
+    return Ontology(
+        name=name,
+        levels=tuple(f"d{d}" for d in range(top, -1, -1)),
+        keys=keys,
+        titles=titles[order],
+        level=(top - depth[order]).astype(np.int16),
+        parent=np.where(first_parent >= 0, new[np.maximum(first_parent, 0)], -1).astype(np.int32),
+        listed=np.ones(n, dtype=bool),
+        codes=dict(zip(keys.tolist(), range(n))),
+        default_max_level="d1" if top >= 1 else "d0",
+        extra_edges=(new[child[extra]], new[parent[extra]]) if len(extra) else None,
+        code_sets={name: code_set},
+    )
 
 
 def _cycle_message(g: nx.DiGraph, cycle: list[tuple[str, str]], source: str) -> str:

@@ -214,3 +214,46 @@ def test_the_closure_by_bits_is_each_nodes_ancestors(widths, rnd):
     for key, node in onto.codes.items():
         got = set(onto.keys[closure[node].indices])
         assert got == nx.ancestors(g, key) | {key}, key
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=6), st.randoms(use_true_random=False), st.data())
+def test_the_rows_of_a_few_nodes_are_their_closure_rows(widths, rnd, data):
+    """Climbing from a few nodes gives their rows of the whole closure, and nothing else."""
+    from unittest import mock
+
+    from cophe_core.ontology import base
+
+    layers = [["root"]] + [[f"L{i}N{j}" for j in range(w)] for i, w in enumerate(widths)]
+    edges = [("root", "", "", 1)]
+    for i, layer in enumerate(layers[1:], start=1):
+        above = [n for lay in layers[:i] for n in lay]
+        for node in layer:
+            parents = [rnd.choice(layers[i - 1])] + rnd.sample(above, rnd.randint(0, len(above)))
+            edges += [(node, p, "", len(edges) + 1) for p in parents]
+    whole = hierarchy_from_edges(edges, name="dag").closure.toarray()
+    onto = hierarchy_from_edges(edges, name="dag")  # a fresh one: its closure not built
+    nodes = np.array(data.draw(st.lists(st.integers(0, onto.n_nodes - 1), max_size=6)), dtype=np.int64)
+    with mock.patch.object(base, "CLIMB_BUDGET", 10**12):
+        rows = onto.closure_of(nodes).toarray()
+    assert "closure" not in onto.__dict__ or not onto.is_dag  # it climbed
+    expected = np.zeros_like(whole)
+    expected[nodes] = whole[nodes]
+    assert (rows == expected).all()
+
+
+@pytest.mark.parametrize("text, titles", [
+    (b"child,parent,title,notes\nr,,Root,first\nA,r,Alpha,x,y,z\n", {"r": "Root", "A": "Alpha"}),
+    (b'child,parent,title\nr,,"Root, all"\nA,r,"Alpha\nover two lines",extra\n',
+     {"r": "Root, all", "A": "Alpha\nover two lines"}),
+    (b"r,\nA,r\n", {"r": "r", "A": "A"}),
+    (b"child,parent\nr,\nA,r," + b",x" * 10_000 + b"\n", {"r": "r", "A": "A"}),
+])
+def test_rows_with_more_fields_keep_the_first_three(text, titles):
+    onto = load_hierarchy(text, name="h.csv")
+    assert {k: onto.titles[n] for k, n in onto.codes.items()} == titles
+
+
+def test_a_row_of_one_field_is_refused_with_its_line():
+    with pytest.raises(InputError, match=r"h.csv, line 4: expected child,parent\[,title\], got 'B'"):
+        load_hierarchy(b"child,parent\nr,\nA,r\nB\n", name="h.csv")

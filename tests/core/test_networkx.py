@@ -260,6 +260,6 @@ def test_too_deep_a_hierarchy_is_an_input_error(monkeypatch):
     chain = nx.path_graph([f"n{i}" for i in range(128)], create_using=nx.DiGraph)
     assert len(hierarchy_from_networkx(chain).levels) == 128
     monkeypatch.setattr("cophe_core.ontology.custom.MAX_LEVELS", 127)
-    with pytest.raises(InputError, match="networkx graph: the hierarchy is 128 levels deep \\(down to n127\\); "
+    with pytest.raises(InputError, match="networkx graph: the hierarchy is 128 or more levels deep \\(down to n127\\); "
                                          "at most 127 levels are supported"):
         hierarchy_from_networkx(chain)
