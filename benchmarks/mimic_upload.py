@@ -42,8 +42,8 @@ _GOLD_RATE = CODES_PER_DOC / 0.97
 
 
 def _ids(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """MIMIC-like ids: distinct six-digit HADM_IDs (100001–199999), and SUBJECT_IDs."""
-    hadm = np.sort(rng.choice(np.arange(100001, 200000), n, replace=False))
+    """MIMIC-like ids: distinct HADM_IDs (six digits, 100001–199999, up to 49,999 documents), and SUBJECT_IDs."""
+    hadm = np.sort(rng.choice(np.arange(100001, max(200000, 100001 + 2 * n)), n, replace=False))
     subject = rng.integers(2, 99999, n)
     return hadm.astype(str), subject.astype(str)
 

@@ -828,7 +828,8 @@ def _read_binary_table(data: bytes, name: str, fmt: str) -> pd.DataFrame:
     try:
         return reader(io.BytesIO(data))
     except Exception as e:  # pyarrow raises several types for corrupt files
-        raise InputError(f"{name}: cannot read as {what} ({type(e).__name__}: {e})") from None
+        detail = excerpt(" ".join(str(e).split()), 160)  # one line: the message of a library can span several
+        raise InputError(f"{name}: cannot read as {what} ({type(e).__name__}: {detail})") from None
 
 
 def _make(name, docs, rows, rejected) -> RawLabels:

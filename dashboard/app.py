@@ -65,30 +65,33 @@ urlstate.restore()
 if (doc := urlstate.take("doc")) is not None:
     st.session_state["doc_id"] = doc
 try:
-    # the first run of a session loads the code sets and scores the sample: say so, under the page's title
-    loading = st.empty()
-    with loading.container():
-        if "_ctx" not in st.session_state:
-            st.title(page.title)
-            st.caption("Loading the code sets and scoring the runs. The first view of a session takes a few "
-                       "seconds; later views reuse the work.")
-        with st.spinner("Reading and scoring the files…"):
-            ctx = data.sidebar()
-        if ctx.scoring is not None and ctx.blocked is None:
-            ctx.slice = slicing.sidebar(ctx.scoring, (ctx.reading or {}).get("system") or "auto")
-    loading.empty()
-    st.session_state["_ctx"] = ctx
-    st.sidebar.toggle("Technical terms", key=texts.TECHNICAL_KEY,
-                      help="Show TP / FP / FN, flat, set-based and level ids such as e0, as in papers, instead "
-                      "of Correct / Extra / Missed and the levels' names.")
-    st.sidebar.caption("cophe · CoPHE: Falis et al., EMNLP 2021. Every figure comes from the cophe scoring core.")
-    if ctx.files is not None and ctx.scoring is not None:
-        saved.save_button(st.sidebar, ctx.files, page.url_path, ctx.scoring.corpus.ontology)
-    saved_view(page)
-    slicing.banner(ctx, page.title)
-    page.run()
-    urlstate.publish(page.url_path, ctx)
-    if ctx.scoring is not None and ctx.blocked is None:  # once the page is drawn, not before
-        ctx.evaluations_ahead(slicing.shown_slices(ctx.scoring))  # by default the rare and frequent codes
+    # A session's first run, its opening, goes ahead at once; later runs take a turn (data.heavy), so that
+    # opening the app never shares the processor with more than one other session's work.
+    with data.heavy(take="_ctx" in st.session_state):
+        # the first run of a session loads the code sets and scores the sample: say so, under the page's title
+        loading = st.empty()
+        with loading.container():
+            if "_ctx" not in st.session_state:
+                st.title(page.title)
+                st.caption("Loading the code sets and scoring the runs. The first view of a session takes a few "
+                           "seconds; later views reuse the work.")
+            with st.spinner("Reading and scoring the files…"):
+                ctx = data.sidebar()
+            if ctx.scoring is not None and ctx.blocked is None:
+                ctx.slice = slicing.sidebar(ctx.scoring, (ctx.reading or {}).get("system") or "auto")
+        loading.empty()
+        st.session_state["_ctx"] = ctx
+        st.sidebar.toggle("Technical terms", key=texts.TECHNICAL_KEY,
+                          help="Show TP / FP / FN, flat, set-based and level ids such as e0, as in papers, instead "
+                          "of Correct / Extra / Missed and the levels' names.")
+        st.sidebar.caption("cophe · CoPHE: Falis et al., EMNLP 2021. Every figure comes from the cophe scoring core.")
+        if ctx.files is not None and ctx.scoring is not None:
+            saved.save_button(st.sidebar, ctx.files, page.url_path, ctx.scoring.corpus.ontology)
+        saved_view(page)
+        slicing.banner(ctx, page.title)
+        page.run()
+        urlstate.publish(page.url_path, ctx)
+        if ctx.scoring is not None and ctx.blocked is None:  # once the page is drawn, not before
+            ctx.evaluations_ahead(slicing.shown_slices(ctx.scoring))  # by default the rare and frequent codes
 except Exception as exc:  # the user sees a panel, never a traceback: theirs to fix, or ours to report
     errors.show_error(exc, page.title)

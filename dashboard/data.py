@@ -11,10 +11,13 @@ import hashlib
 import io
 import re
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import downloads
 import saved
 import streamlit as st
 import texts
@@ -25,7 +28,7 @@ from cophe_core.labels import NothingScorable
 from cophe_core.ontology import load_ontology
 from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.readers import RawLabels, RawScores, read_input, read_labels
-from cophe_core.report import figure_html, safe_csv
+from cophe_core.report import figure_html
 from cophe_core.slices import Slice, restrict
 from cophe_core.stats import bootstrap, paired_bootstrap, randomisation_test
 
@@ -182,7 +185,8 @@ def read_upload(name: str, data: bytes, *, doc_col: str | None = None, code_col:
     else:
         try:
             read = read_labels if gold else read_input  # a gold standard is code sets, whatever its columns
-            store[key] = read(_named(name, data), doc_col=doc_col, code_col=code_col)
+            with heavy():
+                store[key] = read(_named(name, data), doc_col=doc_col, code_col=code_col)
         except InputError as e:
             store[key] = e
         while len(store) > PARSED_PER_SESSION:
@@ -219,7 +223,7 @@ def _score(inputs: Inputs, onto: str, system: str, hier=None) -> Scoring:
 def _shared_score(digest: str, _inputs: Inputs, onto: str, system: str) -> Scoring:
     """A bundled sample, scored once for every session (keyed by ``digest``; the underscored argument is
     not hashed)."""
-    return _score(_inputs, onto, system)
+    return _score(_inputs, onto, system)  # no turn taken here: another session may wait on this cache
 
 
 SCORED_PER_SESSION = 2  # an upload's scoring (and every result cached on it) lives in its session only
@@ -232,7 +236,7 @@ def _session_score(digest: str, inputs: Inputs, onto: str, system: str, hier=Non
     if digest in store:
         store[digest] = store.pop(digest)  # most recently used last
     else:
-        with st.spinner("Scoring the runs…"):
+        with st.spinner("Scoring the runs…"), heavy():
             store[digest] = _score(inputs, onto, system, hier)
         while len(store) > SCORED_PER_SESSION:
             store.pop(next(iter(store)))
@@ -462,15 +466,14 @@ def problems_panel(scoring: Scoring) -> None:
             st.dataframe(by_reason, hide_index=True, width="stretch")
             st.caption("First rejected rows")
             st.dataframe(c.rejected.head(20), hide_index=True, width="stretch")
-            st.download_button("Download all rejected rows (CSV)", safe_csv(c.rejected),
-                               "rejected_rows.csv", "text/csv", key="dl_rejected")
+            downloads.table(st, "Download all rejected rows (CSV)", c.rejected, "rejected_rows.csv",
+                            key="dl_rejected")
             if c.needs_system:
                 system_question()
     if len(c.flagged):
         with st.expander(f"{len(c.flagged):,} rows scored with a caveat", expanded=False):
             st.dataframe(c.flagged.head(50), hide_index=True, width="stretch")
-            st.download_button("Download flagged rows (CSV)", safe_csv(c.flagged),
-                               "flagged_rows.csv", "text/csv", key="dl_flagged")
+            downloads.table(st, "Download flagged rows (CSV)", c.flagged, "flagged_rows.csv", key="dl_flagged")
     other = [w for w in c.warnings if "not scored" not in w and "with a caveat" not in w]
     if other:
         st.info("\n".join(f"- {md(w)}" for w in other))
@@ -539,9 +542,38 @@ def cached(scoring: Scoring, key: tuple, compute):
             return future.result()  # already under way in the background: wait for it
         except Exception:  # noqa: BLE001 - computed again below, where its error reaches the error panel
             pass
-    value = compute()
+    with heavy():
+        value = compute()
     _keep(store, key, value)
     return value
+
+
+# Sessions computing at once. Python runs one thread at a time (the GIL), and every session's script is a
+# thread of the one server: ten sessions computing together made each ten times slower, and opening the app
+# took half a minute. The rest wait their turn (first come, roughly first served), so a session that only
+# draws (opening the app, a rerun on cached results) shares the processor with one computation at most.
+HEAVY_AT_ONCE = 1
+_HEAVY = threading.Semaphore(HEAVY_AT_ONCE)
+_IN_HEAVY = threading.local()  # how deep this thread is in heavy(): a computation inside another takes no turn
+
+
+@contextmanager
+def heavy(*, take: bool = True) -> Iterator[None]:
+    """Hold one of the :data:`HEAVY_AT_ONCE` turns to compute (at once if this thread holds one already).
+    With ``take`` false, go ahead without a turn, and so do the computations inside: a session's opening.
+    Work done ahead in the background takes no turn: it is one thread, and a turn held while waiting for it
+    would deadlock."""
+    depth = getattr(_IN_HEAVY, "depth", 0)
+    acquire = depth == 0 and take
+    if acquire:
+        _HEAVY.acquire()
+    _IN_HEAVY.depth = depth + 1
+    try:
+        yield
+    finally:
+        _IN_HEAVY.depth = depth
+        if acquire:
+            _HEAVY.release()
 
 
 def compute_ahead(scoring: Scoring, key: tuple, compute) -> None:
@@ -577,20 +609,19 @@ def significance(a, b, n_resamples: int, seed: int):
 
 
 def figure_download(fig, name: str, key: str, table=None) -> None:
-    """Small buttons under a chart: the figure as a standalone interactive HTML file, and with ``table`` the
-    numbers it draws as CSV."""
+    """Small buttons under a chart: the figure as a standalone interactive HTML file (made on request: it
+    holds plotly.js), and with ``table`` the numbers it draws as CSV."""
     left, right = st.columns(2) if table is not None else (st.container(), None)
-    left.download_button("Download chart as HTML", lambda: figure_html(fig), f"{name}.html", "text/html",
-                         key=key, type="tertiary", icon=":material/download:")
+    downloads.prepared(left, "Download chart as HTML", lambda: figure_html(fig), f"{name}.html", "text/html",
+                       key=key, source=(fig,), **downloads.SMALL)
     if right is not None:
-        with right:
-            table_download(table, name, f"{key}_csv", label="Download its numbers (CSV)")
+        table_download(table, name, f"{key}_csv", label="Download its numbers (CSV)", where=right)
 
 
-def table_download(table, name: str, key: str, *, label: str = "Download the whole table (CSV)") -> None:
+def table_download(table, name: str, key: str, *, label: str = "Download the whole table (CSV)",
+                   where=None) -> None:
     """A small button: a table as CSV, cells that a spreadsheet would run as a formula defused."""
-    st.download_button(label, lambda: safe_csv(table), f"{name}.csv", "text/csv", key=key, type="tertiary",
-                       icon=":material/download:")
+    downloads.table(where or st, label, table, f"{name}.csv", key=key, **downloads.SMALL)
 
 
 def _set_system(system: str) -> None:

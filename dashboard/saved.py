@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime
 
+import downloads
 import streamlit as st
 import urlstate
 
@@ -80,8 +81,7 @@ def saved_file(key: str) -> tuple[str, bytes] | None:
 
 
 def snapshot() -> dict:
-    """The session values an analysis saves, taken when the Save button is drawn: the file is written later,
-    on the click, outside this script run."""
+    """The session values an analysis saves, taken when the Save button is drawn."""
     state = st.session_state
     keys = ("_rule", "focus", "tree_colour", *VIEW_KEYS, *SLICE_KEYS)
     out = {k: state.get(k) for k in keys}
@@ -120,8 +120,9 @@ def build(files: dict, page: str, onto, state: dict) -> Analysis:
 def save_button(sb, files: dict, page: str, onto) -> None:
     """The "Save analysis" download: one file that Open analysis restores."""
     state = snapshot()
-    sb.download_button("Save analysis", lambda: write_analysis(build(files, page, onto, state)), "analysis.cophe",
-                       "application/zip", key="save_analysis", icon=":material/save:",
+    downloads.prepared(sb, "Save analysis", lambda: write_analysis(build(files, page, onto, state)),
+                       "analysis.cophe", "application/zip", key="save_analysis", source=(object(),),
+                       icon=":material/save:",
                        help="One file with your inputs as given, the reading options, run names, decision rule, "
                        "slice and view. Open it here later, or hand it to a colleague (Source: Open a saved "
                        "analysis). It holds your files: share it as you would share them.")

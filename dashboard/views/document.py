@@ -12,6 +12,7 @@ import html
 import re
 
 import data
+import downloads
 import pandas as pd
 import streamlit as st
 import texts
@@ -26,7 +27,6 @@ from cophe_core.documents import (
     rank_documents,
     read_notes,
 )
-from cophe_core.report import safe_csv
 
 NO_RUN = ""  # run B "none": no run name is empty (the sidebar never gives one)
 NOTES = "_doc_notes"  # session key of the parsed notes: {digest, name, notes} or {digest, error}
@@ -254,8 +254,8 @@ def download(reviews: dict[str, pd.DataFrame], doc: str) -> None:
     rows = rows[["run", "family", "family_title", "code", "title", "status", "instead_of", "instead_of_title"]]
     shown = texts.columns(rows, {"family": "Family", "family_title": "Family title",
                                  "instead_of": "Instead of", "instead_of_title": "Instead of, title"})
-    st.download_button("Download this document's codes (CSV)", safe_csv(shown), f"document_{doc}.csv",
-                       "text/csv", key="dl_doc", type="tertiary", icon=":material/download:")
+    downloads.table(st, "Download this document's codes (CSV)", shown, f"document_{doc}.csv", key="dl_doc",
+                    **downloads.SMALL)
 
 
 def page(ctx) -> None:

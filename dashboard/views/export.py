@@ -4,6 +4,7 @@ The CSV files keep cophe_core's column names (``tp``, ``e0``), so that scripts c
 the reports use the words the page shows."""
 
 import data
+import downloads
 import reports
 import streamlit as st
 from figures import levels_bar, tree_figure
@@ -31,24 +32,26 @@ if ctx:
     st.caption("The files keep cophe's own column names and level ids, so that scripts read them the same way "
                "whatever this page shows.")
     a, b, c, d = st.columns(4)
-    a.download_button("Scores by level, all runs", lambda: safe_csv(levels_side_by_side(evals)),
-                      "levels.csv", "text/csv", key="dl_levels")
-    b.download_button(f"Every code and family · {run}", lambda: safe_csv(ev.nodes), f"nodes_{run}.csv",
-                      "text/csv", key="dl_nodes")
-    c.download_button(f"Document by document · {run}", lambda: safe_csv(ev.documents),
-                      f"documents_{run}.csv", "text/csv", key="dl_docs")
-    d.download_button("Rows that were not scored", lambda: safe_csv(ctx.scoring.corpus.rejected),
-                      "rejected_rows.csv", "text/csv", key="dl_rej")
+    runs_now = tuple(evals.values())
+    downloads.file(a, "Scores by level, all runs", lambda: safe_csv(levels_side_by_side(evals)), "levels.csv",
+                   "text/csv", key="dl_levels", source=runs_now)
+    downloads.table(b, f"Every code and family · {run}", ev.nodes, f"nodes_{run}.csv", key="dl_nodes")
+    downloads.table(c, f"Document by document · {run}", ev.documents, f"documents_{run}.csv", key="dl_docs")
+    downloads.table(d, "Rows that were not scored", ctx.scoring.corpus.rejected, "rejected_rows.csv",
+                    key="dl_rej")
 
     st.subheader("Figures (interactive HTML, works offline)", anchor=False)
+    st.caption("Each figure file holds plotly.js (about 5 MB), so that it opens without a network: it is made "
+               "when you ask for it.")
     e, f = st.columns(2)
-    e.download_button("Levels chart, all runs",
-                      lambda: figure_html(levels_bar(levels_side_by_side(evals), levels=names, words=chart_words())),
-                      "levels_chart.html", "text/html", key="dl_fig_levels")
-    f.download_button(f"Code-family tree · {run} (current focus)",
-                      lambda: figure_html(tree_figure(focused_subtree(ev.nodes, ev.ontology, focus),
-                                                      words=tree_words)),
-                      f"tree_{run}.html", "text/html", key="dl_fig_tree")
+    downloads.prepared(
+        e, "Levels chart, all runs",
+        lambda: figure_html(levels_bar(levels_side_by_side(evals), levels=names, words=chart_words())),
+        "levels_chart.html", "text/html", key="dl_fig_levels", source=runs_now)
+    downloads.prepared(
+        f, f"Code-family tree · {run} (current focus)",
+        lambda: figure_html(tree_figure(focused_subtree(ev.nodes, ev.ontology, focus), words=tree_words)),
+        f"tree_{run}.html", "text/html", key="dl_fig_tree", source=(ev, focus))
 
     st.subheader("One-page report", anchor=False)
 
@@ -70,11 +73,13 @@ if ctx:
         return html_report(f"cophe report · run {run}", sections)
 
     g, h = st.columns(2)
-    g.download_button(f"Report for run {run}", run_report, f"report_{run}.html", "text/html", key="dl_report")
+    downloads.prepared(g, f"Report for run {run}", run_report, f"report_{run}.html", "text/html", key="dl_report",
+                       source=(ev, focus))
     if len(runs) >= 2:
         a, b = reports.compare_pair(runs, st.session_state)
         resamples = st.session_state.get("cmp_resamples", 1000)
-        h.download_button(f"Comparison report: {b} − {a}, with every run against {a}",
-                          lambda: reports.compare_report(ctx, evals, a, b, resamples=resamples, focus=focus),
-                          f"compare_{b}_vs_{a}.html", "text/html", key="dl_cmp_report",
-                          help="Runs A and B as chosen on the Compare page.")
+        downloads.prepared(
+            h, f"Comparison report: {b} − {a}, with every run against {a}",
+            lambda: reports.compare_report(ctx, evals, a, b, resamples=resamples, focus=focus),
+            f"compare_{b}_vs_{a}.html", "text/html", key="dl_cmp_report", source=(*runs_now, a, b, resamples, focus),
+            help="Runs A and B as chosen on the Compare page.")

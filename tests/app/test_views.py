@@ -134,13 +134,16 @@ def test_compare_needs_two_runs():
 
 
 def test_export_view_offers_every_download():
+    """Tables are files at once; figures and reports are made when asked for (tests/app/test_downloads.py)."""
     at = run_app("views/export.py")
-    labels = [b.label for b in at.get("download_button")]
+    files = [b.label for b in at.get("download_button")]
     for want in ("Scores by level, all runs", "Every code and family · siblings", "Document by document · siblings",
-                 "Levels chart, all runs", "Code-family tree · siblings (current focus)",
-                 "Report for run siblings",
+                 "Rows that were not scored"):
+        assert want in files
+    made = [b.label for b in at.button]
+    for want in ("Levels chart, all runs", "Code-family tree · siblings (current focus)", "Report for run siblings",
                  "Comparison report: overcoder − siblings, with every run against siblings"):
-        assert want in labels
+        assert want in made
 
 
 def test_icd10_sample_is_selectable():

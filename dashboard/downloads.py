@@ -1,0 +1,93 @@
+"""Download buttons whose files exist before the buttons are drawn.
+
+A file made on click (Streamlit's deferred download) is made in another thread while the page may be
+rerunning; under load some of those downloads failed ("Deferred file not found") or never started. Here a
+file is made during the script run, kept in the session, and handed to the button as bytes; clicking it
+does not rerun the page (``on_click="ignore"``), so nothing can cancel it.
+
+- :func:`table` and :func:`file`: made at once, for cheap files (a table as CSV).
+- :func:`prepared`: for a costly file (an HTML report, a chart with plotly.js inside, a saved analysis), a
+  first button makes it, with a spinner; the download button then takes its place.
+
+Files are kept per session under the button's key, while what they were made from is the same (the
+``source`` objects, compared by identity, and plain values by equality); at most :data:`KEPT_PER_SESSION`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from cophe_core.report import safe_csv
+
+STORE = "_downloads"  # session key: button key → (what the file was made from, its bytes)
+ASKED = "_downloads_asked"  # session key: the keys of the costly files asked for and not made yet
+KEPT_PER_SESSION = 12
+SMALL = {"type": "tertiary", "icon": ":material/download:"}
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    """Whether two ``source`` tuples name the same inputs: objects by identity, plain values by equality."""
+    plain = (str, int, float, bool, type(None))
+    return len(a) == len(b) and all(x is y or (isinstance(x, plain) and type(x) is type(y) and x == y)
+                                    for x, y in zip(a, b, strict=True))
+
+
+def _kept(key: str, source: tuple) -> bytes | None:
+    entry = st.session_state.get(STORE, {}).get(key)
+    return entry[1] if entry is not None and _same(entry[0], source) else None
+
+
+def _keep(key: str, source: tuple, data: str | bytes) -> bytes:
+    store = st.session_state.setdefault(STORE, {})
+    store.pop(key, None)
+    store[key] = (source, data.encode("utf-8") if isinstance(data, str) else data)
+    while len(store) > KEPT_PER_SESSION:  # the least recently made first
+        store.pop(next(iter(store)))
+    return store[key][1]
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{max(n // 1024, 1):,} KB"
+
+
+def file(where: Any, label: str, make: Callable[[], str | bytes], file_name: str, mime: str, *, key: str,
+         source: tuple = (), **button: Any) -> None:
+    """A download button whose file is made now (or kept from an earlier run while ``source`` is the same)."""
+    data = _kept(key, source)
+    if data is None:
+        data = _keep(key, source, make())
+    where.download_button(label, data, file_name, mime, key=key, on_click="ignore", **button)
+
+
+def table(where: Any, label: str, frame: Any, file_name: str, *, key: str, **button: Any) -> None:
+    """A table as CSV, cells that a spreadsheet would run as a formula defused (:func:`safe_csv`)."""
+    file(where, label, lambda: safe_csv(frame), file_name, "text/csv", key=key, source=(frame,), **button)
+
+
+def prepared(where: Any, label: str, make: Callable[[], str | bytes], file_name: str, mime: str, *, key: str,
+             source: tuple = (), help: str | None = None, **button: Any) -> None:
+    """A costly file: a button labelled ``label`` asks for it, then a button downloads it, named and sized.
+
+    The request is kept in the session until the file is made, so a run cut short by another click makes
+    it on the next run. The made file is kept while ``source`` is the same, so the download button stays
+    across reruns.
+    """
+    data = _kept(key, source)
+    if data is None:
+        if key not in st.session_state.get(ASKED, set()):
+            where.button(label, key=f"{key}_make", help=help, on_click=_ask, args=(key,), **button)
+            return
+        inside = where if hasattr(where, "__enter__") else contextlib.nullcontext()  # a container, or st itself
+        with inside, st.spinner(f"Preparing {file_name}…"):
+            data = _keep(key, source, make())
+        st.session_state[ASKED].discard(key)
+    where.download_button(f"Download {file_name} ({_size(len(data))})", data, file_name, mime, key=key,
+                          on_click="ignore", help=help, **button)
+
+
+def _ask(key: str) -> None:
+    st.session_state.setdefault(ASKED, set()).add(key)

@@ -1,0 +1,30 @@
+"""The catalogue of bad inputs (tests/catalogue.py) uploaded in the dashboard: a refused file is a panel with
+the library's message, a reported row is in the table of rows not scored, and there is never a traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.app.conftest import run_app, upload, upload_with_hierarchy
+from tests.catalogue import CASES
+
+
+def _errors(at) -> str:
+    return " ".join(e.value for e in at.error).replace("\\", "")  # the panel escapes Markdown
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_the_dashboard(case):
+    gold, run, hierarchy = case.files()
+    at = upload_with_hierarchy(hierarchy, gold, [run]) if hierarchy else upload(run_app(), gold, [run])
+    assert not at.exception, [e.value for e in at.exception]
+    shown = _errors(at)
+    assert "fault in cophe" not in shown, shown[:500]
+    if case.outcome == "refused":
+        assert case.said in shown, shown[:500]
+    elif case.outcome == "reported":
+        assert "input rows were not scored" in shown, shown[:500]
+        reasons = " ".join(" ".join(map(str, d.value.to_numpy().ravel())) for d in at.dataframe)
+        assert case.said in reasons, reasons[:500]
+    else:
+        assert not shown, shown[:500]

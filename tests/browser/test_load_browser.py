@@ -1,0 +1,108 @@
+"""Five sessions at once on one server, on 127.0.0.1 only: each uploads its own files and sees only its own
+runs, and every download it asks for arrives whole while the other sessions rerun.
+
+Bounded: 5 browser contexts in one Chromium, 6 downloads each, one upload each; every wait is for a state.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlparse
+
+import pandas as pd
+import pytest
+
+from tests.browser.helpers import ARTIFACTS, ROOT, WAIT_MS, expect, settle
+
+SESSIONS = 5
+SAMPLE = ROOT / "sample_data" / "icd9"
+TABLES = ("Scores by level, all runs", "Rows that were not scored")  # plus the run's codes and documents
+MADE = ("Report for run", "Levels chart, all runs")  # made on request, then downloaded
+
+
+def session_files(folder, i: int):
+    """Session i's gold standard and run: the sample's, its document ids prefixed ``s{i}-``."""
+    gold, run = (pd.read_csv(SAMPLE / name, dtype=str) for name in ("gold.csv", "run_siblings.csv"))
+    paths = []
+    for frame, name in ((gold, f"gold{i}.csv"), (run, f"session{i}.csv")):
+        frame.assign(doc_id=f"s{i}-" + frame.doc_id).to_csv(folder / name, index=False)
+        paths.append(folder / name)
+    return paths
+
+
+def all_at_once(pages, act) -> None:
+    """``act(i, page)`` for every session before waiting on any: the server works on them together."""
+    for i, pg in enumerate(pages):
+        act(i, pg)
+
+
+def test_five_sessions_are_isolated_and_every_download_arrives(page, server, tmp_path):
+    assert urlparse(server).hostname == "127.0.0.1"
+    files = [session_files(tmp_path, i) for i in range(SESSIONS)]
+    contexts = [page.context.browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True)
+                for _ in range(SESSIONS)]
+    try:
+        run_sessions([c.new_page() for c in contexts], server, files)
+    finally:
+        for c in contexts:
+            c.close()
+
+
+def run_sessions(pages, server: str, files) -> None:
+    all_at_once(pages, lambda i, pg: pg.goto(server))
+    all_at_once(pages, lambda i, pg: settle(pg, "[data-testid=stTable]"))
+    all_at_once(pages, lambda i, pg: pg.get_by_text("Upload files").click())
+    all_at_once(pages, lambda i, pg: settle(pg, "text=Upload a gold standard"))
+    inputs = [pg.locator("[data-testid=stFileUploader] input[type=file]") for pg in pages]
+    all_at_once(pages, lambda i, pg: inputs[i].nth(1).set_input_files(str(files[i][1])))
+    all_at_once(pages, lambda i, pg: settle(pg, f"text=Name of run 1 (session{i}.csv)"))
+    all_at_once(pages, lambda i, pg: inputs[i].nth(0).set_input_files(str(files[i][0])))
+    all_at_once(pages, lambda i, pg: settle(pg, f"[data-testid=stMain] >> text=session{i}"))
+
+    for i, pg in enumerate(pages):  # isolation: a session shows its run and no other session's
+        expect(pg.get_by_text("Upload a gold standard")).to_have_count(0)
+        for j in range(SESSIONS):
+            if j != i:
+                expect(pg.get_by_text(f"session{j}")).to_have_count(0)
+    pages[0].screenshot(path=ARTIFACTS / "20_load_session0.png", full_page=True)
+
+    all_at_once(pages, lambda i, pg: pg.get_by_role("link", name="Export").click())
+    all_at_once(pages, lambda i, pg: settle(pg, "text=Tables (CSV)"))
+    arrived: list[list] = [[] for _ in pages]
+    all_at_once(pages, lambda i, pg: pg.on("download", lambda d, i=i: arrived[i].append(d)))
+    for label in MADE:  # every session asks for its files to be made, then downloads its tables meanwhile
+        all_at_once(pages, lambda i, pg, label=label: pg.get_by_role(
+            "button", name=re.compile("^" + re.escape(label))).click())
+    tables = (*TABLES, "Every code and family · session", "Document by document · session")
+    for label in tables:
+        all_at_once(pages, lambda i, pg, label=label: pg.get_by_role(
+            "button", name=re.compile("^" + re.escape(label))).click())
+    for name in ("report_session", "levels_chart"):
+        all_at_once(pages, lambda i, pg, name=name: pg.get_by_role(
+            "button", name=re.compile(f"^Download {name}")).click(timeout=WAIT_MS))
+    wanted = len(tables) + len(MADE)
+    for i, pg in enumerate(pages):
+        while len(arrived[i]) < wanted:
+            pg.wait_for_event("download", timeout=WAIT_MS)
+    for i, got in enumerate(arrived):
+        check_downloads(i, got, wanted)
+
+
+def check_downloads(i: int, got: list, wanted: int) -> None:
+    """Every download of session i completed, with its own data only."""
+    assert len(got) == wanted, [d.suggested_filename for d in got]
+    by_name = {}
+    for d in got:
+        assert d.failure() is None, (i, d.suggested_filename, d.failure())
+        by_name[d.suggested_filename] = d.path().read_text(encoding="utf-8")
+    assert set(by_name) == {"levels.csv", "rejected_rows.csv", f"nodes_session{i}.csv",
+                            f"documents_session{i}.csv", f"report_session{i}.html", "levels_chart.html"}
+    docs = pd.read_csv(pd.io.common.StringIO(by_name[f"documents_session{i}.csv"]), dtype=str)
+    assert len(docs) and docs.iloc[:, 0].str.startswith(f"s{i}-").all()
+    for j in range(SESSIONS):
+        seen = f"session{j}" in by_name[f"report_session{i}.html"] or f"session{j}" in by_name["levels.csv"]
+        assert seen is (j == i), (i, j)
+    assert by_name["levels_chart.html"].lstrip().lower().startswith("<!doctype html>")
+
+
+pytestmark = pytest.mark.browser
