@@ -140,7 +140,7 @@ def free_port() -> int:
 
 # With --server-timing the server is started through this instead of ``-m streamlit``: it times each script
 # run (ScriptRunner._run_script, reruns it requests included) into the file $COPHE_BENCH_RUNS, one
-# "start duration" line (wall-clock seconds) per run.
+# "start duration session" line (wall-clock seconds, the session's id) per run.
 SERVER_TIMING = """
 import os, sys, time
 from streamlit.runtime.scriptrunner import script_runner as sr
@@ -152,10 +152,16 @@ def timed(self, rerun_data):
         return plain(self, rerun_data)
     finally:
         with open(os.environ["COPHE_BENCH_RUNS"], "a") as f:
-            f.write(f"{start} {time.perf_counter() - t0}\\n")
+            f.write(f"{start} {time.perf_counter() - t0} {self._session_id}\\n")
 sr.ScriptRunner._run_script = timed
 sys.exit(main(prog_name="streamlit"))
 """
+
+
+def script_runs(runs_path: Path) -> list[tuple[float, float, str]]:
+    """The server's script runs written through :data:`SERVER_TIMING`: (wall-clock start, seconds, session)."""
+    rows = [line.split() for line in runs_path.read_text().splitlines()] if runs_path.exists() else []
+    return [(float(start), float(seconds), session) for start, seconds, session in rows]
 
 
 def start_server(log_path: Path, runs_path: Path | None = None) -> tuple[subprocess.Popen, str]:
@@ -232,9 +238,7 @@ class Bench:
         --server-timing)."""
         if self.runs_path is None:
             return None
-        lines = self.runs_path.read_text().split() if self.runs_path.exists() else []
-        pairs = zip(map(float, lines[::2]), map(float, lines[1::2]))
-        return sum(d for start, d in pairs if start >= w0 - 0.01)
+        return sum(d for start, d, _ in script_runs(self.runs_path) if start >= w0 - 0.01)
 
     def running_since(self, b0: float) -> dict:
         """Since browser time ``b0``: the time the script was running and its number of runs, the time until

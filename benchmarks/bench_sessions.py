@@ -25,74 +25,17 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import pandas as pd
-from bench_browser import BROWSER, WAIT_MS, free_port
+from bench_browser import BROWSER, WAIT_MS, script_runs, settle, start_server
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "icd9"
-IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
-
-# The server, started through this wrapper, writes one line per script run into $COPHE_SESSION_RUNS:
-# "wall-clock start, seconds, session id", so that a session's own server time can be told from the others'.
-SERVER = """
-import os, sys, time
-from streamlit.runtime.scriptrunner import script_runner as sr
-from streamlit.web.cli import main
-plain = sr.ScriptRunner._run_script
-def timed(self, rerun_data):
-    start, t0 = time.time(), time.perf_counter()
-    try:
-        return plain(self, rerun_data)
-    finally:
-        with open(os.environ["COPHE_SESSION_RUNS"], "a") as f:
-            f.write(f"{start} {time.perf_counter() - t0} {self._session_id}\\n")
-sr.ScriptRunner._run_script = timed
-sys.exit(main(prog_name="streamlit"))
-"""
-
-
-def start_server(folder: Path) -> tuple[subprocess.Popen, str, Path]:
-    """The server on 127.0.0.1 and a free port, once healthy, and the file of its script runs."""
-    port, runs = free_port(), folder / "runs.txt"
-    log = open(folder / "streamlit.log", "w")  # noqa: SIM115 - closed with the process
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, "run", "dashboard/app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", "COPHE_SESSION_RUNS": str(runs)})
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                return proc, url, runs
-        except OSError:
-            time.sleep(0.2)  # polling the health endpoint, not a measure
-    proc.kill()
-    raise RuntimeError("streamlit did not become healthy in 60 s")
-
-
-def new_session_runs(runs: Path, since: float, known: set[str]) -> tuple[float, int]:
-    """Server seconds and count of the script runs started since ``since`` by sessions not in ``known``."""
-    rows = [line.split() for line in runs.read_text().splitlines()] if runs.exists() else []
-    mine = [float(d) for start, d, sid in rows if float(start) >= since - 0.01 and sid not in known]
-    return sum(mine), len(mine)
-
-
-def sessions_seen(runs: Path) -> set[str]:
-    return {line.split()[2] for line in runs.read_text().splitlines()} if runs.exists() else set()
-
-
-def settle(page, state: str) -> None:
-    page.wait_for_selector(state, timeout=WAIT_MS)
-    page.wait_for_selector(IDLE, timeout=WAIT_MS)
 
 
 def rss_mb(pid: int) -> float:
@@ -100,6 +43,16 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def new_session_runs(runs: Path, since: float, known: set[str]) -> tuple[float, int]:
+    """Server seconds and count of the script runs started since ``since`` by sessions not in ``known``."""
+    mine = [d for start, d, session in script_runs(runs) if start >= since - 0.01 and session not in known]
+    return sum(mine), len(mine)
+
+
+def sessions_seen(runs: Path) -> set[str]:
+    return {session for _, _, session in script_runs(runs)}
 
 
 def session_files(folder: Path, i: int) -> list[Path]:
@@ -206,7 +159,8 @@ def main() -> None:
     opts = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="cophe_sessions_") as tmp:
         folder = Path(tmp)
-        proc, url, runs = start_server(folder)
+        runs = folder / "runs.txt"
+        proc, url = start_server(folder / "streamlit.log", runs)
         try:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=BROWSER, args=["--no-sandbox"])

@@ -7,7 +7,8 @@ does not rerun the page (``on_click="ignore"``), so nothing can cancel it.
 
 - :func:`table` and :func:`file`: made at once, for cheap files (a table as CSV).
 - :func:`prepared`: for a costly file (an HTML report, a chart with plotly.js inside, a saved analysis), a
-  first button makes it, with a spinner; the download button then takes its place.
+  first button makes it, with a spinner; a download button with the same words and the file's size then
+  takes its place.
 
 Files are kept per session under the button's key, while what they were made from is the same (the
 ``source`` objects, compared by identity, and plain values by equality); at most :data:`KEPT_PER_SESSION`.
@@ -70,7 +71,7 @@ def table(where: Any, label: str, frame: Any, file_name: str, *, key: str, **but
 
 def prepared(where: Any, label: str, make: Callable[[], str | bytes], file_name: str, mime: str, *, key: str,
              source: tuple = (), help: str | None = None, **button: Any) -> None:
-    """A costly file: a button labelled ``label`` asks for it, then a button downloads it, named and sized.
+    """A costly file: a button labelled ``label`` asks for it, then a button "``label`` · size" downloads it.
 
     The request is kept in the session until the file is made, so a run cut short by another click makes
     it on the next run. The made file is kept while ``source`` is the same, so the download button stays
@@ -85,8 +86,9 @@ def prepared(where: Any, label: str, make: Callable[[], str | bytes], file_name:
         with inside, st.spinner(f"Preparing {file_name}…"):
             data = _keep(key, source, make())
         st.session_state[ASKED].discard(key)
-    where.download_button(f"Download {file_name} ({_size(len(data))})", data, file_name, mime, key=key,
-                          on_click="ignore", help=help, **button)
+    ready = {"icon": ":material/download:", **button}
+    where.download_button(f"{label} · {_size(len(data))}", data, file_name, mime, key=key, on_click="ignore",
+                          help=help, **ready)
 
 
 def _ask(key: str) -> None:

@@ -123,7 +123,6 @@ def _edge_rows(text: str, name: str) -> pd.DataFrame:
     >>> _edge_rows('child,parent\\nroot,\\n\\n"a",root,"A\\ntitle",x\\n', "h.csv").to_numpy().tolist()
     [['root', '', '', 2], ['a', 'root', 'A\\ntitle', 4]]
     """
-    lines = text.split("\n")
     try:
         try:
             frame = _first_fields(text, _widest(text))
@@ -133,7 +132,7 @@ def _edge_rows(text: str, name: str) -> pd.DataFrame:
                 raise
             frame = _first_fields(text, int(found.group(1)))
     except pd.errors.ParserError as e:  # a quoted field that spans lines can hide a field from the count
-        detail = str(e).replace("Error tokenizing data. C error: ", "")
+        detail = " ".join(str(e).replace("Error tokenizing data. C error: ", "").split())
         raise InputError(f"{name}: cannot parse as comma-separated text ({detail}); "
                          "expected child,parent[,title]") from None
     frame.columns = pd.Index(["child", "parent", "title"])
@@ -144,7 +143,8 @@ def _edge_rows(text: str, name: str) -> pd.DataFrame:
         frame = frame.iloc[1:]
     frame = frame[(frame[["child", "parent", "title"]] != "").any(axis=1)]
     alone = frame.line[frame.parent.eq("") & frame.title.eq("")]  # a root, or a row of one field?
-    raw = pd.Series(np.asarray(lines, dtype=object)[alone.to_numpy() - 1], dtype=object)
+    lines = np.asarray(text.split("\n") if len(alone) else [], dtype=object)
+    raw = pd.Series(lines[alone.to_numpy() - 1], dtype=object)
     if len(one := raw[~raw.str.contains(",", regex=False)]):
         raise InputError(f"{name}, line {alone.iloc[one.index[0]]}: expected child,parent[,title], got "
                          f"{excerpt(one.iloc[0])!r}")

@@ -33,12 +33,14 @@ if ctx:
                "whatever this page shows.")
     a, b, c, d = st.columns(4)
     runs_now = tuple(evals.values())
+    now = {"icon": ":material/download:"}  # ready at once; the files below are made when asked for
     downloads.file(a, "Scores by level, all runs", lambda: safe_csv(levels_side_by_side(evals)), "levels.csv",
-                   "text/csv", key="dl_levels", source=runs_now)
-    downloads.table(b, f"Every code and family · {run}", ev.nodes, f"nodes_{run}.csv", key="dl_nodes")
-    downloads.table(c, f"Document by document · {run}", ev.documents, f"documents_{run}.csv", key="dl_docs")
+                   "text/csv", key="dl_levels", source=runs_now, **now)
+    downloads.table(b, f"Every code and family · {run}", ev.nodes, f"nodes_{run}.csv", key="dl_nodes", **now)
+    downloads.table(c, f"Document by document · {run}", ev.documents, f"documents_{run}.csv", key="dl_docs",
+                    **now)
     downloads.table(d, "Rows that were not scored", ctx.scoring.corpus.rejected, "rejected_rows.csv",
-                    key="dl_rej")
+                    key="dl_rej", **now)
 
     st.subheader("Figures (interactive HTML, works offline)", anchor=False)
     st.caption("Each figure file holds plotly.js (about 5 MB), so that it opens without a network: it is made "
@@ -54,6 +56,7 @@ if ctx:
         f"tree_{run}.html", "text/html", key="dl_fig_tree", source=(ev, focus))
 
     st.subheader("One-page report", anchor=False)
+    st.caption("A report is made when you ask for it (a few seconds), then downloaded with the next click.")
 
     def run_report() -> str:
         errors = ev.nodes.assign(errors=ev.nodes.fp + ev.nodes.fn).nlargest(30, "errors")

@@ -33,13 +33,13 @@ def test_a_report_is_made_on_request_then_downloaded_and_kept():
     assert "Report for run siblings" in [b.label for b in at.button]
     at.button(key="dl_report_make").click().run()
     assert not at.exception
-    label = next(x for x in download_labels(at) if x.startswith("Download report_siblings.html"))
-    assert re.fullmatch(r"Download report_siblings\.html \((\d[\d,]* KB|\d+\.\d MB)\)", label), label
+    label = next(x for x in download_labels(at) if x.startswith("Report for run siblings"))
+    assert re.fullmatch(r"Report for run siblings · (\d[\d,]* KB|\d+\.\d MB)", label), label
     at.run()  # a rerun with the same inputs keeps the file: no second click
     assert label in download_labels(at)
     at.selectbox(key="run").set_value("overcoder").run()  # another run: its report is made on request again
     assert "Report for run overcoder" in [b.label for b in at.button]
-    assert not any(x.startswith("Download report_") for x in download_labels(at))
+    assert not any(x.startswith("Report for run") for x in download_labels(at))
 
 
 def test_kept_files_are_bounded_per_session(monkeypatch):

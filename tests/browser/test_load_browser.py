@@ -77,9 +77,9 @@ def run_sessions(pages, server: str, files) -> None:
     for label in tables:
         all_at_once(pages, lambda i, pg, label=label: pg.get_by_role(
             "button", name=re.compile("^" + re.escape(label))).click())
-    for name in ("report_session", "levels_chart"):
-        all_at_once(pages, lambda i, pg, name=name: pg.get_by_role(
-            "button", name=re.compile(f"^Download {name}")).click(timeout=WAIT_MS))
+    for label in MADE:  # the same words, now with the file's size
+        all_at_once(pages, lambda i, pg, label=label: pg.get_by_role(
+            "button", name=re.compile(re.escape(label) + ".* · [0-9.,]+ [KM]B")).click(timeout=WAIT_MS))
     wanted = len(tables) + len(MADE)
     for i, pg in enumerate(pages):
         while len(arrived[i]) < wanted:
