@@ -45,10 +45,12 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def new_session_runs(runs: Path, since: float, known: set[str]) -> tuple[float, int]:
-    """Server seconds and count of the script runs started since ``since`` by sessions not in ``known``."""
-    mine = [d for start, d, session in script_runs(runs) if start >= since - 0.01 and session not in known]
-    return sum(mine), len(mine)
+def new_session_runs(runs: Path, since: float, known: set[str]) -> tuple[float, int, float]:
+    """Server seconds and count of the script runs started since ``since`` by sessions not in ``known``, and
+    the seconds from ``since`` until the first of them started (the page loading and connecting)."""
+    mine = [(start, d) for start, d, session in script_runs(runs) if start >= since - 0.01 and session not in known]
+    first = min((start for start, _ in mine), default=since)
+    return sum(d for _, d in mine), len(mine), first - since
 
 
 def sessions_seen(runs: Path) -> set[str]:
@@ -107,9 +109,9 @@ def opening_while_busy(browser, busy_browser, url: str, runs: Path, folder: Path
         page.goto(url)
         settle(page, "[data-testid=stTable]")
         times.append(time.perf_counter() - t0)
-        server, n = new_session_runs(runs, w0, known)
-        print(f"  opening with {busy} busy sessions: {times[-1]:.2f} s, of which its {n} script run(s) "
-              f"{server:.2f} s in the server  (load {os.getloadavg()[0]:.2f})", flush=True)
+        server, n, before = new_session_runs(runs, w0, known)
+        print(f"  opening with {busy} busy sessions: {times[-1]:.2f} s: {before:.2f} s until its script started, "
+              f"its {n} script run(s) {server:.2f} s in the server  (load {os.getloadavg()[0]:.2f})", flush=True)
         fresh.close()
     for page in pages:
         page.context.close()
