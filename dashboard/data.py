@@ -565,8 +565,9 @@ def heavy(*, take: bool = True) -> Iterator[None]:
     would deadlock."""
     depth = getattr(_IN_HEAVY, "depth", 0)
     acquire = depth == 0 and take
-    if acquire:
-        _HEAVY.acquire()
+    if acquire and not _HEAVY.acquire(blocking=False):
+        with st.spinner("Another user's work is running on this server; yours starts when it ends…"):
+            _HEAVY.acquire()
     _IN_HEAVY.depth = depth + 1
     try:
         yield
