@@ -53,7 +53,8 @@ import pandas as pd
 
 __all__ = [
     "InputError", "RawLabels", "RawScores", "read_input", "read_labels", "read_scores", "input_kind",
-    "DOC_COLUMNS", "CODE_COLUMNS", "SCORE_COLUMNS", "MAX_CODE_CHARS", "MAX_ID_CHARS", "excerpt",
+    "DOC_COLUMNS", "CODE_COLUMNS", "SCORE_COLUMNS", "MAX_CODE_CHARS", "MAX_ID_CHARS", "excerpt", "load_bytes",
+    "decode_text", "line_numbers",
 ]
 
 DOC_COLUMNS = ("doc_id", "document_id", "doc", "hadm_id", "_id", "id", "note_id", "admission_id")

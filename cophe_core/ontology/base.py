@@ -131,22 +131,11 @@ class Ontology:
             rows, cols = np.nonzero(anc >= 0)
             data = np.ones(len(rows), dtype=np.int32)
             return sp.csr_matrix((data, (rows, anc[rows, cols])), shape=(n, n))
-        child = np.concatenate([np.nonzero(self.parent >= 0)[0], self.extra_edges[0]])
-        par = np.concatenate([self.parent[self.parent >= 0], self.extra_edges[1]])
+        child, par = self._up.nonzero()
         if n <= DENSE_MAX_NODES and len(child) >= DENSE_EDGES_PER_NODE * n and (
                 self.level[par] > self.level[child]).all():
             return _dense_closure(n, child, par, self.level)
-        step = self._up
-        reach = sp.identity(n, dtype=np.int32, format="csr")
-        frontier = reach
-        for _ in range(len(self.levels)):  # each step climbs one level at least
-            frontier = (frontier @ step).tocsr()
-            frontier.data[:] = 1
-            if frontier.nnz == 0:
-                break
-            reach = reach + frontier
-        reach.data[:] = 1  # an ancestor reached by several paths counts once
-        return reach.tocsr()
+        return self._climb(sp.identity(n, dtype=np.int32, format="csr"))
 
     def closure_of(self, nodes: np.ndarray) -> sp.csr_matrix:
         """:attr:`closure` with only the rows of ``nodes`` (the others empty): all that propagating labels
@@ -170,12 +159,17 @@ class Ontology:
         edges = len(self.parent) + (len(self.extra_edges[0]) if self.extra_edges is not None else 0)
         if not self.is_dag or "closure" in self.__dict__ or int(rows.sum()) * edges > CLIMB_BUDGET:
             return sp.csr_matrix(sp.diags(rows, dtype=np.int32) @ self.closure)
-        step = self._up
-        reach = frontier = sp.csr_matrix(sp.diags(rows, dtype=np.int32))
+        return self._climb(sp.csr_matrix(sp.diags(rows, dtype=np.int32)))
+
+    def _climb(self, start: sp.csr_matrix) -> sp.csr_matrix:
+        """``start`` (rows of 0/1 over nodes) with every ancestor of its marked nodes marked, by climbing one
+        edge at a time from the nodes reached last; each (row, ancestor) pair is reached once, however many
+        paths lead to it."""
+        reach = frontier = start
         for _ in range(len(self.levels)):  # each step climbs one level at least
-            frontier = (frontier @ step).tocsr()
+            frontier = (frontier @ self._up).tocsr()
             frontier.data[:] = 1
-            frontier = (frontier - frontier.multiply(reach)).tocsr()  # each pair once
+            frontier = (frontier - frontier.multiply(reach)).tocsr()  # pairs reached already are dropped
             frontier.eliminate_zeros()
             if frontier.nnz == 0:
                 break
