@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 SIZES = {  # label: (documents, ontology, families the gold standard draws from)
@@ -123,11 +124,11 @@ def worker_cli(g: str, p: str, out: str, ontology: str = "auto") -> dict:
     return {"cli_wall_s": wall, "cli_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
-WORKERS = {"core": worker_core, "dense": worker_dense, "cli": worker_cli, "ontology": worker_ontology}
+WORKERS: dict[str, Callable[..., dict]] = {"core": worker_core, "dense": worker_dense, "cli": worker_cli, "ontology": worker_ontology}
 
 
-def in_subprocess(kind: str, *paths: Path) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--worker", kind, *map(str, paths)],
+def in_subprocess(kind: str, *args: str | Path) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--worker", kind, *map(str, args)],
                          check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 

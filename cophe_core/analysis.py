@@ -485,7 +485,7 @@ def score_analysis(analysis: Analysis) -> Scoring:
 
     def stream(f: InputFile) -> io.BytesIO:
         s = io.BytesIO(f.data)
-        s.name = f.name  # type: ignore[attr-defined]  # the readers take a stream's name for messages and format
+        s.name = f.name  # the readers take a stream's name for messages and format
         return s
 
     o = analysis.options

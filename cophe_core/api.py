@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,7 +21,7 @@ from .labels import Corpus, encode
 from .metrics import Evaluation, evaluate_corpus
 from .ontology import Ontology, load_ontology
 from .readers import InputError, RawLabels, RawScores, Source, read_input, read_labels
-from .scores import ScoredRun, check_rule, score_run, tune_threshold
+from .scores import Rule, ScoredRun, check_rule, score_run, tune_threshold
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -89,7 +89,7 @@ class Scoring:
             rows = self._rows[name]  # the run's decisions, placed back on the corpus's document rows
             place = sp.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, np.arange(len(rows)))),
                                   shape=(n_docs, len(rows)))
-            runs[name] = (place @ run.decide(**{rule[0]: rule[1]})).astype(np.int8).tocsr()
+            runs[name] = (place @ run.decide(**_keywords(rule))).astype(np.int8).tocsr()
         return Scoring(replace(self.corpus, runs=runs), self._detection, self.scored, rule, self.dev, self._rows)
 
 
@@ -144,7 +144,7 @@ def score_labels(
     scored = {name: ScoredRun(corpus.ontology, corpus.docs[r], corpus.gold[r], corpus.runs[name][r], None, corpus)
               for name, r in rows.items()}
     scoring = Scoring(corpus, detection, scored, _rows=rows)
-    return scoring.with_rule(**{rule[0]: rule[1]}) if rule else scoring
+    return scoring.with_rule(**_keywords(rule)) if rule else scoring
 
 
 def score_files(
@@ -220,9 +220,9 @@ def decide_run(
         raise InputError("the predictions are scores: give a threshold, a top-k, or a development split to "
                          "tune the threshold on (--threshold T, --top-k K or --tune-on DEV_GOLD DEV_SCORES)")
     gold = _read(gold, "gold", doc_col, code_col, gold=True)
-    scores = _read(scores, "scores", doc_col, code_col)
-    if not isinstance(scores, RawScores):
-        raise InputError(f"{scores.name}: holds code sets, not scores; --threshold, --top-k and --tune-on need a "
+    read = _read(scores, "scores", doc_col, code_col)
+    if not isinstance(read, RawScores):
+        raise InputError(f"{read.name}: holds code sets, not scores; --threshold, --top-k and --tune-on need a "
                          "scores file (doc_id,code,score rows, or one score column per code)")
     info: dict = {}
     dev = None
@@ -230,19 +230,27 @@ def decide_run(
     if tune_on is not None:
         dev_gold = _read(tune_on[0], "dev_gold", doc_col, code_col, gold=True)
         dev_scores = _read(tune_on[1], "dev_scores", doc_col, code_col)
-        ontology, detection = _ontology_for(ontology, [dev_gold, gold, dev_scores, scores])
+        if not isinstance(dev_scores, RawScores):
+            raise InputError(f"{dev_scores.name}: holds code sets, not scores; --tune-on needs the development "
+                             "split's scores (doc_id,code,score rows, or one score column per code)")
+        ontology, detection = _ontology_for(ontology, [dev_gold, gold, dev_scores, read])
         dev = score_run(dev_gold, dev_scores, ontology, system=system, max_level=max_level)
         curve = dev.curve()
         threshold = tune_threshold(curve, measure)
         info["tuned_on"] = {"gold": dev_gold.name, "scores": dev_scores.name, "measure": measure,
                             "curve": curve.to_dict(orient="list")}
-    scoring = score_labels(gold, {"pred": scores}, ontology=ontology, system=system, threshold=threshold,
+    scoring = score_labels(gold, {"pred": read}, ontology=ontology, system=system, threshold=threshold,
                            top_k=top_k)
     scoring.dev = dev
     if detection:
         scoring._detection = detection
     info.update({"threshold": threshold, "top_k": top_k, "ranking": scoring.scored["pred"].ranking()})
     return scoring, info
+
+
+def _keywords(rule: Rule) -> dict[str, Any]:
+    """``("threshold", 0.5)`` → ``{"threshold": 0.5}``: a checked rule as the keywords of ``decide``."""
+    return {rule[0]: rule[1]}
 
 
 def _ontology_for(ontology: str | Ontology | nx.DiGraph, inputs: list[RawLabels]) -> tuple[Ontology, str | None]:

@@ -197,7 +197,7 @@ def _score(args: argparse.Namespace) -> int:
     if decision is not None:
         result["decision"] = decision
     warnings, rejected = list(run.corpus.warnings), run.corpus.rejected
-    if run.dev is not None:  # the development split a threshold was tuned on
+    if run.dev is not None and run.dev.corpus is not None:  # the development split a threshold was tuned on
         warnings += [f"development split: {w}" for w in run.dev.corpus.warnings]
         rejected = pd.concat([r for r in (rejected, run.dev.corpus.rejected) if len(r)] or [rejected],
                              ignore_index=True)

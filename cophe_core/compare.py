@@ -51,9 +51,9 @@ def headlines(evals: dict[str, Evaluation], intervals: dict[str, pd.DataFrame] |
             row[col] = scores[m][stat]
             if intervals is not None:
                 fig = _figure_id(m, stat)
-                found = table is not None and fig in table.index
-                row[f"{col}_low"] = table.loc[fig, "low"] if found else np.nan
-                row[f"{col}_high"] = table.loc[fig, "high"] if found else np.nan
+                bounds = table.loc[fig] if table is not None and fig in table.index else None
+                row[f"{col}_low"] = bounds["low"] if bounds is not None else np.nan
+                row[f"{col}_high"] = bounds["high"] if bounds is not None else np.nan
         rows[run] = row
     out = pd.DataFrame.from_dict(rows, orient="index", dtype=float)
     out.index.name = "run"

@@ -133,7 +133,7 @@ def _resolve_icd9(codes, onto, system):
                           "holds (--system diagnosis|procedure)")
             continue
         try:
-            parsed[i] = p = icd9_mod.parse_code(c, system)  # type: ignore[arg-type]
+            parsed[i] = p = icd9_mod.parse_code(c, system)
         except ValueError as e:
             reasons[i] = str(e)
             continue
@@ -180,7 +180,7 @@ def _resolve_icd10(codes, onto, system):
         elif cm and not has_pcs and "." not in c and c.strip().upper() in icd10_mod.pcs_code_list():
             reasons[i] = f"{c.strip()} is an ICD-10-PCS procedure code; choose the ontology icd10 (CM + PCS)"
         elif cm or pcs:
-            canonical[i] = cm or pcs  # well-formed, not in the code set: placed below
+            canonical[i] = str(cm or pcs)  # well-formed, not in the code set: placed below
         else:
             what = {"icd10cm": "ICD-10-CM", "icd10pcs": "ICD-10-PCS"}.get(onto.name, "ICD-10-CM or PCS")
             reasons[i] = (f"not a well-formed {what} code (CM looks like E11.9 or S52.044Q; PCS is seven "

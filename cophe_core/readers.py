@@ -46,7 +46,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -328,7 +328,7 @@ def _parse(data: bytes, name: str, fmt: str, doc_col: str | None, code_col: str 
 
 
 def _kind(frame: pd.DataFrame, name: str, doc_col: str | None, code_col: str | None,
-          score_col: str | None) -> tuple[str, object]:
+          score_col: str | None) -> tuple[str, Any]:
     """The kind of a table, from its columns (see the module docs): ``("long", score column)``,
     ``("wide", (code columns, their values as floats))`` or ``("labels", None)``."""
     cols = list(frame.columns)
@@ -500,7 +500,7 @@ def load_bytes(source: Source, name: str | None) -> tuple[bytes, str]:
     data = source.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
         raise InputError(f"{name}: larger than {MAX_BYTES // 2**20} MB; split the file")
-    return data, name or getattr(source, "name", "<stream>")
+    return data, name or str(getattr(source, "name", "<stream>"))
 
 
 def _detect_format(name: str, data: bytes) -> str:
@@ -573,7 +573,7 @@ def sniff_separator(text: str, name: str) -> str:
     """The most frequent of ``, tab | ;`` on the first line; an error naming the line if none occurs."""
     first = _first_line(text)
     counts = {d: first.count(d) for d in (",", "\t", "|", ";")}
-    sep = max(counts, key=counts.get)
+    sep = max(counts, key=counts.__getitem__)
     if counts[sep] == 0:
         raise InputError(
             f"{name}, line 1: found a single column {first[:60]!r}; expected a document id "

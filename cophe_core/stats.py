@@ -375,7 +375,7 @@ def _macro_draws(per_run: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]], f
     its interval resamples them (Poisson weights, one per node, shared by every run and figure, so that
     differences are paired). Resampling documents instead drops a code seen in one document from 37% of
     resamples, which shifts a per-code average away from its own estimate."""
-    union = np.unique(np.concatenate([ids for run in per_run.values() for ids, _ in run.values()] or [[0]]))
+    union = np.unique(np.concatenate([ids for run in per_run.values() for ids, _ in run.values()] or [np.zeros(1, int)]))
     # one column of F1 values and one of in-play marks per (run, figure), over the union of their codes:
     # a resample's averages are then one product of its weights with this matrix
     runs = list(per_run)

@@ -129,6 +129,10 @@ def generate_run(gold: pd.DataFrame, profile: str, *, seed: int = 0, onto: Ontol
     out_doc: list[str] = []
     out_code: list[str] = []
 
+    def add(doc: str, code: str) -> None:
+        out_doc.append(doc)
+        out_code.append(code)
+
     def sibling(cat: int, exclude: str) -> str | None:
         members = [str(onto.keys[m]) for m in fams[cat] if onto.keys[m] != exclude]
         return members[rng.integers(len(members))] if members else None
@@ -136,27 +140,27 @@ def generate_run(gold: pd.DataFrame, profile: str, *, seed: int = 0, onto: Ontol
     for doc, code, cat, r, v in zip(gold.doc_id, gold.code, cats, u, plant):
         if profile == "siblings":
             if code in planted and v < PLANT_RATE:
-                out_doc.append(doc), out_code.append(planted[code])
+                add(doc, planted[code])
             elif r < 0.55:
-                out_doc.append(doc), out_code.append(code)
+                add(doc, code)
             elif r < 0.85 and (s := sibling(cat, code)):
-                out_doc.append(doc), out_code.append(s)
+                add(doc, s)
         elif profile == "overcoder":
             if r < 0.78:
-                out_doc.append(doc), out_code.append(code)
+                add(doc, code)
             if rng.random() < 0.45:
                 for _ in range(1 + rng.binomial(1, 0.4)):
                     if s := sibling(cat, code):
-                        out_doc.append(doc), out_code.append(s)
+                        add(doc, s)
         else:  # conservative: keeps frequent codes more often
             keep = 0.35 + 0.4 * min(frequent.get(code, 0) / frequent.iloc[0], 1.0) ** 0.3
             if r < keep:
-                out_doc.append(doc), out_code.append(code)
+                add(doc, code)
     n_noise = {"siblings": 1.2, "overcoder": 1.5, "conservative": 0.25}[profile]
     docs = gold.doc_id.unique()
     for doc in docs:
         for m in rng.choice(pool, size=rng.poisson(n_noise)):
-            out_doc.append(doc), out_code.append(str(onto.keys[m]))
+            add(doc, str(onto.keys[m]))
     return pd.DataFrame({"doc_id": out_doc, "code": out_code}).drop_duplicates(ignore_index=True)
 
 
@@ -174,14 +178,20 @@ def generate_scores(gold: pd.DataFrame, *, seed: int = 0, onto: Ontology | None 
     hard = rng.random(len(gold)) < 0.2
     rows = {"doc_id": list(gold.doc_id), "code": list(gold.code),
             "score": list(np.where(hard, rng.beta(2, 5, len(gold)), rng.beta(5, 2, len(gold))))}
+
+    def add_scored(doc: str, code: str, score: float) -> None:
+        rows["doc_id"].append(doc)
+        rows["code"].append(code)
+        rows["score"].append(score)
+
     for doc, cat in zip(gold.doc_id, cats):
         members = fams[cat]
         for m in rng.choice(members, size=min(2, len(members)), replace=False):
-            rows["doc_id"].append(doc), rows["code"].append(str(onto.keys[m])), rows["score"].append(rng.beta(2, 4))
+            add_scored(doc, str(onto.keys[m]), rng.beta(2, 4))
     pool = np.concatenate(list(fams.values()))
     for doc in gold.doc_id.unique():
         for m in rng.choice(pool, size=10):
-            rows["doc_id"].append(doc), rows["code"].append(str(onto.keys[m])), rows["score"].append(rng.beta(1, 8))
+            add_scored(doc, str(onto.keys[m]), rng.beta(1, 8))
     out = pd.DataFrame(rows)
     out["score"] = out.score.round(4)
     return out.groupby(["doc_id", "code"], as_index=False, sort=False).score.max()

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import downloads
 import saved
@@ -25,6 +26,7 @@ import urlstate
 
 from cophe_core import InputError, Scoring, score_labels
 from cophe_core.labels import NothingScorable
+from cophe_core.metrics import Evaluation
 from cophe_core.ontology import load_ontology
 from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.readers import RawLabels, RawScores, read_input, read_labels
@@ -57,7 +59,7 @@ class Context:
 
     scoring: Scoring | None
     source: str
-    max_level: str
+    max_level: str | None
     run: str | None
     error: str | None = None
     scored: dict | None = None  # run → ScoredRun, for runs given as probabilities
@@ -68,15 +70,17 @@ class Context:
     slice: Slice | None = None  # the part of the data every page shows (None: everything)
     files: dict | None = None  # the inputs as given and how they were read: what Save analysis writes
 
-    def evaluation(self, run: str | None = None, *, max_level: str | None = None):
+    def evaluation(self, run: str | None = None, *, max_level: str | None = None) -> Evaluation:
         """The run's evaluation (up to ``max_level``, by default the sidebar's), restricted to the slice: a mask
         on the cached matrices, kept per slice."""
         level = max_level or self.max_level
-        ev = self.scoring.evaluation(run or self.run, max_level=level)
-        if self.slice is None:
+        name, scoring, part = run or self.run, self.scoring, self.slice
+        if scoring is None or name is None:
+            raise LookupError("no scored run to evaluate")  # views ask only through require_scoring()
+        ev = scoring.evaluation(name, max_level=level)
+        if part is None:
             return ev
-        return cached(self.scoring, ("sliced", run or self.run, level, self.slice.fingerprint),
-                      lambda: restrict(ev, self.slice))
+        return cached(scoring, ("sliced", name, level, part.fingerprint), lambda: restrict(ev, part))
 
     def evaluations_ahead(self, slices: list[Slice]) -> None:
         """Restrict every run to each of ``slices`` (the other choices of the sidebar's slice) in the
@@ -206,17 +210,16 @@ def read_inputs(gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]], *, 
     for (run, _, _), d in zip(runs, run_digests):
         h.update(run.encode() + b"\0" + d.encode())
     h.update((doc_col or "").encode() + b"\0" + (code_col or "").encode())
-    kw = {"doc_col": doc_col, "code_col": code_col}
-    raw_gold = read_upload(*gold, digest=gold_digest, gold=True, **kw)
-    raw_runs = {run: read_upload(name, data, digest=d, **kw) for (run, name, data), d in zip(runs, run_digests)}
+    raw_gold = read_upload(*gold, digest=gold_digest, gold=True, doc_col=doc_col, code_col=code_col)
+    raw_runs = {run: read_upload(name, data, digest=d, doc_col=doc_col, code_col=code_col)
+                for (run, name, data), d in zip(runs, run_digests)}
     return Inputs(h.hexdigest(), raw_gold, raw_runs)
 
 
 def _score(inputs: Inputs, onto: str, system: str, hier=None) -> Scoring:
     """Validated inputs; runs given as scores are decided by :data:`DEFAULT_RULE` (see :func:`scoring_for`)."""
     chosen = hier if onto == "custom" else (onto if onto == "auto" else ontology(onto))
-    return score_labels(inputs.gold, inputs.runs, ontology=chosen, system=system,
-                        **{DEFAULT_RULE[0]: DEFAULT_RULE[1]})
+    return score_labels(inputs.gold, inputs.runs, ontology=chosen, system=system, threshold=DEFAULT_RULE[1])
 
 
 @st.cache_resource(max_entries=len(SAMPLES), show_spinner="Scoring the sample…")
@@ -306,8 +309,11 @@ def sidebar() -> Context:
     error = notice = blocked = None
     scoring = None
     label = source
-    gold, runs, scored, reading = None, [], [], None
-    hierarchy = None
+    gold: tuple[str, bytes] | None = None
+    runs: list[tuple[str, str, bytes]] = []
+    scored: list[str] = []
+    reading: dict[str, str | None] | None = None
+    hierarchy: tuple[str, bytes] | None = None
     if source in SAMPLES:
         gold, runs, onto = sample_inputs(source)
         inputs = read_inputs(gold, runs)
@@ -325,8 +331,9 @@ def sidebar() -> Context:
             notice = None if error else "Open a file made with Save analysis (or by cophe score … --save)."
         else:
             o = opened.options
-            onto, hierarchy = o.get("ontology") or "auto", opened.hierarchy and (opened.hierarchy.name,
-                                                                                 opened.hierarchy.data)
+            onto = o.get("ontology") or "auto"
+            if opened.hierarchy is not None:
+                hierarchy = (opened.hierarchy.name, opened.hierarchy.data)
             reading = {"doc_col": o.get("doc_col"), "code_col": o.get("code_col"), "system": o.get("system") or "auto"}
             gold = (opened.gold.name, opened.gold.data)
             runs = [(run, f.name, f.data) for run, f in opened.runs.items()]
@@ -337,13 +344,15 @@ def sidebar() -> Context:
                 inputs = read_inputs(gold, runs, doc_col=reading["doc_col"], code_col=reading["code_col"])
                 scored = inputs.scored
                 rule = decision_rule(sb, scored)
-                scoring = scoring_for(inputs, onto=onto, system=reading["system"], hierarchy=hierarchy, rule=rule)
+                scoring = scoring_for(inputs, onto=onto, system=reading["system"] or "auto", hierarchy=hierarchy,
+                                      rule=rule)
             except NothingScorable as e:
                 blocked, error = e, str(e)
             except InputError as e:
                 error = str(e)
     else:
-        onto = sb.selectbox("Code system", list(ONTOLOGIES), format_func=ONTOLOGIES.get, key="ontology")
+        onto = sb.selectbox("Code system", list(ONTOLOGIES), format_func=ONTOLOGIES.__getitem__,
+                            key="ontology")
         if onto == "custom":
             hfile = sb.file_uploader("Hierarchy", type=["csv", "json"], key="hierarchy_file",
                                      max_upload_size=MAX_UPLOAD_MB,
@@ -357,7 +366,6 @@ def sidebar() -> Context:
                                      "';'-joined codes; CSV/TSV, CAML .psv, JSON/JSONL or Parquet.")
         run_files = sb.file_uploader("Model runs (one file each)", type=UPLOAD_TYPES, key="run_files",
                                      accept_multiple_files=True, max_upload_size=MAX_RUN_UPLOAD_MB)
-        runs: list[tuple[str, str, bytes]] = []
         taken: set[str] = set()
         for i, f in enumerate(run_files or []):
             name = sb.text_input(f"Name of run {i + 1} ({label_md(f.name)})", value=_run_name(f.name, taken),
@@ -369,7 +377,7 @@ def sidebar() -> Context:
             runs.append((name, f.name, f.getvalue()))
         follow_renames([r[0] for r in runs], [r[1] for r in runs])
         with sb.expander("Reading options"):
-            system = st.selectbox("Undotted ICD-9 codes such as 4019 are", list(SYSTEMS), format_func=SYSTEMS.get,
+            system = st.selectbox("Undotted ICD-9 codes such as 4019 are", list(SYSTEMS), format_func=SYSTEMS.__getitem__,
                                   key="system", help="MIMIC stores diagnoses and procedures without dots in "
                                   "separate tables; 4019 is diagnosis 401.9 or procedure 40.19.")
             doc_col = st.text_input("Document id column", key="doc_col", placeholder="detected") or None
@@ -634,7 +642,16 @@ def context() -> Context:
     return st.session_state["_ctx"]
 
 
-def require_scoring() -> Context | None:
+class Ready(Context):
+    """A :class:`Context` with a scored run to show, as :func:`require_scoring` returns it: the same object,
+    with the type checker told that its scoring, run and highest level are set."""
+
+    scoring: Scoring
+    max_level: str
+    run: str
+
+
+def require_scoring() -> Ready | None:
     """The context if there is something to show; otherwise draw why not and return None."""
     ctx = context()
     if ctx.blocked is not None:
@@ -646,7 +663,7 @@ def require_scoring() -> Context | None:
     if ctx.notice:
         st.info(md(ctx.notice), icon=":material/upload_file:")
         return None
-    if ctx.scoring is None:
+    if ctx.scoring is None or ctx.run is None or ctx.max_level is None:
         st.info("No data yet.")
         return None
-    return ctx
+    return cast(Ready, ctx)

@@ -130,9 +130,10 @@ def _slices(scoring, dimension: str, meta, system: str) -> list[Slice]:
             return []
     if dimension == GOLD_COUNT:
         return data.cached(scoring, ("slices", GOLD_COUNT), lambda: gold_count_slices(corpus.gold))
-    if dimension.startswith(META) and meta is not None:
+    file = uploaded(META_FILE_KEY)
+    if dimension.startswith(META) and meta is not None and file is not None:
         column = dimension.removeprefix(META)
-        return data.cached(scoring, ("slices", dimension, data.file_digest(*uploaded(META_FILE_KEY))),
+        return data.cached(scoring, ("slices", dimension, data.file_digest(*file)),
                            lambda: metadata_slices(meta, corpus.docs, column))
     return []
 

@@ -129,7 +129,7 @@ def figure_name(figure: str, onto: Ontology) -> str:
     Category (3 digits)"."""
     m, lv, stat = figure_parts(figure)
     name = f"{measure(m)} {term(stat)}"
-    return name if lv in (None, "overall") else f"{name} at {level(onto, lv)}"
+    return name if lv is None or lv == "overall" else f"{name} at {level(onto, lv)}"
 
 
 def columns(df: pd.DataFrame, extra: dict[str, str] | None = None) -> pd.DataFrame:

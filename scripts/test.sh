@@ -3,8 +3,8 @@
 #
 #   1. installs Debian's chromium-headless-shell for the browser test, if missing;
 #   2. builds a brand-new virtual environment from requirements.txt plus the test extras, and runs deptry,
-#      ruff and the whole pytest suite there, never in the machine's own Python, so that nothing installed
-#      by hand can hide a missing install step;
+#      ruff (lint and format), mypy and the whole pytest suite there, never in the machine's own Python, so
+#      that nothing installed by hand can hide a missing install step;
 #   3. builds a second new environment at the lowest declared versions (constraints-lowest.txt) and runs
 #      deptry, ruff and the core and app tests there, so that every lower bound is a tested version.
 #
@@ -41,11 +41,14 @@ checks() {  # checks DIR PYTEST-ARGS...: deptry, ruff and pytest with the enviro
   shift
   "$py" -m deptry .
   "$py" -m ruff check .
+  "$py" -m ruff format --check .
   "$py" -m pytest -n 2 "$@"
 }
 
 phase "new environment: requirements.txt + test extras"
 fresh_venv "$VENVS/test" -r requirements.txt -e ".[test]"
+phase "types (mypy, latest versions: library type hints change between releases)"
+"$VENVS/test/bin/python" -m mypy
 phase "tests (latest versions)"
 checks "$VENVS/test" "$@"
 

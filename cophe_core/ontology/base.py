@@ -336,7 +336,7 @@ class OntologyBuilder:
         self.name = name
         self.levels = tuple(levels)
         self._lv = {name: i for i, name in enumerate(self.levels)}
-        self._index: dict[tuple[int, str], int] = {}
+        self._index: dict[tuple[int, str, str | None], int] = {}
         self._keys: list[str] = []
         self._titles: list[str] = []
         self._level: list[int] = []
@@ -350,7 +350,7 @@ class OntologyBuilder:
 
     def __contains__(self, node: tuple[str, str] | tuple[str, str, str | None]) -> bool:
         """Whether ``(level, key)`` or ``(level, key, system)`` is a node already."""
-        system = node[2] if len(node) > 2 else None  # type: ignore[misc]
+        system = node[2] if len(node) > 2 else None
         return (self._lv[node[0]], node[1], system) in self._index
 
     def load(self, onto: Ontology) -> None:

@@ -285,7 +285,9 @@ def hierarchy_from_networkx(graph: nx.DiGraph, *, name: str | None = None) -> On
     for node, attrs in graph.nodes(data=True):
         title = attrs.get("title", attrs.get("label"))
         title = "" if title is None else str(title)
-        parents = sorted(graph.pred[node], key=lambda p, n=node: not graph.edges[p, n].get("primary", False))
+        primary = [bool(graph.edges[p, node].get("primary", False)) for p in graph.pred[node]]
+        parents = [p for p, first in zip(graph.pred[node], primary) if first]  # the primary parent first
+        parents += [p for p, first in zip(graph.pred[node], primary) if not first]
         rows += [(key_of[node], key_of[p], title) for p in parents] or [(key_of[node], "", title)]
     frame = pd.DataFrame(rows, columns=["child", "parent", "title"], dtype=object)
     return _from_rows(frame, name=name or graph.name or "custom", source=source, code_set=source)
@@ -534,13 +536,13 @@ def hierarchy_from_cophe_json(obj: dict, *, name: str = "cophe-json", source: st
     for j in range(k, -1, -1):  # top level first, so parents exist before children
         for code, own, p in chains:
             if j > own:
-                key, parent = p[j - 1], ((levels[j + 1], p[j]) if j < k else None)
+                key, up = p[j - 1], ((levels[j + 1], p[j]) if j < k else None)
                 if (levels[j], key) not in b:
-                    b.add(levels[j], key, labels.get(key, key), parent=parent)
+                    b.add(levels[j], key, labels.get(key, key), parent=up)
             elif j == own:
-                parent = (levels[own + 1], p[own]) if own < k else None
+                up = (levels[own + 1], p[own]) if own < k else None
                 if (levels[j], code) not in b:
-                    b.add(levels[j], code, labels[code], parent=parent, code=True)
+                    b.add(levels[j], code, labels[code], parent=up, code=True)
                 else:  # listed earlier as someone's ancestor: make it a label too
                     b.add(levels[j], code, labels[code], code=True)
     return b.build()

@@ -39,6 +39,8 @@ __all__ = ["LEVELS", "ParsedCode", "parse_code", "icd9_ontology", "place_unliste
 
 LEVELS = ("e2", "e1", "e0", "block", "chapter")
 System = Literal["auto", "diagnosis", "procedure"]
+# CMS's long titles, v32: the diagnosis and procedure lists
+_CMS_LISTS: tuple[tuple[str, System], ...] = (("CMS32_DESC_LONG_DX.txt", "diagnosis"), ("CMS32_DESC_LONG_SG.txt", "procedure"))
 
 _DATA = Path(__file__).with_name("data")
 _DX = re.compile(r"^(\d{3}|V\d{2})(?:\.(\d{1,2}))?$|^(E\d{3})(?:\.(\d))?$")
@@ -197,8 +199,7 @@ def icd9_ontology() -> Ontology:
     # The two lists share undotted forms (4019 is 401.9 in DX and 40.19 in SG).
     parsed = [
         (parse_code(raw, system), title)
-        for filename, system in (("CMS32_DESC_LONG_DX.txt", "diagnosis"),
-                                 ("CMS32_DESC_LONG_SG.txt", "procedure"))
+        for filename, system in _CMS_LISTS
         for raw, title in _read_cms(filename).items()
     ]
     titles = {p.code: t for p, t in parsed}

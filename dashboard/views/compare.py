@@ -9,6 +9,7 @@ from texts import HELP, chart_words, figure_name, level, measure, term
 
 from cophe_core.compare import delta_subtree, disagreements, figure_parts, level_deltas, levels_side_by_side
 from cophe_core.families import family_changes
+from cophe_core.metrics import Evaluation
 from cophe_core.stats import NO_CLEAR, compare_runs, describe_difference, verdict
 
 HEADLINES = ["flat f1", "set_based overall f1", "cophe overall f1"]  # the figures given a verdict in words
@@ -22,7 +23,7 @@ def short_words(figure: str, onto) -> str:
     "Right family and count F1, Category (3 digits)"."""
     m, lv, stat = figure_parts(figure)
     name = f"{term(m)} {term('f1')} per code" if stat == "macro_f1" else f"{term(m)} {term(stat)}"
-    return name if lv in (None, "overall") else f"{name}, {level(onto, lv)}"
+    return name if lv is None or lv == "overall" else f"{name}, {level(onto, lv)}"
 
 
 def verdict_box(said: str):
@@ -128,7 +129,7 @@ def readable_runs(table: pd.DataFrame, onto) -> pd.DataFrame:
     return table.assign(figure_name=[figure_name(f, onto) for f in table.figure])
 
 
-def pair_section(ctx, names: list[str], onto):
+def pair_section(ctx, names: list[str], onto) -> tuple[str, str, Evaluation, Evaluation] | None:
     """Run A against run B: headline tiles, the change by level, and whether each headline change is real."""
     st.subheader("Two runs in depth", anchor=False)
     a_col, b_col = st.columns(2)

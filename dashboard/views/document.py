@@ -143,7 +143,7 @@ def navigator(ranked: pd.DataFrame, names: list[str]) -> str:
     errors = dict(zip(order, ranked.errors.tolist()))
     position = {d: i for i, d in enumerate(order)}
     doc = st.session_state.get("doc_id")
-    if doc not in position:
+    if not isinstance(doc, str) or doc not in position:
         doc = order[0]
         st.session_state["doc_id"] = doc
     i = position[doc]
@@ -228,7 +228,7 @@ def families_tabs(ev_of: dict, doc: str) -> None:
         return
     kind_of: dict[str, str] = {}
     for lv, tab in zip(levels, st.tabs([texts.level(onto, lv) for lv in levels])):
-        merged = None
+        merged: pd.DataFrame | None = None
         status_cols: list[str] = []
         for run, t in tables.items():
             part = t[t.level == lv][["code", "title", "gold", "status"]]
@@ -238,6 +238,8 @@ def families_tabs(ev_of: dict, doc: str) -> None:
             part = part.assign(status=[w for _, w in words]).rename(columns={"status": status})
             merged = part if merged is None else merged.merge(part, on=["code", "title", "gold"], how="outer")
             status_cols.append(status)
+        if merged is None:
+            continue
         # a family only one run writes codes of: the other writes none, and the gold standard has none
         merged[status_cols] = merged[status_cols].fillna("")
         merged = merged.sort_values("code", ignore_index=True)

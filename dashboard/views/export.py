@@ -58,11 +58,13 @@ if ctx:
     st.subheader("One-page report", anchor=False)
     st.caption("A report is made when you ask for it (a few seconds), then downloaded with the next click.")
 
+    top = ctx.max_level
+
     def run_report() -> str:
         errors = ev.nodes.assign(errors=ev.nodes.fp + ev.nodes.fn).nlargest(30, "errors")
         sections = [
             ("Settings", reports.settings_lines(ctx, 1000)[:3]),
-            ("Scores by level", [f"{len(ev.docs):,} documents; levels up to {level(onto, ctx.max_level)}.",
+            ("Scores by level", [f"{len(ev.docs):,} documents; levels up to {level(onto, top)}.",
                                  levels_bar(levels_side_by_side({run: ev}), levels=names, words=chart_words()),
                                  reports.readable(ev.levels_table, onto)]),
             ("Within families", describe_gaps(ev, run, level_name=lambda lv: level(onto, lv))
@@ -79,10 +81,11 @@ if ctx:
     downloads.prepared(g, f"Report for run {run}", run_report, f"report_{run}.html", "text/html", key="dl_report",
                        source=(ev, focus))
     if len(runs) >= 2:
-        a, b = reports.compare_pair(runs, st.session_state)
+        run_a, run_b = reports.compare_pair(runs, st.session_state)
         resamples = st.session_state.get("cmp_resamples", 1000)
         downloads.prepared(
-            h, f"Comparison report: {b} − {a}, with every run against {a}",
-            lambda: reports.compare_report(ctx, evals, a, b, resamples=resamples, focus=focus),
-            f"compare_{b}_vs_{a}.html", "text/html", key="dl_cmp_report", source=(*runs_now, a, b, resamples, focus),
+            h, f"Comparison report: {run_b} − {run_a}, with every run against {run_a}",
+            lambda: reports.compare_report(ctx, evals, run_a, run_b, resamples=resamples, focus=focus),
+            f"compare_{run_b}_vs_{run_a}.html", "text/html", key="dl_cmp_report",
+            source=(*runs_now, run_a, run_b, resamples, focus),
             help="Runs A and B as chosen on the Compare page.")

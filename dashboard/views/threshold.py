@@ -12,6 +12,7 @@ from figures import threshold_curve
 from texts import chart_words, technical, term
 
 from cophe_core import InputError
+from cophe_core.readers import RawScores
 from cophe_core.scores import score_run, tune_threshold
 
 SAMPLE_DEV = (data.SAMPLE / "icd9" / "dev_gold.csv", data.SAMPLE / "icd9" / "dev_scores.csv")
@@ -35,14 +36,18 @@ def use_threshold(t: float) -> None:
     st.session_state["threshold"] = t
 
 
-def dev_curve(ctx: data.Context, dev: tuple[tuple[str, bytes], tuple[str, bytes]]) -> tuple[pd.DataFrame, list[str]]:
+def dev_curve(ctx: data.Ready, dev: tuple[tuple[str, bytes], tuple[str, bytes]]) -> tuple[pd.DataFrame, list[str]]:
     """The development split's threshold curve and input warnings, read as the test inputs were."""
     reading = ctx.reading or {}
-    kw = {"doc_col": reading.get("doc_col"), "code_col": reading.get("code_col")}
-    gold, scores = data.read_upload(*dev[0], **kw), data.read_upload(*dev[1], **kw)
-    run = score_run(gold, scores, ctx.scoring.corpus.ontology, system=reading.get("system", "auto"),
+    doc_col, code_col = reading.get("doc_col"), reading.get("code_col")
+    gold = data.read_upload(*dev[0], doc_col=doc_col, code_col=code_col, gold=True)
+    scores = data.read_upload(*dev[1], doc_col=doc_col, code_col=code_col)
+    if not isinstance(scores, RawScores):
+        raise InputError(f"{dev[1][0]}: holds code sets, not scores; tuning needs the development split's scores "
+                         "(doc_id,code,score rows, or one score column per code)")
+    run = score_run(gold, scores, ctx.scoring.corpus.ontology, system=reading.get("system") or "auto",
                     max_level=ctx.max_level)
-    return run.curve(), run.corpus.warnings
+    return run.curve(), run.corpus.warnings if run.corpus is not None else []
 
 
 st.title("Threshold")
@@ -63,7 +68,7 @@ if ctx:
     dev = None
     if ctx.source.startswith("Sample: ICD-9"):
         if st.toggle("Use the sample's development split (500 other synthetic documents)", key="use_dev"):
-            dev = tuple((p.name, p.read_bytes()) for p in SAMPLE_DEV)
+            dev = ((SAMPLE_DEV[0].name, SAMPLE_DEV[0].read_bytes()), (SAMPLE_DEV[1].name, SAMPLE_DEV[1].read_bytes()))
     else:
         c1, c2 = st.columns(2)
         dg = c1.file_uploader("Development gold standard", type=data.UPLOAD_TYPES, key="dev_gold",

@@ -315,6 +315,13 @@ def test_mimic_table_is_not_mistaken_for_scores():
         read_scores(data, name="DIAGNOSES_ICD.csv")
 
 
+def test_a_development_split_of_code_sets_is_refused_by_name():
+    gold = b"doc_id,code\n1,401.9\n"
+    scores = b"doc_id,code,score\n1,401.9,0.8\n"
+    with pytest.raises(InputError, match=r"^dev_pred.csv: holds code sets, not scores; --tune-on"):
+        decide_run(gold, scores, tune_on=(gold, read_input(b"doc_id,code\n1,401.9\n", name="dev_pred.csv")))
+
+
 def test_cli_with_scores_and_a_dev_split(tmp_path):
     out = subprocess.run([sys.executable, "-m", "cophe_core", "score", "--gold", str(SAMPLE / "gold.csv"),
                           "--pred", str(SAMPLE / "scores_model.csv"), "--tune-on", str(SAMPLE / "dev_gold.csv"),
