@@ -67,7 +67,7 @@ SEL = {
     "sidebar": "[data-testid=stSidebar]",
     # the levels page: numbers drawn (metric cards or a table, whichever the page uses) and the chart
     "numbers": "[data-testid=stMain] :is([data-testid=stMetric], [data-testid=stTable], [data-testid=stDataFrame], "
-               "[data-testid=stMarkdown] table)",
+    "[data-testid=stMarkdown] table)",
     "chart": "[data-testid=stMain] .js-plotly-plot",
     # the upload
     "upload_radio": "Upload files",  # label of the Source radio option
@@ -132,6 +132,7 @@ TILES_JS = """
 
 # -- the server and the page -------------------------------------------------------------------
 
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -168,11 +169,30 @@ def start_server(log_path: Path, runs_path: Path | None = None) -> tuple[subproc
     port = free_port()
     log = open(log_path, "w")  # noqa: SIM115 - closed with the process
     start = ["-c", SERVER_TIMING] if runs_path else ["-m", "streamlit"]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", **({"COPHE_BENCH_RUNS": str(runs_path)} if runs_path else {})}
+    env = {
+        **os.environ,
+        "PYTHONUNBUFFERED": "1",
+        **({"COPHE_BENCH_RUNS": str(runs_path)} if runs_path else {}),
+    }
     proc = subprocess.Popen(
-        [sys.executable, *start, "run", "dashboard/app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env,
+        [
+            sys.executable,
+            *start,
+            "run",
+            "dashboard/app.py",
+            "--server.headless",
+            "true",
+            "--server.address",
+            "127.0.0.1",
+            "--server.port",
+            str(port),
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
@@ -245,7 +265,8 @@ class Bench:
         the first run started (the event reaching the server), and from the last run's end until now (the
         browser drawing what the run sent, and this process noticing)."""
         marks, now = self.page.evaluate(
-            "(b0) => [window.__benchMarks.filter((m) => m.t >= b0), performance.now()]", b0)
+            "(b0) => [window.__benchMarks.filter((m) => m.t >= b0), performance.now()]", b0
+        )
         running, runs, started, first, last_idle = 0.0, 0, None, None, None
         for m in marks:
             busy = m["s"] != "notRunning"
@@ -257,20 +278,29 @@ class Bench:
                 started, last_idle = None, m["t"]
         if started is not None:
             running += now - started
-        return {"running_s": running / 1000, "runs": runs,
-                "to_run_s": None if first is None else (first - b0) / 1000,
-                "after_run_s": None if last_idle is None or started is not None else (now - last_idle) / 1000}
+        return {
+            "running_s": running / 1000,
+            "runs": runs,
+            "to_run_s": None if first is None else (first - b0) / 1000,
+            "after_run_s": None if last_idle is None or started is not None else (now - last_idle) / 1000,
+        }
 
     def record(self, name: str, samples: list[dict], target: float | None, what: str) -> None:
         secs = [x["s"] for x in samples]
         self.figures[name] = {
-            "what": what, "n": len(secs), "median_s": statistics.median(secs), "min_s": min(secs),
-            "max_s": max(secs), "running_median_s": statistics.median(x["running_s"] for x in samples),
-            "runs_per_action": max(x["runs"] for x in samples), "samples_s": secs,
+            "what": what,
+            "n": len(secs),
+            "median_s": statistics.median(secs),
+            "min_s": min(secs),
+            "max_s": max(secs),
+            "running_median_s": statistics.median(x["running_s"] for x in samples),
+            "runs_per_action": max(x["runs"] for x in samples),
+            "samples_s": secs,
             "running_s": [x["running_s"] for x in samples],
             "to_run_median_s": _median([x.get("to_run_s") for x in samples]),
             "after_run_median_s": _median([x.get("after_run_s") for x in samples]),
-            "server_median_s": _median([x.get("server_s") for x in samples]), "target_s": target,
+            "server_median_s": _median([x.get("server_s") for x in samples]),
+            "target_s": target,
             "met": None if target is None else statistics.median(secs) <= target,
         }
 
@@ -321,21 +351,31 @@ CHANGED_JS = """([css, has, before]) => {
 
 
 def text_of(page, css: str, has: str) -> str:
-    return page.evaluate("([css, has]) => ([...document.querySelectorAll(css)]"
-                         ".find((e) => e.textContent.includes(has)) || {textContent: ''}).textContent", [css, has])
+    return page.evaluate(
+        "([css, has]) => ([...document.querySelectorAll(css)]"
+        ".find((e) => e.textContent.includes(has)) || {textContent: ''}).textContent",
+        [css, has],
+    )
 
 
 # -- the steps ---------------------------------------------------------------------------------
 
+
 def step_shell(b: Bench, url: str) -> None:
     t = b.timed(lambda: b.page.goto(url), SEL["numbers"], SEL["chart"])
     t.update(b.running_since(0.0))  # a new document: its clock starts at the navigation
-    b.record("shell_with_sample", [t], TARGET_FIRST_VIEW_S,
-             "first visit, cold server: the app with the bundled sample until its numbers (metrics or table) and "
-             "chart are drawn")
+    b.record(
+        "shell_with_sample",
+        [t],
+        TARGET_FIRST_VIEW_S,
+        "first visit, cold server: the app with the bundled sample until its numbers (metrics or table) and "
+        "chart are drawn",
+    )
     phases = b.page.evaluate(SHELL_PHASES_JS)
     # seen from here (the navigation starts a little after the call): goto returns at the load event
-    phases |= dict(zip(("goto_returned", "numbers_drawn", "chart_drawn"), (round(x, 3) for x in t["reached_s"])))
+    phases |= dict(
+        zip(("goto_returned", "numbers_drawn", "chart_drawn"), (round(x, 3) for x in t["reached_s"]))
+    )
     b.figures["shell_with_sample"]["phases_s"] = phases
     b.shot("levels_sample")
 
@@ -348,25 +388,49 @@ def step_upload(b: Bench, files: dict[str, Path], n_docs: int) -> None:
     inputs.nth(1).wait_for(state="attached", timeout=WAIT_MS)
     runs = [files["siblings"], files["overcoder"], files["scores"]]
     # the runs first: their rerun draws a name box per run, a state that says the upload reached the server
-    up_runs = b.timed(lambda: inputs.nth(1).set_input_files([str(p) for p in runs]),
-                      *(SEL["run_name_box"].format(file=p.name) for p in runs))
+    up_runs = b.timed(
+        lambda: inputs.nth(1).set_input_files([str(p) for p in runs]),
+        *(SEL["run_name_box"].format(file=p.name) for p in runs),
+    )
     b.shot("runs_uploaded")
-    up_gold = b.timed(lambda: inputs.nth(0).set_input_files(str(files["gold"])),
-                      SEL["upload_numbers"].format(n_docs=f"{n_docs:,}"), SEL["numbers"], SEL["chart"])
+    up_gold = b.timed(
+        lambda: inputs.nth(0).set_input_files(str(files["gold"])),
+        SEL["upload_numbers"].format(n_docs=f"{n_docs:,}"),
+        SEL["numbers"],
+        SEL["chart"],
+    )
     b.shot("levels_upload")
-    b.record("switch_to_upload", [switch], None, "click 'Upload files' until the uploaders and the notice show")
-    b.record("upload_runs", [up_runs], None, "3 run files (2 code sets, 1 scores) until a name box per run shows")
-    b.record("upload_gold_to_numbers", [up_gold], None, "gold file until Scores by level shows the upload's numbers")
+    b.record(
+        "switch_to_upload", [switch], None, "click 'Upload files' until the uploaders and the notice show"
+    )
+    b.record(
+        "upload_runs", [up_runs], None, "3 run files (2 code sets, 1 scores) until a name box per run shows"
+    )
+    b.record(
+        "upload_gold_to_numbers",
+        [up_gold],
+        None,
+        "gold file until Scores by level shows the upload's numbers",
+    )
+
     def total(*parts: dict) -> dict:
         server = [p.get("server_s") for p in parts]
-        return {"s": sum(p["s"] for p in parts), "running_s": sum(p["running_s"] for p in parts),
-                "runs": sum(p["runs"] for p in parts), "server_s": None if None in server else sum(server)}
+        return {
+            "s": sum(p["s"] for p in parts),
+            "running_s": sum(p["running_s"] for p in parts),
+            "runs": sum(p["runs"] for p in parts),
+            "server_s": None if None in server else sum(server),
+        }
 
     up = total(up_runs, up_gold)
     b.record("upload_to_numbers", [up], None, "the two uploads together")
     first = total(switch, up_runs, up_gold)
-    b.record("first_complete_view", [first], TARGET_FIRST_VIEW_S,
-             "switch to upload + upload runs + upload gold, until the numbers are drawn and idle")
+    b.record(
+        "first_complete_view",
+        [first],
+        TARGET_FIRST_VIEW_S,
+        "switch to upload + upload runs + upload gold, until the numbers are drawn and idle",
+    )
 
 
 def step_levels(b: Bench) -> None:
@@ -378,22 +442,31 @@ def step_levels(b: Bench) -> None:
 
     def change(level: str) -> dict:
         before = text_of(page, css, has)
-        return b.timed(choose(page, SEL["level_box"], level).click, lambda: page.wait_for_function(
-            CHANGED_JS, arg=[css, has, before], timeout=WAIT_MS))
+        return b.timed(
+            choose(page, SEL["level_box"], level).click,
+            lambda: page.wait_for_function(CHANGED_JS, arg=[css, has, before], timeout=WAIT_MS),
+        )
 
     samples = [change(levels[i % 2]) for i in range(REPEATS)]
     if REPEATS % 2:  # back to the default level
         change(levels[1])
-    b.record("change_highest_level", samples, TARGET_INTERACTION_S,
-             f"sidebar 'Highest level' {levels[0]} ⇄ {levels[1]} on Scores by level, until the caption "
-             f"'{has} …' changes")
+    b.record(
+        "change_highest_level",
+        samples,
+        TARGET_INTERACTION_S,
+        f"sidebar 'Highest level' {levels[0]} ⇄ {levels[1]} on Scores by level, until the caption "
+        f"'{has} …' changes",
+    )
     b.shot("levels_changed")
 
 
 def step_tree(b: Bench) -> None:
     page = b.page
-    t = b.timed(lambda: page.locator(SEL["sidebar"]).get_by_role("link", name=SEL["tree_link"]).click(),
-                SEL["tree_drawn"], SEL["at_root"])
+    t = b.timed(
+        lambda: page.locator(SEL["sidebar"]).get_by_role("link", name=SEL["tree_link"]).click(),
+        SEL["tree_drawn"],
+        SEL["at_root"],
+    )
     b.record("open_tree_page", [t], None, "sidebar link to the tree page until the icicle and its table show")
     b.shot("tree_root")
 
@@ -405,10 +478,17 @@ def step_run(b: Bench) -> None:
     samples = []
     for i in range(REPEATS):
         run = runs[i % 2]
-        samples.append(b.timed(choose(page, SEL["run_box"], run).click, SEL["run_done"].format(run=run),
-                               SEL["tree_drawn"]))
-    b.record("change_run", samples, TARGET_INTERACTION_S,
-             f"sidebar 'Run' {runs[0]} ⇄ {runs[1]} on the tree page, until the page names the run")
+        samples.append(
+            b.timed(
+                choose(page, SEL["run_box"], run).click, SEL["run_done"].format(run=run), SEL["tree_drawn"]
+            )
+        )
+    b.record(
+        "change_run",
+        samples,
+        TARGET_INTERACTION_S,
+        f"sidebar 'Run' {runs[0]} ⇄ {runs[1]} on the tree page, until the page names the run",
+    )
     if REPEATS % 2:  # leave the first run selected
         b.timed(choose(page, SEL["run_box"], runs[1]).click, SEL["run_done"].format(run=runs[1]))
     b.shot("tree_run_changed")
@@ -426,7 +506,9 @@ def tile_surface(page, tile_id: str):
     """The clickable surface of the slice whose plotly id is ``tile_id``."""
     index = page.locator(SEL["tiles"]).evaluate_all(
         "(els, id) => els.findIndex((el) => el.__data__ && el.__data__.data && el.__data__.data.data "
-        "&& String(el.__data__.data.data.id) === id)", tile_id)
+        "&& String(el.__data__.data.data.id) === id)",
+        tile_id,
+    )
     if index < 0:
         raise RuntimeError(f"tile {tile_id} is no longer drawn")
     return page.locator(SEL["tiles"]).nth(index).locator("path.surface")
@@ -443,12 +525,25 @@ def step_focus(b: Bench) -> None:
         focus.append(b.timed(lambda s=surface: s.click(force=True), SEL["focused"].format(code=code)))
         if len(focus) == 1:
             b.shot("tree_focus")
-        back.append(b.timed(lambda: page.get_by_role("button", name=SEL["root_button"], exact=True).click(),
-                            SEL["at_root"], SEL["tree_drawn"]))
-    b.record("focus_family", focus, TARGET_INTERACTION_S,
-             f"click the largest tile ({label}) until the breadcrumb '› {code}' shows")
-    b.record("back_to_all_codes", back, TARGET_INTERACTION_S,
-             "breadcrumb 'All codes' until 'Inside all codes' and the icicle show")
+        back.append(
+            b.timed(
+                lambda: page.get_by_role("button", name=SEL["root_button"], exact=True).click(),
+                SEL["at_root"],
+                SEL["tree_drawn"],
+            )
+        )
+    b.record(
+        "focus_family",
+        focus,
+        TARGET_INTERACTION_S,
+        f"click the largest tile ({label}) until the breadcrumb '› {code}' shows",
+    )
+    b.record(
+        "back_to_all_codes",
+        back,
+        TARGET_INTERACTION_S,
+        "breadcrumb 'All codes' until 'Inside all codes' and the icicle show",
+    )
     b.shot("tree_back")
 
 
@@ -464,8 +559,10 @@ def step_ranked(b: Bench) -> None:
         table = main.locator(f"*:has-text('{SEL['ranked_title']}') ~ * :is({SEL['ranked_table']})")
         present = table.count() > 0
         print(f"ranked panel: a section, not an expander; table {'present' if present else 'not found'}")
-        b.figures["open_ranked_panel"] = {"what": "ranked panel (section, drawn with the page)",
-                                          "table_present": present}
+        b.figures["open_ranked_panel"] = {
+            "what": "ranked panel (section, drawn with the page)",
+            "table_present": present,
+        }
         return
     expander = expander.first
     summary = expander.locator(SEL["ranked_summary"]).first
@@ -481,8 +578,12 @@ def step_ranked(b: Bench) -> None:
         table.wait_for(state="visible", timeout=WAIT_MS)
         page.wait_for_selector(SEL["idle"], timeout=WAIT_MS)
         samples.append({"s": time.perf_counter() - t0, **b.running_since(b0)})
-    b.record("open_ranked_panel", samples, TARGET_INTERACTION_S,
-             f"open the expander '{SEL['ranked_title']}' until a table in it is visible")
+    b.record(
+        "open_ranked_panel",
+        samples,
+        TARGET_INTERACTION_S,
+        f"open the expander '{SEL['ranked_title']}' until a table in it is visible",
+    )
     b.shot("ranked_panel")
 
 
@@ -492,28 +593,44 @@ def step_ranked_focus(b: Bench) -> None:
     table = page.locator(SEL["ranked_expander"]).locator("[data-testid=stDataFrame]").first
     focus, back = [], []
     for _ in range(REPEATS):
+
         def click() -> None:
             table.scroll_into_view_if_needed()
             box = table.bounding_box()
             page.mouse.click(box["x"] + 16, box["y"] + 35 + 17)  # the first row's selection cell
+
         focus.append(b.timed(click, SEL["focus_detail"]))
         if len(focus) == 1:
             b.shot("ranked_focus")
-        back.append(b.timed(lambda: page.get_by_role("button", name=SEL["root_button"], exact=True).click(),
-                            SEL["at_root"], SEL["tree_drawn"]))
-    b.record("focus_from_ranked_panel", focus, TARGET_INTERACTION_S,
-             "click the first family of 'Most extra codes' until the documents behind it show")
+        back.append(
+            b.timed(
+                lambda: page.get_by_role("button", name=SEL["root_button"], exact=True).click(),
+                SEL["at_root"],
+                SEL["tree_drawn"],
+            )
+        )
+    b.record(
+        "focus_from_ranked_panel",
+        focus,
+        TARGET_INTERACTION_S,
+        "click the first family of 'Most extra codes' until the documents behind it show",
+    )
 
 
 # -- report ------------------------------------------------------------------------------------
 
+
 def report(figures: dict, env: dict) -> None:
-    print(f"\nmachine: {env['nproc']} CPUs (nproc), load average before {env['load_before']} "
-          f"after {env['load_after']}")
+    print(
+        f"\nmachine: {env['nproc']} CPUs (nproc), load average before {env['load_before']} "
+        f"after {env['load_after']}"
+    )
     print(f"streamlit {env['streamlit']}, {env['browser']}, python {env['python']}")
     print(f"upload: {env['upload']}")
-    print(f"\n{'step':24} {'median s':>9} {'min s':>7} {'max s':>7} {'to run':>7} {'running':>8} {'server':>7} "
-          f"{'after':>6} {'n':>2}  target   met")
+    print(
+        f"\n{'step':24} {'median s':>9} {'min s':>7} {'max s':>7} {'to run':>7} {'running':>8} {'server':>7} "
+        f"{'after':>6} {'n':>2}  target   met"
+    )
     for name, f in figures.items():
         if "error" in f:
             print(f"{name:24} {'—':>9} {'':>7} {'':>7} {'':>10} {'':>2}  {f['error']}")
@@ -522,19 +639,28 @@ def report(figures: dict, env: dict) -> None:
             continue
         target = f"≤ {f['target_s']:.0f} s" if f["target_s"] is not None else "—"
         met = {True: "yes", False: "NO", None: ""}[f["met"]]
-        part = {k: "" if f.get(k) is None else f"{f[k]:.2f}"
-                for k in ("to_run_median_s", "after_run_median_s", "server_median_s")}
-        print(f"{name:24} {f['median_s']:9.2f} {f['min_s']:7.2f} {f['max_s']:7.2f} {part['to_run_median_s']:>7} "
-              f"{f['running_median_s']:8.2f} {part['server_median_s']:>7} {part['after_run_median_s']:>6} "
-              f"{f['n']:>2}  {target:7}  {met}")
+        part = {
+            k: "" if f.get(k) is None else f"{f[k]:.2f}"
+            for k in ("to_run_median_s", "after_run_median_s", "server_median_s")
+        }
+        print(
+            f"{name:24} {f['median_s']:9.2f} {f['min_s']:7.2f} {f['max_s']:7.2f} {part['to_run_median_s']:>7} "
+            f"{f['running_median_s']:8.2f} {part['server_median_s']:>7} {part['after_run_median_s']:>6} "
+            f"{f['n']:>2}  {target:7}  {met}"
+        )
     phases = figures.get("shell_with_sample", {}).get("phases_s")
     if phases:
-        print("\nfirst visit, s from navigation: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in phases.items()))
-    print("\nmedians in s; to run: from the action until the script starts (the event reaching the server); "
-          "running: the script running as the\npage sees it (the server-side rerun, and the browser taking its deltas "
-          "meanwhile); server: the script's own run time in the\nserver (with --server-timing); after: "
-          "from the script's end until the step's state is drawn\nand seen here (chart rendering and the like). "
-          "Composite rows (upload_to_numbers, first_complete_view) sum their parts' running time.")
+        print(
+            "\nfirst visit, s from navigation: "
+            + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in phases.items())
+        )
+    print(
+        "\nmedians in s; to run: from the action until the script starts (the event reaching the server); "
+        "running: the script running as the\npage sees it (the server-side rerun, and the browser taking its deltas "
+        "meanwhile); server: the script's own run time in the\nserver (with --server-timing); after: "
+        "from the script's end until the step's state is drawn\nand seen here (chart rendering and the like). "
+        "Composite rows (upload_to_numbers, first_complete_view) sum their parts' running time."
+    )
     for name, f in figures.items():
         print(f"  {name}: {f['what']}")
 
@@ -543,12 +669,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", type=Path, help="write the figures to this file")
     ap.add_argument("--keep-screens", type=Path, metavar="DIR", help="save a screenshot after each step here")
-    ap.add_argument("--data", type=Path, metavar="DIR",
-                    help="folder for the generated upload (default: a temporary folder)")
+    ap.add_argument(
+        "--data",
+        type=Path,
+        metavar="DIR",
+        help="folder for the generated upload (default: a temporary folder)",
+    )
     ap.add_argument("--log", type=Path, help="keep the streamlit log here")
-    ap.add_argument("--server-timing", action="store_true",
-                    help="start the server through a wrapper that times each script run in the server (column "
-                    "'server'), instead of plain `python -m streamlit`")
+    ap.add_argument(
+        "--server-timing",
+        action="store_true",
+        help="start the server through a wrapper that times each script run in the server (column "
+        "'server'), instead of plain `python -m streamlit`",
+    )
     args = ap.parse_args()
 
     sys.path.insert(0, str(ROOT))
@@ -565,17 +698,25 @@ def main() -> None:
     data_dir = args.data or tmp / "upload"
     files = mimic_upload.write_upload(data_dir)
     info = mimic_upload.check(files)
-    upload = (f"{info['docs']:,} documents, {info['codes_per_doc']:.1f} gold codes per document, "
-              f"{info['families']:,} families; files {', '.join(p.name for p in files.values())}"
-              + (f" in {data_dir}" if args.data else ""))
+    upload = (
+        f"{info['docs']:,} documents, {info['codes_per_doc']:.1f} gold codes per document, "
+        f"{info['families']:,} families; files {', '.join(p.name for p in files.values())}"
+        + (f" in {data_dir}" if args.data else "")
+    )
     if args.keep_screens:
         args.keep_screens.mkdir(parents=True, exist_ok=True)
     log_path = args.log or tmp / "streamlit.log"
     runs_path = tmp / "script_runs.txt" if args.server_timing else None
     proc, url = start_server(log_path, runs_path)
-    env = {"nproc": len(os.sched_getaffinity(0)), "cpu_count": os.cpu_count(),
-           "load_before": [round(x, 2) for x in load_before], "streamlit": streamlit.__version__,
-           "python": platform.python_version(), "upload": upload, "url": url}
+    env = {
+        "nproc": len(os.sched_getaffinity(0)),
+        "cpu_count": os.cpu_count(),
+        "load_before": [round(x, 2) for x in load_before],
+        "streamlit": streamlit.__version__,
+        "python": platform.python_version(),
+        "upload": upload,
+        "url": url,
+    }
     figures: dict = {}
     try:
         with sync_playwright() as p:
@@ -624,7 +765,9 @@ def main() -> None:
         print(f"\nwrote {args.json}")
     if server_died:
         print(f"\nthe streamlit server stopped early; the end of its log:\n{log_path.read_text()[-3000:]}")
-    shutil.rmtree(tmp, ignore_errors=True)  # the generated upload and the default log (--data, --log live elsewhere)
+    shutil.rmtree(
+        tmp, ignore_errors=True
+    )  # the generated upload and the default log (--data, --log live elsewhere)
     if server_died:
         sys.exit("the streamlit server failed")
 

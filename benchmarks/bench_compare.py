@@ -54,17 +54,26 @@ def main() -> None:
     for ev in evals.values():
         ev.levels_table  # noqa: B018 - the scoring is cached before the timings, as in the dashboard
     print(f"{len(corpus.docs):,} documents, {corpus.gold.nnz:,} gold codes, {len(runs)} runs")
-    timed("N-run table, 1,000 resamples (micro + per-code averages)",
-          lambda: compare_runs(evals, n_resamples=1000), 3.0)
-    timed("N-run table, 1,000 resamples (micro only)", lambda: compare_runs(evals, n_resamples=1000, macro=False))
+    timed(
+        "N-run table, 1,000 resamples (micro + per-code averages)",
+        lambda: compare_runs(evals, n_resamples=1000),
+        3.0,
+    )
+    timed(
+        "N-run table, 1,000 resamples (micro only)",
+        lambda: compare_runs(evals, n_resamples=1000, macro=False),
+    )
     used = corpus.gold.getnnz(axis=0) > 0
     for m in corpus.runs.values():
         used |= m.getnnz(axis=0) > 0
     rare = code_frequency_slices(code_frequency(corpus.gold), (10, 100), in_play=used)[0]
     quarter = gold_count_slices(corpus.gold)[0]
     for s in (rare, quarter):
-        timed(f"slice {s.name[:40]!r}: 5 runs restricted + levels tables",
-              lambda s=s: [restrict(ev, s).levels_table for ev in evals.values()], 1.0)
+        timed(
+            f"slice {s.name[:40]!r}: 5 runs restricted + levels tables",
+            lambda s=s: [restrict(ev, s).levels_table for ev in evals.values()],
+            1.0,
+        )
     a, b = list(evals.values())[:2]
     timed("family changes at the category level, 1,000 resamples", lambda: family_changes(a, b, "e0"), 1.0)
     timed("family changes at the 4th-digit level, 1,000 resamples", lambda: family_changes(a, b, "e1"))

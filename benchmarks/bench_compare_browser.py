@@ -71,8 +71,11 @@ def main() -> None:
             inputs = page.locator(bb.SEL["file_inputs"])
             inputs.nth(1).set_input_files([str(r) for r in runs])
             bb.settle(page, bb.SEL["run_name_box"].format(file=runs[-1].name))
-            up = b.timed(lambda: inputs.nth(0).set_input_files(str(files["gold"])), bb.SEL["upload_numbers"].format(
-                n_docs="3,372"), bb.SEL["numbers"])
+            up = b.timed(
+                lambda: inputs.nth(0).set_input_files(str(files["gold"])),
+                bb.SEL["upload_numbers"].format(n_docs="3,372"),
+                bb.SEL["numbers"],
+            )
             b.record("upload_five_runs", [up], None, "gold file until Scores by level shows five runs")
 
             first = b.timed(lambda: page.get_by_role("link", name="Compare runs").click(), COMPARE_DONE)
@@ -80,42 +83,79 @@ def main() -> None:
             b.shot("compare")
             # at once, while the other levels are still being computed in the background: the worst case
             right_away = b.timed(pick(page, "Families at", "Subcategory (4th digit)"), COMPARE_DONE)
-            b.record("family_table_at_once", [right_away], 1.0,
-                     "the 4th-digit family table chosen as soon as the page is drawn (computed ahead, not yet done)")
+            b.record(
+                "family_table_at_once",
+                [right_away],
+                1.0,
+                "the 4th-digit family table chosen as soon as the page is drawn (computed ahead, not yet done)",
+            )
             b.timed(pick(page, "Families at", "Category (3 digits)"), COMPARE_DONE)
             names = [r.stem for r in runs]
             samples = []
             for base in (names[1], names[2], names[0]):
-                samples.append(b.timed(pick(page, "Baseline", base),
-                                       f"[data-testid=stMain] >> text=Difference from {base}", COMPARE_DONE))
-            b.record("change_baseline", samples, 3.0, "a new baseline: the runs table (1,000 resamples) and the rest")
+                samples.append(
+                    b.timed(
+                        pick(page, "Baseline", base),
+                        f"[data-testid=stMain] >> text=Difference from {base}",
+                        COMPARE_DONE,
+                    )
+                )
+            b.record(
+                "change_baseline",
+                samples,
+                3.0,
+                "a new baseline: the runs table (1,000 resamples) and the rest",
+            )
             samples = []
             for lv in ("Section", "Subcategory (4th digit)", "Category (3 digits)"):
                 samples.append(b.timed(pick(page, "Families at", lv), COMPARE_DONE))
-            b.record("family_table", samples[:1] + samples[2:], 1.0,
-                     "the family table at another level (section, then category); 4th digit apart")
+            b.record(
+                "family_table",
+                samples[:1] + samples[2:],
+                1.0,
+                "the family table at another level (section, then category); 4th digit apart",
+            )
             b.record("family_table_4th_digit", samples[1:2], None, "the family table at the 4th-digit level")
 
             page.get_by_role("link", name="Scores by level").click()
             bb.settle(page, bb.SEL["numbers"])
             page.get_by_text("Slice: look at part of the data").click()
-            samples = [b.timed(pick(page, "Look at", "Codes, by how often they occur"),
-                               "text=Showing only Rare: fewer than 10 documents", bb.SEL["numbers"])]
+            samples = [
+                b.timed(
+                    pick(page, "Look at", "Codes, by how often they occur"),
+                    "text=Showing only Rare: fewer than 10 documents",
+                    bb.SEL["numbers"],
+                )
+            ]
             b.shot("levels_rare")
             for name in ("Medium", "Frequent"):  # each a new slice: every evaluation restricted afresh
                 option = page.locator("[data-testid=stSidebar] label").filter(has_text=name).first
                 samples.append(b.timed(option.click, f"text=Showing only {name}", bb.SEL["numbers"]))
-            b.record("slice_on_levels", samples, 1.0,
-                     "choosing a code-frequency slice on Scores by level (rare, medium, frequent: each new)")
-            back = b.timed(lambda: page.get_by_role("button", name="Show everything").click(), bb.SEL["numbers"])
+            b.record(
+                "slice_on_levels",
+                samples,
+                1.0,
+                "choosing a code-frequency slice on Scores by level (rare, medium, frequent: each new)",
+            )
+            back = b.timed(
+                lambda: page.get_by_role("button", name="Show everything").click(), bb.SEL["numbers"]
+            )
             b.record("unslice_on_levels", [back], 1.0, "back to everything on Scores by level")
             page.get_by_role("link", name="Compare runs").click()
             bb.settle(page, COMPARE_DONE)
             if not page.get_by_label("Look at", exact=True).is_visible():  # the section folded with no slice
                 page.get_by_text("Slice: look at part of the data").click()
-            on_compare = b.timed(pick(page, "Look at", "Codes, by how often they occur"),
-                                 "text=Showing only Rare: fewer than 10 documents", COMPARE_DONE)
-            b.record("slice_on_compare", [on_compare], None, "the rare-code slice on Compare runs: every table again")
+            on_compare = b.timed(
+                pick(page, "Look at", "Codes, by how often they occur"),
+                "text=Showing only Rare: fewer than 10 documents",
+                COMPARE_DONE,
+            )
+            b.record(
+                "slice_on_compare",
+                [on_compare],
+                None,
+                "the rare-code slice on Compare runs: every table again",
+            )
             b.shot("compare_rare")
             browser.close()
     finally:
@@ -124,8 +164,10 @@ def main() -> None:
     out["figures"] = b.figures
     for name, f in b.figures.items():
         target = f" (target ≤ {f['target_s']:g} s)" if f.get("target_s") else ""
-        print(f"{name:24} median {f['median_s']:6.2f} s  min {f['min_s']:.2f}  max {f['max_s']:.2f}  "
-              f"script running {f['running_median_s']:.2f} s{target}  — {f['what']}")
+        print(
+            f"{name:24} median {f['median_s']:6.2f} s  min {f['min_s']:.2f}  max {f['max_s']:.2f}  "
+            f"script running {f['running_median_s']:.2f} s{target}  — {f['what']}"
+        )
     print(f"load average before {out['load_before']}, after {out['load_after']}")
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))

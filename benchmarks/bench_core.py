@@ -62,9 +62,14 @@ def worker_core(g: str, p: str, ontology: str) -> dict:
     assert all(len(t) for t in tables)
     t5 = time.perf_counter()
     return {
-        "docs": len(corpus.docs), "gold_labels": int(corpus.gold.nnz), "pred_labels": int(corpus.runs["pred"].nnz),
+        "docs": len(corpus.docs),
+        "gold_labels": int(corpus.gold.nnz),
+        "pred_labels": int(corpus.runs["pred"].nnz),
         "distinct_codes": int(len(set(raw_g.pairs.code) | set(raw_p.pairs.code))),
-        "ontology_s": t1 - t0, "bare_csv_parse_s": t2 - t1, "read_s": t3 - t2, "encode_s": t4 - t3,
+        "ontology_s": t1 - t0,
+        "bare_csv_parse_s": t2 - t1,
+        "read_s": t3 - t2,
+        "encode_s": t4 - t3,
         "metrics_and_tables_s": t5 - t4,
         "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
@@ -79,8 +84,11 @@ def worker_ontology(name: str) -> dict:
     t1 = time.perf_counter()
     load_ontology(name)
     t2 = time.perf_counter()
-    return {"cold_s": t1 - t0, "warm_s": t2 - t1,
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "cold_s": t1 - t0,
+        "warm_s": t2 - t1,
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def worker_dense(g: str, p: str) -> dict:
@@ -111,25 +119,58 @@ def worker_dense(g: str, p: str) -> dict:
         X, Y = P @ M, G @ M
         tp = np.minimum(X, Y).sum()
         totals.append((tp, X.sum() - tp, Y.sum() - tp))
-    return {"dense_s": time.perf_counter() - t0, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "dense_s": time.perf_counter() - t0,
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def worker_cli(g: str, p: str, out: str, ontology: str = "auto") -> dict:
     """Run the CLI as a child of this fresh process, so RUSAGE_CHILDREN is the CLI's alone."""
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "cophe_core", "score", "--gold", g, "--pred", p, "--ontology", ontology,
-                    "--max-level", "chapter", "--format", "json", "--nodes", f"{out}/nodes.csv",
-                    "--documents", f"{out}/docs.csv"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cophe_core",
+            "score",
+            "--gold",
+            g,
+            "--pred",
+            p,
+            "--ontology",
+            ontology,
+            "--max-level",
+            "chapter",
+            "--format",
+            "json",
+            "--nodes",
+            f"{out}/nodes.csv",
+            "--documents",
+            f"{out}/docs.csv",
+        ],
+        check=True,
+        capture_output=True,
+    )
     wall = time.perf_counter() - t0
     return {"cli_wall_s": wall, "cli_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
-WORKERS: dict[str, Callable[..., dict]] = {"core": worker_core, "dense": worker_dense, "cli": worker_cli, "ontology": worker_ontology}
+WORKERS: dict[str, Callable[..., dict]] = {
+    "core": worker_core,
+    "dense": worker_dense,
+    "cli": worker_cli,
+    "ontology": worker_ontology,
+}
 
 
 def in_subprocess(kind: str, *args: str | Path) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--worker", kind, *map(str, args)],
-                         check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--worker", kind, *map(str, args)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return json.loads(out.stdout)
 
 
@@ -145,15 +186,19 @@ def main() -> None:
     sizes = {args.only: SIZES[args.only]} if args.only else SIZES
     for name in ("icd9", "icd10cm", "icd10"):
         o = in_subprocess("ontology", name)
-        print(f"ontology {name:8} load: cold {o['cold_s']:.2f} s, warm {o['warm_s'] * 1e6:.0f} µs, "
-              f"process peak {o['peak_mb']:.0f} MB")
+        print(
+            f"ontology {name:8} load: cold {o['cold_s']:.2f} s, warm {o['warm_s'] * 1e6:.0f} µs, "
+            f"process peak {o['peak_mb']:.0f} MB"
+        )
     for label, (n, ontology, families) in sizes.items():
         with tempfile.TemporaryDirectory() as tmp:
             g, p = make_files(n, ontology, families, Path(tmp))
             core = in_subprocess("core", g, p, ontology)
             cli = in_subprocess("cli", g, p, Path(tmp), ontology)
-            print(f"\n== {label}: {core['docs']} documents, {core['gold_labels']} gold and "
-                  f"{core['pred_labels']} predicted labels, {core['distinct_codes']} distinct codes")
+            print(
+                f"\n== {label}: {core['docs']} documents, {core['gold_labels']} gold and "
+                f"{core['pred_labels']} predicted labels, {core['distinct_codes']} distinct codes"
+            )
             print(f"ontology load (cold)           {core['ontology_s']:8.3f} s")
             print(f"bare CSV parse (pandas, 2 files){core['bare_csv_parse_s']:7.3f} s")
             print(f"read_labels (2 files)          {core['read_s']:8.3f} s")
@@ -163,7 +208,9 @@ def main() -> None:
             print(f"CLI process wall / peak RSS    {cli['cli_wall_s']:8.3f} s / {cli['cli_peak_mb']:.0f} MB")
             if n <= 5000 and ontology == "icd9":
                 dense = in_subprocess("dense", g, p)
-                print(f"dense docs x codes baseline    {dense['dense_s']:8.3f} s / {dense['peak_mb']:.0f} MB peak")
+                print(
+                    f"dense docs x codes baseline    {dense['dense_s']:8.3f} s / {dense['peak_mb']:.0f} MB peak"
+                )
 
 
 if __name__ == "__main__":

@@ -29,7 +29,9 @@ CODES = ["401.9", "428.0", "250.00", "584.9", "427.31"]
 
 def amplification(folder: Path) -> list[str]:
     rng = random.Random(0)
-    rows = ["doc_id,code"] + [f"d{i // 8},{rng.choice(CODES)}" for i in range(20_000)] + ["d1," + "9" * 10_000]
+    rows = (
+        ["doc_id,code"] + [f"d{i // 8},{rng.choice(CODES)}" for i in range(20_000)] + ["d1," + "9" * 10_000]
+    )
     (folder / "amp_gold.csv").write_text("\n".join(rows) + "\n")
     (folder / "amp_pred.csv").write_text("\n".join(rows[:15_000]) + "\n")
     return ["--gold", str(folder / "amp_gold.csv"), "--pred", str(folder / "amp_pred.csv")]
@@ -49,15 +51,25 @@ def layered_dag(folder: Path, layers: int = 120, width: int = 100) -> list[str]:
     (folder / "dag.csv").write_text("\n".join(lines) + "\n")
     leaf = f"L{layers - 1}N0"
     (folder / "dag_gold.csv").write_text(f"doc_id,code\nd0,{leaf}\n")
-    return ["--gold", str(folder / "dag_gold.csv"), "--pred", str(folder / "dag_gold.csv"),
-            "--ontology", str(folder / "dag.csv")]
+    return [
+        "--gold",
+        str(folder / "dag_gold.csv"),
+        "--pred",
+        str(folder / "dag_gold.csv"),
+        "--ontology",
+        str(folder / "dag.csv"),
+    ]
 
 
 def measure(args: list[str]) -> tuple[float, float, int, str]:
     """Wall seconds, peak MB and exit status of ``cophe score`` on ``args``, with its last stderr line."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "cophe_core", "score", *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cophe_core", "score", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     err = proc.stderr.read().strip().splitlines() if proc.stderr else []
@@ -68,8 +80,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dag", action="store_true", help="also the layered DAG")
     opts = ap.parse_args()
-    cases = [("amplification: 20,000 rows + one 10,000-character code", amplification, "≤ 1 s, ≤ 300 MB"),
-             ("wide: a 50,000-column header", wide_header, "≤ 2 s")]
+    cases = [
+        ("amplification: 20,000 rows + one 10,000-character code", amplification, "≤ 1 s, ≤ 300 MB"),
+        ("wide: a 50,000-column header", wide_header, "≤ 2 s"),
+    ]
     if opts.dag:
         cases.append(("DAG: 120 layers × 100 nodes, 1.19M edges", layered_dag, "≤ 5 s"))
     with tempfile.TemporaryDirectory(prefix="cophe_hostile_") as tmp:

@@ -48,7 +48,11 @@ def rss_mb(pid: int) -> float:
 def new_session_runs(runs: Path, since: float, known: set[str]) -> tuple[float, int, float]:
     """Server seconds and count of the script runs started since ``since`` by sessions not in ``known``, and
     the seconds from ``since`` until the first of them started (the page loading and connecting)."""
-    mine = [(start, d) for start, d, session in script_runs(runs) if start >= since - 0.01 and session not in known]
+    mine = [
+        (start, d)
+        for start, d, session in script_runs(runs)
+        if start >= since - 0.01 and session not in known
+    ]
     first = min((start for start, _ in mine), default=since)
     return sum(d for _, d in mine), len(mine), first - since
 
@@ -81,9 +85,12 @@ def upload(page, url: str, gold: Path, runs: list[Path]) -> None:
     settle(page, f"[data-testid=stMain] >> text={runs[0].stem}")
 
 
-def opening_while_busy(browser, busy_browser, url: str, runs: Path, folder: Path, busy: int,
-                       opens: int) -> list[float]:
-    pages = [busy_browser.new_context(viewport={"width": 1440, "height": 900}).new_page() for _ in range(busy)]
+def opening_while_busy(
+    browser, busy_browser, url: str, runs: Path, folder: Path, busy: int, opens: int
+) -> list[float]:
+    pages = [
+        busy_browser.new_context(viewport={"width": 1440, "height": 900}).new_page() for _ in range(busy)
+    ]
     files = [session_files(folder, i) for i in range(busy)]
     for page in pages:  # all uploads under way together
         page.goto(url)
@@ -110,8 +117,11 @@ def opening_while_busy(browser, busy_browser, url: str, runs: Path, folder: Path
         settle(page, "[data-testid=stTable]")
         times.append(time.perf_counter() - t0)
         server, n, before = new_session_runs(runs, w0, known)
-        print(f"  opening with {busy} busy sessions: {times[-1]:.2f} s: {before:.2f} s until its script started, "
-              f"its {n} script run(s) {server:.2f} s in the server  (load {os.getloadavg()[0]:.2f})", flush=True)
+        print(
+            f"  opening with {busy} busy sessions: {times[-1]:.2f} s: {before:.2f} s until its script started, "
+            f"its {n} script run(s) {server:.2f} s in the server  (load {os.getloadavg()[0]:.2f})",
+            flush=True,
+        )
         fresh.close()
     for page in pages:
         page.context.close()
@@ -148,7 +158,10 @@ def memory_after_uploads(browser, url: str, pid: int, folder: Path, n_docs: int)
             break
         time.sleep(10)  # the session TTL is a time: this polls it, it measures nothing
     out.append(rss_mb(pid))
-    print(f"  server {time.perf_counter() - t0:.0f} s later, closed sessions dropped: {out[-1]:.0f} MB", flush=True)
+    print(
+        f"  server {time.perf_counter() - t0:.0f} s later, closed sessions dropped: {out[-1]:.0f} MB",
+        flush=True,
+    )
     return out
 
 
@@ -179,8 +192,10 @@ def main() -> None:
                 print(f"first opening (cold server): {time.perf_counter() - t0:.2f} s")
                 first.context.close()
                 times = opening_while_busy(browser, busy_browser, url, runs, folder, opts.busy, opts.opens)
-                print(f"opening while {opts.busy} sessions work: median {statistics.median(times):.2f} s, "
-                      f"max {max(times):.2f} s (target ≤ 10 s)")
+                print(
+                    f"opening while {opts.busy} sessions work: median {statistics.median(times):.2f} s, "
+                    f"max {max(times):.2f} s (target ≤ 10 s)"
+                )
                 busy_browser.close()
                 if not opts.no_memory:
                     memory_after_uploads(browser, url, proc.pid, folder, opts.upload_docs)

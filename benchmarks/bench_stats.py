@@ -43,7 +43,9 @@ def main() -> None:
     timed("bootstrap, 1,000 resamples, headline figures", lambda: bootstrap(a, n_resamples=1000))
     timed("bootstrap, 1,000 resamples, + suite", lambda: bootstrap(a, n_resamples=1000, with_suite=True))
     timed("paired bootstrap, 1,000 resamples", lambda: paired_bootstrap(a, b, n_resamples=1000))
-    timed("approximate randomisation, 1,000 permutations", lambda: randomisation_test(a, b, n_permutations=1000))
+    timed(
+        "approximate randomisation, 1,000 permutations", lambda: randomisation_test(a, b, n_permutations=1000)
+    )
     sc = read_scores(scores.to_csv(index=False).encode(), name="scores.csv")
     run = timed("align gold and scores", lambda: score_run(raw(gold, "gold.csv"), sc, onto))
     timed("P@k, R@k (5, 8, 15), micro and macro AUC", run.ranking)

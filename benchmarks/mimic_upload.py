@@ -48,17 +48,21 @@ def _ids(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     return hadm.astype(str), subject.astype(str)
 
 
-def _caml(pairs: pd.DataFrame, order: np.ndarray, hadm: dict[str, str], subject: dict[str, str]) -> pd.DataFrame:
+def _caml(
+    pairs: pd.DataFrame, order: np.ndarray, hadm: dict[str, str], subject: dict[str, str]
+) -> pd.DataFrame:
     """One CAML row per document in ``order`` (a document with no codes gets an empty LABELS)."""
     joined = pairs.groupby("doc_id", sort=False).code.agg(";".join)
     labels = joined.reindex(order).fillna("")
-    return pd.DataFrame({
-        "SUBJECT_ID": [subject[d] for d in order],
-        "HADM_ID": [hadm[d] for d in order],
-        "TEXT": PLACEHOLDER,
-        "LABELS": labels.to_numpy(),
-        "length": len(PLACEHOLDER.split()),
-    })
+    return pd.DataFrame(
+        {
+            "SUBJECT_ID": [subject[d] for d in order],
+            "HADM_ID": [hadm[d] for d in order],
+            "TEXT": PLACEHOLDER,
+            "LABELS": labels.to_numpy(),
+            "length": len(PLACEHOLDER.split()),
+        }
+    )
 
 
 def write_upload(out: Path, *, n_docs: int = N_DOCS, seed: int = SEED, more: bool = False) -> dict[str, Path]:
@@ -101,17 +105,29 @@ def check(paths: dict[str, Path]) -> dict:
     for role, raw in runs.items():
         missing = set(raw.docs) - gold_docs
         if missing:
-            raise SystemExit(f"{paths[role].name}: {len(missing)} documents not in the gold, e.g. {sorted(missing)[:3]}")
-    scoring = score_files(paths["gold"], {role: p for role, p in paths.items() if role != "gold"}, threshold=0.5)
+            raise SystemExit(
+                f"{paths[role].name}: {len(missing)} documents not in the gold, e.g. {sorted(missing)[:3]}"
+            )
+    scoring = score_files(
+        paths["gold"], {role: p for role, p in paths.items() if role != "gold"}, threshold=0.5
+    )
     c = scoring.corpus
     if len(c.docs) != len(gold_docs) or len(c.rejected) or any("not in the gold" in w for w in c.warnings):
-        raise SystemExit(f"the files do not line up: {len(c.docs)} documents, {len(c.rejected)} rejected rows, "
-                         f"warnings {c.warnings}")
-    return {"docs": len(gold_docs), "gold_codes": len(gold.pairs), "codes_per_doc": len(gold.pairs) / len(gold_docs),
-            "families": int(pd.Series([k.split(".")[0] for k in gold.pairs.code]).nunique()),
-            **{f"{role}_rows": len(raw.pairs) for role, raw in runs.items()},
-            "kinds": {role: type(raw).__name__ for role, raw in runs.items()},
-            "cophe_f1_e0": {r: round(scoring.evaluation(r).score("cophe", "e0")["f1"], 3) for r in scoring.run_names}}
+        raise SystemExit(
+            f"the files do not line up: {len(c.docs)} documents, {len(c.rejected)} rejected rows, "
+            f"warnings {c.warnings}"
+        )
+    return {
+        "docs": len(gold_docs),
+        "gold_codes": len(gold.pairs),
+        "codes_per_doc": len(gold.pairs) / len(gold_docs),
+        "families": int(pd.Series([k.split(".")[0] for k in gold.pairs.code]).nunique()),
+        **{f"{role}_rows": len(raw.pairs) for role, raw in runs.items()},
+        "kinds": {role: type(raw).__name__ for role, raw in runs.items()},
+        "cophe_f1_e0": {
+            r: round(scoring.evaluation(r).score("cophe", "e0")["f1"], 3) for r in scoring.run_names
+        },
+    }
 
 
 def main() -> None:

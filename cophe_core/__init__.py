@@ -5,6 +5,8 @@ validates every row against an ontology, and returns a :class:`Scoring` whose
 :meth:`~Scoring.evaluation` gives per-level, per-node and per-document tables.
 """
 
+__version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)
+
 from .api import Scoring, score_files, score_labels
 from .labels import Corpus, NothingScorable, encode
 from .metrics import Evaluation, evaluate, prf
@@ -12,7 +14,20 @@ from .ontology import Ontology, load_ontology
 from .readers import InputError, RawLabels, RawScores, read_input, read_labels
 
 __all__ = [
-    "Corpus", "Evaluation", "InputError", "NothingScorable", "Ontology", "RawLabels", "RawScores", "Scoring",
-    "encode", "evaluate", "load_ontology", "prf", "read_input", "read_labels", "score_files", "score_labels",
+    "Corpus",
+    "Evaluation",
+    "InputError",
+    "NothingScorable",
+    "Ontology",
+    "RawLabels",
+    "RawScores",
+    "Scoring",
+    "encode",
+    "evaluate",
+    "load_ontology",
+    "prf",
+    "read_input",
+    "read_labels",
+    "score_files",
+    "score_labels",
 ]
-__version__ = "0.1.0"

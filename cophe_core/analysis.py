@@ -43,8 +43,19 @@ from .readers import InputError
 if TYPE_CHECKING:
     from .api import Scoring
 
-__all__ = ["InputFile", "Analysis", "write_analysis", "read_analysis", "analysis_from_files", "score_analysis",
-           "FORMAT", "FORMAT_VERSION", "MAX_BYTES", "MAX_MEMBERS", "MAX_MANIFEST"]
+__all__ = [
+    "InputFile",
+    "Analysis",
+    "write_analysis",
+    "read_analysis",
+    "analysis_from_files",
+    "score_analysis",
+    "FORMAT",
+    "FORMAT_VERSION",
+    "MAX_BYTES",
+    "MAX_MEMBERS",
+    "MAX_MANIFEST",
+]
 
 FORMAT = "cophe-analysis"
 FORMAT_VERSION = 1
@@ -85,7 +96,9 @@ class InputFile:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip() or len(self.name) > MAX_NAME:
-            raise ValueError(f"a file name must be text of 1 to {MAX_NAME} characters, not {_show(self.name)}")
+            raise ValueError(
+                f"a file name must be text of 1 to {MAX_NAME} characters, not {_show(self.name)}"
+            )
         if not isinstance(self.data, bytes):
             raise ValueError(f"{self.name}: the contents must be bytes, not {type(self.data).__name__}")
 
@@ -133,8 +146,15 @@ class Analysis:
         """(role, run name, file) for every input, gold first."""
         out: list[tuple[str, str | None, InputFile]] = [("gold", None, self.gold)]
         out += [("run", name, f) for name, f in self.runs.items()]
-        out += [(role, None, f) for role, f in (("hierarchy", self.hierarchy), ("metadata", self.metadata),
-                                                 ("training", self.training)) if f is not None]
+        out += [
+            (role, None, f)
+            for role, f in (
+                ("hierarchy", self.hierarchy),
+                ("metadata", self.metadata),
+                ("training", self.training),
+            )
+            if f is not None
+        ]
         return out
 
 
@@ -147,7 +167,9 @@ def _check(a: Analysis) -> None:
         raise ValueError("an analysis needs at least one run")
     for run, f in a.runs.items():
         if not isinstance(run, str) or not run.strip() or len(run) > MAX_NAME:
-            raise ValueError(f"every run needs a name of its own, text of 1 to {MAX_NAME} characters, not {_show(run)}")
+            raise ValueError(
+                f"every run needs a name of its own, text of 1 to {MAX_NAME} characters, not {_show(run)}"
+            )
         if not isinstance(f, InputFile):
             raise ValueError(f"run {run!r} must be an InputFile, not {type(f).__name__}")
     for role in ("hierarchy", "metadata", "training"):
@@ -159,7 +181,8 @@ def _check(a: Analysis) -> None:
     if not isinstance(a.view, dict):
         raise ValueError(f"view must be an object (a dict), not {type(a.view).__name__}")
     if not isinstance(a.code_sets, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in a.code_sets.items()):
+        isinstance(k, str) and isinstance(v, str) for k, v in a.code_sets.items()
+    ):
         raise ValueError(f"code_sets must map text to text, not {_show(a.code_sets)}")
     for key in ("created", "cophe_version"):
         value = getattr(a, key)
@@ -190,7 +213,9 @@ def _check_options(options: Any, hierarchy: InputFile | None) -> None:
     for key in ("doc_col", "code_col", "max_level"):
         value = options.get(key)
         if value is not None and (not isinstance(value, str) or not value or len(value) > MAX_NAME):
-            raise ValueError(f"options: {key} must be text of 1 to {MAX_NAME} characters or null, not {_show(value)}")
+            raise ValueError(
+                f"options: {key} must be text of 1 to {MAX_NAME} characters or null, not {_show(value)}"
+            )
 
 
 def _check_rule(rule: Any) -> tuple | None:
@@ -198,11 +223,15 @@ def _check_rule(rule: Any) -> tuple | None:
     if rule is None:
         return None
     if not isinstance(rule, list | tuple) or len(rule) != 2 or rule[0] not in RULES:
-        raise ValueError(f"the decision rule must be [\"threshold\", t] or [\"top_k\", k], not {_show(rule)}")
+        raise ValueError(f'the decision rule must be ["threshold", t] or ["top_k", k], not {_show(rule)}')
     kind, value = rule
     if kind == "threshold":
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) \
-                or not 0 <= float(value) <= 1:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, numbers.Real)
+            or not math.isfinite(value)
+            or not 0 <= float(value) <= 1
+        ):
             raise ValueError(f"the threshold must be a number from 0 to 1, not {_show(value)}")
         return ("threshold", float(value))
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
@@ -242,26 +271,48 @@ def write_analysis(analysis: Analysis) -> bytes:
     if len(inputs) + 2 > MAX_MEMBERS:
         raise ValueError(f"{len(inputs)} inputs; a saved analysis holds at most {MAX_MEMBERS - 2}")
     if sum(len(f.data) for _, _, f in inputs) > MAX_BYTES - MAX_MANIFEST:
-        raise ValueError(f"the inputs are larger than {(MAX_BYTES - MAX_MANIFEST) // 2**20} MB in all; a saved "
-                         "analysis could not be opened")
+        raise ValueError(
+            f"the inputs are larger than {(MAX_BYTES - MAX_MANIFEST) // 2**20} MB in all; a saved "
+            "analysis could not be opened"
+        )
     entries, members = [], []
     for i, (role, run, f) in enumerate(inputs):
         path = f"inputs/{i:02d}-{role}-{_safe(f.name)}"
-        entries.append({"role": role, "run": run, "file": f.name, "member": path, "size": len(f.data),
-                        "sha256": hashlib.sha256(f.data).hexdigest()})
+        entries.append(
+            {
+                "role": role,
+                "run": run,
+                "file": f.name,
+                "member": path,
+                "size": len(f.data),
+                "sha256": hashlib.sha256(f.data).hexdigest(),
+            }
+        )
         members.append(_member(path, f.data))
     manifest = {
-        "format": FORMAT, "format_version": FORMAT_VERSION, "cophe_version": analysis.cophe_version,
-        "created": analysis.created, "options": analysis.options,
-        "rule": list(analysis.rule) if analysis.rule else None, "slice": analysis.slice, "view": analysis.view,
-        "code_sets": analysis.code_sets, "inputs": entries,
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "cophe_version": analysis.cophe_version,
+        "created": analysis.created,
+        "options": analysis.options,
+        "rule": list(analysis.rule) if analysis.rule else None,
+        "slice": analysis.slice,
+        "view": analysis.view,
+        "code_sets": analysis.code_sets,
+        "inputs": entries,
     }
     text = json.dumps(manifest, indent=1, sort_keys=True, allow_nan=False).encode()
     if len(text) > MAX_MANIFEST:
-        raise ValueError(f"the manifest would be larger than {MAX_MANIFEST // 2**20} MB: make the view smaller")
+        raise ValueError(
+            f"the manifest would be larger than {MAX_MANIFEST // 2**20} MB: make the view smaller"
+        )
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-        for info, content in [_member("manifest.json", text), _member("README.txt", README.encode()), *members]:
+        for info, content in [
+            _member("manifest.json", text),
+            _member("README.txt", README.encode()),
+            *members,
+        ]:
             z.writestr(info, content)
     return out.getvalue()
 
@@ -276,18 +327,23 @@ def _directory_size(data: bytes) -> int | None:
         start = data.rfind(signature, max(n - 2**16 - 22, 0))
         if start < 0 or n - start < 22:
             return None
-    if start >= 20 and data[start - 20:start - 16] == b"PK\x06\x07":
+    if start >= 20 and data[start - 20 : start - 16] == b"PK\x06\x07":
         return -1
-    return int.from_bytes(data[start + 12:start + 16], "little")
+    return int.from_bytes(data[start + 12 : start + 16], "little")
 
 
 def _unsafe_path(member: str) -> bool:
-    return (member.startswith("/") or "\\" in member or ".." in member.split("/")
-            or re.match(r"^[A-Za-z]:", member) is not None)
+    return (
+        member.startswith("/")
+        or "\\" in member
+        or ".." in member.split("/")
+        or re.match(r"^[A-Za-z]:", member) is not None
+    )
 
 
-def read_analysis(data: bytes, *, name: str = "analysis.cophe", max_bytes: int = MAX_BYTES,
-                  max_members: int = MAX_MEMBERS) -> Analysis:
+def read_analysis(
+    data: bytes, *, name: str = "analysis.cophe", max_bytes: int = MAX_BYTES, max_members: int = MAX_MEMBERS
+) -> Analysis:
     """Open a ``.cophe`` file, checking it like any upload (see the module docs and
     ``docs/analysis-format.md``). Only bytes and options are taken from it: score the inputs again
     (:func:`score_analysis`) to validate them.
@@ -309,14 +365,18 @@ def read_analysis(data: bytes, *, name: str = "analysis.cophe", max_bytes: int =
         data = bytes(data)
     if not isinstance(data, bytes):
         raise TypeError(f"read_analysis takes the file's bytes, not {type(data).__name__}")
-    not_zip = InputError(f"{name}: not a cophe analysis file (a zip with manifest.json); make one with Save "
-                         "analysis in the dashboard or `cophe score … --save`")
+    not_zip = InputError(
+        f"{name}: not a cophe analysis file (a zip with manifest.json); make one with Save "
+        "analysis in the dashboard or `cophe score … --save`"
+    )
     directory = _directory_size(data)
     if directory is None:
         raise not_zip
     if directory < 0 or directory > max_members * _DIRECTORY_PER_MEMBER:
-        raise InputError(f"{name}: the zip lists too many members (a cophe analysis has at most {max_members}); "
-                         "this file is not a cophe analysis")
+        raise InputError(
+            f"{name}: the zip lists too many members (a cophe analysis has at most {max_members}); "
+            "this file is not a cophe analysis"
+        )
     try:
         z = zipfile.ZipFile(io.BytesIO(data))
         infos = z.infolist()
@@ -327,8 +387,9 @@ def read_analysis(data: bytes, *, name: str = "analysis.cophe", max_bytes: int =
     by_name: dict[str, zipfile.ZipInfo] = {}
     for info in infos:
         if _unsafe_path(info.filename):
-            raise InputError(f"{name}: member {_show(info.filename)} has a path outside the archive; the file is "
-                             "refused")
+            raise InputError(
+                f"{name}: member {_show(info.filename)} has a path outside the archive; the file is refused"
+            )
         if info.filename in by_name:
             raise InputError(f"{name}: member {_show(info.filename)} appears twice; the file is refused")
         by_name[info.filename] = info
@@ -342,8 +403,9 @@ def read_analysis(data: bytes, *, name: str = "analysis.cophe", max_bytes: int =
     if "manifest.json" not in by_name:
         raise InputError(f"{name}: no manifest.json; not a cophe analysis file")
     if by_name["manifest.json"].file_size > MAX_MANIFEST:
-        raise InputError(f"{name}: manifest.json inflates to more than {MAX_MANIFEST:,} bytes; not a cophe "
-                         "analysis file")
+        raise InputError(
+            f"{name}: manifest.json inflates to more than {MAX_MANIFEST:,} bytes; not a cophe analysis file"
+        )
     text = member(by_name["manifest.json"])
     try:
         manifest = json.loads(text)
@@ -353,13 +415,23 @@ def read_analysis(data: bytes, *, name: str = "analysis.cophe", max_bytes: int =
         raise InputError(f"{name}: manifest.json does not describe a cophe analysis (format {FORMAT!r})")
     version = manifest.get("format_version")
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise InputError(f"{name}: manifest.json: format_version must be a whole number, not {_show(version)}")
+        raise InputError(
+            f"{name}: manifest.json: format_version must be a whole number, not {_show(version)}"
+        )
     if version > FORMAT_VERSION:
-        raise InputError(f"{name}: format version {version}; this cophe opens version {FORMAT_VERSION} or older: "
-                         "update cophe")
+        raise InputError(
+            f"{name}: format version {version}; this cophe opens version {FORMAT_VERSION} or older: "
+            "update cophe"
+        )
     fields: dict[str, Any] = {}
-    for key, kinds in (("options", dict), ("view", dict), ("slice", dict), ("code_sets", dict),
-                       ("created", str), ("cophe_version", str)):
+    for key, kinds in (
+        ("options", dict),
+        ("view", dict),
+        ("slice", dict),
+        ("code_sets", dict),
+        ("created", str),
+        ("cophe_version", str),
+    ):
         value = manifest.get(key)
         if value is not None and not isinstance(value, kinds):
             kind = "an object" if kinds is dict else "text"
@@ -377,10 +449,18 @@ def read_analysis(data: bytes, *, name: str = "analysis.cophe", max_bytes: int =
     extra = {role: f for role, _, f in files if role not in ("gold", "run")}
     try:
         return Analysis(
-            gold=golds[0], runs=runs, options=fields["options"] or {}, rule=rule, slice=fields["slice"],
-            view=fields["view"] or {}, hierarchy=extra.get("hierarchy"), metadata=extra.get("metadata"),
-            training=extra.get("training"), created=fields["created"] or "",
-            cophe_version=fields["cophe_version"] or "", code_sets=fields["code_sets"] or {},
+            gold=golds[0],
+            runs=runs,
+            options=fields["options"] or {},
+            rule=rule,
+            slice=fields["slice"],
+            view=fields["view"] or {},
+            hierarchy=extra.get("hierarchy"),
+            metadata=extra.get("metadata"),
+            training=extra.get("training"),
+            created=fields["created"] or "",
+            cophe_version=fields["cophe_version"] or "",
+            code_sets=fields["code_sets"] or {},
         )
     except ValueError as e:
         raise InputError(f"{name}: manifest.json: {e}") from None
@@ -391,17 +471,29 @@ def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, name: st
     try:
         with z.open(info) as f:
             data = f.read(limit + 1)
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError, ValueError) as e:
-        raise InputError(f"{name}: {_show(info.filename)} is damaged ({type(e).__name__}); save the analysis "
-                         "again") from None
+    except (
+        zipfile.BadZipFile,
+        zlib.error,
+        EOFError,
+        OSError,
+        NotImplementedError,
+        RuntimeError,
+        ValueError,
+    ) as e:
+        raise InputError(
+            f"{name}: {_show(info.filename)} is damaged ({type(e).__name__}); save the analysis again"
+        ) from None
     if len(data) > limit:
-        raise InputError(f"{name}: {_show(info.filename)} inflates beyond the {limit:,} bytes its header declares; "
-                         "the file is damaged or not a cophe analysis")
+        raise InputError(
+            f"{name}: {_show(info.filename)} inflates beyond the {limit:,} bytes its header declares; "
+            "the file is damaged or not a cophe analysis"
+        )
     return data
 
 
-def _inputs(entries: Any, by_name: dict[str, zipfile.ZipInfo], member: Any, name: str,
-            max_members: int) -> list[tuple[str, str | None, InputFile]]:
+def _inputs(
+    entries: Any, by_name: dict[str, zipfile.ZipInfo], member: Any, name: str, max_members: int
+) -> list[tuple[str, str | None, InputFile]]:
     """The declared inputs, each present once, within bounds and matching its size and SHA-256."""
     if not isinstance(entries, list) or len(entries) > max_members:
         raise InputError(f"{name}: manifest.json: inputs must be a list of at most {max_members} entries")
@@ -410,7 +502,9 @@ def _inputs(entries: Any, by_name: dict[str, zipfile.ZipInfo], member: Any, name
     seen_members: set[str] = set()
     for e in entries:
         if not isinstance(e, dict) or e.get("role") not in ROLES or not isinstance(e.get("member"), str):
-            raise InputError(f"{name}: manifest.json: an input entry needs a role ({', '.join(ROLES)}) and a member")
+            raise InputError(
+                f"{name}: manifest.json: an input entry needs a role ({', '.join(ROLES)}) and a member"
+            )
         role, path = e["role"], e["member"]
         if role != "run" and any(r == role for r, _, _ in out):
             raise InputError(f"{name}: manifest.json: two inputs have the role {role}; there is one at most")
@@ -422,7 +516,9 @@ def _inputs(entries: Any, by_name: dict[str, zipfile.ZipInfo], member: Any, name
         run = e.get("run")
         if role == "run":
             if not isinstance(run, str) or not run.strip() or run in seen_runs:
-                raise InputError(f"{name}: manifest.json: every run needs a name of its own, not {_show(run)}")
+                raise InputError(
+                    f"{name}: manifest.json: every run needs a name of its own, not {_show(run)}"
+                )
             seen_runs.add(run)
         else:
             run = None
@@ -434,11 +530,15 @@ def _inputs(entries: Any, by_name: dict[str, zipfile.ZipInfo], member: Any, name
             raise InputError(f"{name}: manifest.json: the size of {_show(path)} must be a whole number")
         content = member(by_name[path])
         if size is not None and len(content) != size:
-            raise InputError(f"{name}: {_show(path)} holds {len(content):,} bytes, not the {size:,} manifest.json "
-                             "lists; the file was altered or damaged")
+            raise InputError(
+                f"{name}: {_show(path)} holds {len(content):,} bytes, not the {size:,} manifest.json "
+                "lists; the file was altered or damaged"
+            )
         if hashlib.sha256(content).hexdigest() != e.get("sha256"):
-            raise InputError(f"{name}: {path[:80]} does not match its SHA-256 in manifest.json; the file was "
-                             "altered or damaged")
+            raise InputError(
+                f"{name}: {path[:80]} does not match its SHA-256 in manifest.json; the file was "
+                "altered or damaged"
+            )
         try:
             out.append((role, run, InputFile(file_name, content)))
         except ValueError as err:
@@ -446,10 +546,18 @@ def _inputs(entries: Any, by_name: dict[str, zipfile.ZipInfo], member: Any, name
     return out
 
 
-def analysis_from_files(gold: str | Path, runs: Mapping[str, str | Path], *, options: dict,
-                        rule: tuple | None = None, hierarchy: str | Path | None = None, view: dict | None = None,
-                        created: str = "", cophe_version: str = "",
-                        code_sets: Mapping[str, str] | None = None) -> Analysis:
+def analysis_from_files(
+    gold: str | Path,
+    runs: Mapping[str, str | Path],
+    *,
+    options: dict,
+    rule: tuple | None = None,
+    hierarchy: str | Path | None = None,
+    view: dict | None = None,
+    created: str = "",
+    cophe_version: str = "",
+    code_sets: Mapping[str, str] | None = None,
+) -> Analysis:
     """An analysis of files on disk (what ``cophe score … --save`` writes): each read as bytes, kept as given
     under its file name; ``view`` is ``{"page": "levels"}`` unless given.
 
@@ -461,12 +569,21 @@ def analysis_from_files(gold: str | Path, runs: Mapping[str, str | Path], *, opt
     >>> a.runs, a.view
     ({'model': InputFile(name='model.csv', size=20)}, {'page': 'levels'})
     """
+
     def file(p: str | Path) -> InputFile:
         return InputFile(Path(p).name, Path(p).read_bytes())
 
-    return Analysis(file(gold), {k: file(v) for k, v in runs.items()}, options=dict(options), rule=rule,
-                    view=dict(view or {"page": "levels"}), hierarchy=file(hierarchy) if hierarchy else None,
-                    created=created, cophe_version=cophe_version, code_sets=dict(code_sets or {}))
+    return Analysis(
+        file(gold),
+        {k: file(v) for k, v in runs.items()},
+        options=dict(options),
+        rule=rule,
+        view=dict(view or {"page": "levels"}),
+        hierarchy=file(hierarchy) if hierarchy else None,
+        created=created,
+        cophe_version=cophe_version,
+        code_sets=dict(code_sets or {}),
+    )
 
 
 def score_analysis(analysis: Analysis) -> Scoring:
@@ -493,6 +610,12 @@ def score_analysis(analysis: Analysis) -> Scoring:
     if ontology == "custom" and analysis.hierarchy is not None:
         ontology = load_hierarchy(analysis.hierarchy.data, name=analysis.hierarchy.name)
     rule = {analysis.rule[0]: analysis.rule[1]} if analysis.rule else {}
-    return score_files(stream(analysis.gold), {run: stream(f) for run, f in analysis.runs.items()},
-                       ontology=ontology, system=o.get("system") or "auto", doc_col=o.get("doc_col"),
-                       code_col=o.get("code_col"), **rule)
+    return score_files(
+        stream(analysis.gold),
+        {run: stream(f) for run, f in analysis.runs.items()},
+        ontology=ontology,
+        system=o.get("system") or "auto",
+        doc_col=o.get("doc_col"),
+        code_col=o.get("code_col"),
+        **rule,
+    )

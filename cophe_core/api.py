@@ -87,10 +87,13 @@ class Scoring:
         runs = dict(self.corpus.runs)
         for name, run in self.scored.items():
             rows = self._rows[name]  # the run's decisions, placed back on the corpus's document rows
-            place = sp.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, np.arange(len(rows)))),
-                                  shape=(n_docs, len(rows)))
+            place = sp.csr_matrix(
+                (np.ones(len(rows), dtype=np.int8), (rows, np.arange(len(rows)))), shape=(n_docs, len(rows))
+            )
             runs[name] = (place @ run.decide(**_keywords(rule))).astype(np.int8).tocsr()
-        return Scoring(replace(self.corpus, runs=runs), self._detection, self.scored, rule, self.dev, self._rows)
+        return Scoring(
+            replace(self.corpus, runs=runs), self._detection, self.scored, rule, self.dev, self._rows
+        )
 
 
 def score_labels(
@@ -128,21 +131,30 @@ def score_labels(
     (('top_k', 1), 1)
     """
     if isinstance(gold, RawScores):
-        raise InputError(f"{gold.name}: the gold standard holds scores; give its code sets (doc_id,code rows)")
+        raise InputError(
+            f"{gold.name}: the gold standard holds scores; give its code sets (doc_id,code rows)"
+        )
     scored_names = [name for name, raw in runs.items() if isinstance(raw, RawScores)]
     rule = None
     if scored_names:
         if threshold is None and top_k is None:
-            raise InputError(f"{', '.join(runs[n].name for n in scored_names)}: holds scores; give a threshold or a "
-                             "top-k to turn them into code sets")
+            raise InputError(
+                f"{', '.join(runs[n].name for n in scored_names)}: holds scores; give a threshold or a "
+                "top-k to turn them into code sets"
+            )
         rule = check_rule(threshold, top_k)
     onto, detection = _ontology_for(ontology, [gold, *runs.values()])  # a name, path, Ontology or DiGraph
     corpus = encode(gold, dict(runs), onto, system=system)
-    rows = {name: np.flatnonzero(np.isin(corpus.docs, np.union1d(gold.docs.astype(str),
-                                                                   runs[name].docs.astype(str))))
-            for name in scored_names}
-    scored = {name: ScoredRun(corpus.ontology, corpus.docs[r], corpus.gold[r], corpus.runs[name][r], None, corpus)
-              for name, r in rows.items()}
+    rows = {
+        name: np.flatnonzero(
+            np.isin(corpus.docs, np.union1d(gold.docs.astype(str), runs[name].docs.astype(str)))
+        )
+        for name in scored_names
+    }
+    scored = {
+        name: ScoredRun(corpus.ontology, corpus.docs[r], corpus.gold[r], corpus.runs[name][r], None, corpus)
+        for name, r in rows.items()
+    }
     scoring = Scoring(corpus, detection, scored, _rows=rows)
     return scoring.with_rule(**_keywords(rule)) if rule else scoring
 
@@ -169,15 +181,23 @@ def score_files(
     """
     raw_gold = _read(gold, "gold", doc_col, code_col, gold=True)
     raw_runs = {name: _read(src, name, doc_col, code_col) for name, src in runs.items()}
-    return score_labels(raw_gold, raw_runs, ontology=ontology, system=system, threshold=threshold, top_k=top_k)
+    return score_labels(
+        raw_gold, raw_runs, ontology=ontology, system=system, threshold=threshold, top_k=top_k
+    )
 
 
 def _name(source: Source, fallback: str) -> str | None:
     return fallback if isinstance(source, bytes) else None
 
 
-def _read(source: RawLabels | Source, fallback: str, doc_col: str | None, code_col: str | None, *,
-          gold: bool = False) -> RawLabels:
+def _read(
+    source: RawLabels | Source,
+    fallback: str,
+    doc_col: str | None,
+    code_col: str | None,
+    *,
+    gold: bool = False,
+) -> RawLabels:
     """An input already read, or read now: a gold standard as code sets, anything else as its columns say."""
     if isinstance(source, RawLabels):
         return source
@@ -217,13 +237,17 @@ def decide_run(
     (1.0, 0.2)
     """
     if sum(x is not None for x in (threshold, top_k, tune_on)) != 1:
-        raise InputError("the predictions are scores: give a threshold, a top-k, or a development split to "
-                         "tune the threshold on (--threshold T, --top-k K or --tune-on DEV_GOLD DEV_SCORES)")
+        raise InputError(
+            "the predictions are scores: give a threshold, a top-k, or a development split to "
+            "tune the threshold on (--threshold T, --top-k K or --tune-on DEV_GOLD DEV_SCORES)"
+        )
     gold = _read(gold, "gold", doc_col, code_col, gold=True)
     read = _read(scores, "scores", doc_col, code_col)
     if not isinstance(read, RawScores):
-        raise InputError(f"{read.name}: holds code sets, not scores; --threshold, --top-k and --tune-on need a "
-                         "scores file (doc_id,code,score rows, or one score column per code)")
+        raise InputError(
+            f"{read.name}: holds code sets, not scores; --threshold, --top-k and --tune-on need a "
+            "scores file (doc_id,code,score rows, or one score column per code)"
+        )
     info: dict = {}
     dev = None
     detection = None
@@ -231,16 +255,23 @@ def decide_run(
         dev_gold = _read(tune_on[0], "dev_gold", doc_col, code_col, gold=True)
         dev_scores = _read(tune_on[1], "dev_scores", doc_col, code_col)
         if not isinstance(dev_scores, RawScores):
-            raise InputError(f"{dev_scores.name}: holds code sets, not scores; --tune-on needs the development "
-                             "split's scores (doc_id,code,score rows, or one score column per code)")
+            raise InputError(
+                f"{dev_scores.name}: holds code sets, not scores; --tune-on needs the development "
+                "split's scores (doc_id,code,score rows, or one score column per code)"
+            )
         ontology, detection = _ontology_for(ontology, [dev_gold, gold, dev_scores, read])
         dev = score_run(dev_gold, dev_scores, ontology, system=system, max_level=max_level)
         curve = dev.curve()
         threshold = tune_threshold(curve, measure)
-        info["tuned_on"] = {"gold": dev_gold.name, "scores": dev_scores.name, "measure": measure,
-                            "curve": curve.to_dict(orient="list")}
-    scoring = score_labels(gold, {"pred": read}, ontology=ontology, system=system, threshold=threshold,
-                           top_k=top_k)
+        info["tuned_on"] = {
+            "gold": dev_gold.name,
+            "scores": dev_scores.name,
+            "measure": measure,
+            "curve": curve.to_dict(orient="list"),
+        }
+    scoring = score_labels(
+        gold, {"pred": read}, ontology=ontology, system=system, threshold=threshold, top_k=top_k
+    )
     scoring.dev = dev
     if detection:
         scoring._detection = detection
@@ -253,7 +284,9 @@ def _keywords(rule: Rule) -> dict[str, Any]:
     return {rule[0]: rule[1]}
 
 
-def _ontology_for(ontology: str | Ontology | nx.DiGraph, inputs: list[RawLabels]) -> tuple[Ontology, str | None]:
+def _ontology_for(
+    ontology: str | Ontology | nx.DiGraph, inputs: list[RawLabels]
+) -> tuple[Ontology, str | None]:
     """The ontology asked for, or with ``"auto"`` the one detected from the codes of all inputs, and how."""
     if not (isinstance(ontology, str) and ontology == "auto"):
         return load_ontology(ontology), None

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from . import __version__
 from .api import decide_run, score_labels
 from .labels import NothingScorable
 from .readers import InputError, RawScores, excerpt, read_input, read_labels
@@ -63,33 +64,63 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("score", help="score one prediction file against a gold standard")
     s.add_argument("--gold", required=True, help="gold labels (CSV/TSV, PSV, JSON, JSONL, Parquet)")
     s.add_argument("--pred", required=True, help="predicted labels, any format --gold takes")
-    s.add_argument("--ontology", default="auto",
-                   help="icd9, icd10cm, icd10pcs, icd10 (CM + PCS), auto (detect from the codes; default), "
-                   "or the path of a hierarchy file (CSV child,parent[,title] or CoPHE JSON)")
-    s.add_argument("--max-level", default=None,
-                   help="highest level evaluated and summed into 'overall' (default: the ontology's, "
-                   "block for ICD)")
-    s.add_argument("--system", default="auto", choices=["auto", "diagnosis", "procedure"],
-                   help="ICD-9: which table undotted codes (4019) come from; required for them")
+    s.add_argument(
+        "--ontology",
+        default="auto",
+        help="icd9, icd10cm, icd10pcs, icd10 (CM + PCS), auto (detect from the codes; default), "
+        "or the path of a hierarchy file (CSV child,parent[,title] or CoPHE JSON)",
+    )
+    s.add_argument(
+        "--max-level",
+        default=None,
+        help="highest level evaluated and summed into 'overall' (default: the ontology's, block for ICD)",
+    )
+    s.add_argument(
+        "--system",
+        default="auto",
+        choices=["auto", "diagnosis", "procedure"],
+        help="ICD-9: which table undotted codes (4019) come from; required for them",
+    )
     s.add_argument("--format", default="table", choices=["table", "json"], help="output format")
     s.add_argument("--nodes", metavar="FILE.csv", help="write the per-node table to this CSV")
     s.add_argument("--documents", metavar="FILE.csv", help="write the per-document table to this CSV")
     s.add_argument("--rejected", metavar="FILE.csv", help="write every rejected input row to this CSV")
-    s.add_argument("--metrics", choices=["cophe", "suite"], default="cophe",
-                   help="suite: add the ICM paper's metrics (label-, example-based, propensity F, HF, ICM)")
-    s.add_argument("--bootstrap", type=_count, default=0, metavar="N",
-                   help="add percentile confidence intervals from N document resamples (e.g. 1000)")
+    s.add_argument(
+        "--metrics",
+        choices=["cophe", "suite"],
+        default="cophe",
+        help="suite: add the ICM paper's metrics (label-, example-based, propensity F, HF, ICM)",
+    )
+    s.add_argument(
+        "--bootstrap",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="add percentile confidence intervals from N document resamples (e.g. 1000)",
+    )
     s.add_argument("--seed", type=_count, default=0, help="seed of the resampling (default 0)")
-    s.add_argument("--threshold", type=_probability,
-                   help="when --pred holds scores: predict codes scoring at least T (0 to 1)")
-    s.add_argument("--top-k", type=_positive, help="when --pred holds scores: predict each document's K best codes")
-    s.add_argument("--tune-on", nargs=2, metavar=("DEV_GOLD", "DEV_SCORES"),
-                   help="when --pred holds scores: use the threshold that maximises CoPHE overall F1 on this "
-                   "development split (never tune on the test set)")
-    s.add_argument("--save", metavar="FILE.cophe",
-                   help="also write a saved analysis (one zip file): the gold and prediction files as given, the "
-                   "reading options and the decision rule; open it in the dashboard (Source: Open a saved "
-                   "analysis) or hand it to a colleague (format: docs/analysis-format.md)")
+    s.add_argument(
+        "--threshold",
+        type=_probability,
+        help="when --pred holds scores: predict codes scoring at least T (0 to 1)",
+    )
+    s.add_argument(
+        "--top-k", type=_positive, help="when --pred holds scores: predict each document's K best codes"
+    )
+    s.add_argument(
+        "--tune-on",
+        nargs=2,
+        metavar=("DEV_GOLD", "DEV_SCORES"),
+        help="when --pred holds scores: use the threshold that maximises CoPHE overall F1 on this "
+        "development split (never tune on the test set)",
+    )
+    s.add_argument(
+        "--save",
+        metavar="FILE.cophe",
+        help="also write a saved analysis (one zip file): the gold and prediction files as given, the "
+        "reading options and the decision rule; open it in the dashboard (Source: Open a saved "
+        "analysis) or hand it to a colleague (format: docs/analysis-format.md)",
+    )
     s.add_argument("--doc-col", help="document id column (default: detected)")
     s.add_argument("--code-col", help="code column (default: detected)")
     s.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
@@ -97,8 +128,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _table(result: dict) -> str:
-    lines = [f"{result['documents']} documents, ontology {result['ontology']}, "
-             f"levels {', '.join(result['levels'])}"]
+    lines = [
+        f"{result['documents']} documents, ontology {result['ontology']}, "
+        f"levels {', '.join(result['levels'])}"
+    ]
     if result.get("code_sets"):
         lines.append("code sets: " + "; ".join(f"{k} ({v})" for k, v in result["code_sets"].items()))
     lines.append("")
@@ -106,8 +139,10 @@ def _table(result: dict) -> str:
     lines += [head, "-" * len(head)]
 
     def row(measure: str, level: str, s: dict) -> str:
-        return (f"{measure:<10} {level:<8} {s['tp']:>8} {s['fp']:>8} {s['fn']:>8} "
-                f"{s['precision']:>7.3f} {s['recall']:>7.3f} {s['f1']:>7.3f}")
+        return (
+            f"{measure:<10} {level:<8} {s['tp']:>8} {s['fp']:>8} {s['fn']:>8} "
+            f"{s['precision']:>7.3f} {s['recall']:>7.3f} {s['f1']:>7.3f}"
+        )
 
     sections = [("", result)] + [(f"{name}: ", part) for name, part in result.get("systems", {}).items()]
     for prefix, part in sections:
@@ -122,13 +157,23 @@ def _table(result: dict) -> str:
         lines += ["", "suite: " + ", ".join(f"{k} {v:.3f}" for k, v in result["suite"].items())]
     if "intervals" in result:
         ci = result["intervals"]["figures"]
-        lines += ["", f"95% intervals ({result['intervals']['resamples']} resamples): " + ", ".join(
-            f"{k} [{lo:.3f}, {hi:.3f}]" for k, (lo, hi) in ci.items() if "overall f1" in k or k == "flat f1")]
+        lines += [
+            "",
+            f"95% intervals ({result['intervals']['resamples']} resamples): "
+            + ", ".join(
+                f"{k} [{lo:.3f}, {hi:.3f}]"
+                for k, (lo, hi) in ci.items()
+                if "overall f1" in k or k == "flat f1"
+            ),
+        ]
     if "decision" in result:
         d = result["decision"]
         rule = f"threshold {d['threshold']}" if d["threshold"] is not None else f"top {d['top_k']}"
         tuned = f" (tuned on {d['tuned_on']['gold']})" if "tuned_on" in d else ""
-        lines += ["", f"decisions: {rule}{tuned}; " + ", ".join(f"{k} {v:.3f}" for k, v in d["ranking"].items())]
+        lines += [
+            "",
+            f"decisions: {rule}{tuned}; " + ", ".join(f"{k} {v:.3f}" for k, v in d["ranking"].items()),
+        ]
     if result["warnings"]:
         lines += ["", "warnings:"] + [f"  - {w}" for w in result["warnings"]]
     return "\n".join(lines)
@@ -139,16 +184,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _score(args)
     except RecursionError:
-        print("cophe: error: an input is nested too deeply to read (JSON within JSON, thousands deep); "
-              "give one object per document", file=sys.stderr)
+        print(
+            "cophe: error: an input is nested too deeply to read (JSON within JSON, thousands deep); "
+            "give one object per document",
+            file=sys.stderr,
+        )
     except MemoryError:
-        print("cophe: error: out of memory reading or scoring the inputs; split them, or score on a "
-              "machine with more memory", file=sys.stderr)
+        print(
+            "cophe: error: out of memory reading or scoring the inputs; split them, or score on a "
+            "machine with more memory",
+            file=sys.stderr,
+        )
     except Exception as e:  # the last resort: one line, never a traceback, unless asked for
         if args.debug:
             raise
-        print(f"cophe: error: unexpected {type(e).__name__}: {excerpt(e, 200)} (run with --debug for the "
-              "traceback, and report it)", file=sys.stderr)
+        print(
+            f"cophe: error: unexpected {type(e).__name__}: {excerpt(e, 200)} (run with --debug for the "
+            "traceback, and report it)",
+            file=sys.stderr,
+        )
     return 2
 
 
@@ -157,8 +211,11 @@ def _outputs_ok(args: argparse.Namespace) -> bool:
     for option in ("nodes", "documents", "rejected", "save"):
         path = getattr(args, option)
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            print(f"cophe: error: --{option} {path}: no folder {os.path.dirname(path)!r}; give a path in a "
-                  "folder that exists", file=sys.stderr)
+            print(
+                f"cophe: error: --{option} {path}: no folder {os.path.dirname(path)!r}; give a path in a "
+                "folder that exists",
+                file=sys.stderr,
+            )
             return False
     return True
 
@@ -171,13 +228,23 @@ def _score(args: argparse.Namespace) -> int:
         kw = {"doc_col": args.doc_col, "code_col": args.code_col}
         gold, pred = read_labels(args.gold, **kw), read_input(args.pred, **kw)  # each file parsed once
         if isinstance(pred, RawScores):
-            run, decision = decide_run(gold, pred, threshold=args.threshold, top_k=args.top_k,
-                                       tune_on=tuple(args.tune_on) if args.tune_on else None,
-                                       ontology=args.ontology, system=args.system, max_level=args.max_level, **kw)
+            run, decision = decide_run(
+                gold,
+                pred,
+                threshold=args.threshold,
+                top_k=args.top_k,
+                tune_on=tuple(args.tune_on) if args.tune_on else None,
+                ontology=args.ontology,
+                system=args.system,
+                max_level=args.max_level,
+                **kw,
+            )
         else:
             if args.threshold is not None or args.top_k is not None or args.tune_on:
-                raise InputError(f"{args.pred}: --threshold, --top-k and --tune-on need a scores file "
-                                 "(doc_id,code,score rows, or one score column per code)")
+                raise InputError(
+                    f"{args.pred}: --threshold, --top-k and --tune-on need a scores file "
+                    "(doc_id,code,score rows, or one score column per code)"
+                )
             run = score_labels(gold, {"pred": pred}, ontology=args.ontology, system=args.system)
         ev = run.evaluation("pred", max_level=args.max_level)
     except (InputError, ValueError) as e:
@@ -185,22 +252,27 @@ def _score(args: argparse.Namespace) -> int:
             _write_csv(e.rejected, args.rejected)
         print(f"cophe: error: {e}", file=sys.stderr)
         return 2
-    result = ev.to_dict()
+    result = {"version": __version__, **ev.to_dict()}  # the cophe that made the figures
     suite_notes: list[str] = []
     if args.metrics == "suite":
         result["suite"] = suite(ev)
         suite_notes = [n for n in [icm_note(ev)] if n]  # documents with no gold code leave ICM
     if args.bootstrap:
         ci = bootstrap(ev, n_resamples=args.bootstrap, seed=args.seed, with_suite=args.metrics == "suite")
-        result["intervals"] = {"resamples": args.bootstrap, "confidence": 0.95, "seed": args.seed,
-                               "figures": {r.figure: [r.low, r.high] for r in ci.itertuples()}}
+        result["intervals"] = {
+            "resamples": args.bootstrap,
+            "confidence": 0.95,
+            "seed": args.seed,
+            "figures": {r.figure: [r.low, r.high] for r in ci.itertuples()},
+        }
     if decision is not None:
         result["decision"] = decision
     warnings, rejected = list(run.corpus.warnings), run.corpus.rejected
     if run.dev is not None and run.dev.corpus is not None:  # the development split a threshold was tuned on
         warnings += [f"development split: {w}" for w in run.dev.corpus.warnings]
-        rejected = pd.concat([r for r in (rejected, run.dev.corpus.rejected) if len(r)] or [rejected],
-                             ignore_index=True)
+        rejected = pd.concat(
+            [r for r in (rejected, run.dev.corpus.rejected) if len(r)] or [rejected], ignore_index=True
+        )
     warnings += suite_notes
     result["warnings"] = warnings
     if run.detection:
@@ -215,8 +287,10 @@ def _score(args: argparse.Namespace) -> int:
         try:
             _save(args, ev, decision)
         except OSError as e:
-            print(f"cophe: error: --save {args.save}: {e.strerror or e}; give a path in a folder that exists",
-                  file=sys.stderr)
+            print(
+                f"cophe: error: --save {args.save}: {e.strerror or e}; give a path in a folder that exists",
+                file=sys.stderr,
+            )
             return 2
         except ValueError as e:  # inputs a saved analysis cannot hold (too many or too large)
             print(f"cophe: error: --save {args.save}: {e}", file=sys.stderr)
@@ -246,22 +320,36 @@ def _save(args: argparse.Namespace, ev, decision: dict | None) -> None:
     from datetime import UTC, datetime
     from pathlib import Path
 
-    from . import __version__
     from .analysis import analysis_from_files, write_analysis
     from .ontology import NAMES
 
-    custom = args.ontology not in ("auto", *NAMES)  # a hierarchy file (scoring has read it): saved as an input
+    custom = args.ontology not in (
+        "auto",
+        *NAMES,
+    )  # a hierarchy file (scoring has read it): saved as an input
     rule = None
     if decision is not None:
-        rule = ("threshold", decision["threshold"]) if decision.get("threshold") is not None else \
-            ("top_k", decision["top_k"])
+        rule = (
+            ("threshold", decision["threshold"])
+            if decision.get("threshold") is not None
+            else ("top_k", decision["top_k"])
+        )
     analysis = analysis_from_files(
-        args.gold, {Path(args.pred).stem or "pred": args.pred}, rule=rule,
-        hierarchy=args.ontology if custom else None, created=datetime.now(UTC).isoformat(timespec="seconds"),
-        options={"ontology": "custom" if custom else args.ontology, "system": args.system,
-                 "doc_col": args.doc_col or None, "code_col": args.code_col or None,
-                 "max_level": args.max_level or None},
-        cophe_version=__version__, code_sets=dict(ev.ontology.code_sets))
+        args.gold,
+        {Path(args.pred).stem or "pred": args.pred},
+        rule=rule,
+        hierarchy=args.ontology if custom else None,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        options={
+            "ontology": "custom" if custom else args.ontology,
+            "system": args.system,
+            "doc_col": args.doc_col or None,
+            "code_col": args.code_col or None,
+            "max_level": args.max_level or None,
+        },
+        cophe_version=__version__,
+        code_sets=dict(ev.ontology.code_sets),
+    )
     Path(args.save).write_bytes(write_analysis(analysis))
 
 

@@ -8,20 +8,31 @@ import pandas as pd
 from .metrics import Evaluation, prf
 from .tree import COUNTS
 
-__all__ = ["levels_side_by_side", "level_deltas", "compare_nodes", "disagreements", "HEADLINE_COLUMNS",
-           "headlines", "figure_parts"]
+__all__ = [
+    "levels_side_by_side",
+    "level_deltas",
+    "compare_nodes",
+    "disagreements",
+    "HEADLINE_COLUMNS",
+    "headlines",
+    "figure_parts",
+]
 
 #: The columns of :func:`headlines`: (measure, statistic), each the overall figure of its measure.
 HEADLINE_COLUMNS: dict[str, tuple[str, str]] = {
-    "flat_f1": ("flat", "f1"), "set_based_f1": ("set_based", "f1"), "cophe_f1": ("cophe", "f1"),
-    "cophe_precision": ("cophe", "precision"), "cophe_recall": ("cophe", "recall"),
+    "flat_f1": ("flat", "f1"),
+    "set_based_f1": ("set_based", "f1"),
+    "cophe_f1": ("cophe", "f1"),
+    "cophe_precision": ("cophe", "precision"),
+    "cophe_recall": ("cophe", "recall"),
 }
 
 
 def levels_side_by_side(evals: dict[str, Evaluation]) -> pd.DataFrame:
     """:attr:`Evaluation.levels_table` of each run, stacked with a ``run`` column first."""
-    return pd.concat([ev.levels_table.assign(run=name) for name, ev in evals.items()],
-                     ignore_index=True)[["run", *evals[next(iter(evals))].levels_table.columns]]
+    return pd.concat([ev.levels_table.assign(run=name) for name, ev in evals.items()], ignore_index=True)[
+        ["run", *evals[next(iter(evals))].levels_table.columns]
+    ]
 
 
 def _figure_id(measure: str, stat: str) -> str:
@@ -104,7 +115,9 @@ def compare_nodes(a: Evaluation, b: Evaluation) -> pd.DataFrame:
         p, r, f = prf(out[prefix + "tp"], out[prefix + "fp"], out[prefix + "fn"])
         out[prefix + "f1"] = f
         total = out[prefix + "tp"] + out[prefix + "fp"] + out[prefix + "fn"]
-        out[prefix + "balance"] = np.where(total > 0, (out[prefix + "fp"] - out[prefix + "fn"]) / total.clip(lower=1), 0.0)
+        out[prefix + "balance"] = np.where(
+            total > 0, (out[prefix + "fp"] - out[prefix + "fn"]) / total.clip(lower=1), 0.0
+        )
     out["delta_f1"] = out.b_f1 - out.a_f1
     out["delta_balance"] = out.b_balance - out.a_balance
     out["code"] = o.keys[idx]
@@ -130,16 +143,22 @@ def disagreements(a: Evaluation, b: Evaluation, *, level: str = "e0", top: int =
 
     def codes(m, rows):
         m = m.tocsr()
-        return [", ".join(sorted(keys[m.indices[m.indptr[r]:m.indptr[r + 1]]])) for r in rows]
+        return [", ".join(sorted(keys[m.indices[m.indptr[r] : m.indptr[r + 1]]])) for r in rows]
 
     n_diff = np.asarray(diff.sum(1)).ravel()
     order = np.lexsort((-np.abs(fb - fa), -n_diff))[:top]
     order = order[n_diff[order] > 0]
-    return pd.DataFrame({
-        "doc_id": a.docs[order], "codes_disagreed": n_diff[order],
-        "only_a": codes(only_a, order), "only_b": codes(only_b, order),
-        "a_f1": fa[order], "b_f1": fb[order], "delta_f1": fb[order] - fa[order],
-    })
+    return pd.DataFrame(
+        {
+            "doc_id": a.docs[order],
+            "codes_disagreed": n_diff[order],
+            "only_a": codes(only_a, order),
+            "only_b": codes(only_b, order),
+            "a_f1": fa[order],
+            "b_f1": fb[order],
+            "delta_f1": fb[order] - fa[order],
+        }
+    )
 
 
 def delta_subtree(a: Evaluation, b: Evaluation, focus: int | None = None, **kw) -> pd.DataFrame:
@@ -147,8 +166,9 @@ def delta_subtree(a: Evaluation, b: Evaluation, focus: int | None = None, **kw) 
     ``delta_f1`` and ``delta_balance`` recomputed on every row (Other buckets included)."""
     from .tree import focused_subtree
 
-    sub = focused_subtree(compare_nodes(a, b), a.ontology, focus, prefixes=("a_", "b_"),
-                          size="gold+predicted", **kw)
+    sub = focused_subtree(
+        compare_nodes(a, b), a.ontology, focus, prefixes=("a_", "b_"), size="gold+predicted", **kw
+    )
     sub["delta_f1"] = sub.b_f1 - sub.a_f1
     sub["delta_balance"] = sub.b_balance - sub.a_balance
     return sub

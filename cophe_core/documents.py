@@ -36,15 +36,28 @@ from .ontology import Ontology
 from .readers import InputError, Source, load_bytes
 from .substitutions import document_substitutions
 
-__all__ = ["document_codes", "document_families", "document_review", "family_level", "rank_documents", "read_notes",
-           "highlight_titles", "STATUS", "SUBSTITUTED", "REVIEW_COLUMNS", "RANK_COLUMNS"]
+__all__ = [
+    "document_codes",
+    "document_families",
+    "document_review",
+    "family_level",
+    "rank_documents",
+    "read_notes",
+    "highlight_titles",
+    "STATUS",
+    "SUBSTITUTED",
+    "REVIEW_COLUMNS",
+    "RANK_COLUMNS",
+]
 
 SUBSTITUTED = "wrong code in the right family"
-STATUS = {"correct": "in the gold standard and written by the model (true positive)",
-          "extra": "written by the model but not in the gold standard (false positive)",
-          "missed": "in the gold standard but not written by the model (false negative)",
-          SUBSTITUTED: "written by the model instead of a gold code of the same family: one extra and one "
-                       "missed code, shown as one row (a false positive and a false negative)"}
+STATUS = {
+    "correct": "in the gold standard and written by the model (true positive)",
+    "extra": "written by the model but not in the gold standard (false positive)",
+    "missed": "in the gold standard but not written by the model (false negative)",
+    SUBSTITUTED: "written by the model instead of a gold code of the same family: one extra and one "
+    "missed code, shown as one row (a false positive and a false negative)",
+}
 REVIEW_COLUMNS = ["family", "family_title", "code", "title", "status", "instead_of", "instead_of_title"]
 RANK_COLUMNS = ["doc_id", "gold", "errors", "extra", "missed"]
 NOTE_COLUMNS = ("doc_id", "text")
@@ -113,8 +126,8 @@ def document_codes(ev: Evaluation, doc_id: str) -> pd.DataFrame:
     """
     r = _row(ev, doc_id)
     o = ev.ontology
-    g = ev.gold.indices[ev.gold.indptr[r]:ev.gold.indptr[r + 1]]
-    p = ev.pred.indices[ev.pred.indptr[r]:ev.pred.indptr[r + 1]]
+    g = ev.gold.indices[ev.gold.indptr[r] : ev.gold.indptr[r + 1]]
+    p = ev.pred.indices[ev.pred.indptr[r] : ev.pred.indptr[r + 1]]
     ids = np.union1d(g, p).astype(np.int64)
     fam_level = _family_level(o)
     blk_level = min(fam_level + 1, len(o.levels) - 1)
@@ -123,18 +136,21 @@ def document_codes(ev: Evaluation, doc_id: str) -> pd.DataFrame:
     block = np.where(o.ancestors[ids, blk_level] >= 0, o.ancestors[ids, blk_level], fam)
     in_g, in_p = np.isin(ids, g), np.isin(ids, p)
     status = np.where(in_g & in_p, "correct", np.where(in_p, "extra", "missed")).astype(object)
-    df = pd.DataFrame({
-        "code": o.keys[ids].astype(str), "title": o.titles[ids].astype(str),
-        "level": np.asarray(o.levels, dtype=object)[o.level[ids]],
-        "family": o.keys[fam].astype(str), "family_title": o.titles[fam].astype(str),
-        "block": pd.Series(o.keys[block].astype(str), dtype=object) + " " + o.titles[block].astype(str),
-        "status": status,
-    })
+    df = pd.DataFrame(
+        {
+            "code": o.keys[ids].astype(str),
+            "title": o.titles[ids].astype(str),
+            "level": np.asarray(o.levels, dtype=object)[o.level[ids]],
+            "family": o.keys[fam].astype(str),
+            "family_title": o.titles[fam].astype(str),
+            "block": pd.Series(o.keys[block].astype(str), dtype=object) + " " + o.titles[block].astype(str),
+            "status": status,
+        }
+    )
     # in the code system's order: by top-level group (its node order is the tabular list's: diagnoses,
     # V codes, E codes, procedures), then family, then code
     top = np.where(o.ancestors[ids, -1] >= 0, o.ancestors[ids, -1], ids)
-    return (df.assign(_top=top).sort_values(["_top", "family", "code"], ignore_index=True)
-            .drop(columns="_top"))
+    return df.assign(_top=top).sort_values(["_top", "family", "code"], ignore_index=True).drop(columns="_top")
 
 
 def document_review(ev: Evaluation, doc_id: str) -> pd.DataFrame:
@@ -226,9 +242,13 @@ def document_families(ev: Evaluation, doc_id: str) -> pd.DataFrame:
     r = _row(ev, doc_id)
     o = ev.ontology
     x, y = ev.X.getrow(r).tocoo(), ev.Y.getrow(r).tocoo()
-    counts = pd.DataFrame({"node": np.concatenate([x.col, y.col]),
-                           "predicted": np.concatenate([x.data, np.zeros_like(y.data)]),
-                           "gold": np.concatenate([np.zeros_like(x.data), y.data])})
+    counts = pd.DataFrame(
+        {
+            "node": np.concatenate([x.col, y.col]),
+            "predicted": np.concatenate([x.data, np.zeros_like(y.data)]),
+            "gold": np.concatenate([np.zeros_like(x.data), y.data]),
+        }
+    )
     counts = counts.groupby("node", as_index=False).sum()
     nodes = counts.node.to_numpy()
     counts["level"] = np.asarray(o.levels, dtype=object)[o.level[nodes]]
@@ -237,8 +257,9 @@ def document_families(ev: Evaluation, doc_id: str) -> pd.DataFrame:
     counts["code"] = o.keys[nodes].astype(str)
     counts["title"] = o.titles[nodes].astype(str)
     d = counts.predicted - counts.gold
-    counts["status"] = np.where(d == 0, "correct", np.where(d > 0, d.astype(str) + " extra",
-                                                            (-d).astype(str) + " missed"))
+    counts["status"] = np.where(
+        d == 0, "correct", np.where(d > 0, d.astype(str) + " extra", (-d).astype(str) + " missed")
+    )
     order = {lv: i for i, lv in enumerate(o.levels)}
     counts = counts.sort_values(["level", "code"], key=lambda s: s.map(order) if s.name == "level" else s)
     return counts[["level", "code", "title", "gold", "predicted", "status"]].reset_index(drop=True)
@@ -300,16 +321,18 @@ def rank_documents(evaluations: Mapping[str, Evaluation]) -> pd.DataFrame:
         counts = _row_counts(ev)[1:]
         own = np.asarray(ev.docs).astype(str)
         if len(own) != n or not np.array_equal(own, docs):  # align on the first evaluation's documents
-            counts = tuple(pd.Series(c, index=own).reindex(docs, fill_value=0).to_numpy(np.int64)
-                           for c in counts)
+            counts = tuple(
+                pd.Series(c, index=own).reindex(docs, fill_value=0).to_numpy(np.int64) for c in counts
+            )
         extra += counts[0]
         missed += counts[1]
         written += counts[2]
     errors = extra + missed
     empty = (gold == 0) & (written == 0)
     order = np.lexsort((np.arange(n), empty, -errors))
-    out = pd.DataFrame({"doc_id": docs.astype(object), "gold": gold, "errors": errors,
-                        "extra": extra, "missed": missed})
+    out = pd.DataFrame(
+        {"doc_id": docs.astype(object), "gold": gold, "errors": errors, "extra": extra, "missed": missed}
+    )
     return out.iloc[order].reset_index(drop=True)
 
 
@@ -325,8 +348,10 @@ def _note_format(name: str, text: str) -> str:
     return "jsonl" if first.startswith("{") else "tsv" if "\t" in first else "csv"
 
 
-_NEEDS = "A notes file needs the columns doc_id and text (CSV or TSV), or one JSON object per line with " \
-         "the fields \"doc_id\" and \"text\" (JSONL)."
+_NEEDS = (
+    "A notes file needs the columns doc_id and text (CSV or TSV), or one JSON object per line with "
+    'the fields "doc_id" and "text" (JSONL).'
+)
 
 
 def _notes_table(name: str, text: str) -> pd.DataFrame:
@@ -339,16 +364,19 @@ def _notes_table(name: str, text: str) -> pd.DataFrame:
             records = json.loads("[\n" + ",\n".join(lines[kept]) + "\n]")
         except json.JSONDecodeError as e:
             at = int(kept[min(max(e.lineno - 2, 0), len(kept) - 1)]) + 1
-            raise InputError(f"{name}, line {at}: not one JSON object ({e.msg}). Each line must hold one "
-                             f"object, such as {{\"doc_id\": \"1\", \"text\": \"…\"}}.") from None
+            raise InputError(
+                f"{name}, line {at}: not one JSON object ({e.msg}). Each line must hold one "
+                f'object, such as {{"doc_id": "1", "text": "…"}}.'
+            ) from None
         bad = [i for i, rec in enumerate(records) if not isinstance(rec, dict)]
         if bad:
             raise InputError(f"{name}, line {int(kept[bad[0]]) + 1}: not a JSON object. {_NEEDS}")
         for col in NOTE_COLUMNS:
-            absent = [i for i, rec in enumerate(records)
-                      if col not in rec or (col == "doc_id" and rec[col] is None)]
+            absent = [
+                i for i, rec in enumerate(records) if col not in rec or (col == "doc_id" and rec[col] is None)
+            ]
             if absent:
-                raise InputError(f"{name}, line {int(kept[absent[0]]) + 1}: no field \"{col}\". {_NEEDS}")
+                raise InputError(f'{name}, line {int(kept[absent[0]]) + 1}: no field "{col}". {_NEEDS}')
         table = pd.DataFrame.from_records(records, columns=list(NOTE_COLUMNS))
         return table
     sep = "\t" if fmt == "tsv" else ","
@@ -404,16 +432,18 @@ def read_notes(source: Source, *, name: str | None = None) -> dict[str, str]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise InputError(f"{label}: is not UTF-8 text (byte {e.start}); save it as UTF-8 and upload it "
-                         "again.") from None
+        raise InputError(
+            f"{label}: is not UTF-8 text (byte {e.start}); save it as UTF-8 and upload it again."
+        ) from None
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         raise InputError(f"{label}: the file is empty. {_NEEDS}")
     table = _notes_table(label, text)
     if table.empty:
         raise InputError(f"{label}: has a header but no notes; add one line per document. {_NEEDS}")
-    table = table.assign(doc_id=table.doc_id.astype(str).str.strip(),
-                         text=table.text.where(table.text.notna(), "").astype(str))
+    table = table.assign(
+        doc_id=table.doc_id.astype(str).str.strip(), text=table.text.where(table.text.notna(), "").astype(str)
+    )
     table = table[table.doc_id != ""]
     if table.empty:
         raise InputError(f"{label}: every doc_id is empty; give each note the id of its document. {_NEEDS}")

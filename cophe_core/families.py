@@ -48,14 +48,16 @@ def within_family(ev: Evaluation) -> pd.DataFrame:
     lv = ev.ontology.level[xs_m.indices]
     n = len(ev.levels)
     table = ev.levels_table
-    out = pd.DataFrame({
-        "level": ev.levels,
-        "shared_families": np.bincount(lv, minlength=n)[:n],
-        "gold_codes": np.bincount(lv, weights=ys, minlength=n)[:n].astype(int),
-        "predicted_codes": np.bincount(lv, weights=xs, minlength=n)[:n].astype(int),
-        "over": np.bincount(lv, weights=np.maximum(xs - ys, 0), minlength=n)[:n].astype(int),
-        "under": np.bincount(lv, weights=np.maximum(ys - xs, 0), minlength=n)[:n].astype(int),
-    })
+    out = pd.DataFrame(
+        {
+            "level": ev.levels,
+            "shared_families": np.bincount(lv, minlength=n)[:n],
+            "gold_codes": np.bincount(lv, weights=ys, minlength=n)[:n].astype(int),
+            "predicted_codes": np.bincount(lv, weights=xs, minlength=n)[:n].astype(int),
+            "over": np.bincount(lv, weights=np.maximum(xs - ys, 0), minlength=n)[:n].astype(int),
+            "under": np.bincount(lv, weights=np.maximum(ys - xs, 0), minlength=n)[:n].astype(int),
+        }
+    )
     denom = out.gold_codes.where(out.gold_codes > 0, 1)
     out["over_share"] = np.where(out.gold_codes > 0, out.over / denom, 0.0)
     out["under_share"] = np.where(out.gold_codes > 0, out.under / denom, 0.0)
@@ -65,9 +67,14 @@ def within_family(ev: Evaluation) -> pd.DataFrame:
     return out
 
 
-def describe_gaps(ev: Evaluation, run: str, *, threshold: float = 0.005,
-                  level_name: Callable[[str], str] | None = None,
-                  measures: tuple[str, str] = ("CoPHE", "set-based")) -> list[str]:
+def describe_gaps(
+    ev: Evaluation,
+    run: str,
+    *,
+    threshold: float = 0.005,
+    level_name: Callable[[str], str] | None = None,
+    measures: tuple[str, str] = ("CoPHE", "set-based"),
+) -> list[str]:
     """Plain-language lines for the levels where CoPHE F1 is below set-based F1.
 
     ``level_name`` names a level (default: its id); ``measures`` names CoPHE and set-based scoring, so a
@@ -122,18 +129,31 @@ def family_errors(ev: Evaluation, level: str) -> pd.DataFrame:
     """
     ev.ontology.level_index(level)  # a clear error naming the levels
     nodes = ev.nodes
-    t = nodes.loc[nodes.level == level, ["node", "code", "title", "gold", "predicted", "tp", "fp", "fn", "f1",
-                                         "docs_over", "docs_under"]]
+    t = nodes.loc[
+        nodes.level == level,
+        ["node", "code", "title", "gold", "predicted", "tp", "fp", "fn", "f1", "docs_over", "docs_under"],
+    ]
     t = t.reset_index(drop=True)
     fp, fn = t.fp.to_numpy(dtype=float), t.fn.to_numpy(dtype=float)
-    for name, part, whole in (("extra_share", fp, fp.sum()), ("missed_share", fn, fn.sum()),
-                              ("error_share", fp + fn, fp.sum() + fn.sum())):
+    for name, part, whole in (
+        ("extra_share", fp, fp.sum()),
+        ("missed_share", fn, fn.sum()),
+        ("error_share", fp + fn, fp.sum() + fn.sum()),
+    ):
         t[name] = part / whole if whole > 0 else np.zeros_like(part)
     return t
 
 
-def family_changes(a: Evaluation, b: Evaluation, level: str, *, n_resamples: int = 1000, seed: int = 0,
-                   confidence: float = 0.95, fdr: float = 0.05) -> pd.DataFrame:
+def family_changes(
+    a: Evaluation,
+    b: Evaluation,
+    level: str,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    fdr: float = 0.05,
+) -> pd.DataFrame:
     """Where two runs differ, family by family at ``level``: the change in errors, and whether it is real.
 
     One row per node of ``level`` with a gold or predicted code in either run. CoPHE counts summed over
@@ -174,8 +194,11 @@ def family_changes(a: Evaluation, b: Evaluation, level: str, *, n_resamples: int
     # resamples in blocks of PRODUCT_CELLS: at the 4th digit of MIMIC-III (7,600 families) the product of
     # all 1,000 at once would be 300 MB, and filling fresh memory costs more than the product
     step = max(1, PRODUCT_CELLS // max(stacked.shape[0], 1))
-    draws = [_delta_f1((stacked @ np.ascontiguousarray(w[i:i + step].T)).T, m)
-             for w in document_weights(len(a.docs), n_resamples, seed) for i in range(0, len(w), step)]
+    draws = [
+        _delta_f1((stacked @ np.ascontiguousarray(w[i : i + step].T)).T, m)
+        for w in document_weights(len(a.docs), n_resamples, seed)
+        for i in range(0, len(w), step)
+    ]
     d = np.vstack(draws) if draws else np.empty((0, m))
     obs = _delta_f1(point[None, :], m)[0]
     alpha = (1 - confidence) / 2
@@ -185,11 +208,20 @@ def family_changes(a: Evaluation, b: Evaluation, level: str, *, n_resamples: int
         p = np.where(sd > 0, 2 * sps.norm.sf(np.abs(obs) / sd), np.where(obs == 0, 1.0, 0.0))
     tp_a, x_a, tp_b, x_b, gold = point.reshape(5, m).astype(np.int64)
     nodes = at[in_play]
-    out = pd.DataFrame({
-        "node": nodes, "code": o.keys[nodes], "title": o.titles[nodes], "gold": gold,
-        "a_extra": x_a - tp_a, "a_missed": gold - tp_a, "b_extra": x_b - tp_b, "b_missed": gold - tp_b,
-        "a_f1": _f1(tp_a, x_a, gold), "b_f1": _f1(tp_b, x_b, gold),
-    })
+    out = pd.DataFrame(
+        {
+            "node": nodes,
+            "code": o.keys[nodes],
+            "title": o.titles[nodes],
+            "gold": gold,
+            "a_extra": x_a - tp_a,
+            "a_missed": gold - tp_a,
+            "b_extra": x_b - tp_b,
+            "b_missed": gold - tp_b,
+            "a_f1": _f1(tp_a, x_a, gold),
+            "b_f1": _f1(tp_b, x_b, gold),
+        }
+    )
     out["change_extra"] = out.b_extra - out.a_extra
     out["change_missed"] = out.b_missed - out.a_missed
     out["change_errors"] = out.change_extra + out.change_missed
@@ -210,5 +242,5 @@ def _f1(tp, predicted, gold) -> np.ndarray:
 
 def _delta_f1(totals: np.ndarray, m: int) -> np.ndarray:
     """F1 of B − F1 of A per node, per row of summed (TP, x of A | TP, x of B | y) blocks of width m."""
-    tp_a, x_a, tp_b, x_b, y = (totals[:, k * m:(k + 1) * m] for k in range(5))
+    tp_a, x_a, tp_b, x_b, y = (totals[:, k * m : (k + 1) * m] for k in range(5))
     return _f1(tp_b, x_b, y) - _f1(tp_a, x_a, y)

@@ -47,8 +47,15 @@ class NothingScorable(InputError):
         What is wrong, without the advice on what to pass (for an interface that asks instead).
     """
 
-    def __init__(self, message: str, *, file: str, rejected: pd.DataFrame, needs_system: bool,
-                 summary: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str,
+        rejected: pd.DataFrame,
+        needs_system: bool,
+        summary: str | None = None,
+    ):
         super().__init__(message)
         self.summary = summary or message
         self.file = file
@@ -128,9 +135,11 @@ def _resolve_icd9(codes, onto, system):
     undotted_input = system == "auto" and any(c.strip().isdigit() and len(c.strip()) == 4 for c in codes)
     for i, c in enumerate(codes):
         if undotted_input and c.strip().isdigit() and len(c.strip()) == 3:
-            reasons[i] = (f"undotted code {c.strip()} is ambiguous among undotted codes: it may be diagnosis "
-                          f"{c.strip()} or procedure {c.strip()[:2]}.{c.strip()[2]}; say which system the file "
-                          "holds (--system diagnosis|procedure)")
+            reasons[i] = (
+                f"undotted code {c.strip()} is ambiguous among undotted codes: it may be diagnosis "
+                f"{c.strip()} or procedure {c.strip()[:2]}.{c.strip()[2]}; say which system the file "
+                "holds (--system diagnosis|procedure)"
+            )
             continue
         try:
             parsed[i] = p = icd9_mod.parse_code(c, system)
@@ -138,10 +147,7 @@ def _resolve_icd9(codes, onto, system):
             reasons[i] = str(e)
             continue
         if p.code not in listed:
-            flags[i] = (
-                f"{p.code} is not a billable CMS v32 code; placed by its structure at "
-                f"{p.path[0][0]}"
-            )
+            flags[i] = f"{p.code} is not a billable CMS v32 code; placed by its structure at {p.path[0][0]}"
         zero = icd9_mod.stripped_zero_candidate(p, listed)
         if zero:
             flags[i] = (
@@ -170,11 +176,14 @@ def _resolve_icd10(codes, onto, system):
         elif hits:
             canonical[i] = hits[0]
         elif cm and pcs and "." not in c:  # an unlisted undotted code of both forms: the deeper known prefix
-            depth = {k: (found[1] if (found := icd10_mod.longest_prefix(onto, k, pcs=k == pcs)) else 0)
-                     for k in (cm, pcs)}
+            depth = {
+                k: (found[1] if (found := icd10_mod.longest_prefix(onto, k, pcs=k == pcs)) else 0)
+                for k in (cm, pcs)
+            }
             if depth[cm] == depth[pcs]:
-                reasons[i] = (f"ambiguous: unlisted ICD-10-CM {cm} or ICD-10-PCS {pcs}; write CM codes with "
-                              "their dot")
+                reasons[i] = (
+                    f"ambiguous: unlisted ICD-10-CM {cm} or ICD-10-PCS {pcs}; write CM codes with their dot"
+                )
             else:
                 canonical[i] = max(depth, key=depth.__getitem__)
         elif cm and not has_pcs and "." not in c and c.strip().upper() in icd10_mod.pcs_code_list():
@@ -183,8 +192,10 @@ def _resolve_icd10(codes, onto, system):
             canonical[i] = str(cm or pcs)  # well-formed, not in the code set: placed below
         else:
             what = {"icd10cm": "ICD-10-CM", "icd10pcs": "ICD-10-PCS"}.get(onto.name, "ICD-10-CM or PCS")
-            reasons[i] = (f"not a well-formed {what} code (CM looks like E11.9 or S52.044Q; PCS is seven "
-                          "characters such as 0DTJ4ZZ)")
+            reasons[i] = (
+                f"not a well-formed {what} code (CM looks like E11.9 or S52.044Q; PCS is seven "
+                "characters such as 0DTJ4ZZ)"
+            )
     missing = sorted({k for k in canonical.values() if k not in onto.codes})
     onto, unplaced = icd10_mod.place_by_prefix(onto, missing)
     for i, key in canonical.items():
@@ -199,14 +210,22 @@ def _resolve_icd10(codes, onto, system):
     return ids, reasons, flags, onto
 
 
-_RESOLVERS = {"icd9": _resolve_icd9, "icd10cm": _resolve_icd10, "icd10pcs": _resolve_icd10,
-              "icd10": _resolve_icd10}
+_RESOLVERS = {
+    "icd9": _resolve_icd9,
+    "icd10cm": _resolve_icd10,
+    "icd10pcs": _resolve_icd10,
+    "icd10": _resolve_icd10,
+}
 
 
 def _frame(rows: pd.DataFrame, name_col: str, reasons: pd.Series) -> pd.DataFrame:
     return pd.DataFrame(
-        {"file": rows[name_col].to_numpy(), "line": rows["line"].to_numpy(),
-         "value": rows["code"].to_numpy(), "reason": reasons.to_numpy()},
+        {
+            "file": rows[name_col].to_numpy(),
+            "line": rows["line"].to_numpy(),
+            "value": rows["code"].to_numpy(),
+            "reason": reasons.to_numpy(),
+        },
         columns=REJECTED_COLUMNS,
     )
 
@@ -246,8 +265,9 @@ def encode(
     undotted = bad & np.isin(inverse, _readable_with_system(codes, np.unique(inverse[bad]), ontology, system))
     _check_scorable(inputs, pairs["_input"].to_numpy(), bad, undotted, rejected[-1] if bad.any() else None)
     flagged_mask = np.isin(inverse, list(flags)) & ~bad
-    flagged = _frame(pairs.loc[flagged_mask], "_file",
-                     pd.Series([flags[i] for i in inverse[flagged_mask]], dtype=object))
+    flagged = _frame(
+        pairs.loc[flagged_mask], "_file", pd.Series([flags[i] for i in inverse[flagged_mask]], dtype=object)
+    )
 
     all_docs = np.unique(np.concatenate([raw.docs.astype(str) for raw in inputs.values()]))
     doc_idx = pd.Index(all_docs).get_indexer(pairs["doc_id"].to_numpy(dtype=object))
@@ -263,11 +283,14 @@ def encode(
         dups = int(mask.sum() - m.nnz)
         scored = isinstance(raw, RawScores)  # one test of kind, as in cophe_core.api.score_labels
         if dups:
-            warnings.append(f"{raw.name}: {dups} duplicate (document, code) rows collapsed"
-                            + ("; each keeps its highest score" if scored else ""))
+            warnings.append(
+                f"{raw.name}: {dups} duplicate (document, code) rows collapsed"
+                + ("; each keeps its highest score" if scored else "")
+            )
         if scored:
-            matrices[key] = _highest_scores(doc_idx[mask], node[mask], pairs["score"].to_numpy(dtype=float)[mask],
-                                            m.shape)
+            matrices[key] = _highest_scores(
+                doc_idx[mask], node[mask], pairs["score"].to_numpy(dtype=float)[mask], m.shape
+            )
             continue
         m.data[:] = 1
         matrices[key] = m.astype(np.int8)
@@ -275,16 +298,31 @@ def encode(
     for raw in runs.values():
         run_docs = set(raw.docs.astype(str))
         if only_gold := len(gold_docs - run_docs):
-            warnings.append(f"{raw.name}: {only_gold} gold documents have no predictions row; scored as predicting nothing")
+            warnings.append(
+                f"{raw.name}: {only_gold} gold documents have no predictions row; scored as predicting nothing"
+            )
         if only_run := len(run_docs - gold_docs):
-            warnings.append(f"{raw.name}: {only_run} documents are not in the gold standard; scored with an empty gold set")
-    rejected_df = pd.concat([r for r in rejected if len(r)], ignore_index=True) if any(
-        len(r) for r in rejected) else pd.DataFrame(columns=REJECTED_COLUMNS)
+            warnings.append(
+                f"{raw.name}: {only_run} documents are not in the gold standard; scored with an empty gold set"
+            )
+    rejected_df = (
+        pd.concat([r for r in rejected if len(r)], ignore_index=True)
+        if any(len(r) for r in rejected)
+        else pd.DataFrame(columns=REJECTED_COLUMNS)
+    )
     warnings += [w for raw in inputs.values() for w in raw.warnings]
     warnings += _summarise(rejected_df, "not scored")
     warnings += _summarise(flagged, "scored with a caveat")
-    return Corpus(onto, all_docs, matrices.pop(""), matrices, rejected_df, flagged, warnings,
-                  needs_system=bool(undotted.any()))
+    return Corpus(
+        onto,
+        all_docs,
+        matrices.pop(""),
+        matrices,
+        rejected_df,
+        flagged,
+        warnings,
+        needs_system=bool(undotted.any()),
+    )
 
 
 def _distinct_names(inputs: dict[str, RawLabels]) -> dict[str, RawLabels]:
@@ -305,12 +343,15 @@ def _distinct_names(inputs: dict[str, RawLabels]) -> dict[str, RawLabels]:
             continue
         name = f"{raw.name} ({'gold standard' if key == '' else f'run {key}'})"
         rejected = raw.rejected.assign(file=name) if len(raw.rejected) else raw.rejected
-        out[key] = replace(raw, name=name, rejected=rejected,
-                                       warnings=[w.replace(raw.name, name, 1) for w in raw.warnings])
+        out[key] = replace(
+            raw, name=name, rejected=rejected, warnings=[w.replace(raw.name, name, 1) for w in raw.warnings]
+        )
     return out
 
 
-def _readable_with_system(codes: np.ndarray, candidates: np.ndarray, onto: Ontology, system: str) -> np.ndarray:
+def _readable_with_system(
+    codes: np.ndarray, candidates: np.ndarray, onto: Ontology, system: str
+) -> np.ndarray:
     """The indices among ``candidates`` of ICD-9 codes that parse once a system is given (undotted ``4019``)."""
     if onto.name != "icd9" or system != "auto":
         return np.empty(0, dtype=np.int64)
@@ -326,8 +367,13 @@ def _readable_with_system(codes: np.ndarray, candidates: np.ndarray, onto: Ontol
     return np.asarray(readable, dtype=np.int64)
 
 
-def _check_scorable(inputs: dict[str, RawLabels], which: np.ndarray, bad: np.ndarray, undotted: np.ndarray,
-                    bad_rows: pd.DataFrame | None) -> None:
+def _check_scorable(
+    inputs: dict[str, RawLabels],
+    which: np.ndarray,
+    bad: np.ndarray,
+    undotted: np.ndarray,
+    bad_rows: pd.DataFrame | None,
+) -> None:
     """Raise :class:`NothingScorable` for the first input with rows of which none can be scored.
 
     An input's rows are its code rows plus the rows its reader rejected; the gold
@@ -341,23 +387,41 @@ def _check_scorable(inputs: dict[str, RawLabels], which: np.ndarray, bad: np.nda
         what = "gold standard" if key == "" else "run"
         # this input's rows only (two inputs may share a file name): its reader's and its code rejections
         mine_bad = [bad_rows[which[bad] == key]] if bad_rows is not None else []
-        rows = pd.concat([r for r in (raw.rejected, *mine_bad) if len(r)] or [pd.DataFrame(columns=REJECTED_COLUMNS)],
-                         ignore_index=True)
+        rows = pd.concat(
+            [r for r in (raw.rejected, *mine_bad) if len(r)] or [pd.DataFrame(columns=REJECTED_COLUMNS)],
+            ignore_index=True,
+        )
         needs_system = bool((mine & undotted).any())
         if not n_rows:
-            raise NothingScorable(f"{raw.name}: the {what} holds no codes; give one row per (document, code)",
-                                  file=raw.name, rejected=rows, needs_system=False)
+            raise NothingScorable(
+                f"{raw.name}: the {what} holds no codes; give one row per (document, code)",
+                file=raw.name,
+                rejected=rows,
+                needs_system=False,
+            )
         first = rows.iloc[0]
-        advice = ("say which system its undotted codes are: system='diagnosis' or 'procedure' (command line: "
-                  "--system diagnosis or --system procedure)" if needs_system else
-                  "check that it holds codes of the chosen code system, in the expected columns")
-        summary = (f"{raw.name}: none of its {n_rows:,} rows can be scored, so no score is given; e.g. line "
-                   f"{first.line}, value {first.value!r}: {first.reason}.")
-        raise NothingScorable(f"{summary} {advice[0].upper()}{advice[1:]}.", file=raw.name, rejected=rows,
-                              needs_system=needs_system, summary=summary)
+        advice = (
+            "say which system its undotted codes are: system='diagnosis' or 'procedure' (command line: "
+            "--system diagnosis or --system procedure)"
+            if needs_system
+            else "check that it holds codes of the chosen code system, in the expected columns"
+        )
+        summary = (
+            f"{raw.name}: none of its {n_rows:,} rows can be scored, so no score is given; e.g. line "
+            f"{first.line}, value {first.value!r}: {first.reason}."
+        )
+        raise NothingScorable(
+            f"{summary} {advice[0].upper()}{advice[1:]}.",
+            file=raw.name,
+            rejected=rows,
+            needs_system=needs_system,
+            summary=summary,
+        )
 
 
-def _highest_scores(rows: np.ndarray, cols: np.ndarray, scores: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:
+def _highest_scores(
+    rows: np.ndarray, cols: np.ndarray, scores: np.ndarray, shape: tuple[int, int]
+) -> sp.csr_matrix:
     """Documents × nodes scores (float64): a repeated (document, node) keeps its highest score; 0 is not stored."""
     order = np.lexsort((-scores, cols, rows))
     r, c, s = rows[order], cols[order], scores[order]
@@ -374,6 +438,7 @@ def _summarise(rows: pd.DataFrame, what: str) -> list[str]:
     out = []
     for file, group in rows.groupby("file", sort=False):
         first = group.iloc[0]
-        out.append(f"{file}: {len(group)} rows {what}; e.g. line {first.line}, "
-                   f"value {first.value!r}: {first.reason}")
+        out.append(
+            f"{file}: {len(group)} rows {what}; e.g. line {first.line}, value {first.value!r}: {first.reason}"
+        )
     return out

@@ -137,9 +137,14 @@ class Evaluation:
         x, y, tp = _colsum(self.X, n), _colsum(self.Y, n), _colsum(self._min, n)
         sx, sy, stp = _colcount(self.X, n), _colcount(self.Y, n), _colcount(self._min, n)
         return {
-            "gold": y, "predicted": x,
-            "tp": tp, "fp": x - tp, "fn": y - tp,
-            "set_tp": stp, "set_fp": sx - stp, "set_fn": sy - stp,
+            "gold": y,
+            "predicted": x,
+            "tp": tp,
+            "fp": x - tp,
+            "fn": y - tp,
+            "set_tp": stp,
+            "set_fp": sx - stp,
+            "set_fn": sy - stp,
         }
 
     @cached_property
@@ -148,8 +153,10 @@ class Evaluation:
         n = self.ontology.n_nodes
         diff = (self.X - self.Y).tocsr()
         diff.eliminate_zeros()
-        return {"docs_over": np.bincount(diff.indices[diff.data > 0], minlength=n),
-                "docs_under": np.bincount(diff.indices[diff.data < 0], minlength=n)}
+        return {
+            "docs_over": np.bincount(diff.indices[diff.data > 0], minlength=n),
+            "docs_under": np.bincount(diff.indices[diff.data < 0], minlength=n),
+        }
 
     @cached_property
     def _flat_counts(self) -> dict[str, np.ndarray]:
@@ -176,9 +183,10 @@ class Evaluation:
         systems = self.ontology.systems
         if systems is None or len(set(systems)) < 2:
             return None
-        return pd.concat([self._levels_rows(systems == name).assign(system=name)
-                          for name in sorted(set(systems))], ignore_index=True)[
-            ["system", "measure", "level", "tp", "fp", "fn", "precision", "recall", "f1"]]
+        return pd.concat(
+            [self._levels_rows(systems == name).assign(system=name) for name in sorted(set(systems))],
+            ignore_index=True,
+        )[["system", "measure", "level", "tp", "fp", "fn", "precision", "recall", "f1"]]
 
     def _levels_rows(self, mask: np.ndarray) -> pd.DataFrame:
         rows = []
@@ -188,8 +196,10 @@ class Evaluation:
         lv = self.ontology.level[mask]
         nlev = len(self.levels)
         for measure, prefix in (("set_based", "set_"), ("cophe", "")):
-            per = {k: np.bincount(lv, weights=c[prefix + k][mask], minlength=nlev)[:nlev]
-                   for k in ("tp", "fp", "fn")}
+            per = {
+                k: np.bincount(lv, weights=c[prefix + k][mask], minlength=nlev)[:nlev]
+                for k in ("tp", "fp", "fn")
+            }
             for i, name in enumerate(self.levels):
                 rows.append((measure, name, per["tp"][i], per["fp"][i], per["fn"][i]))
             rows.append((measure, "overall", per["tp"].sum(), per["fp"].sum(), per["fn"].sum()))
@@ -218,8 +228,18 @@ class Evaluation:
             at = (self.ontology.level == i) & ((c["gold"] + c["predicted"]) > 0)
             rows.append(("set_based", name, *self._macro(c["set_tp"], c["set_fp"], c["set_fn"], at)))
             rows.append(("cophe", name, *self._macro(c["tp"], c["fp"], c["fn"], at)))
-        return pd.DataFrame(rows, columns=["measure", "level", "n_codes", "macro_precision",
-                                           "macro_recall", "macro_f1", "macro_f1_of_means"])
+        return pd.DataFrame(
+            rows,
+            columns=[
+                "measure",
+                "level",
+                "n_codes",
+                "macro_precision",
+                "macro_recall",
+                "macro_f1",
+                "macro_f1_of_means",
+            ],
+        )
 
     @staticmethod
     def _macro(tp, fp, fn, mask) -> tuple[int, float, float, float, float]:
@@ -243,22 +263,46 @@ class Evaluation:
         c = self._node_counts
         idx = np.nonzero((c["gold"] + c["predicted"]) > 0)[0]
         o = self.ontology
-        df = pd.DataFrame({
-            "node": idx,
-            "level": np.asarray(o.levels, dtype=object)[o.level[idx]],
-            "code": o.keys[idx],
-            "title": o.titles[idx],
-            "parent": o.parent[idx],
-            **{k: v[idx] for k, v in (c | self._docs_over_under).items()},
-            "listed": o.listed[idx],
-        })
+        df = pd.DataFrame(
+            {
+                "node": idx,
+                "level": np.asarray(o.levels, dtype=object)[o.level[idx]],
+                "code": o.keys[idx],
+                "title": o.titles[idx],
+                "parent": o.parent[idx],
+                **{k: v[idx] for k, v in (c | self._docs_over_under).items()},
+                "listed": o.listed[idx],
+            }
+        )
         df["precision"], df["recall"], df["f1"] = prf(df.tp, df.fp, df.fn)
         df["set_precision"], df["set_recall"], df["set_f1"] = prf(df.set_tp, df.set_fp, df.set_fn)
         total = df.tp + df.fp + df.fn
         df["balance"] = np.where(total > 0, (df.fp - df.fn) / total.where(total > 0, 1), 0.0)
-        order = ["node", "level", "code", "title", "parent", "gold", "predicted", "tp", "fp", "fn",
-                 "precision", "recall", "f1", "set_tp", "set_fp", "set_fn", "set_precision",
-                 "set_recall", "set_f1", "docs_over", "docs_under", "balance", "listed"]
+        order = [
+            "node",
+            "level",
+            "code",
+            "title",
+            "parent",
+            "gold",
+            "predicted",
+            "tp",
+            "fp",
+            "fn",
+            "precision",
+            "recall",
+            "f1",
+            "set_tp",
+            "set_fp",
+            "set_fn",
+            "set_precision",
+            "set_recall",
+            "set_f1",
+            "docs_over",
+            "docs_under",
+            "balance",
+            "listed",
+        ]
         return df[order]
 
     @cached_property
@@ -267,14 +311,26 @@ class Evaluation:
         and for each evaluated level L CoPHE ``L_tp, L_fp, L_fn`` and set-based
         ``L_set_tp, L_set_fp, L_set_fn``."""
         nlev = len(self.levels)
-        (x, bx), (y, by), (m, bm) = (_per_level(a, self.ontology.level, nlev) for a in (self.X, self.Y, self._min))
+        (x, bx), (y, by), (m, bm) = (
+            _per_level(a, self.ontology.level, nlev) for a in (self.X, self.Y, self._min)
+        )
         ftp = np.asarray(self.gold.multiply(self.pred).sum(1)).ravel().astype(np.int64)
         n_gold = np.asarray(self.gold.sum(1)).ravel().astype(np.int64)
         n_pred = np.asarray(self.pred.sum(1)).ravel().astype(np.int64)
-        out: dict[str, Any] = {"doc_id": self.docs, "n_gold": n_gold, "n_predicted": n_pred,
-                               "flat_tp": ftp, "flat_fp": n_pred - ftp, "flat_fn": n_gold - ftp}
+        out: dict[str, Any] = {
+            "doc_id": self.docs,
+            "n_gold": n_gold,
+            "n_predicted": n_pred,
+            "flat_tp": ftp,
+            "flat_fp": n_pred - ftp,
+            "flat_fn": n_gold - ftp,
+        }
         for i, name in enumerate(self.levels):
-            out[f"{name}_tp"], out[f"{name}_fp"], out[f"{name}_fn"] = m[:, i], x[:, i] - m[:, i], y[:, i] - m[:, i]
+            out[f"{name}_tp"], out[f"{name}_fp"], out[f"{name}_fn"] = (
+                m[:, i],
+                x[:, i] - m[:, i],
+                y[:, i] - m[:, i],
+            )
             out[f"{name}_set_tp"] = bm[:, i]
             out[f"{name}_set_fp"], out[f"{name}_set_fn"] = bx[:, i] - bm[:, i], by[:, i] - bm[:, i]
         return pd.DataFrame(out)
@@ -294,16 +350,22 @@ class Evaluation:
 
         def codes(m: sp.csr_matrix) -> list[list[str]]:
             sub = m[rows][:, fam_ids].tocsr()
-            return [sorted(o.keys[fam_ids[sub.indices[sub.indptr[i]:sub.indptr[i + 1]]]])
-                    for i in range(len(rows))]
+            return [
+                sorted(o.keys[fam_ids[sub.indices[sub.indptr[i] : sub.indptr[i + 1]]]])
+                for i in range(len(rows))
+            ]
 
-        df = pd.DataFrame({
-            "doc_id": self.docs[rows], "gold": y[rows], "predicted": x[rows],
-            "difference": x[rows] - y[rows],
-            "gold_codes": codes(self.gold), "predicted_codes": codes(self.pred),
-        })
-        return df.sort_values(["difference", "doc_id"], ascending=[False, True], key=None,
-                              ignore_index=True)
+        df = pd.DataFrame(
+            {
+                "doc_id": self.docs[rows],
+                "gold": y[rows],
+                "predicted": x[rows],
+                "difference": x[rows] - y[rows],
+                "gold_codes": codes(self.gold),
+                "predicted_codes": codes(self.pred),
+            }
+        )
+        return df.sort_values(["difference", "doc_id"], ascending=[False, True], key=None, ignore_index=True)
 
     def to_dict(self) -> dict[str, Any]:
         """The CLI's JSON shape: ontology, code_sets, levels, documents, flat, set_based, cophe.
@@ -326,18 +388,31 @@ class Evaluation:
         if self.systems_table is not None:
             st = self.systems_table
             out["systems"] = {
-                name: {measure: ({"levels": {lv: _score_row(g, measure, lv) for lv in self.levels},
-                                  "overall": _score_row(g, measure, "overall")}
-                                 if measure != "flat" else _score_row(g, "flat"))
-                       for measure in MEASURES}
+                name: {
+                    measure: (
+                        {
+                            "levels": {lv: _score_row(g, measure, lv) for lv in self.levels},
+                            "overall": _score_row(g, measure, "overall"),
+                        }
+                        if measure != "flat"
+                        else _score_row(g, "flat")
+                    )
+                    for measure in MEASURES
+                }
                 for name, g in st.groupby("system")
             }
         macro = self.macro_table
         out["macro"] = {
-            m: {r.level: {"n_codes": int(r.n_codes), "macro_precision": r.macro_precision,
-                          "macro_recall": r.macro_recall, "macro_f1": r.macro_f1,
-                          "macro_f1_of_means": r.macro_f1_of_means}
-                for r in macro[macro.measure == m].itertuples()}
+            m: {
+                r.level: {
+                    "n_codes": int(r.n_codes),
+                    "macro_precision": r.macro_precision,
+                    "macro_recall": r.macro_recall,
+                    "macro_f1": r.macro_f1,
+                    "macro_f1_of_means": r.macro_f1_of_means,
+                }
+                for r in macro[macro.measure == m].itertuples()
+            }
             for m in MEASURES
         }
         return out
@@ -351,8 +426,10 @@ def _score_row(table: pd.DataFrame, measure: str, level: str = "overall") -> dic
     at = np.flatnonzero((table.measure.to_numpy() == measure) & (table.level.to_numpy() == wanted))
     if not len(at):
         raise KeyError(f"no {measure} score at level {level!r}")
-    return {k: (int(table[k].iat[at[0]]) if k in ("tp", "fp", "fn") else float(table[k].iat[at[0]]))
-            for k in ("tp", "fp", "fn", "precision", "recall", "f1")}
+    return {
+        k: (int(table[k].iat[at[0]]) if k in ("tp", "fp", "fn") else float(table[k].iat[at[0]]))
+        for k in ("tp", "fp", "fn", "precision", "recall", "f1")
+    }
 
 
 def _f1(p: float, r: float) -> float:
@@ -385,8 +462,9 @@ def evaluate(
     Evaluation
     """
     if gold.shape != pred.shape or gold.shape[1] != ontology.n_nodes:
-        raise ValueError(f"gold {gold.shape} and predictions {pred.shape} must both be "
-                         f"(n_docs, {ontology.n_nodes})")
+        raise ValueError(
+            f"gold {gold.shape} and predictions {pred.shape} must both be (n_docs, {ontology.n_nodes})"
+        )
     max_level = max_level or ontology.default_level
     ontology.level_index(max_level)
     if docs is None:

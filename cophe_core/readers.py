@@ -52,21 +52,55 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
-    "InputError", "RawLabels", "RawScores", "read_input", "read_labels", "read_scores", "input_kind",
-    "DOC_COLUMNS", "CODE_COLUMNS", "SCORE_COLUMNS", "MAX_CODE_CHARS", "MAX_ID_CHARS", "excerpt", "load_bytes",
-    "decode_text", "line_numbers",
+    "InputError",
+    "RawLabels",
+    "RawScores",
+    "read_input",
+    "read_labels",
+    "read_scores",
+    "input_kind",
+    "DOC_COLUMNS",
+    "CODE_COLUMNS",
+    "SCORE_COLUMNS",
+    "MAX_CODE_CHARS",
+    "MAX_ID_CHARS",
+    "excerpt",
+    "load_bytes",
+    "decode_text",
+    "line_numbers",
 ]
 
 DOC_COLUMNS = ("doc_id", "document_id", "doc", "hadm_id", "_id", "id", "note_id", "admission_id")
 CODE_COLUMNS = (
-    "code", "codes", "icd9_code", "icd_code", "icd10_code", "icd9", "icd", "label", "labels",
-    "target", "targets",
+    "code",
+    "codes",
+    "icd9_code",
+    "icd_code",
+    "icd10_code",
+    "icd9",
+    "icd",
+    "label",
+    "labels",
+    "target",
+    "targets",
 )
 SCORE_COLUMNS = ("score", "scores", "prob", "proba", "probability", "confidence", "pred_score")
 # columns a wide score matrix may carry besides one column per code (Edin et al.: ``_id``, ``target``)
 # columns a wide score matrix may carry beside its code columns (pandas' to_csv writes "Unnamed: 0")
-ID_COLUMNS = (*DOC_COLUMNS, "subject_id", "row_id", "seq_num", "unnamed: 0", "target", "targets", "labels", "text")
-_KNOWN_COLUMNS = frozenset((*ID_COLUMNS, *CODE_COLUMNS, *SCORE_COLUMNS, "icd10", "icd9_code", "seq_num", "row_id"))
+ID_COLUMNS = (
+    *DOC_COLUMNS,
+    "subject_id",
+    "row_id",
+    "seq_num",
+    "unnamed: 0",
+    "target",
+    "targets",
+    "labels",
+    "text",
+)
+_KNOWN_COLUMNS = frozenset(
+    (*ID_COLUMNS, *CODE_COLUMNS, *SCORE_COLUMNS, "icd10", "icd9_code", "seq_num", "row_id")
+)
 _CODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*")
 WIDE_KEEP = 100
 # more wide-matrix cells than this share (and this many) outside [0, 1]: logits, refused as a whole
@@ -202,7 +236,9 @@ def read_scores(
     >>> sorted(zip(s.pairs.doc_id, s.pairs.code, s.pairs.score))
     [('1', '401.9', 0.9), ('2', '401.9', 0.2), ('2', '428.0', 0.7)]
     """
-    raw = read_input(source, name=name, format=format, doc_col=doc_col, code_col=code_col, score_col=score_col)
+    raw = read_input(
+        source, name=name, format=format, doc_col=doc_col, code_col=code_col, score_col=score_col
+    )
     if not isinstance(raw, RawScores):
         raise InputError(
             f"{raw.name}: holds code sets, not scores: found no score column ({', '.join(SCORE_COLUMNS)}) and "
@@ -244,7 +280,9 @@ def read_labels(
     """
     data, name = load_bytes(source, name)
     parsed = _parse(data, name, _format(format, name, data), doc_col, code_col, joiner, labels_only=True)
-    return _bounded(parsed if isinstance(parsed, RawLabels) else _from_frame(parsed, name, doc_col, code_col, joiner))
+    return _bounded(
+        parsed if isinstance(parsed, RawLabels) else _from_frame(parsed, name, doc_col, code_col, joiner)
+    )
 
 
 def _bounded(raw: RawLabels) -> RawLabels:
@@ -264,19 +302,33 @@ def _bounded(raw: RawLabels) -> RawLabels:
     long_doc = (pairs.doc_id.str.len() > MAX_ID_CHARS).to_numpy()
     docs = np.asarray(raw.docs, dtype=object)
     doc_ok = (pd.Series(docs, dtype=object).map(str).str.len() <= MAX_ID_CHARS).to_numpy(dtype=bool)
-    rejected = raw.rejected.assign(value=raw.rejected.value.map(excerpt)) if len(raw.rejected) else raw.rejected
+    rejected = (
+        raw.rejected.assign(value=raw.rejected.value.map(excerpt)) if len(raw.rejected) else raw.rejected
+    )
     if not (long_code.any() or long_doc.any() or not doc_ok.all()):
         raw.rejected = rejected
         return raw
     bad = long_code | long_doc
-    reason = np.where(long_doc, f"a document id longer than {MAX_ID_CHARS} characters",
-                      f"longer than {MAX_CODE_CHARS} characters: not a code")
+    reason = np.where(
+        long_doc,
+        f"a document id longer than {MAX_ID_CHARS} characters",
+        f"longer than {MAX_CODE_CHARS} characters: not a code",
+    )
     value = np.where(long_doc, pairs.doc_id.to_numpy(dtype=object), pairs.code.to_numpy(dtype=object))
-    rows = pd.DataFrame({"file": raw.name, "line": pairs.line.to_numpy()[bad], "value": [excerpt(v) for v in value[bad]],
-                         "reason": reason[bad]}, columns=REJECTED_COLUMNS)
+    rows = pd.DataFrame(
+        {
+            "file": raw.name,
+            "line": pairs.line.to_numpy()[bad],
+            "value": [excerpt(v) for v in value[bad]],
+            "reason": reason[bad],
+        },
+        columns=REJECTED_COLUMNS,
+    )
     raw.pairs = pairs.loc[~bad].reset_index(drop=True)
     raw.docs = docs[doc_ok]
-    raw.rejected = pd.concat([r for r in (rejected, rows) if len(r)], ignore_index=True) if bad.any() else rejected
+    raw.rejected = (
+        pd.concat([r for r in (rejected, rows) if len(r)], ignore_index=True) if bad.any() else rejected
+    )
     return raw
 
 
@@ -294,8 +346,16 @@ def _format(format: str | None, name: str, data: bytes) -> str:
     return (format or _detect_format(name, data)).lower()
 
 
-def _parse(data: bytes, name: str, fmt: str, doc_col: str | None, code_col: str | None,
-           joiner: str, *, labels_only: bool = False) -> pd.DataFrame | RawLabels:
+def _parse(
+    data: bytes,
+    name: str,
+    fmt: str,
+    doc_col: str | None,
+    code_col: str | None,
+    joiner: str,
+    *,
+    labels_only: bool = False,
+) -> pd.DataFrame | RawLabels:
     """Parse a file once: a table (delimited, Parquet, Feather) as a frame of strings or typed columns
     indexed by line (row number for binary formats), or the labels of a record format. With
     ``labels_only``, a wide delimited table is read by its document and code columns only."""
@@ -306,7 +366,9 @@ def _parse(data: bytes, name: str, fmt: str, doc_col: str | None, code_col: str 
         frame.columns = [str(c) for c in frame.columns]
         return frame
     if fmt not in ("csv", "tsv", "txt", "psv", "json", "jsonl"):
-        raise InputError(f"{name}: unknown format {fmt!r}; use csv, tsv, psv, json, jsonl, parquet or feather")
+        raise InputError(
+            f"{name}: unknown format {fmt!r}; use csv, tsv, psv, json, jsonl, parquet or feather"
+        )
     text = decode_text(data, name)
     if fmt == "json":
         return _from_records(_parse_json(text, name), name, doc_col, code_col, joiner)
@@ -317,8 +379,9 @@ def _parse(data: bytes, name: str, fmt: str, doc_col: str | None, code_col: str 
     sep = "\t" if fmt == "tsv" else sniff_separator(text, name)
     if sep == "|" and _looks_headerless_psv(_first_line(text)):
         return _read_psv(text, name)
-    frame = parse_delimited(text, name, sep,
-                            usecols=_label_columns(text, name, sep, doc_col, code_col) if labels_only else None)
+    frame = parse_delimited(
+        text, name, sep, usecols=_label_columns(text, name, sep, doc_col, code_col) if labels_only else None
+    )
     if frame.shape[1] < 2 and code_col is None:
         raise InputError(
             f"{name}: found a single column {frame.columns[0]!r}; expected a document id and a code "
@@ -327,8 +390,9 @@ def _parse(data: bytes, name: str, fmt: str, doc_col: str | None, code_col: str 
     return frame
 
 
-def _kind(frame: pd.DataFrame, name: str, doc_col: str | None, code_col: str | None,
-          score_col: str | None) -> tuple[str, Any]:
+def _kind(
+    frame: pd.DataFrame, name: str, doc_col: str | None, code_col: str | None, score_col: str | None
+) -> tuple[str, Any]:
     """The kind of a table, from its columns (see the module docs): ``("long", score column)``,
     ``("wide", (code columns, their values as floats))`` or ``("labels", None)``."""
     cols = list(frame.columns)
@@ -356,8 +420,11 @@ def _kind(frame: pd.DataFrame, name: str, doc_col: str | None, code_col: str | N
 def _named_like_code(column: str) -> bool:
     """``401.9``, ``V45.81``, ``0DTJ4ZZ``: letters, digits, dots and hyphens, with a digit; not a known
     column name (``ICD9_CODE``, ``icd9``)."""
-    return (_CODE_NAME.fullmatch(column) is not None and any(ch.isdigit() for ch in column)
-            and column.lower() not in _KNOWN_COLUMNS)
+    return (
+        _CODE_NAME.fullmatch(column) is not None
+        and any(ch.isdigit() for ch in column)
+        and column.lower() not in _KNOWN_COLUMNS
+    )
 
 
 def _floats(text: pd.Series) -> np.ndarray:
@@ -379,7 +446,9 @@ def _numeric_block(frame: pd.DataFrame, cols: list[str]) -> tuple[np.ndarray, np
     cells, when most filled cells are numbers: a score matrix with a few bad cells is still one, and its bad
     cells are reported. None when fewer than half the filled cells, or no cell, are numbers."""
     block = frame[cols]
-    if all(pd.api.types.is_numeric_dtype(block[c]) and not pd.api.types.is_bool_dtype(block[c]) for c in cols):
+    if all(
+        pd.api.types.is_numeric_dtype(block[c]) and not pd.api.types.is_bool_dtype(block[c]) for c in cols
+    ):
         values = block.to_numpy(dtype=float)
         return (values, np.zeros(values.shape, dtype=bool)) if not np.isnan(values).all() else None
     cells = block.to_numpy(dtype=object)
@@ -400,38 +469,61 @@ def _numeric_block(frame: pd.DataFrame, cols: list[str]) -> tuple[np.ndarray, np
     return nums.reshape(block.shape), not_number.reshape(block.shape)
 
 
-def _long_scores(frame: pd.DataFrame, name: str, doc_col: str | None, code_col: str | None,
-                 score: str) -> RawScores:
+def _long_scores(
+    frame: pd.DataFrame, name: str, doc_col: str | None, code_col: str | None, score: str
+) -> RawScores:
     cols = [c for c in frame.columns if c != score]
     doc = _pick(cols, doc_col, DOC_COLUMNS, "document id", name)
     code = _pick([c for c in cols if c != doc], code_col, CODE_COLUMNS, "code", name)
     doc_ids = frame[doc].astype(str).str.strip()
     codes = frame[code].astype(str)
     raw = frame[score]
-    values = (raw.to_numpy(dtype=float) if pd.api.types.is_numeric_dtype(raw)
-              else _floats(raw.astype(str).str.strip()))
+    values = (
+        raw.to_numpy(dtype=float)
+        if pd.api.types.is_numeric_dtype(raw)
+        else _floats(raw.astype(str).str.strip())
+    )
     no_doc = doc_ids.isin(["", "nan", "None"]).to_numpy()
     no_code = (codes.str.strip() == "").to_numpy()
     with np.errstate(invalid="ignore"):
         outside = np.isfinite(values) & ((values < 0) | (values > 1))
     reason = np.select(
         [no_doc, no_code, np.isnan(values), ~np.isfinite(values), outside],
-        ["empty document id", "empty code", "the score is not a number", "the score is not finite",
-         "the score is outside [0, 1]; give probabilities (apply a sigmoid to logits)"],
+        [
+            "empty document id",
+            "empty code",
+            "the score is not a number",
+            "the score is not finite",
+            "the score is outside [0, 1]; give probabilities (apply a sigmoid to logits)",
+        ],
         default="",
     )
     bad = reason != ""
     value = np.where(no_doc | no_code, codes.to_numpy(dtype=object), raw.astype(str).to_numpy(dtype=object))
-    rejected = pd.DataFrame({"file": name, "line": frame.index[bad], "value": value[bad], "reason": reason[bad]},
-                            columns=REJECTED_COLUMNS)
-    pairs = pd.DataFrame({"doc_id": doc_ids[~bad].to_numpy(dtype=object), "code": codes[~bad].to_numpy(dtype=object),
-                          "line": frame.index[~bad].to_numpy(dtype=np.int64), "score": values[~bad]})
+    rejected = pd.DataFrame(
+        {"file": name, "line": frame.index[bad], "value": value[bad], "reason": reason[bad]},
+        columns=REJECTED_COLUMNS,
+    )
+    pairs = pd.DataFrame(
+        {
+            "doc_id": doc_ids[~bad].to_numpy(dtype=object),
+            "code": codes[~bad].to_numpy(dtype=object),
+            "line": frame.index[~bad].to_numpy(dtype=np.int64),
+            "score": values[~bad],
+        }
+    )
     docs = pd.unique(doc_ids[~no_doc].to_numpy(dtype=object))
     return RawScores(name, docs, pairs, rejected)
 
 
-def _wide_scores(frame: pd.DataFrame, name: str, doc_col: str | None, code_cols: list[str],
-                 values: np.ndarray, not_number: np.ndarray) -> RawScores:
+def _wide_scores(
+    frame: pd.DataFrame,
+    name: str,
+    doc_col: str | None,
+    code_cols: list[str],
+    values: np.ndarray,
+    not_number: np.ndarray,
+) -> RawScores:
     doc = _pick([c for c in frame.columns if c not in code_cols], doc_col, DOC_COLUMNS, "document id", name)
     ids = frame[doc]
     doc_ids = ids.astype(str).str.strip().to_numpy(dtype=object)
@@ -440,29 +532,49 @@ def _wide_scores(frame: pd.DataFrame, name: str, doc_col: str | None, code_cols:
     notes = []
     if empty.any():  # read as 0, and counted: a sparse export holds them by the million
         r, c = (int(i[0]) for i in np.nonzero(empty))
-        notes.append(f"{name}: {int(empty.sum()):,} empty score cells read as 0 (e.g. line {lines[r]}, "
-                     f"code {code_cols[c]})")
+        notes.append(
+            f"{name}: {int(empty.sum()):,} empty score cells read as 0 (e.g. line {lines[r]}, "
+            f"code {code_cols[c]})"
+        )
     values = np.nan_to_num(values, nan=0.0, posinf=np.inf, neginf=-np.inf)
     outside = ~np.isfinite(values) | (values < 0) | (values > 1)
-    if outside.mean() > LOGIT_SHARE and outside.sum() >= LOGIT_CELLS:  # not a few bad cells: the whole matrix is on another scale
-        raise InputError(f"{name}: {outside.mean():.0%} of the scores lie outside [0, 1]; these look like logits "
-                         "or unnormalised scores. Give probabilities (apply a sigmoid, 1 / (1 + e^-x)).")
+    if (
+        outside.mean() > LOGIT_SHARE and outside.sum() >= LOGIT_CELLS
+    ):  # not a few bad cells: the whole matrix is on another scale
+        raise InputError(
+            f"{name}: {outside.mean():.0%} of the scores lie outside [0, 1]; these look like logits "
+            "or unnormalised scores. Give probabilities (apply a sigmoid, 1 / (1 + e^-x))."
+        )
     # every other cell is used or reported: a bad one scores 0 and is listed with its reason
-    reasons = (("the score is outside [0, 1] or not finite; give probabilities", outside),
-               ("the score is not a number", not_number))
+    reasons = (
+        ("the score is outside [0, 1] or not finite; give probabilities", outside),
+        ("the score is not a number", not_number),
+    )
     cells = frame[code_cols].to_numpy(dtype=object)
     rejected = []
     for reason, mask in reasons:
         bad_r, bad_c = np.nonzero(mask)
-        rejected.append(pd.DataFrame({"file": name, "line": lines[bad_r],
-                                      "value": [f"{code_cols[c]}={excerpt(cells[r, c])}" for r, c in zip(bad_r, bad_c)],
-                                      "reason": reason}, columns=REJECTED_COLUMNS))
+        rejected.append(
+            pd.DataFrame(
+                {
+                    "file": name,
+                    "line": lines[bad_r],
+                    "value": [f"{code_cols[c]}={excerpt(cells[r, c])}" for r, c in zip(bad_r, bad_c)],
+                    "reason": reason,
+                },
+                columns=REJECTED_COLUMNS,
+            )
+        )
         values[bad_r, bad_c] = 0.0
     rejected = [r for r in rejected if len(r)] or rejected[:1]
     no_doc = ids.isna().to_numpy() | np.isin(doc_ids, ["", "nan", "None"])
     if no_doc.any():
-        rejected.append(pd.DataFrame({"file": name, "line": lines[no_doc], "value": "", "reason": "empty document id"},
-                                     columns=REJECTED_COLUMNS))
+        rejected.append(
+            pd.DataFrame(
+                {"file": name, "line": lines[no_doc], "value": "", "reason": "empty document id"},
+                columns=REJECTED_COLUMNS,
+            )
+        )
         values, doc_ids, lines = values[~no_doc], doc_ids[~no_doc], lines[~no_doc]
     keep = min(WIDE_KEEP, values.shape[1])
     top = np.argpartition(-values, keep - 1, axis=1)[:, :keep]
@@ -470,15 +582,24 @@ def _wide_scores(frame: pd.DataFrame, name: str, doc_col: str | None, code_cols:
     cols = top.ravel()
     picked = values[rows, cols]
     nz = picked > 0
-    pairs = pd.DataFrame({"doc_id": doc_ids[rows[nz]], "code": np.asarray(code_cols, dtype=object)[cols[nz]],
-                          "line": lines[rows[nz]], "score": picked[nz]})
+    pairs = pd.DataFrame(
+        {
+            "doc_id": doc_ids[rows[nz]],
+            "code": np.asarray(code_cols, dtype=object)[cols[nz]],
+            "line": lines[rows[nz]],
+            "score": picked[nz],
+        }
+    )
     rejected_df = pd.concat(rejected, ignore_index=True) if len(rejected) > 1 else rejected[0]
     # said, not silent: scores a low threshold would have used, beyond each document's top WIDE_KEEP
     beyond = int((values >= LOW_SCORE).sum() - (picked >= LOW_SCORE).sum())
     if beyond:
-        notes.insert(0, f"{name}: {beyond:,} scores of at least {LOW_SCORE} lie beyond their document's {keep} "
-                     f"highest and were not kept; decisions below each document's {keep}th score, and AUC, count "
-                     "them as 0")
+        notes.insert(
+            0,
+            f"{name}: {beyond:,} scores of at least {LOW_SCORE} lie beyond their document's {keep} "
+            f"highest and were not kept; decisions below each document's {keep}th score, and AUC, count "
+            "them as 0",
+        )
     return RawScores(name, pd.unique(doc_ids), pairs, rejected_df, notes)
 
 
@@ -518,7 +639,9 @@ def _detect_format(name: str, data: bytes) -> str:
     head = data.lstrip()[:1]
     if head in (b"[", b"{"):
         first = data.lstrip().split(b"\n", 1)[0].strip()
-        return "jsonl" if first.startswith(b"{") and first.endswith(b"}") and data.count(b"\n") > 1 else "json"
+        return (
+            "jsonl" if first.startswith(b"{") and first.endswith(b"}") and data.count(b"\n") > 1 else "json"
+        )
     return "csv"
 
 
@@ -535,9 +658,13 @@ def decode_text(data: bytes, name: str) -> str:
         try:
             return data.decode("utf-16")
         except UnicodeDecodeError:
-            raise InputError(f"{name}: starts as UTF-16 text but is not; save the file as UTF-8 CSV") from None
+            raise InputError(
+                f"{name}: starts as UTF-16 text but is not; save the file as UTF-8 CSV"
+            ) from None
     if b"\x00" in data[:8192]:
-        raise InputError(f"{name}: this is not a text file (it contains NUL bytes); upload CSV, TSV, JSON or Parquet")
+        raise InputError(
+            f"{name}: this is not a text file (it contains NUL bytes); upload CSV, TSV, JSON or Parquet"
+        )
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -585,7 +712,9 @@ def sniff_separator(text: str, name: str) -> str:
 WIDE_HEADER = 64  # a labels file with more columns than this is read by its document and code columns
 
 
-def _label_columns(text: str, name: str, sep: str, doc_col: str | None, code_col: str | None) -> list[str] | None:
+def _label_columns(
+    text: str, name: str, sep: str, doc_col: str | None, code_col: str | None
+) -> list[str] | None:
     """The document and code columns of a labels file with more than :data:`WIDE_HEADER` columns and no
     quotes, so that only they are read (pandas builds one array per column: 50,000 columns took seconds).
     None (read every column) otherwise, or when the columns are not found: the full reading says why. A row
@@ -600,7 +729,7 @@ def _label_columns(text: str, name: str, sep: str, doc_col: str | None, code_col
         return None
     start = text.rfind("\n", 0, found.start()) + 1  # the header: the first line that is not blank
     end = text.find("\n", start)
-    columns = text[start:end if end >= 0 else len(text)].rstrip("\r").split(sep)
+    columns = text[start : end if end >= 0 else len(text)].rstrip("\r").split(sep)
     if len(columns) <= WIDE_HEADER or len(set(columns)) < len(columns):
         return None  # an ordinary file: nothing below is done for it
     try:
@@ -609,11 +738,13 @@ def _label_columns(text: str, name: str, sep: str, doc_col: str | None, code_col
     except InputError:
         return None
     header_line = text.count("\n", 0, start) + 1
-    for number, line in enumerate(text[end + 1:].splitlines() if end >= 0 else [], start=header_line + 1):
+    for number, line in enumerate(text[end + 1 :].splitlines() if end >= 0 else [], start=header_line + 1):
         if line.count(sep) >= len(columns):
-            raise InputError(f"{name}: cannot parse as {'tab' if sep == chr(9) else repr(sep)}-separated text "
-                             f"(line {number} has more fields than the header's {len(columns):,}); quote fields "
-                             "that contain the delimiter")
+            raise InputError(
+                f"{name}: cannot parse as {'tab' if sep == chr(9) else repr(sep)}-separated text "
+                f"(line {number} has more fields than the header's {len(columns):,}); quote fields "
+                "that contain the delimiter"
+            )
     return [doc, code]
 
 
@@ -624,8 +755,15 @@ def parse_delimited(text: str, name: str, sep: str, *, usecols: list[str] | None
         with warnings.catch_warnings():  # a row longer than the header must not pass silently
             warnings.simplefilter("error", pd.errors.ParserWarning)
             frame = pd.read_csv(
-                io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, quoting=csv.QUOTE_MINIMAL,
-                skip_blank_lines=True, index_col=False, engine="c", usecols=usecols,
+                io.StringIO(text),
+                sep=sep,
+                dtype=str,
+                keep_default_na=False,
+                quoting=csv.QUOTE_MINIMAL,
+                skip_blank_lines=True,
+                index_col=False,
+                engine="c",
+                usecols=usecols,
             )
     except (pd.errors.ParserError, pd.errors.ParserWarning) as e:
         detail = str(e).replace("Error tokenizing data. C error: ", "")
@@ -730,35 +868,51 @@ def _split_codes(frame: pd.DataFrame, doc: str, code: str, joiner: str) -> tuple
     return out, named or not frame[doc].duplicated().any()
 
 
-def _from_frame(frame: pd.DataFrame, name: str, doc_col: str | None, code_col: str | None,
-                joiner: str) -> RawLabels:
+def _from_frame(
+    frame: pd.DataFrame, name: str, doc_col: str | None, code_col: str | None, joiner: str
+) -> RawLabels:
     """Labels from a parsed table (indexed by line)."""
     cols = list(frame.columns)
     doc = _pick(cols, doc_col, DOC_COLUMNS, "document id", name)
     code = _pick([c for c in cols if c != doc], code_col, CODE_COLUMNS, "code", name)
     if frame[code].map(lambda v: isinstance(v, (list, tuple, np.ndarray))).any():
         exploded = frame[[doc, code]].explode(code)
-        pairs = pd.DataFrame({"doc_id": exploded[doc].astype(str), "code": exploded[code],
-                              "line": exploded.index})
+        pairs = pd.DataFrame(
+            {"doc_id": exploded[doc].astype(str), "code": exploded[code], "line": exploded.index}
+        )
         wide = True
     else:
         pairs, wide = _split_codes(frame, doc, code, joiner)
     pairs["doc_id"] = pairs["doc_id"].str.strip()
     no_doc = (pairs["doc_id"].isna() | pairs["doc_id"].isin(["", "nan", "None"])).to_numpy()
     missing = pairs.loc[no_doc]  # a null id (Parquet's None) is no document, never one named "nan"
-    rejected = pd.DataFrame({"file": name, "line": missing["line"],
-                             "value": missing["code"].fillna("").astype(str), "reason": "empty document id"})
+    rejected = pd.DataFrame(
+        {
+            "file": name,
+            "line": missing["line"],
+            "value": missing["code"].fillna("").astype(str),
+            "reason": "empty document id",
+        }
+    )
     pairs = pairs.loc[~no_doc]
     docs = pairs["doc_id"].unique()
     is_empty = pairs["code"].isna() | (pairs["code"].astype(str).str.strip() == "")
     if not wide:
         empty = pairs.loc[is_empty]
-        rejected = pd.concat([rejected, pd.DataFrame({"file": name, "line": empty["line"], "value": "",
-                                                      "reason": "empty code"})])
+        rejected = pd.concat(
+            [
+                rejected,
+                pd.DataFrame({"file": name, "line": empty["line"], "value": "", "reason": "empty code"}),
+            ]
+        )
     pairs = pairs.loc[~is_empty]
     pairs = pairs.assign(code=pairs["code"].astype(str)).reset_index(drop=True)
-    return RawLabels(name, np.asarray(docs, dtype=object), pairs[["doc_id", "code", "line"]],
-                     rejected.reset_index(drop=True)[REJECTED_COLUMNS])
+    return RawLabels(
+        name,
+        np.asarray(docs, dtype=object),
+        pairs[["doc_id", "code", "line"]],
+        rejected.reset_index(drop=True)[REJECTED_COLUMNS],
+    )
 
 
 def _parse_json(text: str, name: str):
@@ -767,14 +921,15 @@ def _parse_json(text: str, name: str):
     except json.JSONDecodeError as e:
         raise InputError(f"{name}, line {e.lineno}: not valid JSON ({e.msg})") from None
     except RecursionError:
-        raise InputError(f"{name}: JSON nested too deeply to read; give a list of "
-                         "{\"doc_id\": …, \"codes\": […]} objects") from None
+        raise InputError(
+            f'{name}: JSON nested too deeply to read; give a list of {{"doc_id": …, "codes": […]}} objects'
+        ) from None
     if isinstance(obj, dict):
         if all(isinstance(v, list) for v in obj.values()):
             return [({"doc_id": k, "codes": v}, 1) for k, v in obj.items()]
         obj = [obj]
     if not isinstance(obj, list):
-        raise InputError(f"{name}: expected a list of {{\"doc_id\": …, \"codes\": […]}} objects")
+        raise InputError(f'{name}: expected a list of {{"doc_id": …, "codes": […]}} objects')
     return [(rec, i + 1) for i, rec in enumerate(obj)]
 
 
@@ -786,10 +941,14 @@ def _parse_jsonl(text: str, name: str):
         try:
             records.append((json.loads(line), lineno))
         except json.JSONDecodeError as e:
-            raise InputError(f"{name}, line {lineno}: not valid JSON ({e.msg}); each line must be one object") from None
+            raise InputError(
+                f"{name}, line {lineno}: not valid JSON ({e.msg}); each line must be one object"
+            ) from None
         except RecursionError:
-            raise InputError(f"{name}, line {lineno}: JSON nested too deeply to read; each line must be one "
-                             "{\"doc_id\": …, \"codes\": […]} object") from None
+            raise InputError(
+                f"{name}, line {lineno}: JSON nested too deeply to read; each line must be one "
+                '{"doc_id": …, "codes": […]} object'
+            ) from None
     return records
 
 
@@ -815,8 +974,15 @@ def _from_records(records, name, doc_col, code_col, joiner) -> RawLabels:
             continue
         for c in value:
             if isinstance(c, int | float) and not isinstance(c, bool):  # 250.00 arrives as 250.0
-                rejected.append((name, lineno, str(c), f"a number, not a code: write codes as strings "
-                                 f"(\"{c}\"), since a number loses its zeros (250.00 is read as 250.0)"))
+                rejected.append(
+                    (
+                        name,
+                        lineno,
+                        str(c),
+                        f"a number, not a code: write codes as strings "
+                        f'("{c}"), since a number loses its zeros (250.00 is read as 250.0)',
+                    )
+                )
             elif c is not None and str(c).strip():
                 rows.append((d, str(c), lineno))
             else:

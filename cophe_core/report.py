@@ -39,9 +39,11 @@ def html_report(title: str, sections: list[tuple[str, list[Any]]]) -> str:
     (a paragraph, escaped), a ``DataFrame`` (a table, escaped, floats to 3
     places) or a Plotly figure.
     """
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-             f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
-             f"<p class='note'>Made by cophe on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC.</p>"]
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
+        f"<p class='note'>Made by cophe on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC.</p>",
+    ]
     plotly_included = False
     for heading, items in sections:
         parts.append(f"<h2>{html.escape(heading)}</h2>")
@@ -49,7 +51,9 @@ def html_report(title: str, sections: list[tuple[str, list[Any]]]) -> str:
             if isinstance(item, str):
                 parts.append(f"<p>{html.escape(item)}</p>")
             elif isinstance(item, pd.DataFrame):
-                parts.append(item.to_html(index=False, float_format=lambda v: f"{v:.3f}", escape=True, border=0))
+                parts.append(
+                    item.to_html(index=False, float_format=lambda v: f"{v:.3f}", escape=True, border=0)
+                )
             else:
                 parts.append(item.to_html(full_html=False, include_plotlyjs=not plotly_included))
                 plotly_included = True
@@ -70,5 +74,7 @@ def safe_csv(table: pd.DataFrame) -> str:
     out = table.copy()
     for col in out.columns:
         if out[col].dtype == object or isinstance(out[col].dtype, pd.StringDtype):
-            out[col] = out[col].map(lambda v: "'" + v if isinstance(v, str) and v.startswith(FORMULA_START) else v)
+            out[col] = out[col].map(
+                lambda v: "'" + v if isinstance(v, str) and v.startswith(FORMULA_START) else v
+            )
     return out.to_csv(index=False)

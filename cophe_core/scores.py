@@ -54,8 +54,16 @@ from .metrics import Evaluation, evaluate
 from .ontology import Ontology
 from .readers import SCORE_COLUMNS, InputError, RawLabels, RawScores, read_scores
 
-__all__ = ["RawScores", "read_scores", "check_rule", "ScoredRun", "score_run", "tune_threshold", "SCORE_COLUMNS",
-           "DEFAULT_THRESHOLDS"]
+__all__ = [
+    "RawScores",
+    "read_scores",
+    "check_rule",
+    "ScoredRun",
+    "score_run",
+    "tune_threshold",
+    "SCORE_COLUMNS",
+    "DEFAULT_THRESHOLDS",
+]
 
 DEFAULT_THRESHOLDS = tuple(np.round(np.arange(0.05, 0.951, 0.05), 2).tolist())
 Rule = tuple[str, float | int]
@@ -95,14 +103,18 @@ def check_rule(threshold: float | None = None, top_k: int | None = None) -> Rule
         raise InputError("give exactly one decision rule: a threshold (such as 0.5) or a top-k (such as 15)")
     if threshold is not None:
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
-            raise InputError(f"the threshold {threshold!r} is not a number; give a number above 0 and at most 1, "
-                             "such as 0.5")
+            raise InputError(
+                f"the threshold {threshold!r} is not a number; give a number above 0 and at most 1, "
+                "such as 0.5"
+            )
         t = float(threshold)
         if math.isnan(t):
             raise InputError("the threshold is nan; give a number above 0 and at most 1, such as 0.5")
         if not 0 < t <= 1:
-            raise InputError(f"the threshold {t:g} is outside (0, 1]: scores are probabilities and every code not "
-                             "listed scores 0, so give a number above 0 and at most 1, such as 0.5")
+            raise InputError(
+                f"the threshold {t:g} is outside (0, 1]: scores are probabilities and every code not "
+                "listed scores 0, so give a number above 0 and at most 1, such as 0.5"
+            )
         return "threshold", t
     if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1:
         raise InputError(f"top-k must be a whole number of at least 1, not {top_k!r}")
@@ -173,8 +185,9 @@ class ScoredRun:
         ranks[order] = np.arange(len(order)) - s.indptr[rows[order]]
         return ranks
 
-    def evaluate(self, *, threshold: float | None = None, top_k: int | None = None,
-                 max_level: str | None = None) -> Evaluation:
+    def evaluate(
+        self, *, threshold: float | None = None, top_k: int | None = None, max_level: str | None = None
+    ) -> Evaluation:
         """The evaluation of the rule's decisions (:meth:`decide`) up to ``max_level``.
 
         Examples
@@ -189,7 +202,9 @@ class ScoredRun:
         pred = self.decide(threshold=threshold, top_k=top_k)
         return evaluate(self.gold, pred, self.ontology, docs=self.docs, max_level=max_level or self.max_level)
 
-    def curve(self, thresholds: Iterable[float] | None = None, *, max_level: str | None = None) -> pd.DataFrame:
+    def curve(
+        self, thresholds: Iterable[float] | None = None, *, max_level: str | None = None
+    ) -> pd.DataFrame:
         """``threshold, flat_f1, set_based_f1, cophe_f1`` (overall up to the max level) of the
         ``threshold=t`` decisions, for each t (default 0.05, 0.10, …, 0.95).
 
@@ -205,7 +220,9 @@ class ScoredRun:
         rows = []
         for t in DEFAULT_THRESHOLDS if thresholds is None else thresholds:
             ev = self.evaluate(threshold=float(t), max_level=max_level)
-            rows.append((float(t), ev.score("flat")["f1"], ev.score("set_based")["f1"], ev.score("cophe")["f1"]))
+            rows.append(
+                (float(t), ev.score("flat")["f1"], ev.score("set_based")["f1"], ev.score("cophe")["f1"])
+            )
         return pd.DataFrame(rows, columns=["threshold", "flat_f1", "set_based_f1", "cophe_f1"])
 
     def ranking(self, ks: tuple[int, ...] = (5, 8, 15)) -> dict[str, float]:
@@ -248,11 +265,11 @@ class ScoredRun:
         # macro: per code
         aucs = []
         for j in range(len(in_play)):
-            docs_pos = g.indices[g.indptr[j]:g.indptr[j + 1]]
+            docs_pos = g.indices[g.indptr[j] : g.indptr[j + 1]]
             if len(docs_pos) in (0, n_docs):
                 continue
-            col_docs = s.indices[s.indptr[j]:s.indptr[j + 1]]
-            col_scores = s.data[s.indptr[j]:s.indptr[j + 1]]
+            col_docs = s.indices[s.indptr[j] : s.indptr[j + 1]]
+            col_scores = s.data[s.indptr[j] : s.indptr[j + 1]]
             is_pos = np.isin(col_docs, docs_pos)
             p = np.zeros(len(docs_pos))
             p[: is_pos.sum()] = col_scores[is_pos]
@@ -268,13 +285,22 @@ def _mann_whitney(pos: np.ndarray, neg_nonzero: np.ndarray, neg_zeros: int) -> f
         return float("nan")
     neg = np.sort(neg_nonzero)
     below = np.searchsorted(neg, pos, side="left") + np.where(pos > 0, neg_zeros, 0)
-    equal = np.searchsorted(neg, pos, side="right") - np.searchsorted(neg, pos, side="left") \
+    equal = (
+        np.searchsorted(neg, pos, side="right")
+        - np.searchsorted(neg, pos, side="left")
         + np.where(pos == 0, neg_zeros, 0)
+    )
     return float((below + 0.5 * equal).sum() / (len(pos) * n_neg))
 
 
-def score_run(gold: RawLabels, scores: RawScores, ontology: Ontology, *, system: str = "auto",
-              max_level: str | None = None) -> ScoredRun:
+def score_run(
+    gold: RawLabels,
+    scores: RawScores,
+    ontology: Ontology,
+    *,
+    system: str = "auto",
+    max_level: str | None = None,
+) -> ScoredRun:
     """Validate gold labels and one run's scores through :func:`cophe_core.labels.encode`, and align them.
 
     Rejected rows of either file (with file, line, value and reason), flagged rows and warnings are in
@@ -300,10 +326,14 @@ def score_run(gold: RawLabels, scores: RawScores, ontology: Ontology, *, system:
     [['s.csv', 3, 'zz']]
     """
     if not isinstance(scores, RawScores):
-        raise InputError(f"{scores.name}: holds code sets, not scores (doc_id,code,score rows, or one score column "
-                         "per code)")
+        raise InputError(
+            f"{scores.name}: holds code sets, not scores (doc_id,code,score rows, or one score column "
+            "per code)"
+        )
     if isinstance(gold, RawScores):
-        raise InputError(f"{gold.name}: the gold standard holds scores; give its code sets (doc_id,code rows)")
+        raise InputError(
+            f"{gold.name}: the gold standard holds scores; give its code sets (doc_id,code rows)"
+        )
     corpus = encode(gold, {"scores": scores}, ontology, system=system)
     return ScoredRun(corpus.ontology, corpus.docs, corpus.gold, corpus.runs["scores"], max_level, corpus)
 

@@ -53,9 +53,21 @@ from .readers import DOC_COLUMNS as LABEL_DOC_COLUMNS
 from .readers import InputError, RawLabels, parse_delimited, sniff_separator
 from .stats import bootstrap
 
-__all__ = ["Slice", "restrict", "codes_in_play", "code_frequency", "code_frequency_slices",
-           "training_frequency", "TrainingFrequency", "gold_count_slices", "read_metadata", "metadata_columns",
-           "metadata_slices", "slice_scores", "DOC_COLUMNS"]
+__all__ = [
+    "Slice",
+    "restrict",
+    "codes_in_play",
+    "code_frequency",
+    "code_frequency_slices",
+    "training_frequency",
+    "TrainingFrequency",
+    "gold_count_slices",
+    "read_metadata",
+    "metadata_columns",
+    "metadata_slices",
+    "slice_scores",
+    "DOC_COLUMNS",
+]
 
 # Recognised document id columns of a metadata table, in order of preference (any case): those of the
 # label readers, and "document".
@@ -92,8 +104,10 @@ class Slice:
             raise ValueError(f"slice {self.name!r}: kind {self.kind!r}; use 'documents' or 'codes'")
         mask = np.asarray(self.mask)
         if mask.ndim != 1 or mask.dtype != np.bool_:
-            raise ValueError(f"slice {self.name!r}: the mask must be a 1-D boolean array, not {mask.dtype} of "
-                             f"shape {mask.shape}")
+            raise ValueError(
+                f"slice {self.name!r}: the mask must be a 1-D boolean array, not {mask.dtype} of "
+                f"shape {mask.shape}"
+            )
         mask = mask.copy()
         mask.setflags(write=False)
         object.__setattr__(self, "mask", mask)
@@ -153,15 +167,24 @@ def restrict(ev: Evaluation, s: Slice | None) -> Evaluation:
         return ev
     if s.kind == "documents":
         if len(s.mask) != len(ev.docs):
-            raise ValueError(f"slice {s.name!r}: a mask of {len(s.mask):,} documents for an evaluation of "
-                             f"{len(ev.docs):,} documents")
+            raise ValueError(
+                f"slice {s.name!r}: a mask of {len(s.mask):,} documents for an evaluation of "
+                f"{len(ev.docs):,} documents"
+            )
         rows = np.flatnonzero(s.mask)
         return evaluate(ev.gold[rows], ev.pred[rows], ev.ontology, docs=ev.docs[rows], max_level=ev.max_level)
     if len(s.mask) != ev.ontology.n_nodes:
-        raise ValueError(f"slice {s.name!r}: a mask of {len(s.mask):,} codes for an ontology of "
-                         f"{ev.ontology.n_nodes:,} nodes (label columns)")
-    return evaluate(_keep_columns(ev.gold, s.mask), _keep_columns(ev.pred, s.mask), ev.ontology, docs=ev.docs,
-                    max_level=ev.max_level)
+        raise ValueError(
+            f"slice {s.name!r}: a mask of {len(s.mask):,} codes for an ontology of "
+            f"{ev.ontology.n_nodes:,} nodes (label columns)"
+        )
+    return evaluate(
+        _keep_columns(ev.gold, s.mask),
+        _keep_columns(ev.pred, s.mask),
+        ev.ontology,
+        docs=ev.docs,
+        max_level=ev.max_level,
+    )
 
 
 def _keep_columns(m: sp.csr_matrix, mask: np.ndarray) -> sp.csr_matrix:
@@ -207,8 +230,10 @@ def code_frequency(labels: sp.spmatrix) -> np.ndarray:
 def _check_edges(edges: Iterable[int] | int) -> tuple[int, ...]:
     """Bin edges as increasing positive whole numbers; anything else is a ``ValueError``."""
     given = [edges] if isinstance(edges, (int, np.integer)) else edges
-    problem = ValueError(f"bin edges {edges!r}: give one or more increasing positive whole numbers of documents, "
-                         "such as 10, 100")
+    problem = ValueError(
+        f"bin edges {edges!r}: give one or more increasing positive whole numbers of documents, "
+        "such as 10, 100"
+    )
     try:
         items = list(given)
         values = [float(e) for e in items]
@@ -239,8 +264,13 @@ def _slug(text: str) -> str:
     return words.removeprefix("the-") or "source"
 
 
-def code_frequency_slices(frequency: np.ndarray, edges: Iterable[int] | int = (10, 100), *,
-                          in_play: np.ndarray | None = None, source: str = GOLD_SOURCE) -> list[Slice]:
+def code_frequency_slices(
+    frequency: np.ndarray,
+    edges: Iterable[int] | int = (10, 100),
+    *,
+    in_play: np.ndarray | None = None,
+    source: str = GOLD_SOURCE,
+) -> list[Slice]:
     """Code slices by frequency: the codes in play binned by the number of documents of ``source`` that hold
     them (``frequency``, per label column: :func:`code_frequency` or :func:`training_frequency`).
 
@@ -265,16 +295,23 @@ def code_frequency_slices(frequency: np.ndarray, edges: Iterable[int] | int = (1
     except (TypeError, ValueError):
         as_float = np.array([np.nan])
     if given.ndim != 1 or not np.all(np.isfinite(as_float) & (as_float >= 0) & (np.mod(as_float, 1) == 0)):
-        raise ValueError(f"frequency must be a 1-D array of whole numbers of documents, not {given.dtype} of "
-                         f"shape {given.shape}")
+        raise ValueError(
+            f"frequency must be a 1-D array of whole numbers of documents, not {given.dtype} of "
+            f"shape {given.shape}"
+        )
     freq = as_float.astype(np.int64)
     used = freq > 0 if in_play is None else np.asarray(in_play, dtype=bool)
     if used.shape != freq.shape:
         raise ValueError(f"in_play has {used.shape[0]:,} label columns for {freq.shape[0]:,} frequencies")
     which = np.searchsorted(np.asarray(cut), freq, side="right")  # 0 below e₁, …, N from e_N up
     unseen = int((used & (freq == 0)).sum())
-    words = (["Rare", "Frequent"] if len(cut) == 1 else ["Rare", "Medium", "Frequent"] if len(cut) == 2
-             else [f"Bin {i + 1}" for i in range(len(cut) + 1)])
+    words = (
+        ["Rare", "Frequent"]
+        if len(cut) == 1
+        else ["Rare", "Medium", "Frequent"]
+        if len(cut) == 2
+        else [f"Bin {i + 1}" for i in range(len(cut) + 1)]
+    )
     dimension = f"Code frequency in {source}"
     family = "freq" if source == GOLD_SOURCE else f"freq-{_slug(source)}"
     out = []
@@ -282,10 +319,22 @@ def code_frequency_slices(frequency: np.ndarray, edges: Iterable[int] | int = (1
         mask = used & (which == i)
         note = ""
         if i == 0 and unseen:
-            note = (f"It includes {unseen:,} code{' that never occurs' if unseen == 1 else 's that never occur'} "
-                    f"in {source}{' (predicted only)' if source == GOLD_SOURCE else ''}.")
-        out.append(Slice(f"codes:{family}:{','.join(map(str, cut))}:{i}", dimension, f"{word}: {span}", "codes",
-                         mask, int(mask.sum()), note, members=f"the codes seen in {span} of {source}"))
+            note = (
+                f"It includes {unseen:,} code{' that never occurs' if unseen == 1 else 's that never occur'} "
+                f"in {source}{' (predicted only)' if source == GOLD_SOURCE else ''}."
+            )
+        out.append(
+            Slice(
+                f"codes:{family}:{','.join(map(str, cut))}:{i}",
+                dimension,
+                f"{word}: {span}",
+                "codes",
+                mask,
+                int(mask.sum()),
+                note,
+                members=f"the codes seen in {span} of {source}",
+            )
+        )
     return out
 
 
@@ -315,10 +364,13 @@ class TrainingFrequency:
         head = f"{name}: {_documents(self.documents)}"
         if not self.unknown_codes:
             return f"{head}; every code is a code of the evaluated data."
-        verb = "is not a code of the evaluated data and was" if self.unknown_codes == 1 else \
-            "are not codes of the evaluated data and were"
+        verb = (
+            "is not a code of the evaluated data and was"
+            if self.unknown_codes == 1
+            else "are not codes of the evaluated data and were"
+        )
         eg = f" (e.g. {', '.join(self.examples)})" if self.examples else ""
-        hint = (" Undotted ICD-9 codes need the system: diagnosis or procedure." if self.needs_system else "")
+        hint = " Undotted ICD-9 codes need the system: diagnosis or procedure." if self.needs_system else ""
         return f"{head}; {self.unknown_codes:,} code{'s' if self.unknown_codes != 1 else ''} {verb} not counted{eg}.{hint}"
 
 
@@ -350,7 +402,9 @@ def training_frequency(raw: RawLabels, corpus: Corpus, *, system: str = "auto") 
     held = held.drop_duplicates()
     freq = np.bincount(held["node"].to_numpy(dtype=np.int64), minlength=n).astype(np.int64)
     unknown = codes[node < 0]
-    return TrainingFrequency(freq, documents, int(len(unknown)), tuple(str(c) for c in unknown[:5]), needs_system)
+    return TrainingFrequency(
+        freq, documents, int(len(unknown)), tuple(str(c) for c in unknown[:5]), needs_system
+    )
 
 
 def _label_columns(codes: np.ndarray, corpus: Corpus, system: str, name: str) -> tuple[np.ndarray, bool]:
@@ -358,15 +412,26 @@ def _label_columns(codes: np.ndarray, corpus: Corpus, system: str, name: str) ->
     made-up document per code; and whether undotted codes needed the system."""
     width = len(str(len(codes)))
     docs = np.array([f"{i:0{width}d}" for i in range(len(codes))], dtype=object)  # sorted as the codes
-    probe = RawLabels(name, docs, pd.DataFrame({"doc_id": docs, "code": codes.astype(object),
-                                                "line": np.arange(1, len(codes) + 1, dtype=np.int64)}))
+    probe = RawLabels(
+        name,
+        docs,
+        pd.DataFrame(
+            {
+                "doc_id": docs,
+                "code": codes.astype(object),
+                "line": np.arange(1, len(codes) + 1, dtype=np.int64),
+            }
+        ),
+    )
     try:
         encoded = encode(probe, {}, corpus.ontology, system=system)
     except NothingScorable as e:
         first = e.rejected.iloc[0] if len(e.rejected) else None
         eg = f" (e.g. {first.value!r}: {first.reason})" if first is not None else ""
-        raise InputError(f"{name}: none of its {len(codes):,} distinct codes is a code of the "
-                         f"{corpus.ontology.name} hierarchy{eg}") from None
+        raise InputError(
+            f"{name}: none of its {len(codes):,} distinct codes is a code of the "
+            f"{corpus.ontology.name} hierarchy{eg}"
+        ) from None
     m = encoded.gold.tocsr()
     rows, cols = m.nonzero()
     node = np.full(len(codes), -1, dtype=np.int64)
@@ -391,8 +456,11 @@ def _quantile_bins(values: np.ndarray, bins: int) -> np.ndarray:
 
 
 def _number(v: float, digits: int) -> str:
-    return str(int(v)) if float(v).is_integer() else np.format_float_positional(
-        v, precision=digits, fractional=False, trim="-")
+    return (
+        str(int(v))
+        if float(v).is_integer()
+        else np.format_float_positional(v, precision=digits, fractional=False, trim="-")
+    )
 
 
 def _ranges(values: np.ndarray, which: np.ndarray) -> list[tuple[int, str, str]]:
@@ -437,17 +505,36 @@ def gold_count_slices(gold: sp.spmatrix, bins: int = 4) -> list[Slice]:
             mask = np.zeros(len(n), dtype=bool)
             mask[some[which == i]] = True
             words = f"{_span(lo, hi)} gold code{'' if hi == '1' else 's'}"
-            out.append(Slice(f"docs:gold:{i}", dimension, words, "documents", mask, int(mask.sum()),
-                             members=f"the documents with {words}"))
+            out.append(
+                Slice(
+                    f"docs:gold:{i}",
+                    dimension,
+                    words,
+                    "documents",
+                    mask,
+                    int(mask.sum()),
+                    members=f"the documents with {words}",
+                )
+            )
     if len(some) < len(n):
         none = n == 0
-        out.append(Slice("docs:gold:none", dimension, "No gold code", "documents", none, int(none.sum()),
-                         members="the documents with no gold code"))
+        out.append(
+            Slice(
+                "docs:gold:none",
+                dimension,
+                "No gold code",
+                "documents",
+                none,
+                int(none.sum()),
+                members="the documents with no gold code",
+            )
+        )
     return out
 
 
-def read_metadata(source: bytes | str | Path, *, name: str | None = None,
-                  doc_col: str | None = None) -> pd.DataFrame:
+def read_metadata(
+    source: bytes | str | Path, *, name: str | None = None, doc_col: str | None = None
+) -> pd.DataFrame:
     """A table of document details: a document id column and any other columns, every value as text (empty
     for a missing one), indexed by document id (str).
 
@@ -475,14 +562,18 @@ def read_metadata(source: bytes | str | Path, *, name: str | None = None,
     else:
         label, data = name or "document details", bytes(source)
     if not data.strip():
-        raise InputError(f"{label}: the file is empty; give a doc_id column and one or more columns of details")
+        raise InputError(
+            f"{label}: the file is empty; give a doc_id column and one or more columns of details"
+        )
     binary = data[:4] == b"PAR1" or data[:6] == b"ARROW1"
     frame = _binary_table(data, label) if binary else _text_table(data, label)
     where = "row" if binary else "line"
     if frame.empty:
         raise InputError(f"{label}: no documents, only a header; give one row per document")
     if len(frame) > MAX_METADATA_ROWS:
-        raise InputError(f"{label}: {len(frame):,} rows; at most {MAX_METADATA_ROWS:,} documents are supported")
+        raise InputError(
+            f"{label}: {len(frame):,} rows; at most {MAX_METADATA_ROWS:,} documents are supported"
+        )
     header = "the columns" if binary else "line 1 (the header)"
     id_col = _id_column([str(c) for c in frame.columns], doc_col, f"{label}, {header}")
     ids = frame[id_col].astype(str).str.strip()
@@ -494,8 +585,10 @@ def read_metadata(source: bytes | str | Path, *, name: str | None = None,
         at = int(np.argmax(dup))
         value = ids.iloc[at]
         first = frame.index[int(np.argmax((ids == value).to_numpy()))]
-        raise InputError(f"{label}, {where} {frame.index[at]}: document {value[:40]!r} is given twice (first on "
-                         f"{where} {first}); give one row per document")
+        raise InputError(
+            f"{label}, {where} {frame.index[at]}: document {value[:40]!r} is given twice (first on "
+            f"{where} {first}); give one row per document"
+        )
     # a trailing delimiter makes a column with no name (pandas calls it "Unnamed: k")
     blank = [c for c in frame.columns if not str(c).strip() or str(c).startswith("Unnamed: ")]
     out = frame.drop(columns=[id_col, *blank]).astype(str)
@@ -515,8 +608,10 @@ def _id_column(columns: list[str], wanted: str | None, where: str) -> str:
         return lower[wanted.strip().lower()]
     found = next((lower[c] for c in DOC_COLUMNS if c in lower), None)
     if found is None:
-        raise InputError(f"{where}: no document id column (found: {', '.join(columns[:8])}); name it doc_id "
-                         f"(or one of {', '.join(DOC_COLUMNS)})")
+        raise InputError(
+            f"{where}: no document id column (found: {', '.join(columns[:8])}); name it doc_id "
+            f"(or one of {', '.join(DOC_COLUMNS)})"
+        )
     return found
 
 
@@ -527,15 +622,18 @@ def _text_table(data: bytes, label: str) -> pd.DataFrame:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
-        raise InputError(f"{label}, line {line}: not UTF-8 text (byte {data[e.start]:#04x}); save it as UTF-8 "
-                         "CSV") from None
+        raise InputError(
+            f"{label}, line {line}: not UTF-8 text (byte {data[e.start]:#04x}); save it as UTF-8 CSV"
+        ) from None
     sep = "\t" if label.lower().endswith(".tsv") else None
     if sep is None:
         try:
             sep = sniff_separator(text, label)
         except InputError:
-            raise InputError(f"{label}, line 1: a single column; give a doc_id column and one or more columns "
-                             "of details, separated by commas or tabs") from None
+            raise InputError(
+                f"{label}, line 1: a single column; give a doc_id column and one or more columns "
+                "of details, separated by commas or tabs"
+            ) from None
     return parse_delimited(text, label, sep)
 
 
@@ -544,8 +642,10 @@ def _binary_table(data: bytes, label: str) -> pd.DataFrame:
     try:
         frame = (pd.read_parquet if parquet else pd.read_feather)(io.BytesIO(data))
     except Exception as e:  # pyarrow raises several types for a damaged file
-        raise InputError(f"{label}: cannot read it as {'Parquet' if parquet else 'Feather'} "
-                         f"({type(e).__name__}); export it again") from None
+        raise InputError(
+            f"{label}: cannot read it as {'Parquet' if parquet else 'Feather'} "
+            f"({type(e).__name__}); export it again"
+        ) from None
     frame = frame.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
     text = {}
@@ -594,8 +694,9 @@ def _cut(value: str) -> str:
     return value if len(value) <= _NAME_CHARS else value[: _NAME_CHARS - 1] + "…"
 
 
-def metadata_slices(meta: pd.DataFrame, docs: np.ndarray, column: str, *, bins: int = 4,
-                    max_categories: int = 12) -> list[Slice]:
+def metadata_slices(
+    meta: pd.DataFrame, docs: np.ndarray, column: str, *, bins: int = 4, max_categories: int = 12
+) -> list[Slice]:
     """Document slices of the evaluation's ``docs`` by one column of :func:`read_metadata`.
 
     A column whose every non-empty value (over ``docs``) is a finite number is numeric: quantile bins
@@ -612,10 +713,15 @@ def metadata_slices(meta: pd.DataFrame, docs: np.ndarray, column: str, *, bins: 
     [('length 100 to 200', 2), ('length 300', 1)]
     """
     if column not in meta.columns:
-        raise ValueError(f"no column {column!r} in the document details (columns: "
-                         f"{', '.join(map(str, meta.columns))})")
+        raise ValueError(
+            f"no column {column!r} in the document details (columns: {', '.join(map(str, meta.columns))})"
+        )
     bins = _check_bins(bins)
-    if isinstance(max_categories, bool) or not isinstance(max_categories, (int, np.integer)) or max_categories < 1:
+    if (
+        isinstance(max_categories, bool)
+        or not isinstance(max_categories, (int, np.integer))
+        or max_categories < 1
+    ):
         raise ValueError(f"max_categories {max_categories!r}: give a whole number, 1 or more")
     if not meta.index.is_unique:
         raise ValueError("the document details give a document twice; read them with read_metadata")
@@ -636,8 +742,17 @@ def metadata_slices(meta: pd.DataFrame, docs: np.ndarray, column: str, *, bins: 
             mask = np.zeros(len(ids), dtype=bool)
             mask[at[which == i]] = True
             span = _span(lo, hi)
-            out.append(Slice(f"{key}:{i}", dimension, f"{column} {span}", "documents", mask, int(mask.sum()),
-                             members=f"the documents whose {column} is {'from ' if lo != hi else ''}{span}"))
+            out.append(
+                Slice(
+                    f"{key}:{i}",
+                    dimension,
+                    f"{column} {span}",
+                    "documents",
+                    mask,
+                    int(mask.sum()),
+                    members=f"the documents whose {column} is {'from ' if lo != hi else ''}{span}",
+                )
+            )
     elif len(at):
         counts = pd.Series(values[at]).value_counts()
         ordered = sorted(counts.index, key=lambda v: (-counts[v], v))
@@ -645,25 +760,52 @@ def metadata_slices(meta: pd.DataFrame, docs: np.ndarray, column: str, *, bins: 
         names = _distinct([f"{column}: {_cut(v)}" for v in kept])
         for i, (value, name) in enumerate(zip(kept, names)):
             mask = values == value
-            out.append(Slice(f"{key}:v{i}", dimension, name, "documents", mask, int(mask.sum()),
-                             members=f"the documents whose {column} is {_cut(value)}"))
+            out.append(
+                Slice(
+                    f"{key}:v{i}",
+                    dimension,
+                    name,
+                    "documents",
+                    mask,
+                    int(mask.sum()),
+                    members=f"the documents whose {column} is {_cut(value)}",
+                )
+            )
         rest = given & ~np.isin(values, np.asarray(kept, dtype=object))
         if rest.any():
-            others = ordered[len(kept):]
+            others = ordered[len(kept) :]
             listed = ", ".join(_cut(v) for v in others[:5]) + (", …" if len(others) > 5 else "")
-            out.append(Slice(f"{key}:other", dimension, f"Other values ({len(others):,})", "documents", rest,
-                             int(rest.sum()), f"The values: {listed}.",
-                             members=f"the documents whose {column} is one of {len(others):,} less frequent "
-                             "values"))
+            out.append(
+                Slice(
+                    f"{key}:other",
+                    dimension,
+                    f"Other values ({len(others):,})",
+                    "documents",
+                    rest,
+                    int(rest.sum()),
+                    f"The values: {listed}.",
+                    members=f"the documents whose {column} is one of {len(others):,} less frequent values",
+                )
+            )
     missing = ~given
     if missing.any():
         absent = int((missing & ~in_table).sum())
         blank = int((missing & in_table).sum())
-        parts = ([f"{_documents(absent)} not in the table"] if absent else []) + \
-            ([f"{_documents(blank)} with an empty value"] if blank else [])
-        out.append(Slice(f"{key}:none", dimension, "No value", "documents", missing, int(missing.sum()),
-                         f"{'; '.join(parts)[0].upper()}{'; '.join(parts)[1:]}.",
-                         members=f"the documents without a value of {column}"))
+        parts = ([f"{_documents(absent)} not in the table"] if absent else []) + (
+            [f"{_documents(blank)} with an empty value"] if blank else []
+        )
+        out.append(
+            Slice(
+                f"{key}:none",
+                dimension,
+                "No value",
+                "documents",
+                missing,
+                int(missing.sum()),
+                f"{'; '.join(parts)[0].upper()}{'; '.join(parts)[1:]}.",
+                members=f"the documents without a value of {column}",
+            )
+        )
     return out
 
 
@@ -679,12 +821,33 @@ def _distinct(names: list[str]) -> list[str]:
 
 _HEADLINE = {"flat": "flat {}", "set_based": "set_based overall {}", "cophe": "cophe overall {}"}
 _STATISTICS = ("precision", "recall", "f1")
-SCORE_COLUMNS = ["run", "slice", "key", "dimension", "kind", "size", "documents", "gold_codes", "predicted_codes",
-                 "measure", "statistic", "value", "low", "high", "note"]
+SCORE_COLUMNS = [
+    "run",
+    "slice",
+    "key",
+    "dimension",
+    "kind",
+    "size",
+    "documents",
+    "gold_codes",
+    "predicted_codes",
+    "measure",
+    "statistic",
+    "value",
+    "low",
+    "high",
+    "note",
+]
 
 
-def slice_scores(evals: Mapping[str, Evaluation], slices: Iterable[Slice], *, n_resamples: int = 200,
-                 seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+def slice_scores(
+    evals: Mapping[str, Evaluation],
+    slices: Iterable[Slice],
+    *,
+    n_resamples: int = 200,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
     """Each run's overall precision, recall and F1 of each measure (flat, set-based, CoPHE) on each slice,
     with percentile bootstrap intervals: :func:`cophe_core.stats.bootstrap` of :func:`restrict`, the slice's
     documents resampled (every document, for a code slice).
@@ -710,21 +873,46 @@ def slice_scores(evals: Mapping[str, Evaluation], slices: Iterable[Slice], *, n_
         for run, ev in evals.items():
             sub = restrict(ev, s)
             n_docs, n_gold, n_pred = len(sub.docs), int(sub.gold.nnz), int(sub.pred.nnz)
-            note = ("No document in this slice." if not n_docs
-                    else "No gold or predicted code in this slice." if not (n_gold or n_pred)
-                    else "No gold code in this slice: recall and F1 are undefined, and every predicted code is "
-                         "a false positive." if not n_gold
-                    else "No predicted code in this slice: precision is 0 by convention." if not n_pred
-                    else "")
+            note = (
+                "No document in this slice."
+                if not n_docs
+                else "No gold or predicted code in this slice."
+                if not (n_gold or n_pred)
+                else "No gold code in this slice: recall and F1 are undefined, and every predicted code is "
+                "a false positive."
+                if not n_gold
+                else "No predicted code in this slice: precision is 0 by convention."
+                if not n_pred
+                else ""
+            )
             table = None
             if n_docs and (n_gold or n_pred):
-                table = bootstrap(sub, n_resamples=n_resamples, seed=seed, confidence=confidence).set_index("figure")
+                table = bootstrap(sub, n_resamples=n_resamples, seed=seed, confidence=confidence).set_index(
+                    "figure"
+                )
             for measure, pattern in _HEADLINE.items():
                 for stat in _STATISTICS:
                     value = low = high = np.nan
                     if table is not None and (n_gold or stat == "precision"):
                         fig = table.loc[pattern.format(stat)]
                         value, low, high = float(fig["value"]), float(fig["low"]), float(fig["high"])
-                    rows.append((run, s.name, s.key, s.dimension, s.kind, s.size, n_docs, n_gold, n_pred, measure,
-                                 stat, value, low, high, note))
+                    rows.append(
+                        (
+                            run,
+                            s.name,
+                            s.key,
+                            s.dimension,
+                            s.kind,
+                            s.size,
+                            n_docs,
+                            n_gold,
+                            n_pred,
+                            measure,
+                            stat,
+                            value,
+                            low,
+                            high,
+                            note,
+                        )
+                    )
     return pd.DataFrame(rows, columns=SCORE_COLUMNS)

@@ -42,8 +42,20 @@ import pandas as pd
 from .metrics import Evaluation, prf
 from .suite import per_document
 
-__all__ = ["HEADLINES", "bootstrap", "paired_bootstrap", "randomisation_test", "describe_difference", "holm",
-           "compare_runs", "runs_wide", "document_weights", "verdict", "NO_CLEAR", "bootstrap_runs"]
+__all__ = [
+    "HEADLINES",
+    "bootstrap",
+    "paired_bootstrap",
+    "randomisation_test",
+    "describe_difference",
+    "holm",
+    "compare_runs",
+    "runs_wide",
+    "document_weights",
+    "verdict",
+    "NO_CLEAR",
+    "bootstrap_runs",
+]
 
 
 @dataclass(frozen=True)
@@ -71,18 +83,23 @@ KEPT_CELLS = 4_000_000
 def _table(ev: Evaluation, with_suite: bool) -> _Table:
     d = ev.documents
     infixes = {"set_based": "_set", "cophe": ""}
-    cols = ["flat_tp", "flat_fp", "flat_fn"] + [f"{lv}{infixes[m]}_{k}" for m in infixes for lv in ev.levels
-                                                for k in ("tp", "fp", "fn")]
+    cols = ["flat_tp", "flat_fp", "flat_fn"] + [
+        f"{lv}{infixes[m]}_{k}" for m in infixes for lv in ev.levels for k in ("tp", "fp", "fn")
+    ]
     every = d[cols].to_numpy()  # one selection: a pandas selection per level costs more than the sums
     groups: list[tuple[str, np.ndarray]] = [("flat", every[:, :3])]
     for i, measure in enumerate(infixes):
         start = 3 + 3 * len(ev.levels) * i
-        per_level = [every[:, start + 3 * j:start + 3 * j + 3] for j in range(len(ev.levels))]
+        per_level = [every[:, start + 3 * j : start + 3 * j + 3] for j in range(len(ev.levels))]
         groups.append((f"{measure} overall", np.sum(per_level, axis=0)))
         groups += [(f"{measure} {lv}", m) for lv, m in zip(ev.levels, per_level)]
     names, ratio_index = [], []
     for gi, (label, _) in enumerate(groups):
-        stats = ("precision", "recall", "f1") if label in ("flat", "set_based overall", "cophe overall") else ("f1",)
+        stats = (
+            ("precision", "recall", "f1")
+            if label in ("flat", "set_based overall", "cophe overall")
+            else ("f1",)
+        )
         for stat in stats:
             names.append(f"{label} {stat}")
             ratio_index.append((gi, stat))
@@ -93,9 +110,14 @@ def _table(ev: Evaluation, with_suite: bool) -> _Table:
         per = per_document(ev)
         mean_names = _EB + _ICM
         scored = per["icm_scored"].to_numpy(dtype=bool)
-        means = np.column_stack([per[_EB].to_numpy(dtype=np.float64),
-                                 np.where(scored, per["icm"], 0.0), np.where(scored, per["icm_gold"], 0.0),
-                                 scored.astype(np.float64)])
+        means = np.column_stack(
+            [
+                per[_EB].to_numpy(dtype=np.float64),
+                np.where(scored, per["icm"], 0.0),
+                np.where(scored, per["icm_gold"], 0.0),
+                scored.astype(np.float64),
+            ]
+        )
     return _Table(names, counts, ratio_index, means, mean_names)
 
 
@@ -170,8 +192,14 @@ def _point(t: _Table) -> np.ndarray:
     return _apply(t, np.ones((1, t.counts.shape[0])))[0]
 
 
-def bootstrap(ev: Evaluation, *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
-              with_suite: bool = False) -> pd.DataFrame:
+def bootstrap(
+    ev: Evaluation,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    with_suite: bool = False,
+) -> pd.DataFrame:
     """Percentile bootstrap intervals of every headline figure.
 
     Returns a DataFrame with columns ``figure, value, low, high`` (figures such
@@ -186,8 +214,9 @@ def bootstrap(ev: Evaluation, *, n_resamples: int = 1000, seed: int = 0, confide
     return pd.DataFrame({"figure": _names(t), "value": _point(t), **_interval(draws, confidence)})
 
 
-def bootstrap_runs(evals: dict[str, Evaluation], *, n_resamples: int = 1000, seed: int = 0,
-                   confidence: float = 0.95) -> dict[str, pd.DataFrame]:
+def bootstrap_runs(
+    evals: dict[str, Evaluation], *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95
+) -> dict[str, pd.DataFrame]:
     """:func:`bootstrap` of several runs scored on the same documents, equal to calling it on each run, but
     drawing the resamples once for all (they depend only on the number of documents and the seed).
 
@@ -207,8 +236,12 @@ def bootstrap_runs(evals: dict[str, Evaluation], *, n_resamples: int = 1000, see
     if n == 0:
         raise ValueError("no documents to resample")
     draws = _draws_of_runs(tables, n_resamples, seed)
-    return {r: pd.DataFrame({"figure": _names(tables[r]), "value": _point(tables[r]),
-                             **_interval(draws[r], confidence)}) for r in names}
+    return {
+        r: pd.DataFrame(
+            {"figure": _names(tables[r]), "value": _point(tables[r]), **_interval(draws[r], confidence)}
+        )
+        for r in names
+    }
 
 
 def _draws_of_runs(tables: dict[str, _Table], n_resamples: int, seed: int) -> dict[str, np.ndarray]:
@@ -222,7 +255,7 @@ def _draws_of_runs(tables: dict[str, _Table], n_resamples: int, seed: int) -> di
         totals, n = w @ stacked, w.sum(axis=1)
         for r, end in zip(names, ends):
             t = tables[r]
-            draws[r].append(_figures(t, totals[:, end - t.counts.shape[1]:end], np.empty((len(w), 0)), n))
+            draws[r].append(_figures(t, totals[:, end - t.counts.shape[1] : end], np.empty((len(w), 0)), n))
     return {r: np.vstack(d) for r, d in draws.items()}
 
 
@@ -245,8 +278,15 @@ def _chunks(total: int, n_docs: int, budget: int = BUDGET) -> list[int]:
     return [min(size, total - start) for start in range(0, total, size)]
 
 
-def paired_bootstrap(a: Evaluation, b: Evaluation, *, n_resamples: int = 1000, seed: int = 0,
-                     confidence: float = 0.95, with_suite: bool = False) -> pd.DataFrame:
+def paired_bootstrap(
+    a: Evaluation,
+    b: Evaluation,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    with_suite: bool = False,
+) -> pd.DataFrame:
     """B − A on the same document resamples: ``figure, a, b, delta, low, high, p_value``."""
     _same_docs(a, b)
     ta, tb = _table(a, with_suite), _table(b, with_suite)
@@ -263,8 +303,9 @@ def paired_bootstrap(a: Evaluation, b: Evaluation, *, n_resamples: int = 1000, s
     return pd.DataFrame({"figure": _names(ta), "a": pa, "b": pb, "delta": obs, **bounds, "p_value": p})
 
 
-def randomisation_test(a: Evaluation, b: Evaluation, *, n_permutations: int = 1000, seed: int = 0,
-                       with_suite: bool = False) -> pd.DataFrame:
+def randomisation_test(
+    a: Evaluation, b: Evaluation, *, n_permutations: int = 1000, seed: int = 0, with_suite: bool = False
+) -> pd.DataFrame:
     """Approximate randomisation test of B − A: ``figure, delta, p_value``."""
     _same_docs(a, b)
     ta, tb = _table(a, with_suite), _table(b, with_suite)
@@ -295,8 +336,15 @@ def _same_docs(a: Evaluation, b: Evaluation) -> None:
 LOWER_IS_BETTER = {"eb_hamm"}
 
 
-def verdict(delta: float, low: float, high: float, p_value: float, *, alpha: float = 0.05,
-            lower_is_better: bool = False) -> str:
+def verdict(
+    delta: float,
+    low: float,
+    high: float,
+    p_value: float,
+    *,
+    alpha: float = 0.05,
+    lower_is_better: bool = False,
+) -> str:
     """``"better"`` or ``"worse"`` (for the second run of a difference) when the difference is beyond
     noise, that is p < ``alpha`` and its interval leaves out 0; otherwise ``"no clear difference"``.
 
@@ -320,13 +368,17 @@ def describe_difference(row, a: str, b: str, *, alpha: float = 0.05) -> str:
     >>> describe_difference(r, "A", "B").split(" — ")[1]
     'within noise: this test set cannot tell the two runs apart on this figure.'
     """
+
     def num(v: float) -> str:
         return f"{v:+.3f}".replace("-", "−")
 
-    head = (f"{row.figure}: {b} − {a} = {num(row.delta)} (95% interval {num(row.low)} to {num(row.high)}, "
-            f"p = {row.p_value:.3f})")
-    said = verdict(row.delta, row.low, row.high, row.p_value, alpha=alpha,
-                   lower_is_better=row.figure in LOWER_IS_BETTER)
+    head = (
+        f"{row.figure}: {b} − {a} = {num(row.delta)} (95% interval {num(row.low)} to {num(row.high)}, "
+        f"p = {row.p_value:.3f})"
+    )
+    said = verdict(
+        row.delta, row.low, row.high, row.p_value, alpha=alpha, lower_is_better=row.figure in LOWER_IS_BETTER
+    )
     if said == NO_CLEAR:
         return head + " — within noise: this test set cannot tell the two runs apart on this figure."
     return head + f" — {b} is {said}, beyond resampling noise."
@@ -369,13 +421,19 @@ def _per_code_f1(ev: Evaluation) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return out
 
 
-def _macro_draws(per_run: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]], figures: list[str],
-                 n_resamples: int, seed: int) -> dict[str, np.ndarray]:
+def _macro_draws(
+    per_run: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]],
+    figures: list[str],
+    n_resamples: int,
+    seed: int,
+) -> dict[str, np.ndarray]:
     """(resamples × macro figures) per run, resampling the codes: a macro average is a mean over codes, so
     its interval resamples them (Poisson weights, one per node, shared by every run and figure, so that
     differences are paired). Resampling documents instead drops a code seen in one document from 37% of
     resamples, which shifts a per-code average away from its own estimate."""
-    union = np.unique(np.concatenate([ids for run in per_run.values() for ids, _ in run.values()] or [np.zeros(1, int)]))
+    union = np.unique(
+        np.concatenate([ids for run in per_run.values() for ids, _ in run.values()] or [np.zeros(1, int)])
+    )
     # one column of F1 values and one of in-play marks per (run, figure), over the union of their codes:
     # a resample's averages are then one product of its weights with this matrix
     runs = list(per_run)
@@ -394,12 +452,20 @@ def _macro_draws(per_run: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]], f
     sums = np.vstack(parts) if parts else np.empty((0, values.shape[1]))
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(sums[:, 1::2] > 0, sums[:, 0::2] / sums[:, 1::2], np.nan)
-    out = {r: means[:, i * len(figures):(i + 1) * len(figures)] for i, r in enumerate(runs)}
+    out = {r: means[:, i * len(figures) : (i + 1) * len(figures)] for i, r in enumerate(runs)}
     return out
 
 
-def compare_runs(evals: dict[str, Evaluation], *, baseline: str | None = None, n_resamples: int = 1000,
-                 seed: int = 0, confidence: float = 0.95, alpha: float = 0.05, macro: bool = True) -> pd.DataFrame:
+def compare_runs(
+    evals: dict[str, Evaluation],
+    *,
+    baseline: str | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    macro: bool = True,
+) -> pd.DataFrame:
     """Every run's figures with bootstrap intervals, and each run's difference from a baseline, tested.
 
     All runs are resampled on the same documents, so every interval, and every difference from the
@@ -444,15 +510,23 @@ def compare_runs(evals: dict[str, Evaluation], *, baseline: str | None = None, n
     per_code = {r: _per_code_f1(ev) for r, ev in evals.items()} if macro else {}
     macro_figs = list(per_code[baseline]) if macro else []
     figures = _names(tables[baseline]) + macro_figs
-    point = {r: np.concatenate([_point(tables[r]), [f.mean() if len(f) else 0.0
-                                                    for _, f in (per_code[r][m] for m in macro_figs)]])
-             for r in names}
+    point = {
+        r: np.concatenate(
+            [
+                _point(tables[r]),
+                [f.mean() if len(f) else 0.0 for _, f in (per_code[r][m] for m in macro_figs)],
+            ]
+        )
+        for r in names
+    }
     micro = _draws_of_runs(tables, n_resamples, seed)
     macro_draws = _macro_draws(per_code, macro_figs, n_resamples, seed) if macro else {}
     draws = {r: np.hstack([d, macro_draws.get(r, np.empty((n_resamples, 0)))]) for r, d in micro.items()}
     frames = []
     for r in names:
-        row = pd.DataFrame({"run": r, "figure": figures, "value": point[r], **_interval(draws[r], confidence)})
+        row = pd.DataFrame(
+            {"run": r, "figure": figures, "value": point[r], **_interval(draws[r], confidence)}
+        )
         if r == baseline:
             row = row.assign(delta=np.nan, delta_low=np.nan, delta_high=np.nan, p_value=np.nan)
         else:
@@ -469,10 +543,27 @@ def compare_runs(evals: dict[str, Evaluation], *, baseline: str | None = None, n
     out["resampled"] = np.where(out.figure.str.endswith("macro_f1"), "codes", "documents")
     out["p_holm"] = out.groupby("figure", sort=False).p_value.transform(lambda p: holm(p.to_numpy()))
     out["best"] = out.value >= out.groupby("figure", sort=False).value.transform("max") - 1e-12
-    out["verdict"] = [verdict(d, lo, hi, p, alpha=alpha) if r != baseline else ""
-                      for r, d, lo, hi, p in zip(out.run, out.delta, out.delta_low, out.delta_high, out.p_holm)]
-    return out[["run", "figure", "value", "low", "high", "best", "delta", "delta_low", "delta_high", "p_value",
-                "p_holm", "verdict", "resampled"]]
+    out["verdict"] = [
+        verdict(d, lo, hi, p, alpha=alpha) if r != baseline else ""
+        for r, d, lo, hi, p in zip(out.run, out.delta, out.delta_low, out.delta_high, out.p_holm)
+    ]
+    return out[
+        [
+            "run",
+            "figure",
+            "value",
+            "low",
+            "high",
+            "best",
+            "delta",
+            "delta_low",
+            "delta_high",
+            "p_value",
+            "p_holm",
+            "verdict",
+            "resampled",
+        ]
+    ]
 
 
 def runs_wide(table: pd.DataFrame, figures: list[str], column: str = "value") -> pd.DataFrame:

@@ -61,12 +61,29 @@ import scipy.sparse as sp
 from .metrics import Evaluation
 from .ontology import Ontology
 
-__all__ = ["substitution_pairs", "substitution_table", "document_substitutions", "substitution_summary",
-           "PAIR_COLUMNS", "TABLE_COLUMNS", "DOCUMENT_COLUMNS"]
+__all__ = [
+    "substitution_pairs",
+    "substitution_table",
+    "document_substitutions",
+    "substitution_summary",
+    "PAIR_COLUMNS",
+    "TABLE_COLUMNS",
+    "DOCUMENT_COLUMNS",
+]
 
 PAIR_COLUMNS = ["doc_id", "family", "gold", "written", "family_code", "gold_code", "written_code"]
-TABLE_COLUMNS = ["gold_code", "gold_title", "written_code", "written_title", "family_code", "family_title",
-                 "documents", "gold_documents", "rate", "examples"]
+TABLE_COLUMNS = [
+    "gold_code",
+    "gold_title",
+    "written_code",
+    "written_title",
+    "family_code",
+    "family_title",
+    "documents",
+    "gold_documents",
+    "rate",
+    "examples",
+]
 DOCUMENT_COLUMNS = ["gold_code", "gold_title", "written_code", "written_title", "family_code", "family_title"]
 
 
@@ -104,10 +121,13 @@ def _match(o: Ontology, gold: sp.csr_matrix, pred: sp.csr_matrix, lv: int) -> pd
         cand["gold_key"] = o.keys[g].astype(str)
         cand["written_key"] = o.keys[w].astype(str)
         # a strict total order: node ids break the (rare) ties of equal keys
-        cand = cand.sort_values(["row", "depth", "gold_key", "written_key", "gold", "written"],
-                                ascending=[True, False, True, True, True, True], ignore_index=True)
+        cand = cand.sort_values(
+            ["row", "depth", "gold_key", "written_key", "gold", "written"],
+            ascending=[True, False, True, True, True, True],
+            ignore_index=True,
+        )
     n = np.int64(o.n_nodes)
-    gk = cand.row.to_numpy(np.int64) * n + cand.gold.to_numpy(np.int64)     # (doc, gold code)
+    gk = cand.row.to_numpy(np.int64) * n + cand.gold.to_numpy(np.int64)  # (doc, gold code)
     wk = cand.row.to_numpy(np.int64) * n + cand.written.to_numpy(np.int64)  # (doc, written code)
     alive = np.arange(len(cand))
     taken: list[np.ndarray] = []
@@ -172,12 +192,14 @@ def substitution_pairs(ev: Evaluation, *, level: str | None = None) -> pd.DataFr
 
 def _named(o: Ontology, pairs: pd.DataFrame, docs: np.ndarray) -> pd.DataFrame:
     """Pairs with ``doc_id`` and codes added, in :data:`PAIR_COLUMNS`."""
-    out = pd.DataFrame({
-        "doc_id": docs[pairs.row.to_numpy()].astype(str).astype(object),
-        "family": pairs.family.to_numpy(np.int64),
-        "gold": pairs.gold.to_numpy(np.int64),
-        "written": pairs.written.to_numpy(np.int64),
-    })
+    out = pd.DataFrame(
+        {
+            "doc_id": docs[pairs.row.to_numpy()].astype(str).astype(object),
+            "family": pairs.family.to_numpy(np.int64),
+            "gold": pairs.gold.to_numpy(np.int64),
+            "written": pairs.written.to_numpy(np.int64),
+        }
+    )
     for col in ("family", "gold", "written"):
         out[f"{col}_code"] = o.keys[out[col].to_numpy()].astype(str).astype(object)
     return out[PAIR_COLUMNS]
@@ -193,7 +215,9 @@ def _described(o: Ontology, pairs: pd.DataFrame) -> dict[str, Any]:
     return cols
 
 
-def substitution_table(ev: Evaluation, *, level: str | None = None, family: int | None = None) -> pd.DataFrame:
+def substitution_table(
+    ev: Evaluation, *, level: str | None = None, family: int | None = None
+) -> pd.DataFrame:
     """The substitutions of a run, one row per (gold code, written code), most frequent first.
 
     Parameters
@@ -236,21 +260,34 @@ def substitution_table(ev: Evaluation, *, level: str | None = None, family: int 
         under = np.asarray(o.closure_of(gold)[gold, :][:, [family]].todense()).ravel() > 0
         pairs = pairs[under]
     if pairs.empty:
-        return pd.DataFrame({c: pd.Series(dtype=float if c == "rate" else np.int64
-                                          if c in ("documents", "gold_documents") else object)
-                             for c in TABLE_COLUMNS})
+        return pd.DataFrame(
+            {
+                c: pd.Series(
+                    dtype=float
+                    if c == "rate"
+                    else np.int64
+                    if c in ("documents", "gold_documents")
+                    else object
+                )
+                for c in TABLE_COLUMNS
+            }
+        )
     pairs = pairs.assign(doc_id=np.asarray(ev.docs)[pairs.row.to_numpy()].astype(str))
     grouped = pairs.groupby(["gold", "written"], sort=False)
-    counts = grouped.agg(family=("family", "first"), documents=("row", "size"),
-                         examples=("doc_id", lambda s: ", ".join(s.iloc[:3]))).reset_index()
+    counts = grouped.agg(
+        family=("family", "first"),
+        documents=("row", "size"),
+        examples=("doc_id", lambda s: ", ".join(s.iloc[:3])),
+    ).reset_index()
     gold_docs = np.bincount(ev.gold.indices, minlength=o.n_nodes)
     out = pd.DataFrame(_described(o, counts))
     out["documents"] = counts.documents.to_numpy(np.int64)
     out["gold_documents"] = gold_docs[counts.gold.to_numpy()].astype(np.int64)
     out["rate"] = out.documents / out.gold_documents
     out["examples"] = counts.examples.to_numpy()
-    out = out.sort_values(["documents", "gold_code", "written_code"], ascending=[False, True, True],
-                          ignore_index=True)
+    out = out.sort_values(
+        ["documents", "gold_code", "written_code"], ascending=[False, True, True], ignore_index=True
+    )
     return out[TABLE_COLUMNS]
 
 
@@ -281,7 +318,7 @@ def document_substitutions(ev: Evaluation, doc_id: str, *, level: str | None = N
         raise KeyError(f"no document {doc_id!r}")
     r = int(hits[0])
     o = ev.ontology
-    pairs = _match(o, ev.gold[r:r + 1], ev.pred[r:r + 1], _family_level(o, level))
+    pairs = _match(o, ev.gold[r : r + 1], ev.pred[r : r + 1], _family_level(o, level))
     return pd.DataFrame(_described(o, pairs), columns=DOCUMENT_COLUMNS)[DOCUMENT_COLUMNS]
 
 
@@ -302,6 +339,10 @@ def substitution_summary(ev: Evaluation, *, level: str | None = None) -> dict[st
     n_pairs = len(_match(o, ev.gold, ev.pred, _family_level(o, level)))
     missed = len(_difference(ev.gold, ev.pred)[0])
     extra = len(_difference(ev.pred, ev.gold)[0])
-    return {"pairs": n_pairs, "missed": missed, "extra": extra,
-            "missed_share": n_pairs / missed if missed else 0.0,
-            "extra_share": n_pairs / extra if extra else 0.0}
+    return {
+        "pairs": n_pairs,
+        "missed": missed,
+        "extra": extra,
+        "missed_share": n_pairs / missed if missed else 0.0,
+        "extra_share": n_pairs / extra if extra else 0.0,
+    }

@@ -62,8 +62,17 @@ import scipy.sparse as sp
 
 from .metrics import Evaluation, prf
 
-__all__ = ["suite", "per_document", "information_content", "icm_left_out", "icm_note", "PROPERTIES", "ALPHA1",
-           "ALPHA2", "BETA"]
+__all__ = [
+    "suite",
+    "per_document",
+    "information_content",
+    "icm_left_out",
+    "icm_note",
+    "PROPERTIES",
+    "ALPHA1",
+    "ALPHA2",
+    "BETA",
+]
 
 ALPHA1 = ALPHA2 = 2.0
 BETA = 3.0
@@ -122,7 +131,9 @@ def icm_note(ev: Evaluation) -> str | None:
     n = icm_left_out(ev)
     if n == 0:
         return None
-    return f"ICM and ICM-Norm leave out {n} document{'s' if n != 1 else ''} with no gold codes, as PyEvALL does"
+    return (
+        f"ICM and ICM-Norm leave out {n} document{'s' if n != 1 else ''} with no gold codes, as PyEvALL does"
+    )
 
 
 def _covered(labels: sp.csr_matrix, closure: sp.csr_matrix) -> sp.csr_matrix:
@@ -145,7 +156,9 @@ def _tree_closure(ev: Evaluation) -> sp.csr_matrix:
         return o.closure
     anc = o.ancestors
     rows, cols = np.nonzero(anc >= 0)
-    return sp.csr_matrix((np.ones(len(rows), dtype=np.int32), (rows, anc[rows, cols])), shape=(o.n_nodes,) * 2)
+    return sp.csr_matrix(
+        (np.ones(len(rows), dtype=np.int32), (rows, anc[rows, cols])), shape=(o.n_nodes,) * 2
+    )
 
 
 def per_document(ev: Evaluation) -> pd.DataFrame:
@@ -208,15 +221,22 @@ def per_document(ev: Evaluation) -> pd.DataFrame:
     icm = np.where(scored, ALPHA1 * ic_p + ALPHA2 * ic_g - BETA * ic_u, np.nan)
     icm_gold = np.where(scored, (ALPHA1 + ALPHA2 - BETA) * ic_g, np.nan)
 
-    return pd.DataFrame({
-        "doc_id": ev.docs,
-        "eb_jacc": np.where(both_empty, 1.0, inter / np.maximum(union, 1)),
-        "eb_hamm": (union - inter) / gold_codes,
-        "eb_subacc": (union == inter).astype(float),
-        "eb_precision": np.where(both_empty, 1.0, prec), "eb_recall": np.where(both_empty, 1.0, rec),
-        "eb_f": ebf, "prop_f": propf, "hf": hf,
-        "icm": icm, "icm_gold": icm_gold, "icm_scored": scored,
-    })
+    return pd.DataFrame(
+        {
+            "doc_id": ev.docs,
+            "eb_jacc": np.where(both_empty, 1.0, inter / np.maximum(union, 1)),
+            "eb_hamm": (union - inter) / gold_codes,
+            "eb_subacc": (union == inter).astype(float),
+            "eb_precision": np.where(both_empty, 1.0, prec),
+            "eb_recall": np.where(both_empty, 1.0, rec),
+            "eb_f": ebf,
+            "prop_f": propf,
+            "hf": hf,
+            "icm": icm,
+            "icm_gold": icm_gold,
+            "icm_scored": scored,
+        }
+    )
 
 
 def suite(ev: Evaluation) -> dict[str, float]:
@@ -234,7 +254,9 @@ def suite(ev: Evaluation) -> dict[str, float]:
     n = max(len(ev.docs), 1)
     tn = n - f["tp"] - f["fp"] - f["fn"]
     lb_acc = float(((f["tp"] + tn)[in_play] / n).mean()) if in_play.any() else 1.0
-    lb_f = float(prf(f["tp"][in_play], f["fp"][in_play], f["fn"][in_play])[2].mean()) if in_play.any() else 1.0
+    lb_f = (
+        float(prf(f["tp"][in_play], f["fp"][in_play], f["fn"][in_play])[2].mean()) if in_play.any() else 1.0
+    )
     scored = docs.icm_scored.to_numpy()
     if scored.any():  # the documents with a gold code (module docs)
         icm, icm_gold = float(docs.icm[scored].mean()), float(docs.icm_gold[scored].mean())
@@ -262,9 +284,16 @@ PROPERTIES = pd.DataFrame(
         ("Set-based", "Hierarchical F (HF)", "yes", "", "", "yes", "yes", "yes"),
         ("Information-based", "ICM", "yes", "yes", "yes", "yes", "yes", ""),
     ],
-    columns=["family", "metric", "strict monotonicity", "true category specificity",
-             "wrong category specificity", "hierarchical proximity", "multi-label monotonicity",
-             "label vs item quantity"],
+    columns=[
+        "family",
+        "metric",
+        "strict monotonicity",
+        "true category specificity",
+        "wrong category specificity",
+        "hierarchical proximity",
+        "multi-label monotonicity",
+        "label vs item quantity",
+    ],
 )
 
 REWARDS = {
@@ -277,6 +306,6 @@ REWARDS = {
     "prop_f": "Like EB-F, but hits on rare codes (low propensity) count more.",
     "hf": "Like EB-F on code sets augmented with their ancestors: near misses in the right family earn credit.",
     "icm": "Information shared by the predicted and gold code sets minus what differs, weighting rare codes and "
-           "families by their information content; near misses in specific families earn more.",
+    "families by their information content; near misses in specific families earn more.",
     "icm_norm": "ICM rescaled so that predicting the gold standard scores 1 (and floored at 0).",
 }

@@ -27,24 +27,77 @@ import pandas as pd
 
 from .ontology import Ontology, load_ontology
 
-__all__ = ["PROFILES", "PLANTED", "PLANT_RATE", "generate_gold", "generate_run", "generate_scores", "generate"]
+__all__ = [
+    "PROFILES",
+    "PLANTED",
+    "PLANT_RATE",
+    "generate_gold",
+    "generate_run",
+    "generate_scores",
+    "generate",
+]
 
 BUSY = {
-    "icd9": ["401", "427", "428", "250", "584", "V45", "272", "414", "518", "285", "276", "599",
-             "038", "995", "96", "38", "39", "99", "88"],
+    "icd9": [
+        "401",
+        "427",
+        "428",
+        "250",
+        "584",
+        "V45",
+        "272",
+        "414",
+        "518",
+        "285",
+        "276",
+        "599",
+        "038",
+        "995",
+        "96",
+        "38",
+        "39",
+        "99",
+        "88",
+    ],
     # ICD-10-CM categories and ICD-10-PCS root operations (both sit at e0 in the combined ontology)
-    "icd10": ["I10", "I48", "I50", "E11", "N17", "Z95", "E78", "I25", "J96", "D64", "E87", "N39", "A41",
-              "Z79", "K21", "F32", "02H", "5A1", "0BH", "302", "0DJ", "B24"],
+    "icd10": [
+        "I10",
+        "I48",
+        "I50",
+        "E11",
+        "N17",
+        "Z95",
+        "E78",
+        "I25",
+        "J96",
+        "D64",
+        "E87",
+        "N39",
+        "A41",
+        "Z79",
+        "K21",
+        "F32",
+        "02H",
+        "5A1",
+        "0BH",
+        "302",
+        "0DJ",
+        "B24",
+    ],
 }
 # Systematic substitutions of the ``siblings`` profile: gold code → the sibling (same category) written
 # instead. Frequent codes of busy families, each a plausible coder's confusion.
 PLANTED = {
-    "icd9": {"401.0": "401.9",     # malignant → unspecified essential hypertension
-             "427.31": "427.32",   # atrial fibrillation → atrial flutter
-             "428.20": "428.22"},  # systolic heart failure, unspecified → chronic systolic
-    "icd10": {"I48.91": "I48.92",  # unspecified atrial fibrillation → unspecified atrial flutter
-              "N17.9": "N17.0",    # acute kidney failure, unspecified → with tubular necrosis
-              "I50.9": "I50.20"},  # heart failure, unspecified → unspecified systolic heart failure
+    "icd9": {
+        "401.0": "401.9",  # malignant → unspecified essential hypertension
+        "427.31": "427.32",  # atrial fibrillation → atrial flutter
+        "428.20": "428.22",
+    },  # systolic heart failure, unspecified → chronic systolic
+    "icd10": {
+        "I48.91": "I48.92",  # unspecified atrial fibrillation → unspecified atrial flutter
+        "N17.9": "N17.0",  # acute kidney failure, unspecified → with tubular necrosis
+        "I50.9": "I50.20",
+    },  # heart failure, unspecified → unspecified systolic heart failure
 }
 PLANT_RATE = 0.7
 PROFILES = {
@@ -73,8 +126,14 @@ def _categories(gold: pd.DataFrame, onto: Ontology) -> np.ndarray:
     return onto.ancestors[ids, onto.level_index("e0")]
 
 
-def generate_gold(n_docs: int, *, seed: int = 0, n_families: int = 900, codes_per_doc: float = 16.0,
-                  onto: Ontology | None = None) -> pd.DataFrame:
+def generate_gold(
+    n_docs: int,
+    *,
+    seed: int = 0,
+    n_families: int = 900,
+    codes_per_doc: float = 16.0,
+    onto: Ontology | None = None,
+) -> pd.DataFrame:
     """A gold standard: DataFrame ``doc_id, code`` with about ``codes_per_doc`` codes per document.
 
     Families (ICD-9 categories) are drawn with Zipf-like weights, the busy
@@ -108,7 +167,9 @@ def generate_gold(n_docs: int, *, seed: int = 0, n_families: int = 900, codes_pe
     return df.drop_duplicates(ignore_index=True)
 
 
-def generate_run(gold: pd.DataFrame, profile: str, *, seed: int = 0, onto: Ontology | None = None) -> pd.DataFrame:
+def generate_run(
+    gold: pd.DataFrame, profile: str, *, seed: int = 0, onto: Ontology | None = None
+) -> pd.DataFrame:
     """Predictions with one of the :data:`PROFILES` error profiles, from a gold DataFrame.
 
     The ``siblings`` profile also writes the :data:`PLANTED` substitutes of the
@@ -176,8 +237,11 @@ def generate_scores(gold: pd.DataFrame, *, seed: int = 0, onto: Ontology | None 
     rng = np.random.default_rng(seed)
     fams, cats = _families(onto), _categories(gold, onto)
     hard = rng.random(len(gold)) < 0.2
-    rows = {"doc_id": list(gold.doc_id), "code": list(gold.code),
-            "score": list(np.where(hard, rng.beta(2, 5, len(gold)), rng.beta(5, 2, len(gold))))}
+    rows = {
+        "doc_id": list(gold.doc_id),
+        "code": list(gold.code),
+        "score": list(np.where(hard, rng.beta(2, 5, len(gold)), rng.beta(5, 2, len(gold)))),
+    }
 
     def add_scored(doc: str, code: str, score: float) -> None:
         rows["doc_id"].append(doc)
@@ -197,8 +261,9 @@ def generate_scores(gold: pd.DataFrame, *, seed: int = 0, onto: Ontology | None 
     return out.groupby(["doc_id", "code"], as_index=False, sort=False).score.max()
 
 
-def generate(n_docs: int, *, seed: int = 0, ontology: str = "icd9", profiles: tuple[str, ...] = tuple(PROFILES),
-             **kw) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+def generate(
+    n_docs: int, *, seed: int = 0, ontology: str = "icd9", profiles: tuple[str, ...] = tuple(PROFILES), **kw
+) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
     """A gold standard and one run per profile, on a built-in ICD ontology."""
     onto = load_ontology(ontology)
     gold = generate_gold(n_docs, seed=seed, onto=onto, **kw)

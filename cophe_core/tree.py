@@ -28,7 +28,10 @@ def with_rates(df: pd.DataFrame, prefix: str = "") -> pd.DataFrame:
     """
     c = {k: df[prefix + k].to_numpy(dtype=float) for k in ("tp", "fp", "fn", "set_tp", "set_fp", "set_fn")}
     df = df.copy()
-    for name, (tp, fp, fn) in (("", (c["tp"], c["fp"], c["fn"])), ("set_", (c["set_tp"], c["set_fp"], c["set_fn"]))):
+    for name, (tp, fp, fn) in (
+        ("", (c["tp"], c["fp"], c["fn"])),
+        ("set_", (c["set_tp"], c["set_fp"], c["set_fn"])),
+    ):
         p, r, f = prf(tp, fp, fn)
         df[f"{prefix}{name}precision"], df[f"{prefix}{name}recall"], df[f"{prefix}{name}f1"] = p, r, f
     total = c["tp"] + c["fp"] + c["fn"]
@@ -98,14 +101,27 @@ def focused_subtree(
 
     levels = np.asarray(ontology.levels, dtype=object)
     mass_of = table[size_cols].sum(axis=1)
-    view = mass_of.loc[children.get(-1, [])].sum() if focus is None or focus not in present else mass_of.loc[focus]
+    view = (
+        mass_of.loc[children.get(-1, [])].sum()
+        if focus is None or focus not in present
+        else mass_of.loc[focus]
+    )
     floor = min_share * float(view)
     real: list[tuple[str, str, int, int]] = []  # id, parent id, node, depth
     buckets: list[dict] = []
     if focus is None or focus not in present:
         top = children.get(-1, np.array([], dtype=int))
-        buckets.append({"id": ROOT, "parent_id": "", "title": "All codes", "depth": 0, "merged": (), "level": "",
-                        **table.loc[top, cols].sum().to_dict()})
+        buckets.append(
+            {
+                "id": ROOT,
+                "parent_id": "",
+                "title": "All codes",
+                "depth": 0,
+                "merged": (),
+                "level": "",
+                **table.loc[top, cols].sum().to_dict(),
+            }
+        )
         frontier = [(ROOT, -1)]
     else:
         real.append((f"n{focus}", "", focus, 0))
@@ -124,23 +140,35 @@ def focused_subtree(
             real += [(f"n{k}", pid, int(k), d) for k in keep]
             nxt += [(f"n{k}", int(k)) for k in keep]
             if len(rest) and len(real) + len(buckets) < max_nodes:
-                buckets.append({"id": f"other:{pid}", "parent_id": pid, "title": f"Other ({len(rest)} smaller)",
-                                "depth": d, "merged": tuple(int(k) for k in rest),
-                                "level": str(levels[ontology.level[rest[0]]]),
-                                **table.loc[rest, cols].sum().to_dict()})
+                buckets.append(
+                    {
+                        "id": f"other:{pid}",
+                        "parent_id": pid,
+                        "title": f"Other ({len(rest)} smaller)",
+                        "depth": d,
+                        "merged": tuple(int(k) for k in rest),
+                        "level": str(levels[ontology.level[rest[0]]]),
+                        **table.loc[rest, cols].sum().to_dict(),
+                    }
+                )
         frontier = nxt
     ids = np.array([r[2] for r in real], dtype=np.int64)
-    rows = pd.DataFrame({
-        "id": [r[0] for r in real], "parent_id": [r[1] for r in real], "node": ids,
-        "code": ontology.keys[ids].astype(str) if len(ids) else [],
-        "title": ontology.titles[ids].astype(str) if len(ids) else [],
-        "level": levels[ontology.level[ids]] if len(ids) else [],
-        "depth": [r[3] for r in real],
-    })
+    rows = pd.DataFrame(
+        {
+            "id": [r[0] for r in real],
+            "parent_id": [r[1] for r in real],
+            "node": ids,
+            "code": ontology.keys[ids].astype(str) if len(ids) else [],
+            "title": ontology.titles[ids].astype(str) if len(ids) else [],
+            "level": levels[ontology.level[ids]] if len(ids) else [],
+            "depth": [r[3] for r in real],
+        }
+    )
     rows["merged"] = [()] * len(rows)
     rows[cols] = table.loc[ids, cols].to_numpy() if len(ids) else np.zeros((0, len(cols)))
-    other = pd.DataFrame(buckets, columns=["id", "parent_id", "title", "depth", "merged", "level", *cols]).assign(
-        node=-1, code="")
+    other = pd.DataFrame(
+        buckets, columns=["id", "parent_id", "title", "depth", "merged", "level", *cols]
+    ).assign(node=-1, code="")
     rows = pd.concat([other[other.id == ROOT], rows, other[other.id != ROOT]], ignore_index=True)
     df = rows
     df[cols] = df[cols].astype(np.int64)
@@ -157,4 +185,3 @@ def focused_subtree(
     mine = (df[prefixes[0] + "fp"] + df[prefixes[0] + "fn"]).to_numpy(dtype=float)
     df["error_share"] = np.divide(mine, total, out=np.zeros_like(mine), where=total > 0)
     return df
-

@@ -27,15 +27,37 @@ import urlstate  # noqa: E402
 
 errors.setup_logging()
 
-st.set_page_config(page_title="cophe · hierarchical evaluation", page_icon=":material/account_tree:", layout="wide")
+st.set_page_config(
+    page_title="cophe · hierarchical evaluation", page_icon=":material/account_tree:", layout="wide"
+)
 
 PAGES = [
-    st.Page(HERE / "views" / "levels.py", title="Scores by level", icon=":material/bar_chart:", default=True, url_path="levels"),
-    st.Page(HERE / "views" / "tree.py", title="Code-family tree", icon=":material/account_tree:", url_path="tree"),
-    st.Page(HERE / "views" / "compare.py", title="Compare runs", icon=":material/compare_arrows:", url_path="compare"),
+    st.Page(
+        HERE / "views" / "levels.py",
+        title="Scores by level",
+        icon=":material/bar_chart:",
+        default=True,
+        url_path="levels",
+    ),
+    st.Page(
+        HERE / "views" / "tree.py", title="Code-family tree", icon=":material/account_tree:", url_path="tree"
+    ),
+    st.Page(
+        HERE / "views" / "compare.py",
+        title="Compare runs",
+        icon=":material/compare_arrows:",
+        url_path="compare",
+    ),
     st.Page(HERE / "views" / "slices.py", title="Slices", icon=":material/filter_alt:", url_path="slices"),
-    st.Page(HERE / "views" / "document.py", title="One document", icon=":material/description:", url_path="document"),
-    st.Page(HERE / "views" / "metrics.py", title="More metrics", icon=":material/functions:", url_path="metrics"),
+    st.Page(
+        HERE / "views" / "document.py",
+        title="One document",
+        icon=":material/description:",
+        url_path="document",
+    ),
+    st.Page(
+        HERE / "views" / "metrics.py", title="More metrics", icon=":material/functions:", url_path="metrics"
+    ),
     st.Page(HERE / "views" / "threshold.py", title="Threshold", icon=":material/tune:", url_path="threshold"),
     st.Page(HERE / "views" / "export.py", title="Export", icon=":material/download:", url_path="export"),
 ]
@@ -46,6 +68,7 @@ STALE_CSS = """<style>
 [data-testid=stMain] .stElementContainer[data-stale=true] {visibility: hidden; transition: visibility 0s linear 0.3s;}
 </style>"""
 
+
 def saved_view(page) -> None:
     """After opening an analysis, a link to the page it was saved on (st.switch_page would reset every widget,
     the opened file included), until the user is there."""
@@ -55,8 +78,11 @@ def saved_view(page) -> None:
         st.session_state.pop("_goto_page", None)
         return
     with st.container(border=True):
-        st.page_link(target, label=f"Go to the view the analysis was saved on: {target.title}",
-                     icon=":material/arrow_forward:")
+        st.page_link(
+            target,
+            label=f"Go to the view the analysis was saved on: {target.title}",
+            icon=":material/arrow_forward:",
+        )
 
 
 page = st.navigation(PAGES)
@@ -73,18 +99,25 @@ try:
         with loading.container():
             if "_ctx" not in st.session_state:
                 st.title(page.title)
-                st.caption("Loading the code sets and scoring the runs. The first view of a session takes a few "
-                           "seconds; later views reuse the work.")
+                st.caption(
+                    "Loading the code sets and scoring the runs. The first view of a session takes a few "
+                    "seconds; later views reuse the work."
+                )
             with st.spinner("Reading and scoring the files…"):
                 ctx = data.sidebar()
             if ctx.scoring is not None and ctx.blocked is None:
                 ctx.slice = slicing.sidebar(ctx.scoring, (ctx.reading or {}).get("system") or "auto")
         loading.empty()
         st.session_state["_ctx"] = ctx
-        st.sidebar.toggle("Technical terms", key=texts.TECHNICAL_KEY,
-                          help="Show TP / FP / FN, flat, set-based and level ids such as e0, as in papers, instead "
-                          "of Correct / Extra / Missed and the levels' names.")
-        st.sidebar.caption("cophe · CoPHE: Falis et al., EMNLP 2021. Every figure comes from the cophe scoring core.")
+        st.sidebar.toggle(
+            "Technical terms",
+            key=texts.TECHNICAL_KEY,
+            help="Show TP / FP / FN, flat, set-based and level ids such as e0, as in papers, instead "
+            "of Correct / Extra / Missed and the levels' names.",
+        )
+        st.sidebar.caption(
+            "cophe · CoPHE: Falis et al., EMNLP 2021. Every figure comes from the cophe scoring core."
+        )
         if ctx.files is not None and ctx.scoring is not None:
             saved.save_button(st.sidebar, ctx.files, page.url_path, ctx.scoring.corpus.ontology)
         saved_view(page)

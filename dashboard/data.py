@@ -46,11 +46,19 @@ MAX_UPLOAD_MB = 50
 # A run may be a matrix of probabilities: MIMIC-III full's (3,372 documents × 8,922 codes, float32) is 124 MB
 # as Edin et al.'s feather file.
 MAX_RUN_UPLOAD_MB = 200
-ONTOLOGIES = {"auto": "Detect from the codes", "icd9": "ICD-9-CM (diagnoses, V/E codes, procedures)",
-              "icd10cm": "ICD-10-CM (diagnoses)", "icd10pcs": "ICD-10-PCS (procedures)",
-              "icd10": "ICD-10-CM + ICD-10-PCS (as in MIMIC-IV)", "custom": "My own hierarchy (upload)"}
-SYSTEMS = {"auto": "Dotted codes only (reject undotted)", "diagnosis": "Diagnoses (401.9 ← 4019)",
-           "procedure": "Procedures (40.19 ← 4019)"}
+ONTOLOGIES = {
+    "auto": "Detect from the codes",
+    "icd9": "ICD-9-CM (diagnoses, V/E codes, procedures)",
+    "icd10cm": "ICD-10-CM (diagnoses)",
+    "icd10pcs": "ICD-10-PCS (procedures)",
+    "icd10": "ICD-10-CM + ICD-10-PCS (as in MIMIC-IV)",
+    "custom": "My own hierarchy (upload)",
+}
+SYSTEMS = {
+    "auto": "Dotted codes only (reject undotted)",
+    "diagnosis": "Diagnoses (401.9 ← 4019)",
+    "procedure": "Procedures (40.19 ← 4019)",
+}
 
 
 @dataclass
@@ -92,8 +100,11 @@ class Context:
                 continue
             for run in self.scoring.run_names:
                 ev = self.scoring.evaluation(run, max_level=self.max_level)
-                compute_ahead(self.scoring, ("sliced", run, self.max_level, s.fingerprint),
-                              lambda ev=ev, s=s: _warm(restrict(ev, s)))
+                compute_ahead(
+                    self.scoring,
+                    ("sliced", run, self.max_level, s.fingerprint),
+                    lambda ev=ev, s=s: _warm(restrict(ev, s)),
+                )
 
     @property
     def slice_key(self) -> str | None:
@@ -173,8 +184,15 @@ def file_digest(name: str, data: bytes) -> str:
     return hashlib.sha256(name.encode() + b"\0" + hashlib.sha256(data).digest()).hexdigest()
 
 
-def read_upload(name: str, data: bytes, *, doc_col: str | None = None, code_col: str | None = None,
-                digest: str | None = None, gold: bool = False) -> RawLabels | RawScores:
+def read_upload(
+    name: str,
+    data: bytes,
+    *,
+    doc_col: str | None = None,
+    code_col: str | None = None,
+    digest: str | None = None,
+    gold: bool = False,
+) -> RawLabels | RawScores:
     """A file parsed once per session and content: labels or scores, as its columns say
     (:func:`cophe_core.readers.read_input`).
 
@@ -201,8 +219,13 @@ def read_upload(name: str, data: bytes, *, doc_col: str | None = None, code_col:
     return hit
 
 
-def read_inputs(gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]], *, doc_col: str | None = None,
-                code_col: str | None = None) -> Inputs:
+def read_inputs(
+    gold: tuple[str, bytes],
+    runs: list[tuple[str, str, bytes]],
+    *,
+    doc_col: str | None = None,
+    code_col: str | None = None,
+) -> Inputs:
     """Parse the gold and the runs (each once per session and content; every byte hashed once per rerun)."""
     gold_digest = file_digest(*gold)
     run_digests = [file_digest(name, data) for _, name, data in runs]
@@ -211,8 +234,10 @@ def read_inputs(gold: tuple[str, bytes], runs: list[tuple[str, str, bytes]], *, 
         h.update(run.encode() + b"\0" + d.encode())
     h.update((doc_col or "").encode() + b"\0" + (code_col or "").encode())
     raw_gold = read_upload(*gold, digest=gold_digest, gold=True, doc_col=doc_col, code_col=code_col)
-    raw_runs = {run: read_upload(name, data, digest=d, doc_col=doc_col, code_col=code_col)
-                for (run, name, data), d in zip(runs, run_digests)}
+    raw_runs = {
+        run: read_upload(name, data, digest=d, doc_col=doc_col, code_col=code_col)
+        for (run, name, data), d in zip(runs, run_digests)
+    }
     return Inputs(h.hexdigest(), raw_gold, raw_runs)
 
 
@@ -253,9 +278,15 @@ def _named(name: str, data: bytes) -> io.BytesIO:
     return stream
 
 
-def scoring_for(inputs: Inputs, *, onto: str = "icd9", system: str = "auto",
-                hierarchy: tuple[str, bytes] | None = None, rule: tuple = DEFAULT_RULE,
-                shared: bool = False) -> Scoring:
+def scoring_for(
+    inputs: Inputs,
+    *,
+    onto: str = "icd9",
+    system: str = "auto",
+    hierarchy: tuple[str, bytes] | None = None,
+    rule: tuple = DEFAULT_RULE,
+    shared: bool = False,
+) -> Scoring:
     """The validated inputs (cached by content), with the runs given as scores decided by ``rule``
     (each rule's decisions are kept on the cached scoring, so moving the slider reads and validates
     nothing again)."""
@@ -269,8 +300,11 @@ def scoring_for(inputs: Inputs, *, onto: str = "icd9", system: str = "auto",
         h.update(hier_digest.encode())
     for part in (onto, system):
         h.update(part.encode() + b"\0")
-    base = (_shared_score(h.hexdigest(), inputs, onto, system) if shared
-            else _session_score(h.hexdigest(), inputs, onto, system, hier))
+    base = (
+        _shared_score(h.hexdigest(), inputs, onto, system)
+        if shared
+        else _session_score(h.hexdigest(), inputs, onto, system, hier)
+    )
     if not base.scored or base.rule == tuple(rule):
         return base
     # the decisions of the last few slider positions, on the shared scoring (bounded: it outlives sessions)
@@ -303,9 +337,13 @@ def sidebar() -> Context:
     """Draw the data-input sidebar and return the current :class:`Context`."""
     sb = st.sidebar
     sb.markdown("### Data")
-    source = sb.radio("Source", [*SAMPLES, UPLOAD, OPEN], key="source",
-                      help="The samples are synthetic: 1,000 made-up documents and model runs with known "
-                      "error profiles (see sample_data/README.md).")
+    source = sb.radio(
+        "Source",
+        [*SAMPLES, UPLOAD, OPEN],
+        key="source",
+        help="The samples are synthetic: 1,000 made-up documents and model runs with known "
+        "error profiles (see sample_data/README.md).",
+    )
     error = notice = blocked = None
     scoring = None
     label = source
@@ -334,42 +372,66 @@ def sidebar() -> Context:
             onto = o.get("ontology") or "auto"
             if opened.hierarchy is not None:
                 hierarchy = (opened.hierarchy.name, opened.hierarchy.data)
-            reading = {"doc_col": o.get("doc_col"), "code_col": o.get("code_col"), "system": o.get("system") or "auto"}
+            reading = {
+                "doc_col": o.get("doc_col"),
+                "code_col": o.get("code_col"),
+                "system": o.get("system") or "auto",
+            }
             gold = (opened.gold.name, opened.gold.data)
             runs = [(run, f.name, f.data) for run, f in opened.runs.items()]
             label = f"saved analysis of {opened.created}"
-            sb.caption(f"Opened: {md(gold[0])} and {len(runs)} run{'s' if len(runs) != 1 else ''}, saved "
-                       f"{md(opened.created)} with cophe {md(opened.cophe_version)}.")
+            sb.caption(
+                f"Opened: {md(gold[0])} and {len(runs)} run{'s' if len(runs) != 1 else ''}, saved "
+                f"{md(opened.created)} with cophe {md(opened.cophe_version)}."
+            )
             try:
                 inputs = read_inputs(gold, runs, doc_col=reading["doc_col"], code_col=reading["code_col"])
                 scored = inputs.scored
                 rule = decision_rule(sb, scored)
-                scoring = scoring_for(inputs, onto=onto, system=reading["system"] or "auto", hierarchy=hierarchy,
-                                      rule=rule)
+                scoring = scoring_for(
+                    inputs, onto=onto, system=reading["system"] or "auto", hierarchy=hierarchy, rule=rule
+                )
             except NothingScorable as e:
                 blocked, error = e, str(e)
             except InputError as e:
                 error = str(e)
     else:
-        onto = sb.selectbox("Code system", list(ONTOLOGIES), format_func=ONTOLOGIES.__getitem__,
-                            key="ontology")
+        onto = sb.selectbox(
+            "Code system", list(ONTOLOGIES), format_func=ONTOLOGIES.__getitem__, key="ontology"
+        )
         if onto == "custom":
-            hfile = sb.file_uploader("Hierarchy", type=["csv", "json"], key="hierarchy_file",
-                                     max_upload_size=MAX_UPLOAD_MB,
-                                     help="CSV rows child,parent[,title] (an empty parent marks the root; "
-                                     "several rows for a node make a DAG), or the JSON hierarchy files "
-                                     "released with the CoPHE paper.")
+            hfile = sb.file_uploader(
+                "Hierarchy",
+                type=["csv", "json"],
+                key="hierarchy_file",
+                max_upload_size=MAX_UPLOAD_MB,
+                help="CSV rows child,parent[,title] (an empty parent marks the root; "
+                "several rows for a node make a DAG), or the JSON hierarchy files "
+                "released with the CoPHE paper.",
+            )
             hierarchy = (hfile.name, hfile.getvalue()) if hfile else None
-        gold_file = sb.file_uploader("Gold standard", type=UPLOAD_TYPES, key="gold_file",
-                                     max_upload_size=MAX_UPLOAD_MB,
-                                     help="One row per (document, code), or one row per document with "
-                                     "';'-joined codes; CSV/TSV, CAML .psv, JSON/JSONL or Parquet.")
-        run_files = sb.file_uploader("Model runs (one file each)", type=UPLOAD_TYPES, key="run_files",
-                                     accept_multiple_files=True, max_upload_size=MAX_RUN_UPLOAD_MB)
+        gold_file = sb.file_uploader(
+            "Gold standard",
+            type=UPLOAD_TYPES,
+            key="gold_file",
+            max_upload_size=MAX_UPLOAD_MB,
+            help="One row per (document, code), or one row per document with "
+            "';'-joined codes; CSV/TSV, CAML .psv, JSON/JSONL or Parquet.",
+        )
+        run_files = sb.file_uploader(
+            "Model runs (one file each)",
+            type=UPLOAD_TYPES,
+            key="run_files",
+            accept_multiple_files=True,
+            max_upload_size=MAX_RUN_UPLOAD_MB,
+        )
         taken: set[str] = set()
         for i, f in enumerate(run_files or []):
-            name = sb.text_input(f"Name of run {i + 1} ({label_md(f.name)})", value=_run_name(f.name, taken),
-                                 key=f"run_name_{i}_{f.name}")
+            name = sb.text_input(
+                f"Name of run {i + 1} ({label_md(f.name)})",
+                value=_run_name(f.name, taken),
+                key=f"run_name_{i}_{f.name}",
+            )
             name = name.strip() or _run_name(f.name, taken)
             if name in taken:  # two runs never share a name
                 name = _run_name(name, taken)
@@ -377,9 +439,14 @@ def sidebar() -> Context:
             runs.append((name, f.name, f.getvalue()))
         follow_renames([r[0] for r in runs], [r[1] for r in runs])
         with sb.expander("Reading options"):
-            system = st.selectbox("Undotted ICD-9 codes such as 4019 are", list(SYSTEMS), format_func=SYSTEMS.__getitem__,
-                                  key="system", help="MIMIC stores diagnoses and procedures without dots in "
-                                  "separate tables; 4019 is diagnosis 401.9 or procedure 40.19.")
+            system = st.selectbox(
+                "Undotted ICD-9 codes such as 4019 are",
+                list(SYSTEMS),
+                format_func=SYSTEMS.__getitem__,
+                key="system",
+                help="MIMIC stores diagnoses and procedures without dots in "
+                "separate tables; 4019 is diagnosis 401.9 or procedure 40.19.",
+            )
             doc_col = st.text_input("Document id column", key="doc_col", placeholder="detected") or None
             code_col = st.text_input("Code column", key="code_col", placeholder="detected") or None
         reading = {"doc_col": doc_col, "code_col": code_col, "system": system}
@@ -403,26 +470,63 @@ def sidebar() -> Context:
         tree = scoring.corpus.ontology
         if scoring.detection:
             sb.caption(f"Code system {md(scoring.detection)}")
-        sb.caption("Code sets: " + "; ".join(f"{md(k)} ({md(v)})" for k, v in tree.code_sets.items()),
-                   help="The releases the codes were checked and placed against. Different releases can change "
-                   "scores, so report them with any number you publish.")
+        sb.caption(
+            "Code sets: " + "; ".join(f"{md(k)} ({md(v)})" for k, v in tree.code_sets.items()),
+            help="The releases the codes were checked and placed against. Different releases can change "
+            "scores, so report them with any number you publish.",
+        )
         levels = list(tree.levels)
         urlstate.take_choice("level", f"max_level_{tree.name}", levels)
-        max_level = sb.selectbox("Highest level", levels, index=levels.index(tree.default_level),
-                                 key=f"max_level_{tree.name}", format_func=lambda lv: texts.level(tree, lv),
-                                 help="Codes are scored at each level from the exact codes up to this one, and "
-                                 "over all of them together. The CoPHE paper stops at the section.")
+        max_level = sb.selectbox(
+            "Highest level",
+            levels,
+            index=levels.index(tree.default_level),
+            key=f"max_level_{tree.name}",
+            format_func=lambda lv: texts.level(tree, lv),
+            help="Codes are scored at each level from the exact codes up to this one, and "
+            "over all of them together. The CoPHE paper stops at the section.",
+        )
         urlstate.take_choice("run", "run", scoring.run_names)
         urlstate.take_runs("levels_runs", scoring.run_names)
-        run = sb.selectbox("Run", scoring.run_names, key="run", help="The run shown in the tree and document views.")
-    files = None if gold is None or not runs or reading is None else {
-        "gold": gold, "runs": runs, "hierarchy": hierarchy, "ontology": onto, "max_level": max_level,
-        "scored": bool(scored), **reading}
-    return Context(scoring, label, max_level, run, error, (scoring.scored or None) if scoring else None,
-                   st.session_state.get("_rule") if scored else None, reading, notice, blocked, files=files)
+        run = sb.selectbox(
+            "Run", scoring.run_names, key="run", help="The run shown in the tree and document views."
+        )
+    files = (
+        None
+        if gold is None or not runs or reading is None
+        else {
+            "gold": gold,
+            "runs": runs,
+            "hierarchy": hierarchy,
+            "ontology": onto,
+            "max_level": max_level,
+            "scored": bool(scored),
+            **reading,
+        }
+    )
+    return Context(
+        scoring,
+        label,
+        max_level,
+        run,
+        error,
+        (scoring.scored or None) if scoring else None,
+        st.session_state.get("_rule") if scored else None,
+        reading,
+        notice,
+        blocked,
+        files=files,
+    )
 
 
-RUN_KEYS = ("run", "levels_runs", "cmp_a", "cmp_b", "doc_run_b", "threshold_run")  # widgets that hold run names
+RUN_KEYS = (
+    "run",
+    "levels_runs",
+    "cmp_a",
+    "cmp_b",
+    "doc_run_b",
+    "threshold_run",
+)  # widgets that hold run names
 
 
 def follow_renames(names: list[str], files: list[str]) -> None:
@@ -448,16 +552,37 @@ def decision_rule(sb, scored: list[str]) -> tuple:
         st.session_state.setdefault("threshold", 0.5)  # defaults live in the state, so the Threshold page
         st.session_state.setdefault("rule_kind", "codes above a threshold")  # may set them without a clash
         sb.markdown("### Decisions")
-        kind = sb.radio("From scores, predict", ["codes above a threshold", "each document's top k"],
-                        key="rule_kind", help=f"For {', '.join(scored)}: probabilities become code sets.")
+        kind = sb.radio(
+            "From scores, predict",
+            ["codes above a threshold", "each document's top k"],
+            key="rule_kind",
+            help=f"For {', '.join(scored)}: probabilities become code sets.",
+        )
         if kind.startswith("codes"):
-            rule = ("threshold", sb.slider("Threshold", 0.05, 0.95, step=0.05, key="threshold",
-                                           help="A code is predicted when its score is at least this. Tune it "
-                                           "on a development split (page Threshold), not on the test set."))
+            rule = (
+                "threshold",
+                sb.slider(
+                    "Threshold",
+                    0.05,
+                    0.95,
+                    step=0.05,
+                    key="threshold",
+                    help="A code is predicted when its score is at least this. Tune it "
+                    "on a development split (page Threshold), not on the test set.",
+                ),
+            )
         else:
-            rule = ("top_k", sb.slider("k", 1, 30, 15, key="top_k",
-                                       help="Each document's k highest-scoring codes; a tie goes to the code "
-                                       "that sorts first."))
+            rule = (
+                "top_k",
+                sb.slider(
+                    "k",
+                    1,
+                    30,
+                    15,
+                    key="top_k",
+                    help="Each document's k highest-scoring codes; a tie goes to the code that sorts first.",
+                ),
+            )
     st.session_state["_rule"] = rule
     return rule
 
@@ -467,21 +592,31 @@ def problems_panel(scoring: Scoring) -> None:
     c = scoring.corpus
     if len(c.rejected):
         with st.container(border=True):
-            st.error(f"**{len(c.rejected):,} input rows were not scored.** Each is listed with its file, line, "
-                     "value and the reason; fix them and upload again, or accept that they are left out.")
-            by_reason = (c.rejected.assign(reason=c.rejected.reason.str.split(";").str[0])
-                         .groupby(["file", "reason"]).size().rename("rows").reset_index())
+            st.error(
+                f"**{len(c.rejected):,} input rows were not scored.** Each is listed with its file, line, "
+                "value and the reason; fix them and upload again, or accept that they are left out."
+            )
+            by_reason = (
+                c.rejected.assign(reason=c.rejected.reason.str.split(";").str[0])
+                .groupby(["file", "reason"])
+                .size()
+                .rename("rows")
+                .reset_index()
+            )
             st.dataframe(by_reason, hide_index=True, width="stretch")
             st.caption("First rejected rows")
             st.dataframe(c.rejected.head(20), hide_index=True, width="stretch")
-            downloads.table(st, "Download all rejected rows (CSV)", c.rejected, "rejected_rows.csv",
-                            key="dl_rejected")
+            downloads.table(
+                st, "Download all rejected rows (CSV)", c.rejected, "rejected_rows.csv", key="dl_rejected"
+            )
             if c.needs_system:
                 system_question()
     if len(c.flagged):
         with st.expander(f"{len(c.flagged):,} rows scored with a caveat", expanded=False):
             st.dataframe(c.flagged.head(50), hide_index=True, width="stretch")
-            downloads.table(st, "Download flagged rows (CSV)", c.flagged, "flagged_rows.csv", key="dl_flagged")
+            downloads.table(
+                st, "Download flagged rows (CSV)", c.flagged, "flagged_rows.csv", key="dl_flagged"
+            )
     other = [w for w in c.warnings if "not scored" not in w and "with a caveat" not in w]
     if other:
         st.info("\n".join(f"- {md(w)}" for w in other))
@@ -489,8 +624,10 @@ def problems_panel(scoring: Scoring) -> None:
 
 def system_question() -> None:
     """Ask which system undotted ICD-9 codes are (never guessed); the answer sets the reading option."""
-    st.warning("Some codes have no dot (like **4019**). That can be diagnosis 401.9 or procedure "
-               "40.19. Which code system do the files hold?")
+    st.warning(
+        "Some codes have no dot (like **4019**). That can be diagnosis 401.9 or procedure "
+        "40.19. Which code system do the files hold?"
+    )
     a, b = st.columns(2)
     a.button("They are diagnoses", on_click=_set_system, args=("diagnosis",), key="sys_dx")
     b.button("They are procedures", on_click=_set_system, args=("procedure",), key="sys_proc")
@@ -504,8 +641,10 @@ def blocked_panel(blocked: NothingScorable) -> None:
         if blocked.needs_system:
             system_question()
         else:
-            st.markdown(f"{md(blocked.summary)} Check the code system (sidebar) and, under Reading options, "
-                        "the document id and code columns.")
+            st.markdown(
+                f"{md(blocked.summary)} Check the code system (sidebar) and, under Reading options, "
+                "the document id and code columns."
+            )
         if len(blocked.rejected):
             st.caption("First rejected rows")
             st.dataframe(blocked.rejected.head(20), hide_index=True, width="stretch")
@@ -516,7 +655,9 @@ def is_cached(scoring: Scoring, key: tuple) -> bool:
     return key in scoring.__dict__.get("_dashboard_cache", {})
 
 
-CACHED_PER_SCORING = 256  # results kept per scored input set (tree views, intervals, tables), least recent out
+CACHED_PER_SCORING = (
+    256  # results kept per scored input set (tree views, intervals, tables), least recent out
+)
 # One thread computes what a user is likely to ask for next (the other slices on offer, the family table at
 # the other levels), so that choosing it shows it at once; cached() waits for such work rather than repeating it.
 _AHEAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cophe-ahead")
@@ -525,8 +666,10 @@ _LOCK = threading.Lock()
 
 def _stores(scoring: Scoring) -> tuple[dict, dict]:
     with _LOCK:
-        return (scoring.__dict__.setdefault("_dashboard_cache", {}),
-                scoring.__dict__.setdefault("_dashboard_ahead", {}))
+        return (
+            scoring.__dict__.setdefault("_dashboard_cache", {}),
+            scoring.__dict__.setdefault("_dashboard_ahead", {}),
+        )
 
 
 def _keep(store: dict, key: tuple, value) -> None:
@@ -562,7 +705,9 @@ def cached(scoring: Scoring, key: tuple, compute):
 # draws (opening the app, a rerun on cached results) shares the processor with one computation at most.
 HEAVY_AT_ONCE = 1
 _HEAVY = threading.Semaphore(HEAVY_AT_ONCE)
-_IN_HEAVY = threading.local()  # how deep this thread is in heavy(): a computation inside another takes no turn
+_IN_HEAVY = (
+    threading.local()
+)  # how deep this thread is in heavy(): a computation inside another takes no turn
 
 
 @contextmanager
@@ -613,22 +758,32 @@ def significance(a, b, n_resamples: int, seed: int):
     """Paired bootstrap intervals with the randomisation test's p-values (B − A)."""
     paired = paired_bootstrap(a, b, n_resamples=n_resamples, seed=seed)
     rand = randomisation_test(a, b, n_permutations=n_resamples, seed=seed)
-    return paired.drop(columns="p_value").assign(p_value=rand.p_value.to_numpy(),
-                                                 p_bootstrap=paired.p_value.to_numpy())
+    return paired.drop(columns="p_value").assign(
+        p_value=rand.p_value.to_numpy(), p_bootstrap=paired.p_value.to_numpy()
+    )
 
 
 def figure_download(fig, name: str, key: str, table=None) -> None:
     """Small buttons under a chart: the figure as a standalone interactive HTML file (made on request: it
     holds plotly.js), and with ``table`` the numbers it draws as CSV."""
     left, right = st.columns(2) if table is not None else (st.container(), None)
-    downloads.prepared(left, "Download chart as HTML", lambda: figure_html(fig), f"{name}.html", "text/html",
-                       key=key, source=(fig,), **downloads.SMALL)
+    downloads.prepared(
+        left,
+        "Download chart as HTML",
+        lambda: figure_html(fig),
+        f"{name}.html",
+        "text/html",
+        key=key,
+        source=(fig,),
+        **downloads.SMALL,
+    )
     if right is not None:
         table_download(table, name, f"{key}_csv", label="Download its numbers (CSV)", where=right)
 
 
-def table_download(table, name: str, key: str, *, label: str = "Download the whole table (CSV)",
-                   where=None) -> None:
+def table_download(
+    table, name: str, key: str, *, label: str = "Download the whole table (CSV)", where=None
+) -> None:
     """A small button: a table as CSV, cells that a spreadsheet would run as a formula defused."""
     downloads.table(where or st, label, table, f"{name}.csv", key=key, **downloads.SMALL)
 

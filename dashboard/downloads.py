@@ -33,8 +33,9 @@ SMALL = {"type": "tertiary", "icon": ":material/download:"}
 def _same(a: tuple, b: tuple) -> bool:
     """Whether two ``source`` tuples name the same inputs: objects by identity, plain values by equality."""
     plain = (str, int, float, bool, type(None))
-    return len(a) == len(b) and all(x is y or (isinstance(x, plain) and type(x) is type(y) and x == y)
-                                    for x, y in zip(a, b, strict=True))
+    return len(a) == len(b) and all(
+        x is y or (isinstance(x, plain) and type(x) is type(y) and x == y) for x, y in zip(a, b, strict=True)
+    )
 
 
 def _kept(key: str, source: tuple) -> bytes | None:
@@ -55,8 +56,17 @@ def _size(n: int) -> str:
     return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{max(n // 1024, 1):,} KB"
 
 
-def file(where: Any, label: str, make: Callable[[], str | bytes], file_name: str, mime: str, *, key: str,
-         source: tuple = (), **button: Any) -> None:
+def file(
+    where: Any,
+    label: str,
+    make: Callable[[], str | bytes],
+    file_name: str,
+    mime: str,
+    *,
+    key: str,
+    source: tuple = (),
+    **button: Any,
+) -> None:
     """A download button whose file is made now (or kept from an earlier run while ``source`` is the same)."""
     data = _kept(key, source)
     if data is None:
@@ -69,8 +79,18 @@ def table(where: Any, label: str, frame: Any, file_name: str, *, key: str, **but
     file(where, label, lambda: safe_csv(frame), file_name, "text/csv", key=key, source=(frame,), **button)
 
 
-def prepared(where: Any, label: str, make: Callable[[], str | bytes], file_name: str, mime: str, *, key: str,
-             source: tuple = (), help: str | None = None, **button: Any) -> None:
+def prepared(
+    where: Any,
+    label: str,
+    make: Callable[[], str | bytes],
+    file_name: str,
+    mime: str,
+    *,
+    key: str,
+    source: tuple = (),
+    help: str | None = None,
+    **button: Any,
+) -> None:
     """A costly file: a button labelled ``label`` asks for it, then a button "``label`` · size" downloads it.
 
     The request is kept in the session until the file is made, so a run cut short by another click makes
@@ -82,13 +102,16 @@ def prepared(where: Any, label: str, make: Callable[[], str | bytes], file_name:
         if key not in st.session_state.get(ASKED, set()):
             where.button(label, key=f"{key}_make", help=help, on_click=_ask, args=(key,), **button)
             return
-        inside = where if hasattr(where, "__enter__") else contextlib.nullcontext()  # a container, or st itself
+        inside = (
+            where if hasattr(where, "__enter__") else contextlib.nullcontext()
+        )  # a container, or st itself
         with inside, st.spinner(f"Preparing {file_name}…"):
             data = _keep(key, source, make())
         st.session_state[ASKED].discard(key)
     ready = {"icon": ":material/download:", **button}
-    where.download_button(f"{label} · {_size(len(data))}", data, file_name, mime, key=key, on_click="ignore",
-                          help=help, **ready)
+    where.download_button(
+        f"{label} · {_size(len(data))}", data, file_name, mime, key=key, on_click="ignore", help=help, **ready
+    )
 
 
 def _ask(key: str) -> None:

@@ -50,10 +50,12 @@ def fault_message(exc: BaseException, ref: str) -> str:
     >>> fault_message(KeyError("x"), "ab12").startswith("**This is a fault in cophe, not in your files.**")
     True
     """
-    return (f"**This is a fault in cophe, not in your files.** {md(type(exc).__name__)}: "
-            f"{md(exc)}  \nThe full traceback is in the server log, `{LOG_PATH}` (and in the terminal "
-            f"running `streamlit run`), under error reference `{ref}`. Please report it with that part of the "
-            "log; reloading the page or choosing other options may get you going meanwhile.")
+    return (
+        f"**This is a fault in cophe, not in your files.** {md(type(exc).__name__)}: "
+        f"{md(exc)}  \nThe full traceback is in the server log, `{LOG_PATH}` (and in the terminal "
+        f"running `streamlit run`), under error reference `{ref}`. Please report it with that part of the "
+        "log; reloading the page or choosing other options may get you going meanwhile."
+    )
 
 
 def show_error(exc: BaseException, where: str) -> None:
@@ -68,6 +70,7 @@ def show_error(exc: BaseException, where: str) -> None:
 
 def guarded(render: F) -> F:
     """Run a view function; if it fails, draw :func:`show_error` instead of a traceback."""
+
     @wraps(render)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -75,4 +78,5 @@ def guarded(render: F) -> F:
         except Exception as exc:
             show_error(exc, render.__name__)
             return None
+
     return wrapper  # type: ignore[return-value]

@@ -40,13 +40,20 @@ def readable(df: pd.DataFrame, onto, extra: dict | None = None) -> pd.DataFrame:
 def settings_lines(ctx, resamples: int) -> list[str]:
     """What every number of a report depends on: version, code sets, documents, levels, rule, slice."""
     onto = ctx.scoring.corpus.ontology
-    rule = ctx.rule and (f"codes scoring at least {ctx.rule[1]}" if ctx.rule[0] == "threshold"
-                         else f"each document's top {ctx.rule[1]} codes")
-    return [f"cophe {cophe_version}. Code sets: " + "; ".join(f"{k} ({v})" for k, v in onto.code_sets.items()) + ".",
-            f"{len(ctx.evaluation(ctx.scoring.run_names[0]).docs):,} documents; levels up to "
-            f"{level(onto, ctx.max_level)}." + (f" Runs given as scores are decided by {rule}." if rule else ""),
-            ctx.slice_words,
-            f"Intervals and tests: {resamples:,} bootstrap resamples of the documents, seed 0; 95% intervals."]
+    rule = ctx.rule and (
+        f"codes scoring at least {ctx.rule[1]}"
+        if ctx.rule[0] == "threshold"
+        else f"each document's top {ctx.rule[1]} codes"
+    )
+    return [
+        f"cophe {cophe_version}. Code sets: "
+        + "; ".join(f"{k} ({v})" for k, v in onto.code_sets.items())
+        + ".",
+        f"{len(ctx.evaluation(ctx.scoring.run_names[0]).docs):,} documents; levels up to "
+        f"{level(onto, ctx.max_level)}." + (f" Runs given as scores are decided by {rule}." if rule else ""),
+        ctx.slice_words,
+        f"Intervals and tests: {resamples:,} bootstrap resamples of the documents, seed 0; 95% intervals.",
+    ]
 
 
 def compare_report(ctx, evals: dict, a: str, b: str, *, resamples: int, focus: int | None = None) -> str:
@@ -54,41 +61,102 @@ def compare_report(ctx, evals: dict, a: str, b: str, *, resamples: int, focus: i
     onto = ctx.scoring.corpus.ontology
     ea, eb = evals[a], evals[b]
     shown = list(evals)[:MAX_RUNS]
-    table = data.cached(ctx.scoring, ("runs_table", tuple(shown), a, ctx.key, resamples), lambda: compare_runs(
-        {r: evals[r] for r in shown}, baseline=a, n_resamples=resamples, seed=0))
-    paired = data.cached(ctx.scoring, ("paired", a, b, ctx.key, resamples, 0),
-                         lambda: data.significance(ea, eb, resamples, 0))
+    table = data.cached(
+        ctx.scoring,
+        ("runs_table", tuple(shown), a, ctx.key, resamples),
+        lambda: compare_runs({r: evals[r] for r in shown}, baseline=a, n_resamples=resamples, seed=0),
+    )
+    paired = data.cached(
+        ctx.scoring, ("paired", a, b, ctx.key, resamples, 0), lambda: data.significance(ea, eb, resamples, 0)
+    )
     lv = "e0" if "e0" in ea.levels else ea.levels[min(1, len(ea.levels) - 1)]
-    families = data.cached(ctx.scoring, ("family_changes", a, b, lv, ctx.key, resamples),
-                           lambda: family_changes(ea, eb, lv, n_resamples=resamples, seed=0))
+    families = data.cached(
+        ctx.scoring,
+        ("family_changes", a, b, lv, ctx.key, resamples),
+        lambda: family_changes(ea, eb, lv, n_resamples=resamples, seed=0),
+    )
     deltas = level_deltas(ea, eb)
     names = {x: level(onto, x) for x in ("leaf", *onto.levels, "overall")}
-    sentences = [describe_difference(r._replace(figure=figure_name(r.figure, onto)), a, b)
-                 for r in paired.set_index("figure").loc[HEADLINES].reset_index().itertuples()]
+    sentences = [
+        describe_difference(r._replace(figure=figure_name(r.figure, onto)), a, b)
+        for r in paired.set_index("figure").loc[HEADLINES].reset_index().itertuples()
+    ]
     runs_rows = table.assign(figure=[figure_name(f, onto) for f in table.figure])
-    fam = families.head(FAMILY_ROWS)[["code", "title", "gold", "a_extra", "a_missed", "b_extra", "b_missed",
-                                      "change_errors", "a_f1", "b_f1", "delta_f1", "low", "high", "q_value",
-                                      "flagged"]]
+    fam = families.head(FAMILY_ROWS)[
+        [
+            "code",
+            "title",
+            "gold",
+            "a_extra",
+            "a_missed",
+            "b_extra",
+            "b_missed",
+            "change_errors",
+            "a_f1",
+            "b_f1",
+            "delta_f1",
+            "low",
+            "high",
+            "q_value",
+            "flagged",
+        ]
+    ]
     who = {"a": a, "b": b, "delta": f"{b} − {a}"}
     tree_words = {k: term(k) for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1")}
     sections = [
         ("Settings", settings_lines(ctx, resamples)),
-        (f"Every run against {a}", [
-            "Value with its 95% interval; difference from the baseline (run − baseline) with its interval, the "
-            "paired bootstrap's p-value, and that p-value corrected for comparing several runs (Holm).",
-            readable(runs_rows, onto, {"p_holm": "p-value, Holm"})]),
+        (
+            f"Every run against {a}",
+            [
+                "Value with its 95% interval; difference from the baseline (run − baseline) with its interval, the "
+                "paired bootstrap's p-value, and that p-value corrected for comparing several runs (Holm).",
+                readable(runs_rows, onto, {"p_holm": "p-value, Holm"}),
+            ],
+        ),
         (f"Is the difference real? {b} − {a}", [*sentences, readable(paired, onto)]),
-        (f"Change by level: {b} − {a}", [
-            delta_bar(deltas, "f1", a, b, levels=names, words=chart_words()),
-            readable(deltas, onto, {c: f"{term(c.split('_')[1])} · {who[c.split('_')[0]]}"
-                                    for c in deltas.columns if "_" in c})]),
-        (f"Which families changed, at {level(onto, lv)}", [
-            f"{int(families.flagged.sum()):,} of {len(families):,} families differ beyond chance (Benjamini–Hochberg, "
-            f"false discovery rate 5%). Change in errors: {b}'s extra plus missed codes minus {a}'s.",
-            readable(fam, onto, {"a_extra": f"Extra · {a}", "a_missed": f"Missed · {a}", "b_extra": f"Extra · {b}",
-                                 "b_missed": f"Missed · {b}", "a_f1": f"F1 · {a}", "b_f1": f"F1 · {b}",
-                                 "delta_f1": f"Change in F1 ({b} − {a})", "flagged": "Beyond chance"})]),
-        ("Where the change happens", [tree_figure(delta_subtree(ea, eb, focus), "delta_f1", prefix="b_",
-                                                  words=tree_words, runs=(a, b))]),
+        (
+            f"Change by level: {b} − {a}",
+            [
+                delta_bar(deltas, "f1", a, b, levels=names, words=chart_words()),
+                readable(
+                    deltas,
+                    onto,
+                    {
+                        c: f"{term(c.split('_')[1])} · {who[c.split('_')[0]]}"
+                        for c in deltas.columns
+                        if "_" in c
+                    },
+                ),
+            ],
+        ),
+        (
+            f"Which families changed, at {level(onto, lv)}",
+            [
+                f"{int(families.flagged.sum()):,} of {len(families):,} families differ beyond chance (Benjamini–Hochberg, "
+                f"false discovery rate 5%). Change in errors: {b}'s extra plus missed codes minus {a}'s.",
+                readable(
+                    fam,
+                    onto,
+                    {
+                        "a_extra": f"Extra · {a}",
+                        "a_missed": f"Missed · {a}",
+                        "b_extra": f"Extra · {b}",
+                        "b_missed": f"Missed · {b}",
+                        "a_f1": f"F1 · {a}",
+                        "b_f1": f"F1 · {b}",
+                        "delta_f1": f"Change in F1 ({b} − {a})",
+                        "flagged": "Beyond chance",
+                    },
+                ),
+            ],
+        ),
+        (
+            "Where the change happens",
+            [
+                tree_figure(
+                    delta_subtree(ea, eb, focus), "delta_f1", prefix="b_", words=tree_words, runs=(a, b)
+                )
+            ],
+        ),
     ]
     return html_report(f"cophe comparison · {b} − {a}", sections)

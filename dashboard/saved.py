@@ -19,18 +19,34 @@ from cophe_core.analysis import Analysis, InputFile, read_analysis, write_analys
 
 FILE_KEY = "analysis_file"
 OPENED_KEY = "_analysis_opened"  # digest of the file whose settings were applied
-FILES_KEY = "_analysis_files"  # widget key of an optional upload → (name, bytes) it held in the saved analysis
+FILES_KEY = (
+    "_analysis_files"  # widget key of an optional upload → (name, bytes) it held in the saved analysis
+)
 #: session keys saved as the view (when set): the pages' choices that are not in the URL
-VIEW_KEYS = ("run", "levels_runs", "cmp_baseline", "cmp_figures", "cmp_a", "cmp_b", "cmp_family_level",
-             "cmp_resamples", "slices_measure")
+VIEW_KEYS = (
+    "run",
+    "levels_runs",
+    "cmp_baseline",
+    "cmp_figures",
+    "cmp_a",
+    "cmp_b",
+    "cmp_family_level",
+    "cmp_resamples",
+    "slices_measure",
+)
 SLICE_KEYS = ("slice_dimension", "slice_edges", "slice_name")
 MAX_ANALYSIS_MB = 500
 
 
 def open_file(sb, max_mb: int) -> Analysis | None:
     """The "Open a saved analysis" uploader; the analysis it holds, checked (its settings applied once)."""
-    f = sb.file_uploader("Saved analysis (.cophe)", type=["cophe", "zip"], key=FILE_KEY, max_upload_size=max_mb,
-                         help="A file made with Save analysis, or by `cophe score … --save`.")
+    f = sb.file_uploader(
+        "Saved analysis (.cophe)",
+        type=["cophe", "zip"],
+        key=FILE_KEY,
+        max_upload_size=max_mb,
+        help="A file made with Save analysis, or by `cophe score … --save`.",
+    )
     if f is None:
         return None
     content = f.getvalue()
@@ -65,8 +81,11 @@ def apply(a: Analysis) -> None:
     for key in VIEW_KEYS:
         if key in view:
             state[key] = view[key]
-    state[FILES_KEY] = {k: (f.name, f.data) for k, f in (("metadata_file", a.metadata),
-                                                         ("training_file", a.training)) if f is not None}
+    state[FILES_KEY] = {
+        k: (f.name, f.data)
+        for k, f in (("metadata_file", a.metadata), ("training_file", a.training))
+        if f is not None
+    }
     pending = {k: str(view[k]) for k in ("focus", "colour", "doc") if view.get(k) is not None}
     if a.options.get("max_level"):
         pending["level"] = a.options["max_level"]
@@ -107,12 +126,20 @@ def build(files: dict, page: str, onto, state: dict) -> Analysis:
         gold=InputFile(*files["gold"]),
         runs={run: InputFile(name, content) for run, name, content in files["runs"]},
         hierarchy=InputFile(*files["hierarchy"]) if files.get("hierarchy") else None,
-        metadata=extras["metadata_file"], training=extras["training_file"],
-        options={"ontology": files["ontology"], "system": files["system"], "doc_col": files["doc_col"],
-                 "code_col": files["code_col"], "max_level": files.get("max_level")},
+        metadata=extras["metadata_file"],
+        training=extras["training_file"],
+        options={
+            "ontology": files["ontology"],
+            "system": files["system"],
+            "doc_col": files["doc_col"],
+            "code_col": files["code_col"],
+            "max_level": files.get("max_level"),
+        },
         rule=tuple(rule) if rule else None,
         slice={k: state[k] for k in SLICE_KEYS if state.get(k) is not None} or None,
-        view=view, created=datetime.now(UTC).isoformat(timespec="seconds"), cophe_version=__version__,
+        view=view,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        cophe_version=__version__,
         code_sets=dict(onto.code_sets),
     )
 
@@ -120,9 +147,16 @@ def build(files: dict, page: str, onto, state: dict) -> Analysis:
 def save_button(sb, files: dict, page: str, onto) -> None:
     """The "Save analysis" download: one file that Open analysis restores."""
     state = snapshot()
-    downloads.prepared(sb, "Save analysis", lambda: write_analysis(build(files, page, onto, state)),
-                       "analysis.cophe", "application/zip", key="save_analysis", source=(object(),),
-                       icon=":material/save:",
-                       help="One file with your inputs as given, the reading options, run names, decision rule, "
-                       "slice and view. Open it here later, or hand it to a colleague (Source: Open a saved "
-                       "analysis). It holds your files: share it as you would share them.")
+    downloads.prepared(
+        sb,
+        "Save analysis",
+        lambda: write_analysis(build(files, page, onto, state)),
+        "analysis.cophe",
+        "application/zip",
+        key="save_analysis",
+        source=(object(),),
+        icon=":material/save:",
+        help="One file with your inputs as given, the reading options, run names, decision rule, "
+        "slice and view. Open it here later, or hand it to a colleague (Source: Open a saved "
+        "analysis). It holds your files: share it as you would share them.",
+    )

@@ -30,8 +30,11 @@ META = "meta:"  # + a metadata column
 DIMENSION_KEY, SLICE_KEY, EDGES_KEY = "slice_dimension", "slice_name", "slice_edges"
 META_FILE_KEY, TRAINING_FILE_KEY = "metadata_file", "training_file"
 DEFAULT_EDGES = "10, 100"
-DIMENSIONS = {NONE: "Everything", FREQUENCY: "Codes, by how often they occur",
-              GOLD_COUNT: "Documents, by their number of gold codes"}
+DIMENSIONS = {
+    NONE: "Everything",
+    FREQUENCY: "Codes, by how often they occur",
+    GOLD_COUNT: "Documents, by their number of gold codes",
+}
 
 
 def parse_edges(text: str) -> tuple[int, ...]:
@@ -39,8 +42,9 @@ def parse_edges(text: str) -> tuple[int, ...]:
     try:
         edges = tuple(int(p) for p in text.replace(";", ",").split(",") if p.strip())
     except ValueError:
-        raise InputError(f"bin edges {text[:40]!r}: type whole numbers of documents separated by commas, "
-                         "such as 10, 100") from None
+        raise InputError(
+            f"bin edges {text[:40]!r}: type whole numbers of documents separated by commas, such as 10, 100"
+        ) from None
     if not edges or any(e <= 0 for e in edges) or list(edges) != sorted(set(edges)):
         raise InputError(f"bin edges {text[:40]!r}: give increasing positive numbers, such as 10, 100")
     return edges
@@ -61,29 +65,45 @@ def sidebar(scoring, system: str = "auto") -> Slice | None:
         options = [*DIMENSIONS, *(META + c for c in (metadata_columns(meta) if meta is not None else []))]
         if st.session_state.get(DIMENSION_KEY) not in options:
             st.session_state[DIMENSION_KEY] = NONE
-        dimension = st.selectbox("Look at", options, key=DIMENSION_KEY, format_func=dimension_words,
-                                 help="Every page then shows only that part: the rare codes, the long documents, "
-                                 "one admission type… Upload a table of document details below to slice by them.")
+        dimension = st.selectbox(
+            "Look at",
+            options,
+            key=DIMENSION_KEY,
+            format_func=dimension_words,
+            help="Every page then shows only that part: the rare codes, the long documents, "
+            "one admission type… Upload a table of document details below to slice by them.",
+        )
         slices = _slices(scoring, dimension, meta, system)
         st.session_state["_slices"] = slices  # the Slices page scores them all
-        st.file_uploader("Document details (optional)", type=["csv", "tsv", "txt", "parquet"], key=META_FILE_KEY,
-                         max_upload_size=data.MAX_UPLOAD_MB,
-                         help="A table with a doc_id column and any others (length, admission type, hospital, "
-                         "year); each column becomes a way to slice. Numbers are cut into quarters.")
+        st.file_uploader(
+            "Document details (optional)",
+            type=["csv", "tsv", "txt", "parquet"],
+            key=META_FILE_KEY,
+            max_upload_size=data.MAX_UPLOAD_MB,
+            help="A table with a doc_id column and any others (length, admission type, hospital, "
+            "year); each column becomes a way to slice. Numbers are cut into quarters.",
+        )
         if not slices:
             return None
         keys = [s.key for s in slices]
         if st.session_state.get(SLICE_KEY) not in keys:
             st.session_state[SLICE_KEY] = keys[0]
         by_key = {s.key: s for s in slices}
-        chosen = st.radio("Show only", keys, key=SLICE_KEY, format_func=lambda k: f"{by_key[k].name} ({by_key[k].size:,})")
+        chosen = st.radio(
+            "Show only", keys, key=SLICE_KEY, format_func=lambda k: f"{by_key[k].name} ({by_key[k].size:,})"
+        )
         return by_key[chosen]
 
 
 def shown_slices(scoring) -> list[Slice]:
     """The slices of the dimension chosen in the sidebar; with none chosen, codes by frequency (10, 100)."""
-    return st.session_state.get("_slices") or data.cached(scoring, ("slices", FREQUENCY, (10, 100)), lambda: (
-        code_frequency_slices(code_frequency(scoring.corpus.gold), (10, 100), in_play=in_play(scoring.corpus))))
+    return st.session_state.get("_slices") or data.cached(
+        scoring,
+        ("slices", FREQUENCY, (10, 100)),
+        lambda: code_frequency_slices(
+            code_frequency(scoring.corpus.gold), (10, 100), in_play=in_play(scoring.corpus)
+        ),
+    )
 
 
 def dimension_words(option: str) -> str:
@@ -96,7 +116,9 @@ def _metadata(scoring):
     if file is None:
         return None
     try:
-        return data.cached(scoring, ("metadata", data.file_digest(*file)), lambda: read_metadata(file[1], name=file[0]))
+        return data.cached(
+            scoring, ("metadata", data.file_digest(*file)), lambda: read_metadata(file[1], name=file[0])
+        )
     except InputError as e:
         st.error(data.md(str(e)))
         return None
@@ -106,13 +128,22 @@ def _slices(scoring, dimension: str, meta, system: str) -> list[Slice]:
     """The slices of ``dimension`` (``system``: how undotted ICD-9 codes of a training file read)."""
     corpus = scoring.corpus
     if dimension == FREQUENCY:
-        st.session_state.setdefault(EDGES_KEY, DEFAULT_EDGES)  # in the state, so an opened analysis can set it
-        st.text_input("Bin edges (documents)", key=EDGES_KEY,
-                      help="Codes seen in fewer documents than the first edge are rare, and so on up.")
-        st.file_uploader("Training labels (optional)", type=data.UPLOAD_TYPES, key=TRAINING_FILE_KEY,
-                                    max_upload_size=data.MAX_RUN_UPLOAD_MB,
-                                    help="Papers call a code rare by its frequency in the training split: upload "
-                                    "its labels (doc_id,code) to count there instead of in the gold standard.")
+        st.session_state.setdefault(
+            EDGES_KEY, DEFAULT_EDGES
+        )  # in the state, so an opened analysis can set it
+        st.text_input(
+            "Bin edges (documents)",
+            key=EDGES_KEY,
+            help="Codes seen in fewer documents than the first edge are rare, and so on up.",
+        )
+        st.file_uploader(
+            "Training labels (optional)",
+            type=data.UPLOAD_TYPES,
+            key=TRAINING_FILE_KEY,
+            max_upload_size=data.MAX_RUN_UPLOAD_MB,
+            help="Papers call a code rare by its frequency in the training split: upload "
+            "its labels (doc_id,code) to count there instead of in the gold standard.",
+        )
         try:
             edges = parse_edges(st.session_state.get(EDGES_KEY) or DEFAULT_EDGES)
         except InputError as e:
@@ -120,11 +151,17 @@ def _slices(scoring, dimension: str, meta, system: str) -> list[Slice]:
             return []
         file = uploaded(TRAINING_FILE_KEY)
         if file is None:
-            return data.cached(scoring, ("slices", FREQUENCY, edges), lambda: code_frequency_slices(
-                code_frequency(corpus.gold), edges, in_play=in_play(corpus)))
+            return data.cached(
+                scoring,
+                ("slices", FREQUENCY, edges),
+                lambda: code_frequency_slices(code_frequency(corpus.gold), edges, in_play=in_play(corpus)),
+            )
         try:
-            return data.cached(scoring, ("slices", FREQUENCY, edges, data.file_digest(*file), system),
-                               lambda: _training_slices(corpus, file, edges, system))
+            return data.cached(
+                scoring,
+                ("slices", FREQUENCY, edges, data.file_digest(*file), system),
+                lambda: _training_slices(corpus, file, edges, system),
+            )
         except InputError as e:
             st.error(data.md(str(e)))
             return []
@@ -133,8 +170,11 @@ def _slices(scoring, dimension: str, meta, system: str) -> list[Slice]:
     file = uploaded(META_FILE_KEY)
     if dimension.startswith(META) and meta is not None and file is not None:
         column = dimension.removeprefix(META)
-        return data.cached(scoring, ("slices", dimension, data.file_digest(*file)),
-                           lambda: metadata_slices(meta, corpus.docs, column))
+        return data.cached(
+            scoring,
+            ("slices", dimension, data.file_digest(*file)),
+            lambda: metadata_slices(meta, corpus.docs, column),
+        )
     return []
 
 
@@ -156,12 +196,16 @@ def banner(ctx, page_title: str) -> None:
         return
     with st.container(border=True):
         left, right = st.columns([5, 1])
-        left.markdown(f":material/filter_alt: **Showing only {data.md(s.name)}** · {data.md(s.dimension)}. "
-                      f"{data.md(s.describe())}")
+        left.markdown(
+            f":material/filter_alt: **Showing only {data.md(s.name)}** · {data.md(s.dimension)}. "
+            f"{data.md(s.describe())}"
+        )
         right.button("Show everything", key="slice_clear", on_click=clear, type="tertiary")
         if page_title == "Threshold":
-            st.caption("The threshold curve and the ranking figures use every document and code: they do not "
-                       "follow the slice.")
+            st.caption(
+                "The threshold curve and the ranking figures use every document and code: they do not "
+                "follow the slice."
+            )
 
 
 def clear() -> None:

@@ -58,10 +58,10 @@ TERMS: dict[str, tuple[str, str]] = {
 HELP = {
     "flat": "Exact codes (flat): only the exact code counts; writing 401.1 for 401.9 is simply wrong.",
     "set_based": "Right family (set-based): a code in the right family counts at each level (401.x at the "
-                 "category), but a family counts once per document however many of its codes there are.",
+    "category), but a family counts once per document however many of its codes there are.",
     "cophe": "Right family and count (CoPHE, Falis et al. 2021): a code in the right family counts at each "
-             "level, and so does the number of codes, so writing three codes where the gold standard has "
-             "one shows as extra codes.",
+    "level, and so does the number of codes, so writing three codes where the gold standard has "
+    "one shows as extra codes.",
     "precision": "Precision: of the codes the model wrote, the share that are right.",
     "recall": "Recall: of the codes in the gold standard, the share the model found.",
     "f1": "F1: one figure from precision and recall (their harmonic mean; 0 when both are 0).",
@@ -72,24 +72,24 @@ HELP = {
     "gold": "Codes of this family in the gold standard, over all documents.",
     "predicted": "Codes of this family the model wrote, over all documents.",
     "balance": "Extra vs missed: (extra − missed) / (correct + extra + missed). Red: the model writes too "
-               "many codes here; blue: it misses codes; white: balanced.",
+    "many codes here; blue: it misses codes; white: balanced.",
     "error_share": "The family's extra plus missed codes, as a share of all the run's extra and missed codes "
-                   "at this level (error coverage).",
+    "at this level (error coverage).",
     "docs_over": "Documents in which the model writes more codes of this family than the gold standard.",
     "docs_under": "Documents in which the model writes fewer codes of this family than the gold standard.",
     "level": "Codes are scored at each level of the code system, from the exact codes up to the families "
-             "that hold them (category, section, chapter).",
+    "that hold them (category, section, chapter).",
     "macro_f1": "Per-code average F1: the F1 of each code, averaged over the codes (as scikit-learn and "
-                "Edin et al. 2023 report it).",
+    "Edin et al. 2023 report it).",
     "interval": "95% interval: the range the figure keeps in 95% of 1,000 bootstrap resamples of the "
-                "documents (seed 0). Two runs whose intervals overlap may still differ: Compare runs tests them.",
+    "documents (seed 0). Two runs whose intervals overlap may still differ: Compare runs tests them.",
     "n_codes": "The codes (or families) in the gold standard or the predictions at this level: the average runs "
-               "over them.",
+    "over them.",
     "p_value": "The share of random swaps of the two runs' outputs, document by document, that give a change "
-               "at least this large (approximate randomisation test); below 0.05, the change is beyond noise.",
+    "at least this large (approximate randomisation test); below 0.05, the change is beyond noise.",
     "p_bootstrap": "The same question answered by the paired bootstrap (shifted to the null).",
     "macro_f1_of_means": "Per-code average, second definition: the F1 of the average precision and the average "
-                         "recall (CAML, LAAT and the CoPHE scripts report this).",
+    "recall (CAML, LAAT and the CoPHE scripts report this).",
 }
 
 #: measure id → its name, in both vocabularies (see :func:`measure`).
@@ -151,6 +151,7 @@ def columns(df: pd.DataFrame, extra: dict[str, str] | None = None) -> pd.DataFra
 def helps(keys: list[str]) -> str:
     """The one-line helps of several keys, as one paragraph."""
     return " ".join(HELP[k] for k in keys if k in HELP)
+
 
 #: Transitional: the technical measure names, for views not yet moved to :func:`measure`.
 MEASURE = {k: TERMS[k][1] for k in MEASURES}

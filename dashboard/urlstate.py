@@ -31,7 +31,9 @@ def restore() -> None:
         st.session_state["source"] = SAMPLE_PARAM[q["data"]]
     elif q.get("data") == "upload":
         st.session_state["source"] = "Upload files"
-    st.session_state[_PENDING] = {k: q[k] for k in ("run", "level", "runs", "focus", "colour", "doc") if k in q}
+    st.session_state[_PENDING] = {
+        k: q[k] for k in ("run", "level", "runs", "focus", "colour", "doc") if k in q
+    }
 
 
 def offer(values: dict[str, str]) -> None:

@@ -49,7 +49,9 @@ def document_details(gold: pd.DataFrame, seed: int) -> pd.DataFrame:
     words = np.round(np.exp(rng.normal(6.6 + 0.06 * n_codes.to_numpy(), 0.35))).astype(int)
     kinds = rng.choice(["EMERGENCY", "ELECTIVE", "URGENT"], size=len(n_codes), p=[0.72, 0.18, 0.10])
     years = rng.integers(2001, 2013, size=len(n_codes))
-    return pd.DataFrame({"doc_id": n_codes.index, "note_length": words, "admission_type": kinds, "year": years})
+    return pd.DataFrame(
+        {"doc_id": n_codes.index, "note_length": words, "admission_type": kinds, "year": years}
+    )
 
 
 if __name__ == "__main__":

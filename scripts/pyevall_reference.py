@@ -92,13 +92,21 @@ def run_case(rng: random.Random, case: int, no_gold: bool = False) -> dict:
         gpath, ppath = Path(tmp) / "gold.json", Path(tmp) / "pred.json"
         gpath.write_text(json.dumps([{"test_case": "T1", "id": d, "value": v} for d, v in gold.items()]))
         ppath.write_text(json.dumps([{"test_case": "T1", "id": d, "value": v} for d, v in pred.items()]))
-        params = {PyEvALLUtils.PARAM_REPORT: PyEvALLUtils.PARAM_OPTION_REPORT_DATAFRAME,
-                  PyEvALLUtils.PARAM_HIERARCHY: json.loads(json.dumps(tree))}
+        params = {
+            PyEvALLUtils.PARAM_REPORT: PyEvALLUtils.PARAM_OPTION_REPORT_DATAFRAME,
+            PyEvALLUtils.PARAM_HIERARCHY: json.loads(json.dumps(tree)),
+        }
         report = PyEvALLEvaluation().evaluate(str(ppath), str(gpath), ["ICM", "ICMNorm"], **params)
         df = report.df_average
-    return {"case": case, "hierarchy": tree, "gold": gold, "pred": pred,
-            "no_gold": len((set(gold) | set(pred)) - {d for d, v in gold.items() if v}),
-            "icm": float(df["ICM"].iloc[0]), "icm_norm": float(df["ICM-Norm"].iloc[0])}
+    return {
+        "case": case,
+        "hierarchy": tree,
+        "gold": gold,
+        "pred": pred,
+        "no_gold": len((set(gold) | set(pred)) - {d for d, v in gold.items() if v}),
+        "icm": float(df["ICM"].iloc[0]),
+        "icm_norm": float(df["ICM-Norm"].iloc[0]),
+    }
 
 
 def main() -> None:
@@ -106,8 +114,11 @@ def main() -> None:
     cases = [run_case(rng, i) for i in range(30)]  # drawn first, so that they do not change
     cases += [run_case(rng, i, no_gold=True) for i in range(30, 50)]
     OUT.parent.mkdir(exist_ok=True)
-    OUT.write_text(json.dumps({"generator": "scripts/pyevall_reference.py", "pyevall": "0.2.11",
-                               "cases": cases}, indent=1))
+    OUT.write_text(
+        json.dumps(
+            {"generator": "scripts/pyevall_reference.py", "pyevall": "0.2.11", "cases": cases}, indent=1
+        )
+    )
     print(f"wrote {len(cases)} cases to {OUT}")
 
 

@@ -1,6 +1,6 @@
 """Refresh docs/tree.png, the README's screenshot: the sample's over-coding run, focused on 428, at 1440 px.
 
-    python scripts/readme_screenshot.py   (needs chromium-headless-shell and playwright)
+python scripts/readme_screenshot.py   (needs chromium-headless-shell and playwright)
 """
 
 from __future__ import annotations
@@ -19,9 +19,24 @@ IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
 
 
 def main() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.headless",
-                             "true", "--server.address", "127.0.0.1", "--server.port", str(PORT)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "dashboard/app.py",
+            "--server.headless",
+            "true",
+            "--server.address",
+            "127.0.0.1",
+            "--server.port",
+            str(PORT),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         for _ in range(100):
             try:
@@ -30,7 +45,9 @@ def main() -> None:
             except OSError:
                 time.sleep(0.2)
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium-headless-shell", args=["--no-sandbox"])
+            browser = p.chromium.launch(
+                executable_path="/usr/bin/chromium-headless-shell", args=["--no-sandbox"]
+            )
             page = browser.new_page(viewport={"width": 1440, "height": 1500})
             # the view lives in the URL: the over-coding run's tree, focused on 428 Heart failure
             page.goto(f"http://127.0.0.1:{PORT}/tree?data=icd9&run=overcoder&focus=428")

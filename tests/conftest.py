@@ -25,4 +25,6 @@ def long_csv(rows: list[tuple[str, str]]) -> bytes:
 
 def score_pairs(gold: list[tuple[str, str]], pred: list[tuple[str, str]], max_level: str = "block"):
     """Evaluation of one run given as (doc, code) pairs."""
-    return score_files(long_csv(gold), {"run": long_csv(pred)}, ontology="icd9").evaluation("run", max_level=max_level)
+    return score_files(long_csv(gold), {"run": long_csv(pred)}, ontology="icd9").evaluation(
+        "run", max_level=max_level
+    )

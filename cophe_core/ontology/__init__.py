@@ -31,11 +31,27 @@ from .levels import level_name, level_names
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["Ontology", "OntologyBuilder", "NAMES", "icd9_ontology", "icd10cm_ontology", "icd10pcs_ontology",
-           "icd10_ontology", "load_ontology", "load_hierarchy", "hierarchy_from_networkx", "level_name", "level_names"]
+__all__ = [
+    "Ontology",
+    "OntologyBuilder",
+    "NAMES",
+    "icd9_ontology",
+    "icd10cm_ontology",
+    "icd10pcs_ontology",
+    "icd10_ontology",
+    "load_ontology",
+    "load_hierarchy",
+    "hierarchy_from_networkx",
+    "level_name",
+    "level_names",
+]
 
-_BUILT_IN = {"icd9": icd9_ontology, "icd10cm": icd10cm_ontology, "icd10pcs": icd10pcs_ontology,
-             "icd10": icd10_ontology}
+_BUILT_IN = {
+    "icd9": icd9_ontology,
+    "icd10cm": icd10cm_ontology,
+    "icd10pcs": icd10pcs_ontology,
+    "icd10": icd10_ontology,
+}
 NAMES = tuple(_BUILT_IN)
 HIERARCHY_SUFFIXES = (".csv", ".json")
 
@@ -79,9 +95,13 @@ def load_ontology(name: str | os.PathLike | Ontology | nx.DiGraph) -> Ontology:
         if path.is_file():
             # only a hierarchy file is read: an error quoting a line must never show another file's content
             if path.suffix.lower() not in HIERARCHY_SUFFIXES:
-                raise InputError(f"{path.name}: not a hierarchy file; give a .csv file of child,parent[,title] "
-                                 "rows or the .json hierarchy of the CoPHE paper")
+                raise InputError(
+                    f"{path.name}: not a hierarchy file; give a .csv file of child,parent[,title] "
+                    "rows or the .json hierarchy of the CoPHE paper"
+                )
             return load_hierarchy(path)
-        raise ValueError(f"unknown ontology {str(name)!r}; choose {', '.join(NAMES)}, auto, or the path of a "
-                         "hierarchy file (CSV child,parent[,title] or CoPHE JSON)")
+        raise ValueError(
+            f"unknown ontology {str(name)!r}; choose {', '.join(NAMES)}, auto, or the path of a "
+            "hierarchy file (CSV child,parent[,title] or CoPHE JSON)"
+        )
     return hierarchy_from_networkx(name)

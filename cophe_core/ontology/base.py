@@ -94,8 +94,7 @@ class Ontology:
             return self.levels.index(level)
         except ValueError:
             raise ValueError(
-                f"unknown level {level!r} for ontology {self.name}; "
-                f"choose one of {', '.join(self.levels)}"
+                f"unknown level {level!r} for ontology {self.name}; choose one of {', '.join(self.levels)}"
             ) from None
 
     @cached_property
@@ -132,8 +131,11 @@ class Ontology:
             data = np.ones(len(rows), dtype=np.int32)
             return sp.csr_matrix((data, (rows, anc[rows, cols])), shape=(n, n))
         child, par = self._up.nonzero()
-        if n <= DENSE_MAX_NODES and len(child) >= DENSE_EDGES_PER_NODE * n and (
-                self.level[par] > self.level[child]).all():
+        if (
+            n <= DENSE_MAX_NODES
+            and len(child) >= DENSE_EDGES_PER_NODE * n
+            and (self.level[par] > self.level[child]).all()
+        ):
             return _dense_closure(n, child, par, self.level)
         return self._climb(sp.identity(n, dtype=np.int32, format="csr"))
 
@@ -182,7 +184,10 @@ class Ontology:
         child = np.nonzero(self.parent >= 0)[0]
         par = self.parent[child]
         if self.extra_edges is not None:
-            child, par = np.concatenate([child, self.extra_edges[0]]), np.concatenate([par, self.extra_edges[1]])
+            child, par = (
+                np.concatenate([child, self.extra_edges[0]]),
+                np.concatenate([par, self.extra_edges[1]]),
+            )
         step = sp.csr_matrix((np.ones(len(child), dtype=np.int32), (child, par)), shape=(self.n_nodes,) * 2)
         step.data[:] = 1  # an edge given twice is one edge
         return step
@@ -191,16 +196,16 @@ class Ontology:
     def _children(self) -> sp.csr_matrix:
         child = np.nonzero(self.parent >= 0)[0]
         data = np.ones(len(child), dtype=np.int8)
-        return sp.csr_matrix(
-            (data, (self.parent[child], child)), shape=(self.n_nodes, self.n_nodes)
-        )
+        return sp.csr_matrix((data, (self.parent[child], child)), shape=(self.n_nodes, self.n_nodes))
 
     @cached_property
     def _node_index(self) -> dict[tuple[int, str, str | None], int]:
         """``(level, key, system)`` → node id: a node's identity (see :class:`OntologyBuilder`)."""
         systems = self.systems if self.systems is not None else [None] * self.n_nodes
-        return {(int(lv), str(k), None if s is None else str(s)): i
-                for i, (lv, k, s) in enumerate(zip(self.level, self.keys, systems))}
+        return {
+            (int(lv), str(k), None if s is None else str(s)): i
+            for i, (lv, k, s) in enumerate(zip(self.level, self.keys, systems))
+        }
 
     def node(self, level: str, key: str, system: str | None = None) -> int:
         """Node id of ``key`` at ``level`` (of ``system``, in an ontology of several code systems).
@@ -211,7 +216,9 @@ class Ontology:
         lv = self.level_index(level)
         if system is not None or self.systems is None:
             return self._node_index[(lv, key, system)]
-        hits = [i for s in dict.fromkeys(self.systems) if (i := self._node_index.get((lv, key, s))) is not None]
+        hits = [
+            i for s in dict.fromkeys(self.systems) if (i := self._node_index.get((lv, key, s))) is not None
+        ]
         if len(hits) != 1:
             raise KeyError(f"{level} {key}: {'no such node' if not hits else 'in several systems; give one'}")
         return hits[0]
@@ -267,8 +274,10 @@ class Ontology:
         for code, nid in self.codes.items():
             if self.keys[nid] == code:
                 is_code[nid] = True
-        names = np.array([str(k) if c else f"{self.levels[lv]}:{k}"
-                          for k, lv, c in zip(self.keys, self.level, is_code)], dtype=object)
+        names = np.array(
+            [str(k) if c else f"{self.levels[lv]}:{k}" for k, lv, c in zip(self.keys, self.level, is_code)],
+            dtype=object,
+        )
         if len(set(names)) < len(names):
             raise ValueError(f"ontology {self.name}: a code is spelt like a level:key name; node names clash")
         return names
@@ -317,8 +326,12 @@ class Ontology:
         levels = np.asarray(self.levels, dtype=object)[self.level]
         g = nx.DiGraph(name=self.name, levels=list(self.levels), code_sets=dict(self.code_sets))
         for i in range(self.n_nodes):
-            attrs = {"key": str(self.keys[i]), "title": str(self.titles[i]), "level": str(levels[i]),
-                     "listed": bool(self.listed[i])}
+            attrs = {
+                "key": str(self.keys[i]),
+                "title": str(self.titles[i]),
+                "level": str(levels[i]),
+                "listed": bool(self.listed[i]),
+            }
             if self.systems is not None and self.systems[i] is not None:
                 attrs["system"] = str(self.systems[i])
             g.add_node(names[i], **attrs)
@@ -437,9 +450,15 @@ class OntologyBuilder:
             listed=np.array(self._listed, dtype=bool),
             codes=self._codes,
             default_max_level=self.default_max_level,
-            systems=np.array(self._systems, dtype=object) if any(s is not None for s in self._systems) else None,
-            extra_edges=(np.array([c for c, _ in self._extra], dtype=np.int64),
-                         np.array([p for _, p in self._extra], dtype=np.int64)) if self._extra else None,
+            systems=np.array(self._systems, dtype=object)
+            if any(s is not None for s in self._systems)
+            else None,
+            extra_edges=(
+                np.array([c for c, _ in self._extra], dtype=np.int64),
+                np.array([p for _, p in self._extra], dtype=np.int64),
+            )
+            if self._extra
+            else None,
             code_sets={str(k): str(v) for k, v in self.code_sets.items()},
         )
 
@@ -476,7 +495,7 @@ def _dense_closure(n: int, child: np.ndarray, parent: np.ndarray, level: np.ndar
     rows_per_block = max(1, _BLOCK_BYTES // max(n, 1))
     counts, indices = [], []
     for start in range(0, n, rows_per_block):
-        bits = np.unpackbits(reach[start:start + rows_per_block], axis=1, count=n).view(bool)
+        bits = np.unpackbits(reach[start : start + rows_per_block], axis=1, count=n).view(bool)
         per_row = np.count_nonzero(bits, axis=1)
         col = np.flatnonzero(bits).astype(np.int32)  # a block is under 2**31 cells: offsets fit
         col -= np.repeat(np.arange(0, bits.size, n, dtype=np.int32), per_row)  # flat offset → column
@@ -485,4 +504,3 @@ def _dense_closure(n: int, child: np.ndarray, parent: np.ndarray, level: np.ndar
     indptr = np.concatenate([[0], np.cumsum(np.concatenate(counts))])
     nnz = int(indptr[-1])
     return sp.csr_matrix((np.ones(nnz, dtype=np.int32), np.concatenate(indices), indptr), shape=(n, n))
-

@@ -55,8 +55,14 @@ from .base import Ontology, OntologyBuilder
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["load_hierarchy", "hierarchy_from_edges", "hierarchy_from_cophe_json", "hierarchy_from_networkx",
-           "file_code_set", "GRAPH_CODE_SET"]
+__all__ = [
+    "load_hierarchy",
+    "hierarchy_from_edges",
+    "hierarchy_from_cophe_json",
+    "hierarchy_from_networkx",
+    "file_code_set",
+    "GRAPH_CODE_SET",
+]
 
 GRAPH_CODE_SET = "networkx graph"
 MAX_LEVELS = 32_767  # levels are stored as int16: no hierarchy people write comes near
@@ -126,28 +132,37 @@ def _edge_rows(text: str, name: str) -> pd.DataFrame:
     try:
         try:
             frame = _first_fields(text, _widest(text))
-        except ValueError as e:  # a quoted comma made the count too high: pandas says how many fields there are
+        except (
+            ValueError
+        ) as e:  # a quoted comma made the count too high: pandas says how many fields there are
             found = re.search(r"Too many columns specified: expected \d+ and found (\d+)", str(e))
             if not found:
                 raise
             frame = _first_fields(text, int(found.group(1)))
     except pd.errors.ParserError as e:  # a quoted field that spans lines can hide a field from the count
         detail = " ".join(str(e).replace("Error tokenizing data. C error: ", "").split())
-        raise InputError(f"{name}: cannot parse as comma-separated text ({detail}); "
-                         "expected child,parent[,title]") from None
+        raise InputError(
+            f"{name}: cannot parse as comma-separated text ({detail}); expected child,parent[,title]"
+        ) from None
     frame.columns = pd.Index(["child", "parent", "title"])
     frame["line"] = np.asarray(line_numbers(frame, text, ",", header=False))
     for column in ("child", "parent", "title"):
         frame[column] = frame[column].str.strip()
-    if len(frame) and frame.line.iloc[0] == 1 and [str(c).lower() for c in frame.iloc[0, :2]] == ["child", "parent"]:
+    if (
+        len(frame)
+        and frame.line.iloc[0] == 1
+        and [str(c).lower() for c in frame.iloc[0, :2]] == ["child", "parent"]
+    ):
         frame = frame.iloc[1:]
     frame = frame[(frame[["child", "parent", "title"]] != "").any(axis=1)]
     alone = frame.line[frame.parent.eq("") & frame.title.eq("")]  # a root, or a row of one field?
     lines = np.asarray(text.split("\n") if len(alone) else [], dtype=object)
     raw = pd.Series(lines[alone.to_numpy() - 1], dtype=object)
     if len(one := raw[~raw.str.contains(",", regex=False)]):
-        raise InputError(f"{name}, line {alone.iloc[one.index[0]]}: expected child,parent[,title], got "
-                         f"{excerpt(one.iloc[0])!r}")
+        raise InputError(
+            f"{name}, line {alone.iloc[one.index[0]]}: expected child,parent[,title], got "
+            f"{excerpt(one.iloc[0])!r}"
+        )
     return frame.reset_index(drop=True)
 
 
@@ -173,13 +188,25 @@ def _widest(text: str) -> int:
 def _first_fields(text: str, width: int) -> pd.DataFrame:
     """The first three fields of each row of a file whose widest row has ``width`` fields (pandas needs it
     exactly to read only some columns), padded with empty strings."""
-    return pd.read_csv(io.StringIO(text), header=None, names=range(max(width, 3)),
-                       usecols=[0, 1, 2] if width > 3 else None, dtype=str, keep_default_na=False,
-                       skip_blank_lines=True, engine="c").iloc[:, :3]
+    return pd.read_csv(
+        io.StringIO(text),
+        header=None,
+        names=range(max(width, 3)),
+        usecols=[0, 1, 2] if width > 3 else None,
+        dtype=str,
+        keep_default_na=False,
+        skip_blank_lines=True,
+        engine="c",
+    ).iloc[:, :3]
 
 
-def hierarchy_from_edges(edges: list[tuple[str, str, str, int]], *, name: str = "custom",
-                         source: str = "<edges>", code_set: str | None = None) -> Ontology:
+def hierarchy_from_edges(
+    edges: list[tuple[str, str, str, int]],
+    *,
+    name: str = "custom",
+    source: str = "<edges>",
+    code_set: str | None = None,
+) -> Ontology:
     """Build a tree or DAG from ``(child, parent, title, line)`` rows (see the module docs).
 
     An empty ``parent`` makes ``child`` a root; a repeated ``(child, parent)``
@@ -263,10 +290,15 @@ def hierarchy_from_networkx(graph: nx.DiGraph, *, name: str | None = None) -> On
 
     source = GRAPH_CODE_SET
     if not isinstance(graph, nx.DiGraph):
-        hint = ("; build a directed graph with edges parent → child, e.g. nx.DiGraph(edges)"
-                if isinstance(graph, nx.Graph) else "")
-        raise InputError(f"{source}: expected a networkx.DiGraph with edges parent → child, got "
-                         f"{type(graph).__module__}.{type(graph).__name__}{hint}")
+        hint = (
+            "; build a directed graph with edges parent → child, e.g. nx.DiGraph(edges)"
+            if isinstance(graph, nx.Graph)
+            else ""
+        )
+        raise InputError(
+            f"{source}: expected a networkx.DiGraph with edges parent → child, got "
+            f"{type(graph).__module__}.{type(graph).__name__}{hint}"
+        )
     if graph.number_of_nodes() == 0:
         raise InputError(f"{source}: no nodes; expected edges parent → child")
     if graph.is_multigraph():
@@ -278,8 +310,9 @@ def hierarchy_from_networkx(graph: nx.DiGraph, *, name: str | None = None) -> On
         if not key:
             raise InputError(f"{source}: node {node!r} has an empty name; every node is a code")
         if key in first:
-            raise InputError(f"{source}: nodes {first[key]!r} and {node!r} both read as code {key!r}; "
-                             "rename one")
+            raise InputError(
+                f"{source}: nodes {first[key]!r} and {node!r} both read as code {key!r}; rename one"
+            )
         first[key], key_of[node] = node, key
     rows = []
     for node, attrs in graph.nodes(data=True):
@@ -323,13 +356,19 @@ def _from_rows(rows: pd.DataFrame, *, name: str, source: str, code_set: str) -> 
     e_parent = names.get_indexer(parent[e_row])
     if len(unknown := np.flatnonzero(e_parent < 0)):
         r = e_row[unknown[0]]
-        raise InputError(f"{source}{_at(line, r)}: parent {excerpt(parent[r])!r} of {excerpt(child[r])!r} is not "
-                         f"listed as a node ({len(unknown)} such); add a row for it (an empty parent makes a root)")
+        raise InputError(
+            f"{source}{_at(line, r)}: parent {excerpt(parent[r])!r} of {excerpt(child[r])!r} is not "
+            f"listed as a node ({len(unknown)} such); add a row for it (an empty parent makes a root)"
+        )
     e_child = ids[e_row]
     once = np.sort(np.unique(e_parent.astype(np.int64) * n + e_child, return_index=True)[1])
-    edges = _Edges(names, line, np.unique(ids, return_index=True)[1], e_parent[once], e_child[once], e_row[once])
+    edges = _Edges(
+        names, line, np.unique(ids, return_index=True)[1], e_parent[once], e_child[once], e_row[once]
+    )
     if len(loop := np.flatnonzero(edges.parent == edges.child)):
-        raise InputError(_cycle_message(edges.graph(loop[:1]), [(edges.name(edges.child[loop[0]]),) * 2], source))
+        raise InputError(
+            _cycle_message(edges.graph(loop[:1]), [(edges.name(edges.child[loop[0]]),) * 2], source)
+        )
     depth = _depths(edges, source)
     return _ontology(name, code_set, names.to_numpy(dtype=object), titles, depth, edges.parent, edges.child)
 
@@ -338,8 +377,15 @@ class _Edges:
     """A hierarchy's edges, each once and in row order (``parent``, ``child`` node ids and the ``row`` that
     gave it), with what messages need: node names, and line numbers when the rows came from a file."""
 
-    def __init__(self, names: pd.Index, line: np.ndarray | None, first_row: np.ndarray, parent: np.ndarray,
-                 child: np.ndarray, row: np.ndarray):
+    def __init__(
+        self,
+        names: pd.Index,
+        line: np.ndarray | None,
+        first_row: np.ndarray,
+        parent: np.ndarray,
+        child: np.ndarray,
+        row: np.ndarray,
+    ):
         self.names, self.line, self.first_row = names, line, first_row
         self.parent, self.child, self.row = parent, child, row
 
@@ -392,13 +438,16 @@ def _depths(edges: _Edges, source: str) -> np.ndarray:
         if not len(frontier):
             break
         if d == MAX_LEVELS:
-            raise InputError(f"{source}: the hierarchy is {MAX_LEVELS + 1:,} or more levels deep (down to "
-                             f"{edges.where(frontier[0])}); at most {MAX_LEVELS:,} levels are supported")
+            raise InputError(
+                f"{source}: the hierarchy is {MAX_LEVELS + 1:,} or more levels deep (down to "
+                f"{edges.where(frontier[0])}); at most {MAX_LEVELS:,} levels are supported"
+            )
         depth[frontier] = d
         starts, counts = indptr[frontier], indptr[frontier + 1] - indptr[frontier]
         ends = np.cumsum(counts)
-        reached, times = np.unique(kids[np.repeat(starts - ends + counts, counts) + np.arange(ends[-1])],
-                                   return_counts=True)
+        reached, times = np.unique(
+            kids[np.repeat(starts - ends + counts, counts) + np.arange(ends[-1])], return_counts=True
+        )
         waiting[reached] -= times
         frontier = reached[waiting[reached] == 0]
     if (depth < 0).any():  # a cycle, or below one: networkx finds one among the edges left
@@ -408,13 +457,22 @@ def _depths(edges: _Edges, source: str) -> np.ndarray:
         raise InputError(_cycle_message(g, [(u, v) for u, v, *_ in nx.find_cycle(g)], source))
     if len(roots) != 1:  # an acyclic graph has at least one
         shown = ", ".join(edges.where(r) for r in roots[:5]) + (", …" if len(roots) > 5 else "")
-        raise InputError(f"{source}: {len(roots)} roots without a common root ({shown}); "
-                         "add one root node and make these its children")
+        raise InputError(
+            f"{source}: {len(roots)} roots without a common root ({shown}); "
+            "add one root node and make these its children"
+        )
     return depth
 
 
-def _ontology(name: str, code_set: str, names: np.ndarray, titles: np.ndarray, depth: np.ndarray,
-              parent: np.ndarray, child: np.ndarray) -> Ontology:
+def _ontology(
+    name: str,
+    code_set: str,
+    names: np.ndarray,
+    titles: np.ndarray,
+    depth: np.ndarray,
+    parent: np.ndarray,
+    child: np.ndarray,
+) -> Ontology:
     """The ontology of validated nodes (ids in listed order) and edges (in row order: the first edge into a
     node gives its primary parent), its nodes ordered by depth, then as listed."""
     n, top = len(names), int(depth.max())
@@ -452,8 +510,10 @@ def _cycle_message(g: nx.DiGraph, cycle: list[tuple[str, str]], source: str) -> 
     if len(cycle) == 1:
         node = cycle[0][0]
         where = f", line {lines[0]}" if lines[0] is not None else ""
-        return (f"{source}{where}: {node!r} is its own parent; a node cannot be its own ancestor: "
-                "remove that " + ("row" if where else "edge"))
+        return (
+            f"{source}{where}: {node!r} is its own parent; a node cannot be its own ancestor: "
+            "remove that " + ("row" if where else "edge")
+        )
     path = " → ".join([u for u, _ in cycle] + [cycle[0][0]])
     if None in lines:
         rows = "the edges " + ", ".join(f"{u} → {v}" for u, v in cycle)
@@ -461,12 +521,15 @@ def _cycle_message(g: nx.DiGraph, cycle: list[tuple[str, str]], source: str) -> 
     else:
         rows = "the rows at lines " + ", ".join(f"{ln} ({v},{u})" for (u, v), ln in zip(cycle, lines))
         fix = "remove or fix one of these rows"
-    return (f"{source}: the hierarchy has a cycle {path} (each node the parent of the next), from {rows}; "
-            f"a node cannot be its own ancestor: {fix}")
+    return (
+        f"{source}: the hierarchy has a cycle {path} (each node the parent of the next), from {rows}; "
+        f"a node cannot be its own ancestor: {fix}"
+    )
 
 
-def hierarchy_from_cophe_json(obj: dict, *, name: str = "cophe-json", source: str = "<json>",
-                              code_set: str | None = None) -> Ontology:
+def hierarchy_from_cophe_json(
+    obj: dict, *, name: str = "cophe-json", source: str = "<json>", code_set: str | None = None
+) -> Ontology:
     """Build the tree described by a CoPHE-paper hierarchy file (see the module docs).
 
     Parameters
@@ -497,25 +560,30 @@ def hierarchy_from_cophe_json(obj: dict, *, name: str = "cophe-json", source: st
     [('3', 'L1'), ('3.1', 'L0')]
     """
     if not isinstance(obj, dict) or not obj:
-        raise InputError(f"{source}: expected an object of code → {{\"parents\": [...], \"label\": ...}}")
+        raise InputError(f'{source}: expected an object of code → {{"parents": [...], "label": ...}}')
     for code, entry in obj.items():  # the form, checked entry by entry before anything is built
         parents = entry.get("parents") if isinstance(entry, dict) else None
         if not isinstance(parents, list) or not all(isinstance(x, str) and x.strip() for x in parents):
-            raise InputError(f"{source}: entry {excerpt(code)!r}: 'parents' must be a list of codes (strings), "
-                             f"got {excerpt(json.dumps(parents) if isinstance(entry, dict) else entry)}")
+            raise InputError(
+                f"{source}: entry {excerpt(code)!r}: 'parents' must be a list of codes (strings), "
+                f"got {excerpt(json.dumps(parents) if isinstance(entry, dict) else entry)}"
+            )
         if not isinstance(entry.get("label", ""), str | int | float):
             raise InputError(f"{source}: entry {excerpt(code)!r}: 'label' must be text")
     sizes = {len(v["parents"]) for v in obj.values()}
     if len(sizes) != 1 or 0 in sizes:
-        raise InputError(f"{source}: every entry needs a 'parents' list of the same length (found lengths "
-                         f"{sorted(sizes)})")
+        raise InputError(
+            f"{source}: every entry needs a 'parents' list of the same length (found lengths {sorted(sizes)})"
+        )
     k = sizes.pop()
     levels = tuple(f"L{i}" for i in range(k + 1))
     b = OntologyBuilder(name, levels)
     b.default_max_level = levels[-2]
     b.code_sets = {name: code_set or source}
     chains = []
-    stated: dict[tuple[int, str], tuple[tuple[int, str], str]] = {}  # node → (its parent, the entry saying so)
+    stated: dict[
+        tuple[int, str], tuple[tuple[int, str], str]
+    ] = {}  # node → (its parent, the entry saying so)
     for code, entry in obj.items():
         if not isinstance(entry, dict):
             raise InputError(f"{source}: entry {code!r} is not an object")
@@ -529,9 +597,11 @@ def hierarchy_from_cophe_json(obj: dict, *, name: str = "cophe-json", source: st
         for child, parent in zip(chain, chain[1:]):
             other, said_by = stated.setdefault(child, (parent, code))
             if other != parent:
-                raise InputError(f"{source}: entry {code!r} puts {child[1]!r} (level {levels[child[0]]}) under "
-                                 f"{parent[1]!r}, but entry {said_by!r} puts it under {other[1]!r}; "
-                                 "in this form a node has one parent")
+                raise InputError(
+                    f"{source}: entry {code!r} puts {child[1]!r} (level {levels[child[0]]}) under "
+                    f"{parent[1]!r}, but entry {said_by!r} puts it under {other[1]!r}; "
+                    "in this form a node has one parent"
+                )
     labels = {code: str(entry.get("label", code)) for code, entry in obj.items()}
     for j in range(k, -1, -1):  # top level first, so parents exist before children
         for code, own, p in chains:

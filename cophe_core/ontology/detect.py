@@ -108,7 +108,14 @@ def detect_system(codes: Iterable[str], *, threshold: float = 0.9) -> Detection:
     if decided is not None:
         return Detection(decided, dict(counts), f"{decided} ({summary})")
     if not any(counts.get(k) for k in ("icd9", "icd10cm", "icd10pcs")):
-        return Detection(None, dict(counts), f"no code was recognised as ICD-9-CM, ICD-10-CM or ICD-10-PCS "
-                                             f"({summary}); choose the ontology or upload a hierarchy")
-    return Detection(None, dict(counts), f"the codes mix ICD-9 and ICD-10 ({summary}); score each "
-                                         "version separately or choose the ontology")
+        return Detection(
+            None,
+            dict(counts),
+            f"no code was recognised as ICD-9-CM, ICD-10-CM or ICD-10-PCS "
+            f"({summary}); choose the ontology or upload a hierarchy",
+        )
+    return Detection(
+        None,
+        dict(counts),
+        f"the codes mix ICD-9 and ICD-10 ({summary}); score each version separately or choose the ontology",
+    )

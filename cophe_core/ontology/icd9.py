@@ -40,7 +40,10 @@ __all__ = ["LEVELS", "ParsedCode", "parse_code", "icd9_ontology", "place_unliste
 LEVELS = ("e2", "e1", "e0", "block", "chapter")
 System = Literal["auto", "diagnosis", "procedure"]
 # CMS's long titles, v32: the diagnosis and procedure lists
-_CMS_LISTS: tuple[tuple[str, System], ...] = (("CMS32_DESC_LONG_DX.txt", "diagnosis"), ("CMS32_DESC_LONG_SG.txt", "procedure"))
+_CMS_LISTS: tuple[tuple[str, System], ...] = (
+    ("CMS32_DESC_LONG_DX.txt", "diagnosis"),
+    ("CMS32_DESC_LONG_SG.txt", "procedure"),
+)
 
 _DATA = Path(__file__).with_name("data")
 _DX = re.compile(r"^(\d{3}|V\d{2})(?:\.(\d{1,2}))?$|^(E\d{3})(?:\.(\d))?$")

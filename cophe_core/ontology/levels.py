@@ -14,18 +14,40 @@ from .base import Ontology
 
 __all__ = ["LEVEL_NAMES", "level_name", "level_names"]
 
-_ICD9 = {"e2": "Specific code (5th digit)", "e1": "Subcategory (4th digit)", "e0": "Category (3 digits)",
-         "block": "Section", "chapter": "Chapter"}
-_CM = {"e4": "7th character", "e3": "6th character", "e2": "5th character", "e1": "Subcategory (4th character)",
-       "e0": "Category (3 characters)", "block": "Block", "chapter": "Chapter"}
-_PCS = {"qualifier": "Qualifier (7th character)", "device": "Device (6th character)",
-        "approach": "Approach (5th character)", "body_part": "Body part (4th character)",
-        "operation": "Root operation (3rd character)", "body_system": "Body system (2nd character)",
-        "section": "Section (1st character)"}
-_BOTH = {"e4": "7th character · PCS qualifier", "e3": "6th character · PCS device",
-         "e2": "5th character · PCS approach", "e1": "Subcategory · PCS body part",
-         "e0": "Category · PCS root operation", "block": "Block · PCS body system",
-         "chapter": "Chapter · PCS section"}
+_ICD9 = {
+    "e2": "Specific code (5th digit)",
+    "e1": "Subcategory (4th digit)",
+    "e0": "Category (3 digits)",
+    "block": "Section",
+    "chapter": "Chapter",
+}
+_CM = {
+    "e4": "7th character",
+    "e3": "6th character",
+    "e2": "5th character",
+    "e1": "Subcategory (4th character)",
+    "e0": "Category (3 characters)",
+    "block": "Block",
+    "chapter": "Chapter",
+}
+_PCS = {
+    "qualifier": "Qualifier (7th character)",
+    "device": "Device (6th character)",
+    "approach": "Approach (5th character)",
+    "body_part": "Body part (4th character)",
+    "operation": "Root operation (3rd character)",
+    "body_system": "Body system (2nd character)",
+    "section": "Section (1st character)",
+}
+_BOTH = {
+    "e4": "7th character · PCS qualifier",
+    "e3": "6th character · PCS device",
+    "e2": "5th character · PCS approach",
+    "e1": "Subcategory · PCS body part",
+    "e0": "Category · PCS root operation",
+    "block": "Block · PCS body system",
+    "chapter": "Chapter · PCS section",
+}
 #: Built-in ontology name → level id → name.
 LEVEL_NAMES: dict[str, dict[str, str]] = {"icd9": _ICD9, "icd10cm": _CM, "icd10pcs": _PCS, "icd10": _BOTH}
 #: Rows of the level tables that are not ontology levels.

@@ -2,8 +2,23 @@
 
 from __future__ import annotations
 
-_DANGLING = {"with", "without", "of", "and", "or", "in", "to", "the", "due", "by", "for", "as", "other",
-             "not", "type"}
+_DANGLING = {
+    "with",
+    "without",
+    "of",
+    "and",
+    "or",
+    "in",
+    "to",
+    "the",
+    "due",
+    "by",
+    "for",
+    "as",
+    "other",
+    "not",
+    "type",
+}
 
 
 def derived_title(child_titles: list[str], *, fallback: str | None = None, min_chars: int = 8) -> str:

@@ -39,8 +39,14 @@ def figure_sets(levels: list[str]) -> dict[str, list[str]]:
     """The columns of the runs table, by the question they answer (few enough to fit the page)."""
     return {
         "Headline figures": ["flat f1", "flat macro_f1", "set_based overall f1", "cophe overall f1"],
-        "Precision and recall": ["flat precision", "flat recall", "set_based overall precision",
-                                 "set_based overall recall", "cophe overall precision", "cophe overall recall"],
+        "Precision and recall": [
+            "flat precision",
+            "flat recall",
+            "set_based overall precision",
+            "set_based overall recall",
+            "cophe overall precision",
+            "cophe overall recall",
+        ],
         "F1 by level": [*(f"cophe {lv} f1" for lv in levels), "cophe overall f1"],
         "Per-code averages by level": ["flat macro_f1", *(f"cophe {lv} macro_f1" for lv in levels)],
     }
@@ -55,7 +61,9 @@ def column_heads(shown: str, figs: list[str], onto) -> tuple[dict[str, str], str
             m, lv, _ = figure_parts(f)
             heads[f] = term(m) if lv is None else level(onto, "overall" if lv == "overall" else lv)
         what = f"{term('cophe')} F1" + (" per code" if shown.startswith("Per-code") else "")
-        return heads, what + " at each level" + (" (first column: exact codes)" if shown.startswith("Per") else "")
+        return heads, what + " at each level" + (
+            " (first column: exact codes)" if shown.startswith("Per") else ""
+        )
     return {f: short_words(f, onto) for f in figs}, ""
 
 
@@ -66,32 +74,54 @@ def runs_section(ctx, names: list[str], onto) -> None:
         st.warning(f"Showing the first {MAX_RUNS} of {len(names)} runs.")
         names = names[:MAX_RUNS]
     c1, c2, c3 = st.columns([2, 4, 2])
-    baseline = c1.selectbox("Baseline", names, key="cmp_baseline",
-                            help="Every other run is compared with this one, on the same documents.")
+    baseline = c1.selectbox(
+        "Baseline",
+        names,
+        key="cmp_baseline",
+        help="Every other run is compared with this one, on the same documents.",
+    )
     levels = ctx.evaluation(names[0]).levels
     sets = figure_sets(levels)
     shown = c2.radio("Figures", list(sets), horizontal=True, key="cmp_figures")
-    resamples = c3.select_slider("Resamples", [200, 500, 1000, 2000], value=1000, key="cmp_resamples",
-                                 help="Bootstrap resamples of the documents (seed 0) for the intervals and tests.")
+    resamples = c3.select_slider(
+        "Resamples",
+        [200, 500, 1000, 2000],
+        value=1000,
+        key="cmp_resamples",
+        help="Bootstrap resamples of the documents (seed 0) for the intervals and tests.",
+    )
     key = ("runs_table", tuple(names), baseline, ctx.key, resamples)
     slot = st.empty()
     with slot, st.spinner(f"Resampling {len(names)} runs {resamples:,} times…"):
-        table = data.cached(ctx.scoring, key, lambda: compare_runs(
-            {r: ctx.evaluation(r) for r in names}, baseline=baseline, n_resamples=resamples, seed=0))
+        table = data.cached(
+            ctx.scoring,
+            key,
+            lambda: compare_runs(
+                {r: ctx.evaluation(r) for r in names}, baseline=baseline, n_resamples=resamples, seed=0
+            ),
+        )
     with slot.container():
         figs = sets[shown]
         heads, what = column_heads(shown, figs, onto)
-        st.markdown(f"**Scores{': ' + what if what else ''}** · 95% interval in brackets · ★ best in its column")
+        st.markdown(
+            f"**Scores{': ' + what if what else ''}** · 95% interval in brackets · ★ best in its column"
+        )
         st.dataframe(scores_grid(table, figs, heads), width="stretch", key="cmp_runs_scores")
         others = [r for r in names if r != baseline]
         if others:
             st.markdown(f"**Difference from {data.md(baseline)}** · run − baseline, 95% interval in brackets")
-            st.dataframe(differences_grid(table, figs, heads, baseline), width="stretch", key="cmp_runs_deltas")
-            st.caption("Green: better than the baseline; red: worse; no colour: no clear difference. A difference "
-                       "counts when the paired bootstrap's p-value, corrected for comparing several runs (Holm), "
-                       "is below 0.05 and its interval leaves out 0. Per-code averages resample the codes, the "
-                       "other figures the documents.")
-        pick = st.selectbox("Chart", figs, format_func=lambda f: short_words(f, onto), key="cmp_runs_chart_figure")
+            st.dataframe(
+                differences_grid(table, figs, heads, baseline), width="stretch", key="cmp_runs_deltas"
+            )
+            st.caption(
+                "Green: better than the baseline; red: worse; no colour: no clear difference. A difference "
+                "counts when the paired bootstrap's p-value, corrected for comparing several runs (Holm), "
+                "is below 0.05 and its interval leaves out 0. Per-code averages resample the codes, the "
+                "other figures the documents."
+            )
+        pick = st.selectbox(
+            "Chart", figs, format_func=lambda f: short_words(f, onto), key="cmp_runs_chart_figure"
+        )
         fig = runs_chart(table, pick, title=short_words(pick, onto), baseline=baseline)
         st.plotly_chart(fig, key="cmp_runs_chart")
         data.figure_download(fig, "runs_chart", "dl_cmp_runs_chart", table=readable_runs(table, onto))
@@ -100,8 +130,12 @@ def runs_section(ctx, names: list[str], onto) -> None:
 def scores_grid(table: pd.DataFrame, figs: list[str], heads: dict[str, str]):
     """Runs × figures as text, "0.612 (0.598–0.627)", the best of each column starred and bold."""
     rows = table[table.figure.isin(figs)]
-    text = rows.assign(cell=[f"{'★ ' if b else ''}{v:.3f} ({lo:.3f}–{hi:.3f})"
-                             for v, lo, hi, b in zip(rows.value, rows.low, rows.high, rows.best)])
+    text = rows.assign(
+        cell=[
+            f"{'★ ' if b else ''}{v:.3f} ({lo:.3f}–{hi:.3f})"
+            for v, lo, hi, b in zip(rows.value, rows.low, rows.high, rows.best)
+        ]
+    )
     grid = text.pivot(index="run", columns="figure", values="cell").loc[list(dict.fromkeys(rows.run)), figs]
     grid = grid.rename(columns=heads).rename_axis(index=term("run"), columns=None)
     return grid.style.map(lambda v: "font-weight: bold" if str(v).startswith("★") else "")
@@ -112,9 +146,13 @@ def differences_grid(table: pd.DataFrame, figs: list[str], heads: dict[str, str]
     rows = table[table.figure.isin(figs) & (table.run != baseline)]
 
     def cell(d: float, lo: float, hi: float, said: str) -> str:
-        return f"{d:+.3f} ({lo:+.3f} to {hi:+.3f}) {said if said != NO_CLEAR else ''}".rstrip().replace("-", "−")
+        return f"{d:+.3f} ({lo:+.3f} to {hi:+.3f}) {said if said != NO_CLEAR else ''}".rstrip().replace(
+            "-", "−"
+        )
 
-    text = rows.assign(cell=[cell(*r) for r in zip(rows.delta, rows.delta_low, rows.delta_high, rows.verdict)])
+    text = rows.assign(
+        cell=[cell(*r) for r in zip(rows.delta, rows.delta_low, rows.delta_high, rows.verdict)]
+    )
     order = list(dict.fromkeys(rows.run))
     grid = text.pivot(index="run", columns="figure", values="cell").loc[order, figs]
     said = rows.pivot(index="run", columns="figure", values="verdict").loc[order, figs]
@@ -145,7 +183,12 @@ def pair_section(ctx, names: list[str], onto) -> tuple[str, str, Evaluation, Eva
     flat = deltas[deltas.measure == "flat"].iloc[0]
     c1, c2, c3 = st.columns(3)
     c1.metric(f"{term('cophe')} F1 · {a}", f"{overall.a_f1:.3f}", help=HELP["cophe"])
-    c2.metric(f"{term('cophe')} F1 · {b}", f"{overall.b_f1:.3f}", delta=f"{overall.delta_f1:+.3f}", help=HELP["cophe"])
+    c2.metric(
+        f"{term('cophe')} F1 · {b}",
+        f"{overall.b_f1:.3f}",
+        delta=f"{overall.delta_f1:+.3f}",
+        help=HELP["cophe"],
+    )
     c3.metric(f"{term('flat')} F1: change ({b} − {a})", f"{flat.delta_f1:+.3f}", help=HELP["flat"])
     significance(ctx, a, b, ea, eb, onto)
     by_level(deltas, a, b, ea, eb, onto)
@@ -154,33 +197,52 @@ def pair_section(ctx, names: list[str], onto) -> tuple[str, str, Evaluation, Eva
 
 def significance(ctx, a: str, b: str, ea, eb, onto) -> None:
     st.markdown(f"**Is the difference real?** {data.md(b)} − {data.md(a)}")
-    st.caption("Documents are resampled: a paired bootstrap gives a 95% interval for the change, and an "
-               "approximate randomisation test (each document's outputs swapped between the runs at random) "
-               "a p-value.")
+    st.caption(
+        "Documents are resampled: a paired bootstrap gives a 95% interval for the change, and an "
+        "approximate randomisation test (each document's outputs swapped between the runs at random) "
+        "a p-value."
+    )
     resamples = st.session_state.get("cmp_resamples", 1000)
     # The placeholder replaces the last verdicts as soon as the rerun reaches it, so no old p-value stays on
     # screen while new ones are computed.
     slot = st.empty()
     with slot, st.spinner("Testing the difference…"):
-        paired = data.cached(ctx.scoring, ("paired", a, b, ctx.key, resamples, 0),
-                             lambda: data.significance(ea, eb, resamples, 0))
+        paired = data.cached(
+            ctx.scoring,
+            ("paired", a, b, ctx.key, resamples, 0),
+            lambda: data.significance(ea, eb, resamples, 0),
+        )
     with slot.container():
         for row in paired.set_index("figure").loc[HEADLINES].reset_index().itertuples():
             said = verdict(row.delta, row.low, row.high, row.p_value)
-            verdict_box(said)(data.md(describe_difference(row._replace(figure=figure_name(row.figure, onto)), a, b)))
+            verdict_box(said)(
+                data.md(describe_difference(row._replace(figure=figure_name(row.figure, onto)), a, b))
+            )
         with st.expander("All figures, with intervals and p-values"):
-            parts = pd.DataFrame([(measure(m), level(onto, lv or "leaf"), term(stat))
-                                  for m, lv, stat in map(figure_parts, paired.figure)],
-                                 columns=["measure", "level", "statistic"])
+            parts = pd.DataFrame(
+                [
+                    (measure(m), level(onto, lv or "leaf"), term(stat))
+                    for m, lv, stat in map(figure_parts, paired.figure)
+                ],
+                columns=["measure", "level", "statistic"],
+            )
             table = pd.concat([parts, paired.drop(columns="figure")], axis=1)
-            st.dataframe(table, hide_index=True, width="stretch", column_config={
-                **{k: st.column_config.TextColumn(term(k)) for k in ("measure", "level", "statistic")},
-                "a": st.column_config.NumberColumn(a, format="%.4f"),
-                "b": st.column_config.NumberColumn(b, format="%.4f"),
-                "delta": st.column_config.NumberColumn(f"Change ({b} − {a})", format="%+.4f"),
-                **{k: st.column_config.NumberColumn(term(k), format="%.4f") for k in ("low", "high")},
-                **{k: st.column_config.NumberColumn(term(k), format="%.4f", help=HELP[k])
-                   for k in ("p_value", "p_bootstrap")}})
+            st.dataframe(
+                table,
+                hide_index=True,
+                width="stretch",
+                column_config={
+                    **{k: st.column_config.TextColumn(term(k)) for k in ("measure", "level", "statistic")},
+                    "a": st.column_config.NumberColumn(a, format="%.4f"),
+                    "b": st.column_config.NumberColumn(b, format="%.4f"),
+                    "delta": st.column_config.NumberColumn(f"Change ({b} − {a})", format="%+.4f"),
+                    **{k: st.column_config.NumberColumn(term(k), format="%.4f") for k in ("low", "high")},
+                    **{
+                        k: st.column_config.NumberColumn(term(k), format="%.4f", help=HELP[k])
+                        for k in ("p_value", "p_bootstrap")
+                    },
+                },
+            )
 
 
 def by_level(deltas: pd.DataFrame, a: str, b: str, ea, eb, onto) -> None:
@@ -188,8 +250,16 @@ def by_level(deltas: pd.DataFrame, a: str, b: str, ea, eb, onto) -> None:
     left, right = st.columns(2)
     with left:
         st.markdown(f"**Change by level ({data.md(b)} − {data.md(a)})**")
-        metric = st.segmented_control(term("statistic"), ["f1", "precision", "recall"], default="f1",
-                                      key="cmp_metric", format_func=term) or "f1"
+        metric = (
+            st.segmented_control(
+                term("statistic"),
+                ["f1", "precision", "recall"],
+                default="f1",
+                key="cmp_metric",
+                format_func=term,
+            )
+            or "f1"
+        )
         fig = delta_bar(deltas, metric, a, b, levels=level_names, words=chart_words())
         st.plotly_chart(fig, key="cmp_delta_chart")
         data.figure_download(fig, "delta_chart", "dl_cmp_delta", table=deltas)
@@ -209,10 +279,15 @@ def families_section(ctx, a: str, b: str, ea, eb, onto) -> None:
     levels = ea.levels
     default = levels.index("e0") if "e0" in levels else min(1, len(levels) - 1)
     f1, f2 = st.columns([2, 3])
-    lv = f1.selectbox("Families at", levels, index=default, key="cmp_family_level",
-                      format_func=lambda x: level(onto, x))
-    order = f2.radio("Show first", ["Largest changes", f"Where {b} makes more errors", f"Where {b} makes fewer errors"],
-                     horizontal=True, key="cmp_family_order")
+    lv = f1.selectbox(
+        "Families at", levels, index=default, key="cmp_family_level", format_func=lambda x: level(onto, x)
+    )
+    order = f2.radio(
+        "Show first",
+        ["Largest changes", f"Where {b} makes more errors", f"Where {b} makes fewer errors"],
+        horizontal=True,
+        key="cmp_family_order",
+    )
     resamples = st.session_state.get("cmp_resamples", 1000)
 
     def key(at: str) -> tuple:
@@ -220,38 +295,54 @@ def families_section(ctx, a: str, b: str, ea, eb, onto) -> None:
 
     slot = st.empty()
     with slot, st.spinner("Testing every family…"):
-        table = data.cached(ctx.scoring, key(lv), lambda: family_changes(ea, eb, lv, n_resamples=resamples, seed=0))
+        table = data.cached(
+            ctx.scoring, key(lv), lambda: family_changes(ea, eb, lv, n_resamples=resamples, seed=0)
+        )
     for other in levels:  # the other levels in the background: choosing one then shows it at once
         if other != lv:
-            data.compute_ahead(ctx.scoring, key(other),
-                               lambda at=other: family_changes(ea, eb, at, n_resamples=resamples, seed=0))
+            data.compute_ahead(
+                ctx.scoring,
+                key(other),
+                lambda at=other: family_changes(ea, eb, at, n_resamples=resamples, seed=0),
+            )
     with slot.container():
         shown = table
         if order.endswith("more errors"):
-            shown = table[table.change_errors > 0].sort_values("change_errors", ascending=False, kind="stable")
+            shown = table[table.change_errors > 0].sort_values(
+                "change_errors", ascending=False, kind="stable"
+            )
         elif order.endswith("fewer errors"):
             shown = table[table.change_errors < 0].sort_values("change_errors", kind="stable")
         flagged = int(table.flagged.sum())
-        st.caption(f"**A** is {data.md(a)}, **B** is {data.md(b)}. {len(table):,} families with codes at this level; "
-                   f"{flagged:,} differ beyond chance between the runs (Benjamini–Hochberg: at most 5% of the flagged "
-                   "families are expected to be false alarms). Change in errors: B's extra plus missed codes minus "
-                   "A's; below 0, B makes fewer.")
-        st.dataframe(family_grid(shown.head(FAMILY_ROWS), a, b), hide_index=True, width="stretch",
-                     key="cmp_family_table", column_config=family_columns(a, b))
+        st.caption(
+            f"**A** is {data.md(a)}, **B** is {data.md(b)}. {len(table):,} families with codes at this level; "
+            f"{flagged:,} differ beyond chance between the runs (Benjamini–Hochberg: at most 5% of the flagged "
+            "families are expected to be false alarms). Change in errors: B's extra plus missed codes minus "
+            "A's; below 0, B makes fewer."
+        )
+        st.dataframe(
+            family_grid(shown.head(FAMILY_ROWS), a, b),
+            hide_index=True,
+            width="stretch",
+            key="cmp_family_table",
+            column_config=family_columns(a, b),
+        )
         data.table_download(table, f"family_changes_{b}_vs_{a}", "dl_cmp_families")
 
 
 def family_grid(t: pd.DataFrame, a: str, b: str):
     """The family table with the verdict of each flagged family in words and a tint: worse is never green."""
     said = [("better" if d > 0 else "worse") if f else "" for d, f in zip(t.delta_f1, t.flagged)]  # for B
-    shown = t[["code", "title", "a_extra", "a_missed", "b_extra", "b_missed", "change_errors", "delta_f1"]].assign(
+    shown = t[
+        ["code", "title", "a_extra", "a_missed", "b_extra", "b_missed", "change_errors", "delta_f1"]
+    ].assign(
         interval=[f"{lo:+.3f} to {hi:+.3f}".replace("-", "−") for lo, hi in zip(t.low, t.high)],
-        verdict=[f"B {s}" if s else "no clear difference" for s in said])
+        verdict=[f"B {s}" if s else "no clear difference" for s in said],
+    )
     tint = pd.Series([SHADES.get(s, "") for s in said], index=shown.index)
 
     def paint(col: pd.Series) -> list[str]:
-        return [f"background-color: {c}" if c and col.name in ("delta_f1", "verdict") else ""
-                for c in tint]
+        return [f"background-color: {c}" if c and col.name in ("delta_f1", "verdict") else "" for c in tint]
 
     return shown.style.apply(paint)
 
@@ -265,14 +356,23 @@ def family_columns(a: str, b: str) -> dict:
         "a_missed": num(f"{term('fn')} A", format="%d", help=f"{term('fn')} codes of {a}"),
         "b_extra": num(f"{term('fp')} B", format="%d", help=f"{term('fp')} codes of {b}"),
         "b_missed": num(f"{term('fn')} B", format="%d", help=f"{term('fn')} codes of {b}"),
-        "change_errors": num("Change in errors", format="%+d",
-                             help=f"({term('fp')} + {term('fn')} of {b}) − ({term('fp')} + {term('fn')} of {a})"),
-        "delta_f1": num("Change in F1", format="%+.3f", help=f"F1 of {b} − F1 of {a} in the family "
-                        "(right family and count)"),
+        "change_errors": num(
+            "Change in errors",
+            format="%+d",
+            help=f"({term('fp')} + {term('fn')} of {b}) − ({term('fp')} + {term('fn')} of {a})",
+        ),
+        "delta_f1": num(
+            "Change in F1",
+            format="%+.3f",
+            help=f"F1 of {b} − F1 of {a} in the family (right family and count)",
+        ),
         "interval": st.column_config.TextColumn(term("interval")),
-        "verdict": st.column_config.TextColumn("Verdict", help="Flagged when the change in F1 is beyond chance "
-                                               "once every family is tested (Benjamini–Hochberg q below 0.05; the "
-                                               "q-values are in the CSV)."),
+        "verdict": st.column_config.TextColumn(
+            "Verdict",
+            help="Flagged when the change in F1 is beyond chance "
+            "once every family is tested (Benjamini–Hochberg q below 0.05; the "
+            "q-values are in the CSV).",
+        ),
     }
 
 
@@ -280,22 +380,30 @@ def tree_section(ctx, a: str, b: str, ea, eb, onto) -> None:
     st.subheader("Where the change happens", anchor=False)
     t0, t1, t2 = st.columns([1, 1, 1])
     layout = t0.radio("Tree", ["Change", "Side by side"], key="cmp_tree_layout", horizontal=True)
-    colour = t1.selectbox("Colour by", ["delta_f1", "delta_balance"] if layout == "Change" else
-                          ["balance", "f1", "set_f1"], format_func=lambda k: COLOUR_BY[k][0].replace("B − A", f"{b} − {a}"),
-                          key=f"cmp_colour_{layout}")
+    colour = t1.selectbox(
+        "Colour by",
+        ["delta_f1", "delta_balance"] if layout == "Change" else ["balance", "f1", "set_f1"],
+        format_func=lambda k: COLOUR_BY[k][0].replace("B − A", f"{b} − {a}"),
+        key=f"cmp_colour_{layout}",
+    )
     depth = t2.slider("Levels shown", 1, 3, 2, key="cmp_depth")
     focus = st.session_state.get("focus")
     if focus is not None and focus >= onto.n_nodes:
         focus = None
-    sub = data.cached(ctx.scoring, ("delta_subtree", a, b, focus, depth, ctx.key),
-                      lambda: delta_subtree(ea, eb, focus, depth=depth, max_nodes=2000))
+    sub = data.cached(
+        ctx.scoring,
+        ("delta_subtree", a, b, focus, depth, ctx.key),
+        lambda: delta_subtree(ea, eb, focus, depth=depth, max_nodes=2000),
+    )
     tree_words = {k: term(k) for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1")}
     where = "All codes" if focus is None else data.md(f"{onto.keys[focus]} {onto.titles[focus]}")
     if layout == "Change":
         more = "higher F1" if colour == "delta_f1" else "relatively more extra codes"
-        st.caption(f"Focus: {where} (set it in the code-family tree). Purple: {data.md(b)} has {more} than "
-                   f"{data.md(a)} in that family; orange: the opposite. The scale is fitted to the families shown; "
-                   "hover a family for both runs' counts.")
+        st.caption(
+            f"Focus: {where} (set it in the code-family tree). Purple: {data.md(b)} has {more} than "
+            f"{data.md(a)} in that family; orange: the opposite. The scale is fitted to the families shown; "
+            "hover a family for both runs' counts."
+        )
         fig = tree_figure(sub, colour, prefix="b_", words=tree_words, runs=(a, b))
         st.plotly_chart(fig, key=f"cmp_tree_{a}_{b}_{focus}_{colour}_{depth}")
         data.figure_download(fig, f"delta_tree_{b}_vs_{a}", "dl_cmp_tree", table=sub.drop(columns="merged"))
@@ -305,22 +413,36 @@ def tree_section(ctx, a: str, b: str, ea, eb, onto) -> None:
             with col:
                 st.markdown(f"**{data.md(run)}**")
                 side = sub.assign(**{c: sub[prefix + c] for c in ("balance", "f1", "set_f1")})
-                st.plotly_chart(tree_figure(side, colour, prefix=prefix, words=tree_words),
-                                key=f"cmp_side_{run}_{focus}_{colour}_{depth}")
+                st.plotly_chart(
+                    tree_figure(side, colour, prefix=prefix, words=tree_words),
+                    key=f"cmp_side_{run}_{focus}_{colour}_{depth}",
+                )
 
 
 def documents_section(a: str, b: str, ea, eb, onto) -> None:
     st.subheader("Documents where the runs disagree most", anchor=False)
-    at = st.selectbox(f"{term('cophe')} F1 at", ea.levels, index=min(2, len(ea.levels) - 1), key="cmp_doc_level",
-                      format_func=lambda lv: level(onto, lv))
+    at = st.selectbox(
+        f"{term('cophe')} F1 at",
+        ea.levels,
+        index=min(2, len(ea.levels) - 1),
+        key="cmp_doc_level",
+        format_func=lambda lv: level(onto, lv),
+    )
     dis = disagreements(ea, eb, level=at, top=100)
-    st.dataframe(dis, hide_index=True, width="stretch", column_config={
-        "doc_id": term("doc_id"), "codes_disagreed": st.column_config.NumberColumn("Codes in dispute"),
-        "only_a": st.column_config.TextColumn(f"Only {a}", width="large"),
-        "only_b": st.column_config.TextColumn(f"Only {b}", width="large"),
-        "a_f1": st.column_config.NumberColumn(f"{term('f1')} · {a}", format="%.2f"),
-        "b_f1": st.column_config.NumberColumn(f"{term('f1')} · {b}", format="%.2f"),
-        "delta_f1": st.column_config.NumberColumn(f"{b} − {a}", format="%+.2f")})
+    st.dataframe(
+        dis,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "doc_id": term("doc_id"),
+            "codes_disagreed": st.column_config.NumberColumn("Codes in dispute"),
+            "only_a": st.column_config.TextColumn(f"Only {a}", width="large"),
+            "only_b": st.column_config.TextColumn(f"Only {b}", width="large"),
+            "a_f1": st.column_config.NumberColumn(f"{term('f1')} · {a}", format="%.2f"),
+            "b_f1": st.column_config.NumberColumn(f"{term('f1')} · {b}", format="%.2f"),
+            "delta_f1": st.column_config.NumberColumn(f"{b} − {a}", format="%+.2f"),
+        },
+    )
 
 
 st.title("Compare runs")

@@ -92,34 +92,49 @@ def choose_run_b(ctx) -> str:
     runs = ctx.scoring.run_names
     others = [r for r in runs if r != ctx.run]
     options = others + [NO_RUN]
-    after = runs[runs.index(ctx.run) + 1:] + runs[:runs.index(ctx.run)]
+    after = runs[runs.index(ctx.run) + 1 :] + runs[: runs.index(ctx.run)]
     default = next((r for r in after if r != ctx.run), NO_RUN)
     if st.session_state.get("doc_run_b") not in options:
         kept = st.session_state.get(RUN_B_KEPT)
         st.session_state["doc_run_b"] = kept if kept in options else default
-    return st.selectbox(f"Beside run **{data.md(ctx.run)}** (chosen in the sidebar), show run", options,
-                        key="doc_run_b", on_change=keep_run_b, format_func=lambda r: r or "none: one run only",
-                        help="The two runs are shown side by side, and the documents are ranked by the "
-                        "errors of both.")
+    return st.selectbox(
+        f"Beside run **{data.md(ctx.run)}** (chosen in the sidebar), show run",
+        options,
+        key="doc_run_b",
+        on_change=keep_run_b,
+        format_func=lambda r: r or "none: one run only",
+        help="The two runs are shown side by side, and the documents are ranked by the errors of both.",
+    )
 
 
 def notes_upload() -> dict[str, str] | None:
     """The notes file (optional), parsed once per file and kept in this session only."""
     held = st.session_state.get(NOTES)
-    with st.expander("Notes: read each document's text beside its codes (optional)", expanded=False,
-                     icon=":material/article:"):
-        f = st.file_uploader("Notes file", type=NOTE_TYPES, key="notes_file", on_change=notes_changed,
-                             max_upload_size=data.MAX_UPLOAD_MB,
-                             help="CSV or TSV with the columns doc_id and text, or JSONL with one "
-                             "{\"doc_id\": …, \"text\": …} object per line. The notes stay in this browser "
-                             "session: they are not stored and leave with it.")
+    with st.expander(
+        "Notes: read each document's text beside its codes (optional)",
+        expanded=False,
+        icon=":material/article:",
+    ):
+        f = st.file_uploader(
+            "Notes file",
+            type=NOTE_TYPES,
+            key="notes_file",
+            on_change=notes_changed,
+            max_upload_size=data.MAX_UPLOAD_MB,
+            help="CSV or TSV with the columns doc_id and text, or JSONL with one "
+            '{"doc_id": …, "text": …} object per line. The notes stay in this browser '
+            "session: they are not stored and leave with it.",
+        )
         if f is not None:
             raw = f.getvalue()
             digest = data.file_digest(f.name, raw)
             if held is None or held.get("digest") != digest:
                 if len(raw) > data.MAX_UPLOAD_MB * 2**20:
-                    held = {"digest": digest, "error": f"{f.name}: larger than {data.MAX_UPLOAD_MB} MB; "
-                            "upload the notes of fewer documents."}
+                    held = {
+                        "digest": digest,
+                        "error": f"{f.name}: larger than {data.MAX_UPLOAD_MB} MB; "
+                        "upload the notes of fewer documents.",
+                    }
                 else:
                     try:
                         held = {"digest": digest, "name": f.name, "notes": read_notes(raw, name=f.name)}
@@ -130,10 +145,17 @@ def notes_upload() -> dict[str, str] | None:
             st.error(data.md(held["error"]))
         elif held:
             n = len(held["notes"])
-            st.caption(f"Notes of {n:,} document{'s' if n != 1 else ''} from **{data.md(held['name'])}**, "
-                       "kept in this session only.")
-            st.button("Forget the notes", on_click=forget_notes, key="notes_forget", type="tertiary",
-                      icon=":material/delete:")
+            st.caption(
+                f"Notes of {n:,} document{'s' if n != 1 else ''} from **{data.md(held['name'])}**, "
+                "kept in this session only."
+            )
+            st.button(
+                "Forget the notes",
+                on_click=forget_notes,
+                key="notes_forget",
+                type="tertiary",
+                icon=":material/delete:",
+            )
     return held.get("notes") if held and "notes" in held else None
 
 
@@ -150,16 +172,37 @@ def navigator(ranked: pd.DataFrame, names: list[str]) -> str:
     st.session_state["doc_pick"] = doc  # before the widget: the list follows the buttons and other pages
     err = pick(ERRORS_WORDS)
     prev, pick_col, nxt = st.columns([1, 5, 1], vertical_alignment="bottom")
-    prev.button("Previous", key="doc_prev", icon=":material/arrow_back:", width="stretch", disabled=i == 0,
-                on_click=go, args=(order[max(i - 1, 0)],))
-    pick_col.selectbox("Document (type to search)", order, key="doc_pick", on_change=picked,
-                       format_func=lambda d: f"{d} · {errors[d]:,} {err}")
-    nxt.button("Next", key="doc_next", icon=":material/arrow_forward:", width="stretch",
-               disabled=i == len(order) - 1, on_click=go, args=(order[min(i + 1, len(order) - 1)],))
+    prev.button(
+        "Previous",
+        key="doc_prev",
+        icon=":material/arrow_back:",
+        width="stretch",
+        disabled=i == 0,
+        on_click=go,
+        args=(order[max(i - 1, 0)],),
+    )
+    pick_col.selectbox(
+        "Document (type to search)",
+        order,
+        key="doc_pick",
+        on_change=picked,
+        format_func=lambda d: f"{d} · {errors[d]:,} {err}",
+    )
+    nxt.button(
+        "Next",
+        key="doc_next",
+        icon=":material/arrow_forward:",
+        width="stretch",
+        disabled=i == len(order) - 1,
+        on_click=go,
+        args=(order[min(i + 1, len(order) - 1)],),
+    )
     runs = " and ".join(f"**{data.md(r)}**" for r in names)
-    st.caption(f"Document {i + 1:,} of {len(order):,} by {err}: the documents with the most extra plus missed "
-               f"codes of {runs} together come first. Here a wrong code in the right family counts as one extra "
-               "and one missed code, as the scores count it.")
+    st.caption(
+        f"Document {i + 1:,} of {len(order):,} by {err}: the documents with the most extra plus missed "
+        f"codes of {runs} together come first. Here a wrong code in the right family counts as one extra "
+        "and one missed code, as the scores count it."
+    )
     return doc
 
 
@@ -199,7 +242,9 @@ def note_html(text: str, codes_of: dict[str, str]) -> str:
     out, at = [], 0
     for start, end, title in highlight_titles(text, codes_of):
         out.append(note_text(text[at:start]))
-        out.append(f'<mark title="{html.escape(codes_of[title], quote=True)}">{note_text(text[start:end])}</mark>')
+        out.append(
+            f'<mark title="{html.escape(codes_of[title], quote=True)}">{note_text(text[start:end])}</mark>'
+        )
         at = end
     out.append(note_text(text[at:]))
     return '<div style="line-height: 1.6; overflow-wrap: anywhere;">' + "".join(out) + "</div>"
@@ -211,8 +256,10 @@ def show_note(box, doc: str, note: str, gold: pd.DataFrame) -> None:
         codes_of[title] = f"{codes_of[title]}, {code}" if title in codes_of else f"{code} {title}"
     with box.container(border=True):
         st.markdown(f"#### Note of {data.md(doc)}")
-        st.caption("Marked: the titles of the gold-standard codes (or their first part), where the note has "
-                   "them. Hover over a mark for its code.")
+        st.caption(
+            "Marked: the titles of the gold-standard codes (or their first part), where the note has "
+            "them. Hover over a mark for its code."
+        )
         with st.container(height=NOTE_HEIGHT, border=False):
             st.markdown(note_html(note, codes_of), unsafe_allow_html=True)
 
@@ -221,8 +268,11 @@ def families_tabs(ev_of: dict, doc: str) -> None:
     """One table per level: each family with its gold codes and, per run, the codes written and the status."""
     onto = next(iter(ev_of.values())).ontology
     tables = {run: document_families(ev, doc) for run, ev in ev_of.items()}
-    levels = [lv for lv in next(iter(ev_of.values())).levels[1:]
-              if any((t.level == lv).any() for t in tables.values())]
+    levels = [
+        lv
+        for lv in next(iter(ev_of.values())).levels[1:]
+        if any((t.level == lv).any() for t in tables.values())
+    ]
     if not levels:
         st.caption("No family holds a code of this document.")
         return
@@ -244,20 +294,41 @@ def families_tabs(ev_of: dict, doc: str) -> None:
         merged[status_cols] = merged[status_cols].fillna("")
         merged = merged.sort_values("code", ignore_index=True)
         shown = texts.columns(merged)
-        style = shown.style.map(lambda v: f"background-color: {CELL[kind_of[v]]}" if v in kind_of else "",
-                                subset=status_cols)
-        tab.dataframe(style, hide_index=True, width="stretch",
-                      column_config={texts.term("gold"): st.column_config.NumberColumn(width="small")})
+        style = shown.style.map(
+            lambda v: f"background-color: {CELL[kind_of[v]]}" if v in kind_of else "", subset=status_cols
+        )
+        tab.dataframe(
+            style,
+            hide_index=True,
+            width="stretch",
+            column_config={texts.term("gold"): st.column_config.NumberColumn(width="small")},
+        )
 
 
 def download(reviews: dict[str, pd.DataFrame], doc: str) -> None:
-    rows = pd.concat([r.assign(run=run, status=r.status.map(word)) for run, r in reviews.items()],
-                     ignore_index=True)
-    rows = rows[["run", "family", "family_title", "code", "title", "status", "instead_of", "instead_of_title"]]
-    shown = texts.columns(rows, {"family": "Family", "family_title": "Family title",
-                                 "instead_of": "Instead of", "instead_of_title": "Instead of, title"})
-    downloads.table(st, "Download this document's codes (CSV)", shown, f"document_{doc}.csv", key="dl_doc",
-                    **downloads.SMALL)
+    rows = pd.concat(
+        [r.assign(run=run, status=r.status.map(word)) for run, r in reviews.items()], ignore_index=True
+    )
+    rows = rows[
+        ["run", "family", "family_title", "code", "title", "status", "instead_of", "instead_of_title"]
+    ]
+    shown = texts.columns(
+        rows,
+        {
+            "family": "Family",
+            "family_title": "Family title",
+            "instead_of": "Instead of",
+            "instead_of_title": "Instead of, title",
+        },
+    )
+    downloads.table(
+        st,
+        "Download this document's codes (CSV)",
+        shown,
+        f"document_{doc}.csv",
+        key="dl_doc",
+        **downloads.SMALL,
+    )
 
 
 def page(ctx) -> None:
@@ -274,19 +345,28 @@ def page(ctx) -> None:
     reviews = {run: document_review(ev, doc) for run, ev in ev_of.items()}
     first = reviews[ctx.run]
     gold = first[first.status != "extra"]
-    gold = pd.DataFrame({  # the gold codes: each row's code, or the gold code a written code replaced
-        "code": gold.instead_of.where(gold.instead_of != "", gold.code),
-        "title": gold.instead_of_title.where(gold.instead_of != "", gold.title)})
+    gold = pd.DataFrame(
+        {  # the gold codes: each row's code, or the gold code a written code replaced
+            "code": gold.instead_of.where(gold.instead_of != "", gold.code),
+            "title": gold.instead_of_title.where(gold.instead_of != "", gold.title),
+        }
+    )
     onto = ev_of[ctx.run].ontology
     fam_name = texts.level(onto, family_level(onto))
-    st.markdown(f"**{data.md(doc)}** · {texts.term('gold')}: **{len(gold)}** · codes grouped by "
-                f"{fam_name.lower()}")
-    st.caption(" · ".join([
-        f"{badge('correct')} in the gold standard and written by the run",
-        f"{badge('extra')} written, not in the gold standard",
-        f"{badge('missed')} in the gold standard, not written",
-        f"{badge(SUBSTITUTED)} written instead of a gold code of the same family, shown below it: one extra "
-        "and one missed code, counted once"]))
+    st.markdown(
+        f"**{data.md(doc)}** · {texts.term('gold')}: **{len(gold)}** · codes grouped by {fam_name.lower()}"
+    )
+    st.caption(
+        " · ".join(
+            [
+                f"{badge('correct')} in the gold standard and written by the run",
+                f"{badge('extra')} written, not in the gold standard",
+                f"{badge('missed')} in the gold standard, not written",
+                f"{badge(SUBSTITUTED)} written instead of a gold code of the same family, shown below it: one extra "
+                "and one missed code, counted once",
+            ]
+        )
+    )
 
     note = notes.get(doc) if notes else None
     widths = ([4] if note is not None else []) + [5] * len(names)
@@ -295,16 +375,19 @@ def page(ctx) -> None:
         show_note(boxes[0], doc, note, gold)
     elif notes:
         st.caption(f"The notes file has no note for {data.md(doc)}.")
-    for box, run in zip(boxes[-len(names):], names):
+    for box, run in zip(boxes[-len(names) :], names):
         run_side(box, run, reviews[run])
 
-    with st.expander("Families at each level: does the run write as many codes of each family as the gold "
-                     "standard?"):
-        st.caption(f"{texts.term('gold')}: the document's gold codes in the family. Per run, "
-                   f"{word('correct')} when the run writes as many codes of the family; otherwise how many it "
-                   f"writes beyond them ({word('extra')}) or leaves out ({word('missed')}). A blank: the run "
-                   "writes none, and the gold standard has none. This is how the right-family-and-count "
-                   "score sees the document.")
+    with st.expander(
+        "Families at each level: does the run write as many codes of each family as the gold standard?"
+    ):
+        st.caption(
+            f"{texts.term('gold')}: the document's gold codes in the family. Per run, "
+            f"{word('correct')} when the run writes as many codes of the family; otherwise how many it "
+            f"writes beyond them ({word('extra')}) or leaves out ({word('missed')}). A blank: the run "
+            "writes none, and the gold standard has none. This is how the right-family-and-count "
+            "score sees the document."
+        )
         families_tabs(ev_of, doc)
     download(reviews, doc)
 

@@ -29,31 +29,55 @@ if ctx:
     tree_words = {k: term(k) for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1")}
 
     st.subheader("Tables (CSV)", anchor=False)
-    st.caption("The files keep cophe's own column names and level ids, so that scripts read them the same way "
-               "whatever this page shows.")
+    st.caption(
+        "The files keep cophe's own column names and level ids, so that scripts read them the same way "
+        "whatever this page shows."
+    )
     a, b, c, d = st.columns(4)
     runs_now = tuple(evals.values())
     now = {"icon": ":material/download:"}  # ready at once; the files below are made when asked for
-    downloads.file(a, "Scores by level, all runs", lambda: safe_csv(levels_side_by_side(evals)), "levels.csv",
-                   "text/csv", key="dl_levels", source=runs_now, **now)
+    downloads.file(
+        a,
+        "Scores by level, all runs",
+        lambda: safe_csv(levels_side_by_side(evals)),
+        "levels.csv",
+        "text/csv",
+        key="dl_levels",
+        source=runs_now,
+        **now,
+    )
     downloads.table(b, f"Every code and family · {run}", ev.nodes, f"nodes_{run}.csv", key="dl_nodes", **now)
-    downloads.table(c, f"Document by document · {run}", ev.documents, f"documents_{run}.csv", key="dl_docs",
-                    **now)
-    downloads.table(d, "Rows that were not scored", ctx.scoring.corpus.rejected, "rejected_rows.csv",
-                    key="dl_rej", **now)
+    downloads.table(
+        c, f"Document by document · {run}", ev.documents, f"documents_{run}.csv", key="dl_docs", **now
+    )
+    downloads.table(
+        d, "Rows that were not scored", ctx.scoring.corpus.rejected, "rejected_rows.csv", key="dl_rej", **now
+    )
 
     st.subheader("Figures (interactive HTML, works offline)", anchor=False)
-    st.caption("Each figure file holds plotly.js (about 5 MB), so that it opens without a network: it is made "
-               "when you ask for it.")
+    st.caption(
+        "Each figure file holds plotly.js (about 5 MB), so that it opens without a network: it is made "
+        "when you ask for it."
+    )
     e, f = st.columns(2)
     downloads.prepared(
-        e, "Levels chart, all runs",
+        e,
+        "Levels chart, all runs",
         lambda: figure_html(levels_bar(levels_side_by_side(evals), levels=names, words=chart_words())),
-        "levels_chart.html", "text/html", key="dl_fig_levels", source=runs_now)
+        "levels_chart.html",
+        "text/html",
+        key="dl_fig_levels",
+        source=runs_now,
+    )
     downloads.prepared(
-        f, f"Code-family tree · {run} (current focus)",
+        f,
+        f"Code-family tree · {run} (current focus)",
         lambda: figure_html(tree_figure(focused_subtree(ev.nodes, ev.ontology, focus), words=tree_words)),
-        f"tree_{run}.html", "text/html", key="dl_fig_tree", source=(ev, focus))
+        f"tree_{run}.html",
+        "text/html",
+        key="dl_fig_tree",
+        source=(ev, focus),
+    )
 
     st.subheader("One-page report", anchor=False)
     st.caption("A report is made when you ask for it (a few seconds), then downloaded with the next click.")
@@ -64,28 +88,71 @@ if ctx:
         errors = ev.nodes.assign(errors=ev.nodes.fp + ev.nodes.fn).nlargest(30, "errors")
         sections = [
             ("Settings", reports.settings_lines(ctx, 1000)[:3]),
-            ("Scores by level", [f"{len(ev.docs):,} documents; levels up to {level(onto, top)}.",
-                                 levels_bar(levels_side_by_side({run: ev}), levels=names, words=chart_words()),
-                                 reports.readable(ev.levels_table, onto)]),
-            ("Within families", describe_gaps(ev, run, level_name=lambda lv: level(onto, lv))
-             + [reports.readable(within_family(ev), onto)]),
-            ("Code-family tree", [tree_figure(focused_subtree(ev.nodes, ev.ontology, focus), words=tree_words)]),
-            ("Families with the most errors", [reports.readable(errors[["code", "title", "level", "gold", "predicted", "tp",
-                                                                "fp", "fn", "precision", "recall", "f1", "errors"]],
-                                                        onto)]),
+            (
+                "Scores by level",
+                [
+                    f"{len(ev.docs):,} documents; levels up to {level(onto, top)}.",
+                    levels_bar(levels_side_by_side({run: ev}), levels=names, words=chart_words()),
+                    reports.readable(ev.levels_table, onto),
+                ],
+            ),
+            (
+                "Within families",
+                describe_gaps(ev, run, level_name=lambda lv: level(onto, lv))
+                + [reports.readable(within_family(ev), onto)],
+            ),
+            (
+                "Code-family tree",
+                [tree_figure(focused_subtree(ev.nodes, ev.ontology, focus), words=tree_words)],
+            ),
+            (
+                "Families with the most errors",
+                [
+                    reports.readable(
+                        errors[
+                            [
+                                "code",
+                                "title",
+                                "level",
+                                "gold",
+                                "predicted",
+                                "tp",
+                                "fp",
+                                "fn",
+                                "precision",
+                                "recall",
+                                "f1",
+                                "errors",
+                            ]
+                        ],
+                        onto,
+                    )
+                ],
+            ),
             ("Per-code averages", [reports.readable(ev.macro_table, onto)]),
         ]
         return html_report(f"cophe report · run {run}", sections)
 
     g, h = st.columns(2)
-    downloads.prepared(g, f"Report for run {run}", run_report, f"report_{run}.html", "text/html", key="dl_report",
-                       source=(ev, focus))
+    downloads.prepared(
+        g,
+        f"Report for run {run}",
+        run_report,
+        f"report_{run}.html",
+        "text/html",
+        key="dl_report",
+        source=(ev, focus),
+    )
     if len(runs) >= 2:
         run_a, run_b = reports.compare_pair(runs, st.session_state)
         resamples = st.session_state.get("cmp_resamples", 1000)
         downloads.prepared(
-            h, f"Comparison report: {run_b} − {run_a}, with every run against {run_a}",
+            h,
+            f"Comparison report: {run_b} − {run_a}, with every run against {run_a}",
             lambda: reports.compare_report(ctx, evals, run_a, run_b, resamples=resamples, focus=focus),
-            f"compare_{run_b}_vs_{run_a}.html", "text/html", key="dl_cmp_report",
+            f"compare_{run_b}_vs_{run_a}.html",
+            "text/html",
+            key="dl_cmp_report",
             source=(*runs_now, run_a, run_b, resamples, focus),
-            help="Runs A and B as chosen on the Compare page.")
+            help="Runs A and B as chosen on the Compare page.",
+        )

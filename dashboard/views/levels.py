@@ -38,22 +38,33 @@ def headline_table(t: pd.DataFrame, *, ready: bool):
         numbers.append(name)
         if stat == "f1":  # the intervals of precision and recall are in the full table below
             shown[f"{term(m)}: {term('interval')}"] = (
-                [interval(lo, hi) for lo, hi in zip(t[f"{col}_low"], t[f"{col}_high"])] if ready
-                else [PENDING] * len(t))
+                [interval(lo, hi) for lo, hi in zip(t[f"{col}_low"], t[f"{col}_high"])]
+                if ready
+                else [PENDING] * len(t)
+            )
 
     def bold_best(values: pd.Series) -> list[str]:
         best = values.round(3) == values.round(3).max()
         return ["font-weight: bold" if b and len(values) > 1 else "" for b in best]
 
     intervals = [c for c in shown.columns if c not in numbers and c != term("run")]
-    return (shown.style.format("{:.3f}", subset=numbers).format(data.md, subset=[term("run")])
-            .apply(bold_best, subset=numbers).set_properties(subset=intervals, **{"white-space": "nowrap"}))
+    return (
+        shown.style.format("{:.3f}", subset=numbers)
+        .format(data.md, subset=[term("run")])
+        .apply(bold_best, subset=numbers)
+        .set_properties(subset=intervals, **{"white-space": "nowrap"})
+    )
 
 
 def gap_lines(ev, run: str, onto) -> list[str]:
     """Where right family and count falls below right family, and why, in words (:func:`describe_gaps`)."""
-    lines = describe_gaps(ev, run, threshold=GAP, level_name=lambda lv: level(onto, lv),
-                          measures=(term("cophe").lower(), f"for {term('set_based').lower()}"))
+    lines = describe_gaps(
+        ev,
+        run,
+        threshold=GAP,
+        level_name=lambda lv: level(onto, lv),
+        measures=(term("cophe").lower(), f"for {term('set_based').lower()}"),
+    )
     return [data.md(line) for line in lines]
 
 
@@ -62,8 +73,10 @@ ctx = data.require_scoring()
 if ctx:
     data.problems_panel(ctx.scoring)
     onto = ctx.scoring.corpus.ontology
-    st.caption(f"Data: {data.md(ctx.source)} · {len(ctx.scoring.corpus.docs):,} documents · "
-               f"levels up to **{data.md(level(onto, ctx.max_level))}**")
+    st.caption(
+        f"Data: {data.md(ctx.source)} · {len(ctx.scoring.corpus.docs):,} documents · "
+        f"levels up to **{data.md(level(onto, ctx.max_level))}**"
+    )
     runs = st.multiselect("Runs", ctx.scoring.run_names, default=ctx.scoring.run_names, key="levels_runs")
     evals = {r: ctx.evaluation(r) for r in runs}
     if not evals:
@@ -81,60 +94,114 @@ if ctx:
         with st.spinner("Computing 95% intervals…"):
             for r, table in bootstrap_runs(missing, n_resamples=RESAMPLES, seed=SEED).items():
                 data.cached(ctx.scoring, keys[r], lambda table=table: table)
-    cis = {r: data.cached(ctx.scoring, keys[r], lambda r=r, ev=ev: bootstrap_runs(
-        {r: ev}, n_resamples=RESAMPLES, seed=SEED)[r]) for r, ev in evals.items()}
+    cis = {
+        r: data.cached(
+            ctx.scoring,
+            keys[r],
+            lambda r=r, ev=ev: bootstrap_runs({r: ev}, n_resamples=RESAMPLES, seed=SEED)[r],
+        )
+        for r, ev in evals.items()
+    }
     slot.table(headline_table(headlines(evals, cis), ready=True), hide_index=True)
-    st.caption(f"All levels up to {data.md(level(onto, ctx.max_level))} together. **Bold**: the best run in each "
-               "column. 95% interval: 1,000 bootstrap resamples of the documents, seed 0.")
+    st.caption(
+        f"All levels up to {data.md(level(onto, ctx.max_level))} together. **Bold**: the best run in each "
+        "column. 95% interval: 1,000 bootstrap resamples of the documents, seed 0."
+    )
     with st.expander("What the columns mean"):
-        st.markdown("\n".join(f"- {data.md(HELP[k])}" for k in (*MEASURES, "precision", "recall", "interval")))
+        st.markdown(
+            "\n".join(f"- {data.md(HELP[k])}" for k in (*MEASURES, "precision", "recall", "interval"))
+        )
 
     table = levels_side_by_side(evals)
     names = {lv: level(onto, lv) for lv in dict.fromkeys(table.level)}
-    stat = st.segmented_control(term("statistic"), ["f1", "precision", "recall"], default="f1", key="levels_metric",
-                                format_func=term) or "f1"
+    stat = (
+        st.segmented_control(
+            term("statistic"),
+            ["f1", "precision", "recall"],
+            default="f1",
+            key="levels_metric",
+            format_func=term,
+        )
+        or "f1"
+    )
     fig = levels_bar(table, stat, levels=names, words=chart_words())
     st.plotly_chart(fig, key="levels_chart")
     data.figure_download(fig, "levels_chart", "dl_levels_chart", table=table)
 
     gaps = [line for run, ev in evals.items() for line in gap_lines(ev, run, onto)]
     if gaps:
-        st.markdown(f"**Where {data.md(term('cophe').lower())} falls below {data.md(term('set_based').lower())}**: "
-                    "the model gets the families right but not the number of codes in them.")
+        st.markdown(
+            f"**Where {data.md(term('cophe').lower())} falls below {data.md(term('set_based').lower())}**: "
+            "the model gets the families right but not the number of codes in them."
+        )
         st.markdown("\n".join(f"- {line}" for line in gaps))
 
     shown = table.assign(measure=table.measure.map(measure), level=table.level.map(names))
     st.dataframe(
-        shown, hide_index=True, width="stretch",
+        shown,
+        hide_index=True,
+        width="stretch",
         column_config={
             "run": st.column_config.TextColumn(term("run")),
             "measure": st.column_config.TextColumn(term("measure"), help=helps(list(MEASURES))),
             "level": st.column_config.TextColumn(term("level"), help=HELP["level"]),
             **{k: st.column_config.NumberColumn(term(k), help=HELP[k]) for k in ("tp", "fp", "fn")},
-            **{k: st.column_config.NumberColumn(term(k), help=HELP[k], format="%.3f")
-               for k in ("precision", "recall", "f1")},
+            **{
+                k: st.column_config.NumberColumn(term(k), help=HELP[k], format="%.3f")
+                for k in ("precision", "recall", "f1")
+            },
         },
     )
     if st.toggle("95% intervals of every figure (bootstrap over documents)", key="levels_ci"):
-        st.caption("1,000 resamples of the documents, seed 0; the percentile interval of each figure. "
-                   "Two runs whose intervals overlap may still differ: use Compare runs for a paired test.")
+        st.caption(
+            "1,000 resamples of the documents, seed 0; the percentile interval of each figure. "
+            "Two runs whose intervals overlap may still differ: use Compare runs for a paired test."
+        )
         rows = []
         for run in evals:
             for r in cis[run].itertuples():
                 m, lv, s = figure_parts(r.figure)
-                rows.append({"run": run, "measure": measure(m), "level": level(onto, lv or "leaf"),
-                             "statistic": term(s), "value": r.value, "low": r.low, "high": r.high})
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
-            **{k: st.column_config.TextColumn(term(k)) for k in ("run", "measure", "level", "statistic")},
-            **{k: st.column_config.NumberColumn(term(k), format="%.3f") for k in ("value", "low", "high")}})
+                rows.append(
+                    {
+                        "run": run,
+                        "measure": measure(m),
+                        "level": level(onto, lv or "leaf"),
+                        "statistic": term(s),
+                        "value": r.value,
+                        "low": r.low,
+                        "high": r.high,
+                    }
+                )
+        st.dataframe(
+            pd.DataFrame(rows),
+            hide_index=True,
+            width="stretch",
+            column_config={
+                **{k: st.column_config.TextColumn(term(k)) for k in ("run", "measure", "level", "statistic")},
+                **{
+                    k: st.column_config.NumberColumn(term(k), format="%.3f") for k in ("value", "low", "high")
+                },
+            },
+        )
     with st.expander("Per-code averages (two definitions)"):
-        st.caption(HELP["macro_f1"] + " " + HELP["macro_f1_of_means"] +
-                   " Averages run over the codes present in the gold standard or the predictions.")
+        st.caption(
+            HELP["macro_f1"]
+            + " "
+            + HELP["macro_f1_of_means"]
+            + " Averages run over the codes present in the gold standard or the predictions."
+        )
         macro = pd.concat([ev.macro_table.assign(run=run) for run, ev in evals.items()], ignore_index=True)
         macro = macro[["run", *macro.columns.drop("run")]]
-        st.dataframe(macro.assign(measure=macro.measure.map(measure), level=macro.level.map(names)),
-                     hide_index=True, width="stretch", column_config={
-                         **{k: st.column_config.TextColumn(term(k)) for k in ("run", "measure", "level")},
-                         "n_codes": st.column_config.NumberColumn(term("n_codes"), help=HELP["n_codes"]),
-                         **{k: st.column_config.NumberColumn(term(k), format="%.3f", help=HELP.get(k))
-                            for k in ("macro_precision", "macro_recall", "macro_f1", "macro_f1_of_means")}})
+        st.dataframe(
+            macro.assign(measure=macro.measure.map(measure), level=macro.level.map(names)),
+            hide_index=True,
+            width="stretch",
+            column_config={
+                **{k: st.column_config.TextColumn(term(k)) for k in ("run", "measure", "level")},
+                "n_codes": st.column_config.NumberColumn(term("n_codes"), help=HELP["n_codes"]),
+                **{
+                    k: st.column_config.NumberColumn(term(k), format="%.3f", help=HELP.get(k))
+                    for k in ("macro_precision", "macro_recall", "macro_f1", "macro_f1_of_means")
+                },
+            },
+        )

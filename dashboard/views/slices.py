@@ -16,27 +16,55 @@ ctx = data.require_scoring()
 if ctx:
     slices = slicing.shown_slices(ctx.scoring)
     dim = slices[0].dimension if slices else ""
-    st.caption(f"Scores on each part of the data: {data.md(dim)}. Choose how to slice under **Slice** in the sidebar, "
-               "and pick one slice there to restrict every page to it.")
+    st.caption(
+        f"Scores on each part of the data: {data.md(dim)}. Choose how to slice under **Slice** in the sidebar, "
+        "and pick one slice there to restrict every page to it."
+    )
     c1, c2 = st.columns(2)
-    m = c1.selectbox(term("measure"), list(MEASURES), index=2, key="slices_measure", format_func=measure,
-                     help=HELP["cophe"])
-    stat = c2.segmented_control(term("statistic"), ["f1", "precision", "recall"], default="f1", key="slices_stat",
-                                format_func=term) or "f1"
+    m = c1.selectbox(
+        term("measure"),
+        list(MEASURES),
+        index=2,
+        key="slices_measure",
+        format_func=measure,
+        help=HELP["cophe"],
+    )
+    stat = (
+        c2.segmented_control(
+            term("statistic"),
+            ["f1", "precision", "recall"],
+            default="f1",
+            key="slices_stat",
+            format_func=term,
+        )
+        or "f1"
+    )
     names = ctx.scoring.run_names[:10]
-    evals = {r: ctx.scoring.evaluation(r, max_level=ctx.max_level) for r in names}  # the whole data, then masks
+    evals = {
+        r: ctx.scoring.evaluation(r, max_level=ctx.max_level) for r in names
+    }  # the whole data, then masks
     key = ("slice_scores", tuple(names), ctx.max_level, tuple(s.fingerprint for s in slices))
     with st.spinner(f"Scoring {len(slices)} slices of {len(names)} runs, with intervals…"):
-        table = data.cached(ctx.scoring, key, lambda: slice_scores(evals, slices, n_resamples=RESAMPLES, seed=0))
+        table = data.cached(
+            ctx.scoring, key, lambda: slice_scores(evals, slices, n_resamples=RESAMPLES, seed=0)
+        )
     rows = table[(table.measure == m) & (table.statistic == stat)]
     title = f"{measure(m)} {term(stat)}"
     fig = slices_chart(rows, title=title)
     st.plotly_chart(fig, key="slices_chart")
     data.figure_download(fig, "slices_chart", "dl_slices_chart", table=table)
-    wide = rows.pivot(index="slice", columns="run", values="value").loc[list(dict.fromkeys(rows.slice)), names]
+    wide = rows.pivot(index="slice", columns="run", values="value").loc[
+        list(dict.fromkeys(rows.slice)), names
+    ]
     sizes = rows.drop_duplicates("slice").set_index("slice")
     shown = wide.assign(**{"Documents": sizes.documents, "Gold codes": sizes.gold_codes})
-    st.dataframe(shown.rename_axis(index="Slice"), width="stretch", key="slices_table", column_config={
-        r: st.column_config.NumberColumn(r, format="%.3f") for r in names})
-    st.caption(f"Intervals: {RESAMPLES} bootstrap resamples of each slice's documents (seed 0), 95%. A code slice "
-               "keeps every document and only the slice's codes, at every level.")
+    st.dataframe(
+        shown.rename_axis(index="Slice"),
+        width="stretch",
+        key="slices_table",
+        column_config={r: st.column_config.NumberColumn(r, format="%.3f") for r in names},
+    )
+    st.caption(
+        f"Intervals: {RESAMPLES} bootstrap resamples of each slice's documents (seed 0), 95%. A code slice "
+        "keeps every document and only the slice's codes, at every level."
+    )

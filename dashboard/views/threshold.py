@@ -36,17 +36,26 @@ def use_threshold(t: float) -> None:
     st.session_state["threshold"] = t
 
 
-def dev_curve(ctx: data.Ready, dev: tuple[tuple[str, bytes], tuple[str, bytes]]) -> tuple[pd.DataFrame, list[str]]:
+def dev_curve(
+    ctx: data.Ready, dev: tuple[tuple[str, bytes], tuple[str, bytes]]
+) -> tuple[pd.DataFrame, list[str]]:
     """The development split's threshold curve and input warnings, read as the test inputs were."""
     reading = ctx.reading or {}
     doc_col, code_col = reading.get("doc_col"), reading.get("code_col")
     gold = data.read_upload(*dev[0], doc_col=doc_col, code_col=code_col, gold=True)
     scores = data.read_upload(*dev[1], doc_col=doc_col, code_col=code_col)
     if not isinstance(scores, RawScores):
-        raise InputError(f"{dev[1][0]}: holds code sets, not scores; tuning needs the development split's scores "
-                         "(doc_id,code,score rows, or one score column per code)")
-    run = score_run(gold, scores, ctx.scoring.corpus.ontology, system=reading.get("system") or "auto",
-                    max_level=ctx.max_level)
+        raise InputError(
+            f"{dev[1][0]}: holds code sets, not scores; tuning needs the development split's scores "
+            "(doc_id,code,score rows, or one score column per code)"
+        )
+    run = score_run(
+        gold,
+        scores,
+        ctx.scoring.corpus.ontology,
+        system=reading.get("system") or "auto",
+        max_level=ctx.max_level,
+    )
     return run.curve(), run.corpus.warnings if run.corpus is not None else []
 
 
@@ -54,8 +63,10 @@ st.title("Threshold")
 ctx = data.require_scoring()
 if ctx:
     if not ctx.scored:
-        st.info("No run holds probabilities. Upload a scores file (doc_id,code,score rows, or one score column per "
-                "code as in Edin et al.'s feather files), or choose Sample: ICD-9, whose run **model** does.")
+        st.info(
+            "No run holds probabilities. Upload a scores file (doc_id,code,score rows, or one score column per "
+            "code as in Edin et al.'s feather files), or choose Sample: ICD-9, whose run **model** does."
+        )
         st.stop()
     run = st.selectbox("Run with scores", list(ctx.scored), key="threshold_run")
     scored = ctx.scored[run]
@@ -63,24 +74,41 @@ if ctx:
         curve = data.cached(scored, ("curve", ctx.max_level), lambda: scored.curve(max_level=ctx.max_level))
 
     st.subheader("Tune on a development split", anchor=False)
-    st.caption("Choosing the threshold on the test set overstates every score. Pick it on held-out "
-               "development data, then read the test scores at that threshold.")
+    st.caption(
+        "Choosing the threshold on the test set overstates every score. Pick it on held-out "
+        "development data, then read the test scores at that threshold."
+    )
     dev = None
     if ctx.source.startswith("Sample: ICD-9"):
         if st.toggle("Use the sample's development split (500 other synthetic documents)", key="use_dev"):
-            dev = ((SAMPLE_DEV[0].name, SAMPLE_DEV[0].read_bytes()), (SAMPLE_DEV[1].name, SAMPLE_DEV[1].read_bytes()))
+            dev = (
+                (SAMPLE_DEV[0].name, SAMPLE_DEV[0].read_bytes()),
+                (SAMPLE_DEV[1].name, SAMPLE_DEV[1].read_bytes()),
+            )
     else:
         c1, c2 = st.columns(2)
-        dg = c1.file_uploader("Development gold standard", type=data.UPLOAD_TYPES, key="dev_gold",
-                              max_upload_size=data.MAX_UPLOAD_MB)
-        ds = c2.file_uploader("Development scores", type=data.UPLOAD_TYPES, key="dev_scores",
-                              max_upload_size=data.MAX_RUN_UPLOAD_MB)
+        dg = c1.file_uploader(
+            "Development gold standard",
+            type=data.UPLOAD_TYPES,
+            key="dev_gold",
+            max_upload_size=data.MAX_UPLOAD_MB,
+        )
+        ds = c2.file_uploader(
+            "Development scores",
+            type=data.UPLOAD_TYPES,
+            key="dev_scores",
+            max_upload_size=data.MAX_RUN_UPLOAD_MB,
+        )
         if dg and ds:
             dev = ((dg.name, dg.getvalue()), (ds.name, ds.getvalue()))
     tuned = None
     if dev is not None:
-        key = ("dev_curve", *(data.file_digest(*f) for f in dev), tuple(sorted((ctx.reading or {}).items())),
-               ctx.max_level)
+        key = (
+            "dev_curve",
+            *(data.file_digest(*f) for f in dev),
+            tuple(sorted((ctx.reading or {}).items())),
+            ctx.max_level,
+        )
         try:
             with st.spinner("Reading the development split and computing its curve…"):
                 tuning, dev_warnings = data.cached(scored, key, lambda: dev_curve(ctx, dev))
@@ -90,26 +118,40 @@ if ctx:
             if dev_warnings:
                 st.warning("Development split:\n" + "\n".join(f"- {data.md(w)}" for w in dev_warnings))
             tuned = tune_threshold(tuning, "cophe")
-            st.success(f"On the development split, {data.md(term('cophe'))} F1 (all levels together) peaks at "
-                       f"threshold **{tuned:.2f}**.")
-            st.button(f"Use threshold {tuned:.2f} in every view", on_click=use_threshold, args=(tuned,),
-                      key="use_tuned")
+            st.success(
+                f"On the development split, {data.md(term('cophe'))} F1 (all levels together) peaks at "
+                f"threshold **{tuned:.2f}**."
+            )
+            st.button(
+                f"Use threshold {tuned:.2f} in every view",
+                on_click=use_threshold,
+                args=(tuned,),
+                key="use_tuned",
+            )
 
     st.subheader("F1 against the threshold (test set)", anchor=False)
     current = ctx.rule[1] if ctx.rule and ctx.rule[0] == "threshold" else None
     fig = threshold_curve(curve, current, tuned, words=chart_words())
     st.plotly_chart(fig, key="threshold_curve")
     data.figure_download(fig, f"threshold_curve_{run}", "dl_threshold_curve", table=curve)
-    st.caption("Read the curve to see how the measures respond; do not pick the test set's peak. A code is "
-               "predicted when its score is at least the threshold.")
+    st.caption(
+        "Read the curve to see how the measures respond; do not pick the test set's peak. A code is "
+        "predicted when its score is at least the threshold."
+    )
 
     st.subheader("Threshold-free metrics", anchor=False)
     with st.spinner("Computing the ranking metrics…"):  # 0.3 s on the sample
         ranking = data.cached(scored, ("ranking",), scored.ranking)
-    st.dataframe(pd.DataFrame([ranking]), hide_index=True, width="stretch",
-                 column_config={k: st.column_config.NumberColumn(ranking_name(k), format="%.3f") for k in ranking})
-    st.caption(f"{ranking_name('p@5').replace('5', 'k')}: the share of each document's k best-scored codes that "
-               "are right (the codes of the top-k rule; a tie goes to the code that sorts first); "
-               f"{ranking_name('r@5').replace('5', 'k')}: the share of its gold codes among them. AUC: how often a "
-               "gold (document, code) pair outscores a wrong one (over all pairs, or code by code and averaged). "
-               "Codes with no score count as 0.")
+    st.dataframe(
+        pd.DataFrame([ranking]),
+        hide_index=True,
+        width="stretch",
+        column_config={k: st.column_config.NumberColumn(ranking_name(k), format="%.3f") for k in ranking},
+    )
+    st.caption(
+        f"{ranking_name('p@5').replace('5', 'k')}: the share of each document's k best-scored codes that "
+        "are right (the codes of the top-k rule; a tie goes to the code that sorts first); "
+        f"{ranking_name('r@5').replace('5', 'k')}: the share of its gold codes among them. AUC: how often a "
+        "gold (document, code) pair outscores a wrong one (over all pairs, or code by code and averaged). "
+        "Codes with no score count as 0."
+    )

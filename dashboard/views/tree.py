@@ -31,7 +31,7 @@ RANKED = 6  # families per ranked list
 COLOURS = ["balance", "fp", "fn", "error_share", "f1", "set_f1"]
 COLOUR_WORDS = {
     "balance": "red where the run writes more extra codes than it misses, per code the family handles (correct, "
-               "extra and missed), blue where it misses more, white where it is balanced",
+    "extra and missed), blue where it misses more, white where it is balanced",
     "fp": "darker red where the run writes more extra codes (a count, so large families stand out)",
     "fn": "darker blue where the run misses more gold codes (a count)",
     "error_share": "darker where the family holds more of the run's errors",
@@ -64,8 +64,15 @@ def pick_row(key: str, nodes: list[int]) -> None:
 
 def family_table(shown: pd.DataFrame, key: str, **kw) -> None:
     """A table of families (with a ``node`` column, hidden) in which a click focuses the tree."""
-    st.dataframe(shown, hide_index=True, width="stretch", selection_mode="single-row", key=key,
-                 on_select=partial(pick_row, key, [int(n) for n in shown.node]), **kw)
+    st.dataframe(
+        shown,
+        hide_index=True,
+        width="stretch",
+        selection_mode="single-row",
+        key=key,
+        on_select=partial(pick_row, key, [int(n) for n in shown.node]),
+        **kw,
+    )
 
 
 def count_columns(cols: list[str]) -> dict:
@@ -74,10 +81,19 @@ def count_columns(cols: list[str]) -> dict:
         "code": st.column_config.TextColumn(texts.term("code"), pinned=True, width="small"),
         "title": st.column_config.TextColumn(texts.term("title"), pinned=True, width="medium"),
         "f1": st.column_config.NumberColumn(texts.term("f1"), help=texts.HELP["f1"], format="%.2f"),
-        "set_f1": st.column_config.NumberColumn(texts.term("set_f1"), help=texts.HELP["set_f1"], format="%.2f"),
-        "balance": st.column_config.NumberColumn(texts.term("balance"), help=texts.HELP["balance"], format="%+.2f"),
-        "error_share": st.column_config.ProgressColumn(texts.term("error_share"), help=texts.HELP["error_share"],
-                                                       format="percent", min_value=0.0, max_value=1.0),
+        "set_f1": st.column_config.NumberColumn(
+            texts.term("set_f1"), help=texts.HELP["set_f1"], format="%.2f"
+        ),
+        "balance": st.column_config.NumberColumn(
+            texts.term("balance"), help=texts.HELP["balance"], format="%+.2f"
+        ),
+        "error_share": st.column_config.ProgressColumn(
+            texts.term("error_share"),
+            help=texts.HELP["error_share"],
+            format="percent",
+            min_value=0.0,
+            max_value=1.0,
+        ),
     }
     for k in ("gold", "predicted", "tp", "fp", "fn", "docs_over", "docs_under"):
         conf[k] = st.column_config.NumberColumn(texts.term(k), help=texts.HELP[k], format="%d")
@@ -92,11 +108,17 @@ def offenders(ctx, ev) -> None:
     if st.session_state.get("rank_level") not in choices:
         st.session_state["rank_level"] = default
     with st.expander("Where this run goes wrong", expanded=True, icon=":material/troubleshoot:"):
-        lv = st.selectbox("Families at the level", choices, format_func=lambda v: texts.level(onto, v),
-                          key="rank_level", help=texts.HELP["level"])
+        lv = st.selectbox(
+            "Families at the level",
+            choices,
+            format_func=lambda v: texts.level(onto, v),
+            key="rank_level",
+            help=texts.HELP["level"],
+        )
         with st.spinner("Ranking the families…"):
-            table = data.cached(ctx.scoring, ("family_errors", ctx.run, lv, ctx.slice_key),
-                                lambda: family_errors(ev, lv))
+            table = data.cached(
+                ctx.scoring, ("family_errors", ctx.run, lv, ctx.slice_key), lambda: family_errors(ev, lv)
+            )
         left, right = st.columns(2)
         for col, count, share, head, word in (
             (left, "fp", "extra_share", "Most extra codes", "extra codes"),
@@ -107,34 +129,56 @@ def offenders(ctx, ev) -> None:
                 if top.empty:
                     st.markdown(f"**{head}**: none. The run has no {word} at this level.")
                     continue
-                st.markdown(f"**{head}**: these {len(top)} families hold {top[share].sum():.0%} of the run's {word}.")
+                st.markdown(
+                    f"**{head}**: these {len(top)} families hold {top[share].sum():.0%} of the run's {word}."
+                )
                 shown = top[["code", "title", count, share, "node"]].assign(**{share: top[share] * 100})
                 family_table(
-                    shown, f"rank_{count}_{lv}_{view()}",
+                    shown,
+                    f"rank_{count}_{lv}_{view()}",
                     column_config={
                         "code": st.column_config.TextColumn(texts.term("code"), width="small"),
                         "title": st.column_config.TextColumn(texts.term("title"), width="medium"),
-                        count: st.column_config.NumberColumn(texts.term(count), help=texts.HELP[count],
-                                                             format="%d", width="small"),
+                        count: st.column_config.NumberColumn(
+                            texts.term(count), help=texts.HELP[count], format="%d", width="small"
+                        ),
                         share: st.column_config.NumberColumn(
-                            "Share", format="%.1f%%", width="small",
-                            help=f"This family's {word} as a share of all the run's {word} at this level."),
+                            "Share",
+                            format="%.1f%%",
+                            width="small",
+                            help=f"This family's {word} as a share of all the run's {word} at this level.",
+                        ),
                         "node": None,
-                    })
-        st.caption("Click a family to focus the tree on it. Counts are codes summed over the documents: a family "
-                   "given three codes where the gold standard has one counts two extra codes.")
+                    },
+                )
+        st.caption(
+            "Click a family to focus the tree on it. Counts are codes summed over the documents: a family "
+            "given three codes where the gold standard has one counts two extra codes."
+        )
 
 
 def breadcrumbs(onto, focus: int | None) -> None:
     path = onto.path(focus) if focus is not None else []
     crumbs = st.columns(min(len(path) + 1, 6), gap="small")
-    crumbs[0].button("All codes", key="crumb_root", on_click=set_focus, args=(None,), type="tertiary",
-                     icon=":material/home:")
+    crumbs[0].button(
+        "All codes",
+        key="crumb_root",
+        on_click=set_focus,
+        args=(None,),
+        type="tertiary",
+        icon=":material/home:",
+    )
     for col, n in zip(crumbs[1:], path[-5:]):
         label = f"{onto.keys[n]} {onto.titles[n]}"  # a title is the user's: never read as Markdown
         short = label[:46] + ("…" if len(label) > 46 else "")
-        col.button(f"› {data.md(short)}", key=f"crumb_{n}", on_click=set_focus, args=(n,), type="tertiary",
-                   help=data.md(label))
+        col.button(
+            f"› {data.md(short)}",
+            key=f"crumb_{n}",
+            on_click=set_focus,
+            args=(n,),
+            type="tertiary",
+            help=data.md(label),
+        )
 
 
 def legend(sub: pd.DataFrame, colour: str, focus_label: str) -> None:
@@ -142,15 +186,22 @@ def legend(sub: pd.DataFrame, colour: str, focus_label: str) -> None:
     name, _, lo, _ = COLOUR_BY[colour]
     shown = coloured(sub)
     low, high = colour_range(shown[colour], shown["value"], signed=lo < 0)
-    scale = (f"the scale runs from {low:+.2f} to {high:+.2f}, fitted to the tiles shown (the tiles that hold "
-             "90% of the codes lie within it; beyond it, tiles take the end colour)" if lo < 0 else
-             f"the scale runs from 0 to {high:.0%}" if colour == "error_share" else
-             f"the scale runs from 0 to {high:,.0f} codes" if colour in ("fp", "fn") else
-             f"the scale runs 0 to {high:.2f}")
-    st.caption(f"**{data.md(focus_label)}**, {len(sub):,} tiles. **Size**: the family's codes in the gold standard "
-               f"plus the codes the run wrote in it. **Colour** ({name.lower()}): {COLOUR_WORDS[colour]}; "
-               f"{scale}. Grey **Other** tiles merge smaller families and take no colour: click one to list them. "
-               "Click a tile to focus on it; click the focused tile to go up.")
+    scale = (
+        f"the scale runs from {low:+.2f} to {high:+.2f}, fitted to the tiles shown (the tiles that hold "
+        "90% of the codes lie within it; beyond it, tiles take the end colour)"
+        if lo < 0
+        else f"the scale runs from 0 to {high:.0%}"
+        if colour == "error_share"
+        else f"the scale runs from 0 to {high:,.0f} codes"
+        if colour in ("fp", "fn")
+        else f"the scale runs 0 to {high:.2f}"
+    )
+    st.caption(
+        f"**{data.md(focus_label)}**, {len(sub):,} tiles. **Size**: the family's codes in the gold standard "
+        f"plus the codes the run wrote in it. **Colour** ({name.lower()}): {COLOUR_WORDS[colour]}; "
+        f"{scale}. Grey **Other** tiles merge smaller families and take no colour: click one to list them. "
+        "Click a tile to focus on it; click the focused tile to go up."
+    )
 
 
 def clicked_tile(key: str, parents: dict[int, int], focus: int | None) -> None:
@@ -181,14 +232,25 @@ def other_panel(ev, sub: pd.DataFrame) -> None:
     nodes = ev.nodes.set_index("node").loc[merged].reset_index()
     with st.container(border=True, key="other_panel"):
         head, close = st.columns([6, 1])
-        head.markdown(f"**Other: the {len(merged):,} smaller families of {where}**, merged into one tile. "
-                      "Click one to focus on it.")
-        close.button("Close", key="other_close", on_click=st.session_state.pop, args=("other_open", None),
-                     icon=":material/close:")
+        head.markdown(
+            f"**Other: the {len(merged):,} smaller families of {where}**, merged into one tile. "
+            "Click one to focus on it."
+        )
+        close.button(
+            "Close",
+            key="other_close",
+            on_click=st.session_state.pop,
+            args=("other_open", None),
+            icon=":material/close:",
+        )
         cols = ["code", "title", "gold", "predicted", "fp", "fn", "f1"]
         shown = nodes[cols + ["node"]]
-        family_table(shown, f"other_{bucket}_{view()}", height=min(300, 38 + 35 * len(shown)),
-                     column_config=count_columns(cols))
+        family_table(
+            shown,
+            f"other_{bucket}_{view()}",
+            height=min(300, 38 + 35 * len(shown)),
+            column_config=count_columns(cols),
+        )
 
 
 def children_table(ev, focus: int | None, head: str) -> None:
@@ -201,44 +263,67 @@ def children_table(ev, focus: int | None, head: str) -> None:
     st.subheader(f"Inside {data.md(head)}", anchor=False)
     cols = ["code", "title", "gold", "predicted", "tp", "fp", "fn", "f1", "docs_over", "docs_under"]
     shown = kids[cols + ["node"]]
-    family_table(shown, f"kids_{view()}", height=min(420, 38 + 35 * len(kids)), column_config=count_columns(cols))
-    st.caption(f"{len(kids):,} families, largest first. Click one to focus on it. Each row counts at its own "
-               "level: a code written in place of a sibling counts as extra and missed in the rows of the "
-               "sub-families, but not in the family that holds both.")
+    family_table(
+        shown, f"kids_{view()}", height=min(420, 38 + 35 * len(kids)), column_config=count_columns(cols)
+    )
+    st.caption(
+        f"{len(kids):,} families, largest first. Click one to focus on it. Each row counts at its own "
+        "level: a code written in place of a sibling counts as extra and missed in the rows of the "
+        "sub-families, but not in the family that holds both."
+    )
 
 
 def written_instead(ctx, ev, focus: int | None, head: str) -> None:
     """Right family, wrong code: the pairs of a missed gold code and the code written instead."""
     with st.spinner("Pairing missed and written codes…"):
-        table = data.cached(ctx.scoring, ("substitutions", ctx.run, focus, ctx.slice_key),
-                            lambda: substitution_table(ev, family=focus))
-        summary = data.cached(ctx.scoring, ("substitution_summary", ctx.run, ctx.slice_key),
-                              lambda: substitution_summary(ev))
+        table = data.cached(
+            ctx.scoring,
+            ("substitutions", ctx.run, focus, ctx.slice_key),
+            lambda: substitution_table(ev, family=focus),
+        )
+        summary = data.cached(
+            ctx.scoring, ("substitution_summary", ctx.run, ctx.slice_key), lambda: substitution_summary(ev)
+        )
     where = "over the whole run" if focus is None else f"in {data.md(head)}"
     st.subheader(f"Right family, wrong code: what the run writes instead, {where}", anchor=False)
     if table.empty:
         st.markdown("No gold code here was replaced by another code of its category.")
         return
-    st.caption(f"Over the whole run, in {summary['missed_share']:.0%} of its missed codes the run wrote another "
-               "code of the same category instead: one mistake, not two (a missed code paired with an extra one in the same "
-               "document and category; the closest codes are paired first).")
-    shown = table.head(50).assign(gold=table.gold_code + " " + table.gold_title,
-                                  written=table.written_code + " " + table.written_title)
-    st.dataframe(shown[["gold", "written", "documents", "gold_documents", "rate", "examples"]], hide_index=True,
-                 width="stretch", column_config={
-                     "gold": st.column_config.TextColumn("Gold code", pinned=True, width="medium"),
-                     "written": st.column_config.TextColumn("Written instead", width="medium"),
-                     "documents": st.column_config.NumberColumn("Documents", format="%d",
-                                                                help="Documents in which the run wrote this "
-                                                                "code instead of the gold code."),
-                     "gold_documents": st.column_config.NumberColumn(
-                         "Gold has it", format="%d", help="Documents whose gold standard holds the gold code."),
-                     "rate": st.column_config.ProgressColumn("How often", format="percent", min_value=0.0,
-                                                             max_value=1.0, help="Documents with the swap, as a "
-                                                             "share of the documents whose gold standard holds "
-                                                             "the gold code."),
-                     "examples": st.column_config.TextColumn("For example, documents"),
-                 })
+    st.caption(
+        f"Over the whole run, in {summary['missed_share']:.0%} of its missed codes the run wrote another "
+        "code of the same category instead: one mistake, not two (a missed code paired with an extra one in the same "
+        "document and category; the closest codes are paired first)."
+    )
+    shown = table.head(50).assign(
+        gold=table.gold_code + " " + table.gold_title, written=table.written_code + " " + table.written_title
+    )
+    st.dataframe(
+        shown[["gold", "written", "documents", "gold_documents", "rate", "examples"]],
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "gold": st.column_config.TextColumn("Gold code", pinned=True, width="medium"),
+            "written": st.column_config.TextColumn("Written instead", width="medium"),
+            "documents": st.column_config.NumberColumn(
+                "Documents",
+                format="%d",
+                help="Documents in which the run wrote this code instead of the gold code.",
+            ),
+            "gold_documents": st.column_config.NumberColumn(
+                "Gold has it", format="%d", help="Documents whose gold standard holds the gold code."
+            ),
+            "rate": st.column_config.ProgressColumn(
+                "How often",
+                format="percent",
+                min_value=0.0,
+                max_value=1.0,
+                help="Documents with the swap, as a "
+                "share of the documents whose gold standard holds "
+                "the gold code.",
+            ),
+            "examples": st.column_config.TextColumn("For example, documents"),
+        },
+    )
 
 
 def detail(ev, focus: int) -> None:
@@ -252,10 +337,14 @@ def detail(ev, focus: int) -> None:
         f"{t('tp').lower()} **{row.tp:,}**, {t('fp').lower()} **{row.fp:,}**, {t('fn').lower()} **{row.fn:,}**. "
         f"The run writes too many of these codes in **{row.docs_over:,}** documents and too few in "
         f"**{row.docs_under:,}**. Counted for the family as a whole: a code written in place of another code "
-        "of this family is neither extra nor missed here.")
-    which = st.segmented_control("Show the documents with", ["extra codes", "missed codes", "any codes"],
-                                 default="extra codes" if row.fp >= row.fn else "missed codes",
-                                 key=f"detail_kind_{focus}")
+        "of this family is neither extra nor missed here."
+    )
+    which = st.segmented_control(
+        "Show the documents with",
+        ["extra codes", "missed codes", "any codes"],
+        default="extra codes" if row.fp >= row.fn else "missed codes",
+        key=f"detail_kind_{focus}",
+    )
     if which == "extra codes":
         docs = docs[docs.difference > 0]
     elif which == "missed codes":
@@ -264,30 +353,45 @@ def detail(ev, focus: int) -> None:
     shown = docs.head(DETAIL_ROWS).assign(
         gold_codes=lambda d: d.gold_codes.map(lambda c: "; ".join(f"{k} {titles[onto.codes[k]]}" for k in c)),
         predicted_codes=lambda d: d.predicted_codes.map(
-            lambda c: "; ".join(f"{k} {titles[onto.codes[k]]}" for k in c)),
+            lambda c: "; ".join(f"{k} {titles[onto.codes[k]]}" for k in c)
+        ),
     )
     picked = st.dataframe(
-        shown, hide_index=True, key=f"detail_{view()}_{which}", on_select="rerun", selection_mode="single-row",
-        width="stretch", column_config={
+        shown,
+        hide_index=True,
+        key=f"detail_{view()}_{which}",
+        on_select="rerun",
+        selection_mode="single-row",
+        width="stretch",
+        column_config={
             "doc_id": st.column_config.TextColumn("Document", pinned=True),
             "gold": st.column_config.NumberColumn(t("gold")),
             "predicted": st.column_config.NumberColumn(t("predicted")),
-            "difference": st.column_config.NumberColumn("Written − gold", format="%+d",
-                                                        help="Codes written minus gold codes in this family"),
+            "difference": st.column_config.NumberColumn(
+                "Written − gold", format="%+d", help="Codes written minus gold codes in this family"
+            ),
             "gold_codes": st.column_config.TextColumn("Gold codes in this family", width="large"),
             "predicted_codes": st.column_config.TextColumn("Codes written in this family", width="large"),
-        })
-    st.caption(f"{len(docs):,} documents; the first {min(len(docs), DETAIL_ROWS)} are listed. Click one to open it "
-               "in the document view, which ranks every document by its errors.")
+        },
+    )
+    st.caption(
+        f"{len(docs):,} documents; the first {min(len(docs), DETAIL_ROWS)} are listed. Click one to open it "
+        "in the document view, which ranks every document by its errors."
+    )
     rows = picked.selection.get("rows", []) if picked else []
     if rows:
         st.session_state["doc_id"] = str(shown.iloc[rows[0]].doc_id)
-        st.page_link("views/document.py", label=f"Open document {shown.iloc[rows[0]].doc_id} →",
-                     icon=":material/description:")
+        st.page_link(
+            "views/document.py",
+            label=f"Open document {shown.iloc[rows[0]].doc_id} →",
+            icon=":material/description:",
+        )
 
 
 def find_box(onto, col) -> None:
-    query = col.text_input("Find a code or family", key="tree_find", placeholder="e.g. 428 or 428.2 or 401-405")
+    query = col.text_input(
+        "Find a code or family", key="tree_find", placeholder="e.g. 428 or 428.2 or 401-405"
+    )
     if not query:
         return
     q = query.strip().upper()
@@ -312,9 +416,13 @@ if ctx:
 
     st.subheader(f"The code families of run {data.md(ctx.run)}", anchor=False)
     a, b, c = st.columns([2, 2, 3])
-    colour = a.selectbox("Colour by", COLOURS, format_func=lambda k: COLOUR_BY[k][0], key="tree_colour",
-                         help=" ".join(texts.HELP[k] for k in ("balance", "fp", "fn", "error_share", "f1",
-                                                                   "set_f1")))
+    colour = a.selectbox(
+        "Colour by",
+        COLOURS,
+        format_func=lambda k: COLOUR_BY[k][0],
+        key="tree_colour",
+        help=" ".join(texts.HELP[k] for k in ("balance", "fp", "fn", "error_share", "f1", "set_f1")),
+    )
     depth = b.slider("Levels shown below the focus", 1, 3, 2, key="tree_depth")
     find_box(onto, c)
 
@@ -324,16 +432,36 @@ if ctx:
     head = "all codes" if focus is None else f"{onto.keys[focus]} {onto.titles[focus]}"
     breadcrumbs(onto, focus)
     with st.spinner("Drawing the tree…"):
-        sub = data.cached(ctx.scoring, ("subtree", ctx.run, focus, depth, ctx.slice_key),
-                          lambda: focused_subtree(ev.nodes, onto, focus, depth=depth, max_children=MAX_CHILDREN,
-                                                  max_nodes=MAX_NODES, min_share=MIN_SHARE))
-        words = {k: texts.term(k) for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1", "error_share")}
-        fig = data.cached(ctx.scoring, ("tree_figure", ctx.run, focus, depth, colour, texts.technical(), ctx.slice_key),
-                          lambda: tree_figure(sub, colour, words=words, height=HEIGHT))
+        sub = data.cached(
+            ctx.scoring,
+            ("subtree", ctx.run, focus, depth, ctx.slice_key),
+            lambda: focused_subtree(
+                ev.nodes,
+                onto,
+                focus,
+                depth=depth,
+                max_children=MAX_CHILDREN,
+                max_nodes=MAX_NODES,
+                min_share=MIN_SHARE,
+            ),
+        )
+        words = {
+            k: texts.term(k) for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1", "error_share")
+        }
+        fig = data.cached(
+            ctx.scoring,
+            ("tree_figure", ctx.run, focus, depth, colour, texts.technical(), ctx.slice_key),
+            lambda: tree_figure(sub, colour, words=words, height=HEIGHT),
+        )
     chart_key = f"tree_{ctx.run}_{view()}_{colour}_{depth}_{st.session_state.get('other_open')}"
     parents = {int(n): int(onto.parent[n]) for n in sub.node[sub.node >= 0]}
-    st.plotly_chart(fig, key=chart_key, on_select=partial(clicked_tile, chart_key, parents, focus),
-                    selection_mode="points", config={"displayModeBar": False})
+    st.plotly_chart(
+        fig,
+        key=chart_key,
+        on_select=partial(clicked_tile, chart_key, parents, focus),
+        selection_mode="points",
+        config={"displayModeBar": False},
+    )
     legend(sub, colour, "All codes" if focus is None else head)
     data.figure_download(fig, f"tree_{ctx.run}", f"dl_tree_{focus}", table=sub.drop(columns="merged"))
     other_panel(ev, sub)

@@ -33,8 +33,9 @@ def upload(at: AppTest, gold: tuple[str, bytes], runs: list[tuple[str, bytes]]) 
     return at
 
 
-def upload_with_hierarchy(hierarchy: tuple[str, bytes], gold: tuple[str, bytes],
-                          runs: list[tuple[str, bytes]]) -> AppTest:
+def upload_with_hierarchy(
+    hierarchy: tuple[str, bytes], gold: tuple[str, bytes], runs: list[tuple[str, bytes]]
+) -> AppTest:
     """A fresh app with a hierarchy of the user's ("My own hierarchy") and the files scored against it."""
     at = run_app()
     at.radio(key="source").set_value("Upload files").run()

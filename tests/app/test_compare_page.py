@@ -30,7 +30,9 @@ def page():
 def tints(element) -> dict[tuple[int, int], str]:
     """(row, column) → background colour, from the Styler CSS sent with a dataframe."""
     out = {}
-    for cells, colour in re.findall(r"([^{}]+)\{\s*background-color:\s*(#[0-9a-f]{6})\s*\}", element.proto.arrow_data.styler.styles):
+    for cells, colour in re.findall(
+        r"([^{}]+)\{\s*background-color:\s*(#[0-9a-f]{6})\s*\}", element.proto.arrow_data.styler.styles
+    ):
         for r, c in re.findall(r"row(\d+)_col(\d+)", cells):
             out[int(r), int(c)] = colour
     return out
@@ -55,7 +57,9 @@ def test_runs_table_shows_the_cores_intervals_and_marks_the_best(page, evals):
     # a run's values and intervals do not depend on the other runs: every run is resampled the same way
     table = compare_runs(evals, baseline="siblings", n_resamples=1000, seed=0)
     row = table.set_index(["run", "figure"]).loc[("overcoder", "cophe overall f1")]
-    assert t.loc["overcoder", "Right family and count F1"] == f"{row.value:.3f} ({row.low:.3f}–{row.high:.3f})"
+    assert (
+        t.loc["overcoder", "Right family and count F1"] == f"{row.value:.3f} ({row.low:.3f}–{row.high:.3f})"
+    )
     for col in t.columns:
         starred = [r for r in t.index if t.loc[r, col].startswith("★")]
         values = {r: float(t.loc[r, col].lstrip("★ ").split()[0]) for r in t.index}
@@ -98,8 +102,8 @@ def test_family_table_is_the_cores_ranked_with_words_and_tints_that_agree(page, 
     el = next(d for d in page.dataframe if "change_errors" in d.value.columns)
     t, colours = el.value, tints(el)
     core = family_changes(evals["siblings"], evals["overcoder"], "e0", n_resamples=1000, seed=0)
-    assert list(t.code) == list(core.code[:len(t)])
-    assert list(t.change_errors) == list(core.change_errors[:len(t)])
+    assert list(t.code) == list(core.code[: len(t)])
+    assert list(t.change_errors) == list(core.change_errors[: len(t)])
     col = list(t.columns).index("verdict")
     for i, (verdict, delta) in enumerate(zip(t.verdict, t.delta_f1)):
         if verdict == "B better":
@@ -125,7 +129,7 @@ def test_another_family_level_reruns_the_section_with_the_cores_table(evals):
     assert not at.exception
     el = next(d for d in at.dataframe if "change_errors" in d.value.columns)
     core = family_changes(evals["siblings"], evals["overcoder"], "block", n_resamples=1000, seed=0)
-    assert list(el.value.code) == list(core.code[:len(el.value)]) and "401-405" in set(el.value.code)
+    assert list(el.value.code) == list(core.code[: len(el.value)]) and "401-405" in set(el.value.code)
     at.radio(key="cmp_family_order").set_value("Where overcoder makes fewer errors").run()
     shown = next(d for d in at.dataframe if "change_errors" in d.value.columns).value
     assert (shown.change_errors < 0).all() and list(shown.change_errors) == sorted(shown.change_errors)

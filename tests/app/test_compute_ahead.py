@@ -42,7 +42,9 @@ def test_an_error_ahead_is_raised_again_where_the_view_asks():
         raise ValueError("boom")
 
     data.compute_ahead(scoring, ("bad",), broken)
-    with pytest.raises(ValueError, match="boom"):  # computed again in the foreground: the error panel shows it
+    with pytest.raises(
+        ValueError, match="boom"
+    ):  # computed again in the foreground: the error panel shows it
         data.cached(scoring, ("bad",), broken)
     assert data.cached(scoring, ("bad",), lambda: "fixed") == "fixed"
 
@@ -61,4 +63,6 @@ def test_the_default_slices_are_restricted_ahead_once_the_page_is_drawn():
     for s in slices:
         for run in scoring.run_names:
             ev = store[("sliced", run, ctx.max_level, s.fingerprint)]
-            assert "levels_table" in ev.__dict__ and "documents" in ev.__dict__  # the tables too, not only the mask
+            assert (
+                "levels_table" in ev.__dict__ and "documents" in ev.__dict__
+            )  # the tables too, not only the mask

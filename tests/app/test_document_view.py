@@ -33,7 +33,9 @@ def naive_ranking(runs: list[str]) -> list[str]:
     for d in docs:
         errors[d] = 0
         for pred in preds:
-            errors[d] += len(pred.get(d, set()) - gold.get(d, set())) + len(gold.get(d, set()) - pred.get(d, set()))
+            errors[d] += len(pred.get(d, set()) - gold.get(d, set())) + len(
+                gold.get(d, set()) - pred.get(d, set())
+            )
     return sorted(docs, key=lambda d: (-errors[d], d))
 
 
@@ -87,8 +89,14 @@ def test_two_runs_side_by_side_ranked_by_both():
     assert "#### Run siblings" in text and "#### Run overcoder" in text
     summaries = [m.value for m in at.main.markdown if m.value.startswith(":green-badge[Correct")]
     assert len(summaries) == 2
-    assert all(re.fullmatch(r":green-badge\[Correct \d+\] · :red-badge\[Extra \d+\] · :blue-badge\[Missed \d+\] · "
-                            r":violet-badge\[Wrong code in the right family \d+\]", s) for s in summaries)
+    assert all(
+        re.fullmatch(
+            r":green-badge\[Correct \d+\] · :red-badge\[Extra \d+\] · :blue-badge\[Missed \d+\] · "
+            r":violet-badge\[Wrong code in the right family \d+\]",
+            s,
+        )
+        for s in summaries
+    )
 
 
 def test_summary_counts_match_the_naive_sets(sample):
@@ -149,8 +157,17 @@ def test_only_coder_words_on_the_page(sample):
     at = run_app("views/document.py")
     notes = f"doc_id,text\n{doc},{mark_title(sample, doc)}\n".encode()
     at.file_uploader(key="notes_file").set_value(("notes.csv", notes, "text/csv")).run()
-    words = [e.value for e in [*at.main.markdown, *at.main.caption, *at.main.subheader, *at.main.title,
-                               *at.main.info, *at.main.error]]
+    words = [
+        e.value
+        for e in [
+            *at.main.markdown,
+            *at.main.caption,
+            *at.main.subheader,
+            *at.main.title,
+            *at.main.info,
+            *at.main.error,
+        ]
+    ]
     words += [str(c) for d in at.main.dataframe for c in d.value.columns]
     words += [w.label for w in [*at.main.selectbox, *at.main.button, *at.main.get("expander")]]
     words += [t.label for t in at.main.tabs]

@@ -50,11 +50,14 @@ def test_kept_files_are_bounded_per_session(monkeypatch):
     assert len(store) == downloads.KEPT_PER_SESSION and "k0" not in store and f"k{i}" in store
 
 
-@pytest.mark.parametrize("a, b, same", [
-    ((1, "x", None), (1, "x", None), True),
-    ((1,), (1.0,), False),  # a type change is a change
-    ((1,), (1, 2), False),
-])
+@pytest.mark.parametrize(
+    "a, b, same",
+    [
+        ((1, "x", None), (1, "x", None), True),
+        ((1,), (1.0,), False),  # a type change is a change
+        ((1,), (1, 2), False),
+    ],
+)
 def test_sources_compare_plain_values_by_equality(a, b, same):
     assert downloads._same(a, b) is same
 

@@ -14,7 +14,9 @@ from tests.conftest import long_csv
 
 
 def test_tree_figure_uses_explicit_colours_centred_on_zero():
-    s = score_files(long_csv([("d", "401.9"), ("d", "428.0")]), {"r": long_csv([("d", "401.1"), ("d", "401.9")])})
+    s = score_files(
+        long_csv([("d", "401.9"), ("d", "428.0")]), {"r": long_csv([("d", "401.1"), ("d", "401.9")])}
+    )
     ev = s.evaluation("r")
     sub = focused_subtree(ev.nodes, ev.ontology)
     fig = tree_figure(sub, "balance")
@@ -30,7 +32,9 @@ def test_tree_figure_uses_explicit_colours_centred_on_zero():
 
 
 def test_titles_are_escaped():
-    h = load_hierarchy(b"child,parent,title\nroot,,<b>All</b>\nA,root,<script>alert(1)</script>\n", name="x.csv")
+    h = load_hierarchy(
+        b"child,parent,title\nroot,,<b>All</b>\nA,root,<script>alert(1)</script>\n", name="x.csv"
+    )
     s = score_files(long_csv([("d", "A")]), {"r": long_csv([("d", "A")])}, ontology=h)
     ev = s.evaluation("r", max_level="d0")
     fig = tree_figure(focused_subtree(ev.nodes, ev.ontology), "f1")
@@ -47,26 +51,37 @@ def test_dag_tree_draws_with_remainder_sizes():
 
 
 def test_levels_bar_has_one_trace_per_measure():
-    s = score_files(long_csv([("d", "401.9")]), {"A": long_csv([("d", "401.1")]), "B": long_csv([("d", "401.9")])})
+    s = score_files(
+        long_csv([("d", "401.9")]), {"A": long_csv([("d", "401.1")]), "B": long_csv([("d", "401.9")])}
+    )
     table = levels_side_by_side({r: s.evaluation(r) for r in ("A", "B")})
     fig = levels_bar(table)
-    assert sorted({t.name for t in fig.data}) == ["Exact codes (Flat)", "Right family (Set-based)",
-                                                  "Right family and count (CoPHE)"]
+    assert sorted({t.name for t in fig.data}) == [
+        "Exact codes (Flat)",
+        "Right family (Set-based)",
+        "Right family and count (CoPHE)",
+    ]
     assert isinstance(table, pd.DataFrame) and set(table.run) == {"A", "B"}
 
 
 def _pair():
-    s = score_files(long_csv([("d", "401.9"), ("d", "428.0")]),
-                    {"A": long_csv([("d", "401.1")]), "B <i>": long_csv([("d", "401.9"), ("d", "401.1")])})
+    s = score_files(
+        long_csv([("d", "401.9"), ("d", "428.0")]),
+        {"A": long_csv([("d", "401.1")]), "B <i>": long_csv([("d", "401.9"), ("d", "401.1")])},
+    )
     return s.evaluation("A"), s.evaluation("B <i>")
 
 
 def _charts():
     a, b = _pair()
-    curve = pd.DataFrame({"threshold": [0.1, 0.5, 0.9], **{f"{m}_f1": [0.2, 0.5, 0.1] for m in MEASURE_NAMES}})
-    return {"levels": levels_bar(levels_side_by_side({"A": a, "B <i>": b})),
-            "delta": delta_bar(level_deltas(a, b), "f1", "A", "B <i>"),
-            "threshold": threshold_curve(curve, 0.5, 0.3)}
+    curve = pd.DataFrame(
+        {"threshold": [0.1, 0.5, 0.9], **{f"{m}_f1": [0.2, 0.5, 0.1] for m in MEASURE_NAMES}}
+    )
+    return {
+        "levels": levels_bar(levels_side_by_side({"A": a, "B <i>": b})),
+        "delta": delta_bar(level_deltas(a, b), "f1", "A", "B <i>"),
+        "threshold": threshold_curve(curve, 0.5, 0.3),
+    }
 
 
 def test_exported_charts_leave_room_for_their_ticks_and_titles():
@@ -108,18 +123,37 @@ def test_levels_bar_puts_four_runs_to_a_row():
 def test_slices_chart_draws_each_run_with_its_interval_on_a_fitted_axis():
     from dashboard.figures import runs_chart, slices_chart
 
-    t = pd.DataFrame({"slice": ["Rare", "Rare", "Frequent", "Frequent"], "run": ["a", "b", "a", "b"],
-                      "value": [0.60, 0.65, 0.80, 0.82], "low": [0.58, 0.63, 0.79, 0.80],
-                      "high": [0.62, 0.66, 0.81, 0.84]})
+    t = pd.DataFrame(
+        {
+            "slice": ["Rare", "Rare", "Frequent", "Frequent"],
+            "run": ["a", "b", "a", "b"],
+            "value": [0.60, 0.65, 0.80, 0.82],
+            "low": [0.58, 0.63, 0.79, 0.80],
+            "high": [0.62, 0.66, 0.81, 0.84],
+        }
+    )
     fig = slices_chart(t, title="F1")
     assert [tr.name for tr in fig.data] == ["a", "b"]
     a = fig.data[0]
-    assert list(a.error_x.array) == pytest.approx([0.02, 0.01]) and list(a.error_x.arrayminus) == pytest.approx([0.02, 0.01])
+    assert list(a.error_x.array) == pytest.approx([0.02, 0.01]) and list(
+        a.error_x.arrayminus
+    ) == pytest.approx([0.02, 0.01])
     lo, hi = fig.layout.xaxis.range
     assert 0.5 < lo < 0.58 and 0.84 < hi <= 1.0  # fitted to the intervals, not 0 to 1
-    runs = pd.DataFrame({"run": ["a", "b", "c"], "figure": "f1", "value": [0.7, 0.8, 0.6], "low": [0.69, 0.79, 0.59],
-                         "high": [0.71, 0.81, 0.61], "delta": [None, 0.1, -0.1],
-                         "verdict": ["", "better", "worse"]})
+    runs = pd.DataFrame(
+        {
+            "run": ["a", "b", "c"],
+            "figure": "f1",
+            "value": [0.7, 0.8, 0.6],
+            "low": [0.69, 0.79, 0.59],
+            "high": [0.71, 0.81, 0.61],
+            "delta": [None, 0.1, -0.1],
+            "verdict": ["", "better", "worse"],
+        }
+    )
     colours = {tr.name: tr.marker.color for tr in runs_chart(runs, "f1", title="F1", baseline="a").data}
-    assert colours == {"baseline": "#222222", "better than the baseline": "#1a9850",
-                       "worse than the baseline": "#d73027"}
+    assert colours == {
+        "baseline": "#222222",
+        "better than the baseline": "#1a9850",
+        "worse than the baseline": "#d73027",
+    }

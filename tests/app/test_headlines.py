@@ -12,17 +12,31 @@ from cophe_core.stats import bootstrap
 from tests.app.conftest import run_app, upload
 from tests.conftest import long_csv
 
-GOLD = [("1", "401.9"), ("1", "428.0"), ("2", "250.00"), ("2", "272.4"), ("3", "584.9"), ("3", "V45.81"),
-        ("4", "427.31"), ("4", "414.01"), ("5", "285.9"), ("6", "530.81")]
+GOLD = [
+    ("1", "401.9"),
+    ("1", "428.0"),
+    ("2", "250.00"),
+    ("2", "272.4"),
+    ("3", "584.9"),
+    ("3", "V45.81"),
+    ("4", "427.31"),
+    ("4", "414.01"),
+    ("5", "285.9"),
+    ("6", "530.81"),
+]
 WRONG = ["401.1", "428.9", "250.01", "272.0", "584.5", "V45.89", "427.89", "414.00", "285.1", "530.11"]
 COLUMNS = {  # shown column → (measure, statistic)
-    "Exact codes (Flat) F1": ("flat", "f1"), "Right family (Set-based) F1": ("set_based", "f1"),
-    "Right family and count (CoPHE) F1": ("cophe", "f1"), "Right family and count: Precision": ("cophe", "precision"),
+    "Exact codes (Flat) F1": ("flat", "f1"),
+    "Right family (Set-based) F1": ("set_based", "f1"),
+    "Right family and count (CoPHE) F1": ("cophe", "f1"),
+    "Right family and count: Precision": ("cophe", "precision"),
     "Right family and count: Recall": ("cophe", "recall"),
 }
-INTERVALS = {"Exact codes (Flat) F1": ("Exact codes: 95% interval", "flat f1"),
-             "Right family (Set-based) F1": ("Right family: 95% interval", "set_based overall f1"),
-             "Right family and count (CoPHE) F1": ("Right family and count: 95% interval", "cophe overall f1")}
+INTERVALS = {
+    "Exact codes (Flat) F1": ("Exact codes: 95% interval", "flat f1"),
+    "Right family (Set-based) F1": ("Right family: 95% interval", "set_based overall f1"),
+    "Right family and count (CoPHE) F1": ("Right family and count: 95% interval", "cophe overall f1"),
+}
 
 
 def run_rows(i: int) -> list[tuple[str, str]]:
@@ -44,7 +58,9 @@ def run_rows(i: int) -> list[tuple[str, str]]:
 @pytest.fixture(scope="module")
 def eight():
     runs = {f"model_{i}": long_csv(run_rows(i)) for i in range(8)}
-    at = upload(run_app(), ("gold.csv", long_csv(GOLD)), [(f"{name}.csv", data) for name, data in runs.items()])
+    at = upload(
+        run_app(), ("gold.csv", long_csv(GOLD)), [(f"{name}.csv", data) for name, data in runs.items()]
+    )
     at.selectbox(key="max_level_icd9").set_value("e0").run()
     scoring = score_files(long_csv(GOLD), runs, ontology="icd9")
     return at, {name: scoring.evaluation(name, max_level="e0") for name in runs}

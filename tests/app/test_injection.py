@@ -8,16 +8,25 @@ import pytest
 from tests.app.conftest import upload_with_hierarchy
 
 BEACON = "http://beacon.invalid"
-HIERARCHY = (f"child,parent,title\nroot,,All ![t]({BEACON}/root.png)\n"
-             f"A,root,Alpha ![t]({BEACON}/a.png) **bold**\n"
-             f"B,root,Beta [link]({BEACON}/b)\n"
-             f"a1,A,first ![t]({BEACON}/a1.png)\na2,A,\nb1,B,\n").encode()
+HIERARCHY = (
+    f"child,parent,title\nroot,,All ![t]({BEACON}/root.png)\n"
+    f"A,root,Alpha ![t]({BEACON}/a.png) **bold**\n"
+    f"B,root,Beta [link]({BEACON}/b)\n"
+    f"a1,A,first ![t]({BEACON}/a1.png)\na2,A,\nb1,B,\n"
+).encode()
 DOC = f"![d]({BEACON}/d.png)"
 GOLD = f'doc_id,code\n"{DOC}",a1\n2,b1\n3,a1\n'.encode()
 RUN = f'doc_id,code\n"{DOC}",a2\n2,b1\n3,a1\n3,a2\n'.encode()
 RUN_FILE = f"![r]({BEACON}/r.png).csv"
-PLAIN = {"arrow_data_frame", "dataframe", "table", "plotly_chart", "json", "deck_gl_json_chart",
-         "code"}  # not rendered as Markdown (cells, figure JSON: escaped as HTML, tested in test_figures)
+PLAIN = {
+    "arrow_data_frame",
+    "dataframe",
+    "table",
+    "plotly_chart",
+    "json",
+    "deck_gl_json_chart",
+    "code",
+}  # not rendered as Markdown (cells, figure JSON: escaped as HTML, tested in test_figures)
 LABELS_ONLY = {"text_input", "selectbox", "multiselect"}  # their values and options are plain text
 
 
@@ -41,21 +50,26 @@ def _unescaped(at) -> list[tuple[str, str]]:
 
 @pytest.fixture(scope="module")
 def hostile():
-    at = upload_with_hierarchy(("tree.csv", HIERARCHY), ("gold.csv", GOLD), [(RUN_FILE, RUN), ("plain.csv", GOLD)])
+    at = upload_with_hierarchy(
+        ("tree.csv", HIERARCHY), ("gold.csv", GOLD), [(RUN_FILE, RUN), ("plain.csv", GOLD)]
+    )
     assert not at.error, [e.value for e in at.error]
     return at
 
 
-@pytest.mark.parametrize("page, state", [
-    ("views/levels.py", {}),
-    ("views/tree.py", {"focus": None}),
-    ("views/compare.py", {}),
-    ("views/slices.py", {}),
-    ("views/document.py", {"doc_id": DOC}),
-    ("views/metrics.py", {}),
-    ("views/export.py", {}),
-    ("views/threshold.py", {}),
-])
+@pytest.mark.parametrize(
+    "page, state",
+    [
+        ("views/levels.py", {}),
+        ("views/tree.py", {"focus": None}),
+        ("views/compare.py", {}),
+        ("views/slices.py", {}),
+        ("views/document.py", {"doc_id": DOC}),
+        ("views/metrics.py", {}),
+        ("views/export.py", {}),
+        ("views/threshold.py", {}),
+    ],
+)
 def test_no_page_renders_a_user_string_as_markdown(hostile, page, state):
     at = hostile
     for k, v in state.items():

@@ -52,5 +52,11 @@ def test_the_report_states_the_slice_it_was_made_on(scoring):
 def test_compare_pair_follows_the_compare_page():
     assert reports.compare_pair(RUNS, {}) == ("siblings", "overcoder")
     assert reports.compare_pair(RUNS, {"cmp_baseline": "conservative"}) == ("conservative", "siblings")
-    assert reports.compare_pair(RUNS, {"cmp_a": "overcoder", "cmp_b": "conservative"}) == ("overcoder", "conservative")
-    assert reports.compare_pair(RUNS, {"cmp_a": "overcoder", "cmp_b": "overcoder"}) == ("overcoder", "siblings")
+    assert reports.compare_pair(RUNS, {"cmp_a": "overcoder", "cmp_b": "conservative"}) == (
+        "overcoder",
+        "conservative",
+    )
+    assert reports.compare_pair(RUNS, {"cmp_a": "overcoder", "cmp_b": "overcoder"}) == (
+        "overcoder",
+        "siblings",
+    )

@@ -25,6 +25,8 @@ def test_an_upload_is_scored_per_session_and_the_sample_once():
 def test_a_session_keeps_its_last_two_scorings_only():
     at = upload(run_app(), GOLD, RUN)
     for i in range(3):  # three more uploads: new content each time
-        at.file_uploader(key="gold_file").set_value(("gold.csv", GOLD[1] + f"{3 + i},250.00\n".encode(), "text/csv"))
+        at.file_uploader(key="gold_file").set_value(
+            ("gold.csv", GOLD[1] + f"{3 + i},250.00\n".encode(), "text/csv")
+        )
         at.run()
     assert not at.exception and len(at.session_state["_scored"]) == 2

@@ -17,21 +17,33 @@ from cophe_core.slices import (
 from tests.app.conftest import SAMPLE, run_app
 
 RUNS = ["siblings", "overcoder", "conservative"]
-PAGES = ["views/tree.py", "views/compare.py", "views/slices.py", "views/document.py", "views/metrics.py",
-         "views/export.py", "views/threshold.py"]
+PAGES = [
+    "views/tree.py",
+    "views/compare.py",
+    "views/slices.py",
+    "views/document.py",
+    "views/metrics.py",
+    "views/export.py",
+    "views/threshold.py",
+]
 
 
 @pytest.fixture(scope="module")
 def scoring():
     """The sample as the dashboard scores it: the scores run decided at its default threshold, 0.5."""
-    return score_files(SAMPLE / "gold.csv", {**{r: SAMPLE / f"run_{r}.csv" for r in RUNS},
-                                             "model": SAMPLE / "scores_model.csv"}, threshold=0.5)
+    return score_files(
+        SAMPLE / "gold.csv",
+        {**{r: SAMPLE / f"run_{r}.csv" for r in RUNS}, "model": SAMPLE / "scores_model.csv"},
+        threshold=0.5,
+    )
 
 
 def rare_codes(scoring):
     """The page's rare-code slice: codes in play in the gold standard or any run, seen in < 10 documents."""
     c = scoring.corpus
-    return code_frequency_slices(code_frequency(c.gold), (10, 100), in_play=codes_in_play(c.gold, *c.runs.values()))
+    return code_frequency_slices(
+        code_frequency(c.gold), (10, 100), in_play=codes_in_play(c.gold, *c.runs.values())
+    )
 
 
 def headline(at, run: str) -> float:
@@ -48,8 +60,9 @@ def test_a_code_slice_restricts_every_page_and_says_so(scoring):
     assert at.radio(key="slice_name").value == "codes:freq:10,100:0"
     rare = rare_codes(scoring)[0]
     for run in RUNS:
-        assert headline(at, run) == pytest.approx(restrict(scoring.evaluation(run), rare).score("cophe")["f1"],
-                                                  abs=5e-4)
+        assert headline(at, run) == pytest.approx(
+            restrict(scoring.evaluation(run), rare).score("cophe")["f1"], abs=5e-4
+        )
     assert "Showing only Rare: fewer than 10 documents" in banner(at)
     for page in PAGES:
         at.switch_page(page).run()
@@ -75,7 +88,9 @@ def test_the_slices_page_scores_each_slice_of_each_run(scoring):
     assert list(table.index) == [s.name for s in slices]
     for s in slices:
         for run in RUNS:
-            assert table.loc[s.name, run] == pytest.approx(restrict(scoring.evaluation(run), s).score("cophe")["f1"])
+            assert table.loc[s.name, run] == pytest.approx(
+                restrict(scoring.evaluation(run), s).score("cophe")["f1"]
+            )
 
 
 def test_document_details_upload_slices_by_a_column(scoring):
@@ -88,27 +103,42 @@ def test_document_details_upload_slices_by_a_column(scoring):
     key = "docs:meta:admission_type:v1"  # the second most frequent value
     assert "admission_type: ELECTIVE (177)" in at.radio(key="slice_name").options
     at.radio(key="slice_name").set_value(key).run()
-    want = [s for s in metadata_slices(read_metadata(details, name="documents.csv"), scoring.corpus.docs,
-                                       "admission_type") if s.key == key][0]
+    want = [
+        s
+        for s in metadata_slices(
+            read_metadata(details, name="documents.csv"), scoring.corpus.docs, "admission_type"
+        )
+        if s.key == key
+    ][0]
     assert want.name == "admission_type: ELECTIVE"
     assert headline(at, "overcoder") == pytest.approx(
-        restrict(scoring.evaluation("overcoder"), want).score("cophe")["f1"], abs=5e-4)
+        restrict(scoring.evaluation("overcoder"), want).score("cophe")["f1"], abs=5e-4
+    )
     assert "Showing only admission_type: ELECTIVE" in banner(at)
 
 
 def test_an_opened_analysis_restores_inputs_names_rule_slice_and_view(scoring):
     gold = InputFile("gold.csv", (SAMPLE / "gold.csv").read_bytes())
-    a = Analysis(gold, {"my model": InputFile("scores_model.csv", (SAMPLE / "scores_model.csv").read_bytes()),
-                        "baseline": InputFile("run_siblings.csv", (SAMPLE / "run_siblings.csv").read_bytes())},
-                 options={"ontology": "icd9", "system": "auto", "doc_col": None, "code_col": None,
-                          "max_level": "e0"},
-                 rule=("threshold", 0.3),
-                 slice={"slice_dimension": "code_frequency", "slice_edges": "10, 100",
-                        "slice_name": "codes:freq:10,100:2"},
-                 view={"page": "compare", "cmp_baseline": "baseline", "run": "my model"})
+    a = Analysis(
+        gold,
+        {
+            "my model": InputFile("scores_model.csv", (SAMPLE / "scores_model.csv").read_bytes()),
+            "baseline": InputFile("run_siblings.csv", (SAMPLE / "run_siblings.csv").read_bytes()),
+        },
+        options={"ontology": "icd9", "system": "auto", "doc_col": None, "code_col": None, "max_level": "e0"},
+        rule=("threshold", 0.3),
+        slice={
+            "slice_dimension": "code_frequency",
+            "slice_edges": "10, 100",
+            "slice_name": "codes:freq:10,100:2",
+        },
+        view={"page": "compare", "cmp_baseline": "baseline", "run": "my model"},
+    )
     at = run_app()
     at.radio(key="source").set_value("Open a saved analysis").run()
-    at.file_uploader(key="analysis_file").set_value(("shared.cophe", write_analysis(a), "application/zip")).run()
+    at.file_uploader(key="analysis_file").set_value(
+        ("shared.cophe", write_analysis(a), "application/zip")
+    ).run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["threshold"] == 0.3 and at.selectbox(key="max_level_icd9").value == "e0"
     assert at.selectbox(key="run").value == "my model" and at.session_state["cmp_baseline"] == "baseline"
@@ -142,15 +172,40 @@ def test_save_writes_what_the_session_shows(scoring):
 
     gold = ("gold.csv", (SAMPLE / "gold.csv").read_bytes())
     runs = [("mine", "run_overcoder.csv", (SAMPLE / "run_overcoder.csv").read_bytes())]
-    files = {"gold": gold, "runs": runs, "hierarchy": None, "ontology": "icd9", "max_level": "e0", "scored": False,
-             "doc_col": None, "code_col": None, "system": "auto"}
+    files = {
+        "gold": gold,
+        "runs": runs,
+        "hierarchy": None,
+        "ontology": "icd9",
+        "max_level": "e0",
+        "scored": False,
+        "doc_col": None,
+        "code_col": None,
+        "system": "auto",
+    }
     onto = scoring.corpus.ontology
-    state = {"_rule": ("threshold", 0.5), "focus": int(onto.codes["428"]), "tree_colour": "fn", "cmp_baseline": "mine",
-             "slice_dimension": "gold_codes", "slice_name": "docs:gold:0", "slice_edges": None,
-             "metadata_file": ("documents.csv", b"doc_id,x\n1,2\n"), "training_file": None}
+    state = {
+        "_rule": ("threshold", 0.5),
+        "focus": int(onto.codes["428"]),
+        "tree_colour": "fn",
+        "cmp_baseline": "mine",
+        "slice_dimension": "gold_codes",
+        "slice_name": "docs:gold:0",
+        "slice_edges": None,
+        "metadata_file": ("documents.csv", b"doc_id,x\n1,2\n"),
+        "training_file": None,
+    }
     a = read_analysis(saved.write_analysis(saved.build(files, "tree", onto, state)))
-    assert a.gold.data == gold[1] and a.runs["mine"].data == runs[0][2] and a.rule is None  # no run holds scores
-    assert a.options == {"ontology": "icd9", "system": "auto", "doc_col": None, "code_col": None, "max_level": "e0"}
+    assert (
+        a.gold.data == gold[1] and a.runs["mine"].data == runs[0][2] and a.rule is None
+    )  # no run holds scores
+    assert a.options == {
+        "ontology": "icd9",
+        "system": "auto",
+        "doc_col": None,
+        "code_col": None,
+        "max_level": "e0",
+    }
     assert a.view == {"page": "tree", "focus": "428", "colour": "fn", "cmp_baseline": "mine"}
     assert a.slice == {"slice_dimension": "gold_codes", "slice_name": "docs:gold:0"}
     assert a.metadata.name == "documents.csv" and a.training is None
@@ -173,4 +228,5 @@ def test_training_labels_define_the_rare_codes(scoring):
     assert at.radio(key="slice_name").value == rare.key and rare.key != "codes:freq:10,100:0"
     assert "Code frequency in the training labels" in banner(at)
     assert headline(at, "overcoder") == pytest.approx(
-        restrict(scoring.evaluation("overcoder"), rare).score("cophe")["f1"], abs=5e-4)
+        restrict(scoring.evaluation("overcoder"), rare).score("cophe")["f1"], abs=5e-4
+    )

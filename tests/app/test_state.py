@@ -7,8 +7,10 @@ from tests.app.conftest import SAMPLE, run_app, upload
 
 def test_same_named_files_get_distinct_names_and_a_rename_keeps_the_selection():
     gold = ("gold.csv", (SAMPLE / "gold.csv").read_bytes())
-    runs = [("preds.csv", (SAMPLE / "run_conservative.csv").read_bytes()),
-            ("preds.csv", (SAMPLE / "run_overcoder.csv").read_bytes())]
+    runs = [
+        ("preds.csv", (SAMPLE / "run_conservative.csv").read_bytes()),
+        ("preds.csv", (SAMPLE / "run_overcoder.csv").read_bytes()),
+    ]
     at = upload(run_app(), gold, runs)
     boxes = [t for t in at.text_input if t.label.startswith("Name of run")]
     assert [b.value for b in boxes] == ["preds", "preds-2"]

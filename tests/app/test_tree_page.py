@@ -14,8 +14,16 @@ from dashboard.figures import OTHER_COLOUR, colour_range, coloured
 from tests.app.conftest import SAMPLE, plotly_specs, run_app
 from tests.core.test_families import naive_family_errors
 
-PAGES = ["views/levels.py", "views/tree.py", "views/compare.py", "views/slices.py", "views/document.py", "views/metrics.py",
-         "views/threshold.py", "views/export.py"]
+PAGES = [
+    "views/levels.py",
+    "views/tree.py",
+    "views/compare.py",
+    "views/slices.py",
+    "views/document.py",
+    "views/metrics.py",
+    "views/threshold.py",
+    "views/export.py",
+]
 SNAKE = re.compile(r"\b[a-z0-9]+(?:_[a-z0-9]+)+\b")
 FILE_NAME = re.compile(r"\S+\.(?:csv|tsv|psv|txt|json|jsonl|ndjson|parquet|feather|arrow|html)\b")
 
@@ -42,7 +50,10 @@ def test_ranked_panel_lists_the_worst_families_with_their_share(overcoder):
         return str(onto.keys[onto.ancestors[onto.codes[code], onto.level_index("e0")]])
 
     extra, missed = naive_family_errors(rows("gold.csv"), rows("run_overcoder.csv"), category)
-    for table, counts, col, share in ((extra_t, extra, "fp", "extra_share"), (missed_t, missed, "fn", "missed_share")):
+    for table, counts, col, share in (
+        (extra_t, extra, "fp", "extra_share"),
+        (missed_t, missed, "fn", "missed_share"),
+    ):
         want = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:6]
         assert sorted(zip(table.code, table[col])) == sorted(want)
         assert list(table[col]) == sorted(table[col], reverse=True)
@@ -69,7 +80,9 @@ def test_focus_children_written_instead_and_documents():
     # the documents behind 428: the siblings run misses more than it adds there, so those with missed codes
     detail = next(t for t in tables if "difference" in t.columns)
     node = s.evaluation("siblings").nodes.set_index("code").loc["428"]
-    assert node.fn > node.fp and len(detail) == min(100, node.docs_under) > 0 and (detail.difference < 0).all()
+    assert (
+        node.fn > node.fp and len(detail) == min(100, node.docs_under) > 0 and (detail.difference < 0).all()
+    )
 
 
 def test_other_opens_into_the_list_of_what_it_merged(overcoder):
@@ -78,7 +91,9 @@ def test_other_opens_into_the_list_of_what_it_merged(overcoder):
     bucket = next(i for i in ids if i.startswith("other:"))
     at.session_state["other_open"] = bucket
     at.run()
-    sub = focused_subtree(overcoder.nodes, overcoder.ontology, None, depth=2, max_children=30, min_share=0.012)
+    sub = focused_subtree(
+        overcoder.nodes, overcoder.ontology, None, depth=2, max_children=30, min_share=0.012
+    )
     merged = set(sub.set_index("id").loc[bucket, "merged"])
     listed = next(d.value for d in at.dataframe if set(d.value.get("node", [])) == merged)
     assert len(listed) == len(merged) > 1
@@ -88,7 +103,9 @@ def test_other_opens_into_the_list_of_what_it_merged(overcoder):
 def test_colour_scales_are_fitted_and_stated(overcoder):
     at = run_app("views/tree.py", run="overcoder")
     tiles, bar = plotly_specs(at)[0]["data"]
-    sub = focused_subtree(overcoder.nodes, overcoder.ontology, None, depth=2, max_children=30, min_share=0.012)
+    sub = focused_subtree(
+        overcoder.nodes, overcoder.ontology, None, depth=2, max_children=30, min_share=0.012
+    )
     shown = coloured(sub)
     lo, hi = colour_range(shown.balance, shown.value, signed=True)
     assert (bar["marker"]["cmin"], bar["marker"]["cmax"]) == (lo, hi) and 0 < hi < 1 and lo == -hi
@@ -104,7 +121,10 @@ def test_colour_scales_are_fitted_and_stated(overcoder):
     assert bar["marker"]["cmin"] == 0 and bar["marker"]["cmax"] == pytest.approx(shown.error_share.max())
     at.selectbox(key="tree_colour").set_value("fp").run()
     bar = plotly_specs(at)[0]["data"][1]
-    assert bar["marker"]["cmax"] == shown.fp.max() and "Extra codes" in bar["marker"]["colorbar"]["title"]["text"]
+    assert (
+        bar["marker"]["cmax"] == shown.fp.max()
+        and "Extra codes" in bar["marker"]["colorbar"]["title"]["text"]
+    )
 
 
 def expanders(at) -> list[str]:
@@ -116,7 +136,17 @@ def screen_text(at) -> list[str]:
     """Every string the page shows: headings, text, widget labels and options, table headers and cells,
     chart titles and legends."""
     out: list[str] = []
-    for kind in ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success"):
+    for kind in (
+        "title",
+        "header",
+        "subheader",
+        "markdown",
+        "caption",
+        "info",
+        "warning",
+        "error",
+        "success",
+    ):
         out += [str(e.value) for e in getattr(at, kind)]
     out += expanders(at) + [m.label for m in at.metric] + [b.label for b in at.button]
     for kind in ("selectbox", "multiselect", "radio", "segmented_control"):
@@ -139,7 +169,11 @@ def screen_text(at) -> list[str]:
         out += [str(t.get("name", "")) for t in spec["data"]]
         layout = spec.get("layout", {})
         out += [str(a.get("text", "")) for a in layout.get("annotations", [])]
-        out += [str(v.get("title", {}).get("text", "")) for k, v in layout.items() if k.startswith(("xaxis", "yaxis"))]
+        out += [
+            str(v.get("title", {}).get("text", ""))
+            for k, v in layout.items()
+            if k.startswith(("xaxis", "yaxis"))
+        ]
     return out
 
 

@@ -31,8 +31,12 @@ def model():
     from cophe_core.api import decide_run
     from cophe_core.scores import read_scores
 
-    scoring, _ = decide_run(read_labels(SAMPLE / "gold.csv"), read_scores(SAMPLE / "scores_model.csv"),
-                            threshold=0.5, ontology="icd9")
+    scoring, _ = decide_run(
+        read_labels(SAMPLE / "gold.csv"),
+        read_scores(SAMPLE / "scores_model.csv"),
+        threshold=0.5,
+        ontology="icd9",
+    )
     return scoring.evaluation("pred")
 
 
@@ -40,8 +44,9 @@ def test_levels_view_shows_the_sample_numbers(sample, model):
     at = run_app()
     for run, ev in zip([*RUNS, "model"], [sample.evaluation(r) for r in RUNS] + [model]):
         assert headline_f1(at, run) == [f"{ev.score(m)['f1']:.3f}" for m in ("flat", "set_based", "cophe")]
-    assert any("Exact codes (flat): only the exact code counts" in e.value.replace("\\", "")
-               for e in at.markdown)  # each measure's help sentence
+    assert any(
+        "Exact codes (flat): only the exact code counts" in e.value.replace("\\", "") for e in at.markdown
+    )  # each measure's help sentence
     text = " ".join(m.value for m in at.markdown).replace("\\", "")
     assert "run overcoder predicts 42% more codes than the gold standard" in text
     assert "Category (3 digits)" in text and "At e0" not in text
@@ -49,8 +54,11 @@ def test_levels_view_shows_the_sample_numbers(sample, model):
     assert set(table.run) == set(RUNS) | {"model"} and len(table) == 4 * 11
     assert "Codes as given" in set(table.level) and "Right family and count (CoPHE)" in set(table.measure)
     spec = plotly_specs(at)[0]
-    assert {t["name"] for t in spec["data"]} == {"Exact codes (Flat)", "Right family (Set-based)",
-                                                "Right family and count (CoPHE)"}
+    assert {t["name"] for t in spec["data"]} == {
+        "Exact codes (Flat)",
+        "Right family (Set-based)",
+        "Right family and count (CoPHE)",
+    }
     at.toggle(key="levels_ci").set_value(True).run()
     ci = at.dataframe[1].value.set_index(["run", "measure", "level", "statistic"])
     row = ci.loc[("overcoder", "Right family and count (CoPHE)", "All levels together", "F1")]
@@ -61,8 +69,13 @@ def test_levels_view_shows_the_sample_numbers(sample, model):
 def test_max_level_changes_the_levels(sample):
     at = run_app()
     at.selectbox(key="max_level_icd9").set_value("e0").run()
-    assert set(at.dataframe[0].value.level) == {"Codes as given", "Specific code (5th digit)",
-                                                "Subcategory (4th digit)", "Category (3 digits)", "All levels together"}
+    assert set(at.dataframe[0].value.level) == {
+        "Codes as given",
+        "Specific code (5th digit)",
+        "Subcategory (4th digit)",
+        "Category (3 digits)",
+        "All levels together",
+    }
     expected = sample.evaluation("siblings", max_level="e0").score("cophe")["f1"]
     assert headline_f1(at)[2] == f"{expected:.3f}"
 
@@ -88,7 +101,12 @@ def test_rejected_rows_are_counted_listed_and_downloadable():
     at = upload(run_app(), ("gold.csv", gold), [("run.csv", b"doc_id,code\n1,401.1\n2,428.0\n")])
     assert any("1 input rows were not scored" in e.value for e in at.error)
     rejected = at.dataframe[1].value
-    assert rejected.iloc[0].to_dict() | {"reason": ""} == {"file": "gold.csv", "line": 3, "value": "zz9", "reason": ""}
+    assert rejected.iloc[0].to_dict() | {"reason": ""} == {
+        "file": "gold.csv",
+        "line": 3,
+        "value": "zz9",
+        "reason": "",
+    }
     assert any(b.label == "Download all rejected rows (CSV)" for b in at.get("download_button"))
 
 
@@ -116,8 +134,9 @@ def test_compare_view(sample):
     a, b = sample.evaluation("siblings"), sample.evaluation("overcoder")
     values = {m.label: m.value for m in at.metric}
     assert values["Right family and count F1 · overcoder"] == f"{b.score('cophe')['f1']:.3f}"
-    assert [m.delta for m in at.metric if m.label == "Right family and count F1 · overcoder"][0] == \
-        f"{b.score('cophe')['f1'] - a.score('cophe')['f1']:+.3f}"
+    assert [m.delta for m in at.metric if m.label == "Right family and count F1 · overcoder"][
+        0
+    ] == f"{b.score('cophe')['f1'] - a.score('cophe')['f1']:+.3f}"
     traces = [s["data"][0]["type"] for s in plotly_specs(at)]
     assert "icicle" in traces
     dis = at.dataframe[-1].value
@@ -137,12 +156,20 @@ def test_export_view_offers_every_download():
     """Tables are files at once; figures and reports are made when asked for (tests/app/test_downloads.py)."""
     at = run_app("views/export.py")
     files = [b.label for b in at.get("download_button")]
-    for want in ("Scores by level, all runs", "Every code and family · siblings", "Document by document · siblings",
-                 "Rows that were not scored"):
+    for want in (
+        "Scores by level, all runs",
+        "Every code and family · siblings",
+        "Document by document · siblings",
+        "Rows that were not scored",
+    ):
         assert want in files
     made = [b.label for b in at.button]
-    for want in ("Levels chart, all runs", "Code-family tree · siblings (current focus)", "Report for run siblings",
-                 "Comparison report: overcoder − siblings, with every run against siblings"):
+    for want in (
+        "Levels chart, all runs",
+        "Code-family tree · siblings (current focus)",
+        "Report for run siblings",
+        "Comparison report: overcoder − siblings, with every run against siblings",
+    ):
         assert want in made
 
 
@@ -150,8 +177,10 @@ def test_icd10_sample_is_selectable():
     at = run_app()
     at.radio(key="source").set_value("Sample: ICD-10").run()
     assert not at.exception
-    icd10 = score_files(SAMPLE.parent / "icd10" / "gold.csv",
-                        {r: SAMPLE.parent / "icd10" / f"run_{r}.csv" for r in ("siblings", "overcoder")})
+    icd10 = score_files(
+        SAMPLE.parent / "icd10" / "gold.csv",
+        {r: SAMPLE.parent / "icd10" / f"run_{r}.csv" for r in ("siblings", "overcoder")},
+    )
     assert at.selectbox(key="run").options == ["siblings", "overcoder"]
     assert at.selectbox(key="max_level_icd10").value == "block"
     assert headline_f1(at)[2] == f"{icd10.evaluation('siblings').score('cophe')['f1']:.3f}"
@@ -160,17 +189,27 @@ def test_icd10_sample_is_selectable():
 
 
 def test_custom_hierarchy_upload():
-    at = upload_with_hierarchy(("tree.csv", b"child,parent,title\nroot,,All\nA,root,Alpha\nB,root,Beta\na1,A,\na2,A,\nb1,B,\n"),
-                               ("gold.csv", b"doc_id,code\n1,a1\n2,b1\n"), [("run.csv", b"doc_id,code\n1,a2\n2,b1\n")])
+    at = upload_with_hierarchy(
+        ("tree.csv", b"child,parent,title\nroot,,All\nA,root,Alpha\nB,root,Beta\na1,A,\na2,A,\nb1,B,\n"),
+        ("gold.csv", b"doc_id,code\n1,a1\n2,b1\n"),
+        [("run.csv", b"doc_id,code\n1,a2\n2,b1\n")],
+    )
     assert not at.error
-    assert at.selectbox(key="max_level_tree").options == ["Depth 2", "Depth 1", "Depth 0 (top)"]  # levels by name
+    assert at.selectbox(key="max_level_tree").options == [
+        "Depth 2",
+        "Depth 1",
+        "Depth 0 (top)",
+    ]  # levels by name
     # flat: 1 of 2 right; d2 TP1 FP1 FN1 plus d1 TP2 gives 3/4 for both hierarchical measures
     assert headline_f1(at) == ["0.500", "0.750", "0.750"]
 
 
 def test_bad_hierarchy_upload_shows_the_error():
-    at = upload_with_hierarchy(("h.csv", b"child,parent\nr,\na,b\nb,a\n"), ("gold.csv", b"doc_id,code\n1,a\n"),
-                               [("run.csv", b"doc_id,code\n1,b\n")])
+    at = upload_with_hierarchy(
+        ("h.csv", b"child,parent\nr,\na,b\nb,a\n"),
+        ("gold.csv", b"doc_id,code\n1,a\n"),
+        [("run.csv", b"doc_id,code\n1,b\n")],
+    )
     assert any("cycle" in e.value for e in at.error)
 
 
@@ -182,7 +221,8 @@ def test_more_metrics_page(sample):
     expected = suite(sample.evaluation("overcoder"))
     assert table.loc["ICM-Norm", "overcoder"] == pytest.approx(round(expected["icm_norm"], 4))
     assert table.loc["Hierarchical F (HF)", "siblings"] == pytest.approx(
-        round(suite(sample.evaluation("siblings"))["hf"], 4))
+        round(suite(sample.evaluation("siblings"))["hf"], 4)
+    )
     assert table.loc["ICM", "rewards"].startswith("Information shared")
     props = at.dataframe[1].value
     assert props.set_index("metric").loc["ICM", "hierarchical proximity"] == "yes"
@@ -192,11 +232,16 @@ def test_more_metrics_page(sample):
 
 def test_compare_says_whether_a_difference_is_noise():
     at = run_app("views/compare.py")
-    boxes = {kind: [x.value.replace("\\", "") for x in getattr(at, kind)] for kind in ("success", "info", "error")}
+    boxes = {
+        kind: [x.value.replace("\\", "") for x in getattr(at, kind)] for kind in ("success", "info", "error")
+    }
     verdicts = {kind: [line for line in lines if " F1: " in line] for kind, lines in boxes.items()}
     assert sum(map(len, verdicts.values())) == 3
     # overcoder writes more codes: better on exact codes and right family, worse on right family and count
-    assert [v.split(":")[0] for v in verdicts["success"]] == ["Exact codes (Flat) F1", "Right family (Set-based) F1"]
+    assert [v.split(":")[0] for v in verdicts["success"]] == [
+        "Exact codes (Flat) F1",
+        "Right family (Set-based) F1",
+    ]
     assert all(v.endswith("is better, beyond resampling noise.") for v in verdicts["success"])
     (worse,) = verdicts["error"]  # a worse result is never in a green box
     assert worse.startswith("Right family and count (CoPHE) F1: overcoder − siblings") and "is worse" in worse
@@ -245,8 +290,11 @@ def test_threshold_page_follows_the_reading_options():
     at.selectbox(key="system").set_value("diagnosis").run()
     assert not at.error, [e.value for e in at.error]
     decided = b"adm,dx\nA,4019\nA,4281\nB,25000\n"  # the scores at least 0.5, by hand
-    expected = score_files(gold, {"m": decided}, ontology="icd9", system="diagnosis", doc_col="adm",
-                           code_col="dx").evaluation("m").score("cophe")["f1"]
+    expected = (
+        score_files(gold, {"m": decided}, ontology="icd9", system="diagnosis", doc_col="adm", code_col="dx")
+        .evaluation("m")
+        .score("cophe")["f1"]
+    )
     assert headline_f1(at)[2] == f"{expected:.3f}"
     at.switch_page("views/threshold.py").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -262,7 +310,10 @@ def test_rejected_rows_of_a_scores_file_reach_the_problems_panel():
     at = upload(run_app(), ("gold.csv", gold), [("s.csv", scores)])
     assert any("2 input rows were not scored" in e.value for e in at.error)
     rejected = at.dataframe[1].value
-    assert sorted(zip(rejected.file, rejected.line, rejected.value)) == [("s.csv", 3, "zz9"), ("s.csv", 4, "abc")]
+    assert sorted(zip(rejected.file, rejected.line, rejected.value)) == [
+        ("s.csv", 3, "zz9"),
+        ("s.csv", 4, "abc"),
+    ]
 
 
 def test_each_upload_is_parsed_once_across_reruns(monkeypatch):

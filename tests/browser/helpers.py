@@ -23,7 +23,9 @@ playwright = pytest.importorskip("playwright.sync_api")
 expect = playwright.expect
 expect.set_options(timeout=WAIT_MS)
 if not Path(BROWSER).exists():  # scripts/test.sh installs it; a bare `pytest` may not have it
-    pytest.skip(f"{BROWSER} is not installed (apt-get install chromium-headless-shell)", allow_module_level=True)
+    pytest.skip(
+        f"{BROWSER} is not installed (apt-get install chromium-headless-shell)", allow_module_level=True
+    )
 
 # Tiles whose label is drawn: Plotly hides the text of a tile too small for it (uniformtext "hide").
 LABELLED_TILES = """() => [...document.querySelectorAll('.js-plotly-plot g.slice')].filter(g => {
@@ -42,9 +44,23 @@ def start_server(log_path: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
     log = open(log_path, "w")  # noqa: SIM115 (kept open for the server's life)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port)],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "dashboard/app.py",
+            "--server.headless",
+            "true",
+            "--server.address",
+            "127.0.0.1",
+            "--server.port",
+            str(port),
+        ],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60

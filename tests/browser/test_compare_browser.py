@@ -46,12 +46,16 @@ def test_five_runs_a_slice_and_a_saved_analysis_round_trip(page, server, tmp_pat
     inputs = page.locator("[data-testid=stFileUploader] input[type=file]")
     inputs.nth(1).set_input_files([str(f) for f in files])
     settle(page, "text=Name of run 5 (retrained.csv)")
-    timings["upload_s"] = timed(page, lambda: inputs.nth(0).set_input_files(str(SAMPLE / "gold.csv")),
-                                "[data-testid=stTable]")
+    timings["upload_s"] = timed(
+        page, lambda: inputs.nth(0).set_input_files(str(SAMPLE / "gold.csv")), "[data-testid=stTable]"
+    )
 
     # Compare: all five runs at a glance, and the families that changed
-    timings["compare_s"] = timed(page, lambda: page.get_by_role("link", name="Compare runs").click(),
-                                 "text=Documents where the runs disagree most")
+    timings["compare_s"] = timed(
+        page,
+        lambda: page.get_by_role("link", name="Compare runs").click(),
+        "text=Documents where the runs disagree most",
+    )
     expect(page.get_by_text("All runs at a glance")).to_be_visible()
     expect(page.get_by_text("Difference from run_siblings")).to_be_visible()
     chart = page.locator("[data-testid=stPlotlyChart]").first
@@ -62,8 +66,11 @@ def test_five_runs_a_slice_and_a_saved_analysis_round_trip(page, server, tmp_pat
 
     # A slice, chosen in the sidebar, restricts the page and says so
     page.get_by_text("Slice: look at part of the data").click()
-    t0 = timed(page, lambda: choose(page, "Look at", "Codes, by how often they occur"),
-               "text=Showing only Rare: fewer than 10 documents")
+    t0 = timed(
+        page,
+        lambda: choose(page, "Look at", "Codes, by how often they occur"),
+        "text=Showing only Rare: fewer than 10 documents",
+    )
     timings["slice_s"] = t0
     settle(page, "text=Documents where the runs disagree most")
     page.screenshot(path=ARTIFACTS / "11_compare_rare_codes.png", full_page=True)
@@ -79,10 +86,15 @@ def test_five_runs_a_slice_and_a_saved_analysis_round_trip(page, server, tmp_pat
     page.context.clear_cookies()
     page.goto(server)  # a new session: nothing uploaded
     settle(page, "[data-testid=stTable]")
-    timed(page, lambda: page.get_by_text("Open a saved analysis").click(), "text=Open a file made with Save analysis")
+    timed(
+        page,
+        lambda: page.get_by_text("Open a saved analysis").click(),
+        "text=Open a file made with Save analysis",
+    )
     opener = page.locator("[data-testid=stFileUploader] input[type=file]").first
-    timings["open_s"] = timed(page, lambda: opener.set_input_files(str(saved)),
-                              "text=Showing only Rare: fewer than 10 documents")
+    timings["open_s"] = timed(
+        page, lambda: opener.set_input_files(str(saved)), "text=Showing only Rare: fewer than 10 documents"
+    )
     link = page.get_by_role("link", name="Go to the view the analysis was saved on: Compare runs")
     timings["saved_view_s"] = timed(page, link.click, "text=Documents where the runs disagree most")
     expect(page.get_by_role("heading", name="Compare runs")).to_be_visible()

@@ -31,8 +31,11 @@ def test_load_upload_click_and_drill(page, server):
     page.screenshot(path=ARTIFACTS / "01_levels_sample.png", full_page=True)
 
     # Change the highest level (a rerun of the levels view on cached scores)
-    timings["change_level_s"] = timed(page, choose(page, "Highest level", "Category (3 digits)").click,
-                                      "text=levels up to Category (3 digits)")
+    timings["change_level_s"] = timed(
+        page,
+        choose(page, "Highest level", "Category (3 digits)").click,
+        "text=levels up to Category (3 digits)",
+    )
     timed(page, choose(page, "Highest level", "Section").click, "text=levels up to Section")
 
     # Upload: the sample gold standard and two runs, one of them renamed by its file name
@@ -46,7 +49,9 @@ def test_load_upload_click_and_drill(page, server):
     files = []
     for folder, run in (("a", "conservative"), ("b", "overcoder")):
         (ARTIFACTS / folder).mkdir(exist_ok=True)
-        files.append(shutil.copy(ROOT / "sample_data" / "icd9" / f"run_{run}.csv", ARTIFACTS / folder / "preds.csv"))
+        files.append(
+            shutil.copy(ROOT / "sample_data" / "icd9" / f"run_{run}.csv", ARTIFACTS / folder / "preds.csv")
+        )
     inputs.nth(1).set_input_files([str(f) for f in files])
     settle(page, "[data-testid=stSidebar] >> text=Name of run 2 (preds.csv)")
     inputs.nth(0).set_input_files(str(ROOT / "sample_data" / "icd9" / "gold.csv"))
@@ -58,25 +63,34 @@ def test_load_upload_click_and_drill(page, server):
     # Renaming a run keeps it selected: the levels page shows it under its new name
     box = page.get_by_label("Name of run 2 (preds.csv)")
     box.fill("my_overcoder")
-    timings["rename_run_s"] = timed(page, lambda: box.press("Enter"), "[data-testid=stMain] >> text=my_overcoder")
+    timings["rename_run_s"] = timed(
+        page, lambda: box.press("Enter"), "[data-testid=stMain] >> text=my_overcoder"
+    )
     expect(page.get_by_text("Choose at least one run")).to_have_count(0)
     expect(page.locator("[data-testid=stMain]").get_by_text("preds-2")).to_have_count(0)
 
     # The tree: click the hypertension block, then check the focused view and the detail panel
     timed(page, lambda: page.get_by_role("link", name="Code-family tree").click(), ".js-plotly-plot g.slice")
     page.screenshot(path=ARTIFACTS / "03_tree_root.png", full_page=True)
-    timings["focus_block_s"] = timed(page, lambda: tile(page, "401-405").click(force=True),
-                                     "text=Inside 401-405 Hypertensive disease")
+    timings["focus_block_s"] = timed(
+        page, lambda: tile(page, "401-405").click(force=True), "text=Inside 401-405 Hypertensive disease"
+    )
     assert "focus=block%3A401-405" in page.url or "focus=block:401-405" in page.url, page.url
-    timings["focus_category_s"] = timed(page, lambda: tile(page, "401 Essential").click(force=True),
-                                        "text=Documents behind 401 Essential hypertension")
+    timings["focus_category_s"] = timed(
+        page,
+        lambda: tile(page, "401 Essential").click(force=True),
+        "text=Documents behind 401 Essential hypertension",
+    )
     expect(page.get_by_role("button", name="› 401-405 Hypertensive disease")).to_be_visible()  # the way back
     expect(page.get_by_text("The run writes too many of these codes in")).to_be_visible()
     page.screenshot(path=ARTIFACTS / "04_tree_focus_401.png", full_page=True)
 
     # Change the run (cached): the focus stays
-    timings["change_run_s"] = timed(page, choose(page, "Run", "my_overcoder").click,
-                                    "[data-testid=stMain] >> text=The code families of run my_overcoder")
+    timings["change_run_s"] = timed(
+        page,
+        choose(page, "Run", "my_overcoder").click,
+        "[data-testid=stMain] >> text=The code families of run my_overcoder",
+    )
     settle(page, "text=Documents behind 401 Essential hypertension")
 
     # Back up through the breadcrumb
@@ -99,5 +113,3 @@ def test_document_and_compare_views_render(page, server):
     page.goto(server + "/document")
     settle(page, "text=Wrong code in the right family")
     expect(page.get_by_text("Correct").first).to_be_visible()
-
-

@@ -39,8 +39,10 @@ def all_at_once(pages, act) -> None:
 def test_five_sessions_are_isolated_and_every_download_arrives(page, server, tmp_path):
     assert urlparse(server).hostname == "127.0.0.1"
     files = [session_files(tmp_path, i) for i in range(SESSIONS)]
-    contexts = [page.context.browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True)
-                for _ in range(SESSIONS)]
+    contexts = [
+        page.context.browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True)
+        for _ in range(SESSIONS)
+    ]
     try:
         run_sessions([c.new_page() for c in contexts], server, files)
     finally:
@@ -71,15 +73,27 @@ def run_sessions(pages, server: str, files) -> None:
     arrived: list[list] = [[] for _ in pages]
     all_at_once(pages, lambda i, pg: pg.on("download", lambda d, i=i: arrived[i].append(d)))
     for label in MADE:  # every session asks for its files to be made, then downloads its tables meanwhile
-        all_at_once(pages, lambda i, pg, label=label: pg.get_by_role(
-            "button", name=re.compile("^" + re.escape(label))).click())
+        all_at_once(
+            pages,
+            lambda i, pg, label=label: pg.get_by_role(
+                "button", name=re.compile("^" + re.escape(label))
+            ).click(),
+        )
     tables = (*TABLES, "Every code and family · session", "Document by document · session")
     for label in tables:
-        all_at_once(pages, lambda i, pg, label=label: pg.get_by_role(
-            "button", name=re.compile("^" + re.escape(label))).click())
+        all_at_once(
+            pages,
+            lambda i, pg, label=label: pg.get_by_role(
+                "button", name=re.compile("^" + re.escape(label))
+            ).click(),
+        )
     for label in MADE:  # the same words, now with the file's size
-        all_at_once(pages, lambda i, pg, label=label: pg.get_by_role(
-            "button", name=re.compile(re.escape(label) + ".* · [0-9.,]+ [KM]B")).click(timeout=WAIT_MS))
+        all_at_once(
+            pages,
+            lambda i, pg, label=label: pg.get_by_role(
+                "button", name=re.compile(re.escape(label) + ".* · [0-9.,]+ [KM]B")
+            ).click(timeout=WAIT_MS),
+        )
     wanted = len(tables) + len(MADE)
     for i, pg in enumerate(pages):
         while len(arrived[i]) < wanted:
@@ -95,8 +109,14 @@ def check_downloads(i: int, got: list, wanted: int) -> None:
     for d in got:
         assert d.failure() is None, (i, d.suggested_filename, d.failure())
         by_name[d.suggested_filename] = d.path().read_text(encoding="utf-8")
-    assert set(by_name) == {"levels.csv", "rejected_rows.csv", f"nodes_session{i}.csv",
-                            f"documents_session{i}.csv", f"report_session{i}.html", "levels_chart.html"}
+    assert set(by_name) == {
+        "levels.csv",
+        "rejected_rows.csv",
+        f"nodes_session{i}.csv",
+        f"documents_session{i}.csv",
+        f"report_session{i}.html",
+        "levels_chart.html",
+    }
     docs = pd.read_csv(pd.io.common.StringIO(by_name[f"documents_session{i}.csv"]), dtype=str)
     assert len(docs) and docs.iloc[:, 0].str.startswith(f"s{i}-").all()
     for j in range(SESSIONS):

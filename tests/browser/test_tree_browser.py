@@ -47,8 +47,9 @@ def test_tree_is_labelled_ranked_and_kept_in_the_url(page, server, worst):
 
     # One click on the ranked panel's first row focuses the tree on the worst family
     extra_table = page.locator(f"{MAIN} [data-testid=stDataFrame]").first
-    timings["ranked_panel_click_s"] = timed(page, lambda: click_row(page, extra_table, 0),
-                                            f"text=Documents behind {worst}")
+    timings["ranked_panel_click_s"] = timed(
+        page, lambda: click_row(page, extra_table, 0), f"text=Documents behind {worst}"
+    )
     assert re.search(r"[?&]focus=", page.url), page.url
     expect(page.get_by_text("Right family, wrong code").first).to_be_visible()
     page.set_viewport_size({"width": 1440, "height": 2400})
@@ -63,7 +64,9 @@ def test_tree_is_labelled_ranked_and_kept_in_the_url(page, server, worst):
 
     # Back to all codes, then open an "Other" tile: the list of what it merged, each entry clickable
     timed(page, lambda: page.get_by_role("button", name="All codes").click(), "text=Inside all codes")
-    timings["open_other_s"] = timed(page, lambda: tile(page, "Other").click(force=True), "text=smaller families of")
+    timings["open_other_s"] = timed(
+        page, lambda: tile(page, "Other").click(force=True), "text=smaller families of"
+    )
     page.screenshot(path=ARTIFACTS / "12_tree_other.png")
     other_table = page.locator(".st-key-other_panel [data-testid=stDataFrame]").first
     click_row(page, other_table, 0)

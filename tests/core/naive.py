@@ -35,8 +35,10 @@ def naive_scores(gold: dict[str, set[str]], pred: dict[str, set[str]], levels, b
                 if level in anc:
                     y[anc[level]] += 1
             for node in set(x) | set(y):
-                for measure, (a, b) in (("cophe", (x[node], y[node])),
-                                        ("set_based", (int(x[node] > 0), int(y[node] > 0)))):
+                for measure, (a, b) in (
+                    ("cophe", (x[node], y[node])),
+                    ("set_based", (int(x[node] > 0), int(y[node] > 0))),
+                ):
                     t = totals.setdefault((measure, level), [0, 0, 0])
                     t[0] += min(a, b)
                     t[1] += max(a - b, 0)

@@ -32,13 +32,25 @@ GOLD = InputFile("gold.csv", b"doc_id,code\n1,401.9\n")
 
 
 def analysis(**kw) -> Analysis:
-    base = {"gold": GOLD, "runs": {"A": InputFile("a.parquet", b"PAR1\x00\x01"), "B b": InputFile("../b.csv", b"x")},
-            "options": {"ontology": "icd9", "system": "auto", "doc_col": None, "code_col": None, "max_level": "e0"},
-            "rule": ("top_k", 5), "slice": {"slice_dimension": "code_frequency", "slice_edges": "5, 50"},
-            "view": {"page": "tree", "focus": "428"}, "created": "2026-11-22T10:00:00+00:00",
-            "cophe_version": "0.1.0", "code_sets": {"ICD-9-CM": "CMS v32"},
-            "metadata": InputFile("documents.csv", b"doc_id,length\n1,20\n"),
-            "training": InputFile("train.jsonl", b'{"doc_id": "1", "codes": ["401.9"]}\n')}
+    base = {
+        "gold": GOLD,
+        "runs": {"A": InputFile("a.parquet", b"PAR1\x00\x01"), "B b": InputFile("../b.csv", b"x")},
+        "options": {
+            "ontology": "icd9",
+            "system": "auto",
+            "doc_col": None,
+            "code_col": None,
+            "max_level": "e0",
+        },
+        "rule": ("top_k", 5),
+        "slice": {"slice_dimension": "code_frequency", "slice_edges": "5, 50"},
+        "view": {"page": "tree", "focus": "428"},
+        "created": "2026-11-22T10:00:00+00:00",
+        "cophe_version": "0.1.0",
+        "code_sets": {"ICD-9-CM": "CMS v32"},
+        "metadata": InputFile("documents.csv", b"doc_id,length\n1,20\n"),
+        "training": InputFile("train.jsonl", b'{"doc_id": "1", "codes": ["401.9"]}\n'),
+    }
     return Analysis(**{**base, **kw})
 
 
@@ -59,7 +71,12 @@ def test_the_manifest_lists_every_input_with_its_digest():
     manifest = json.loads(z.read("manifest.json"))
     assert manifest["format"] == "cophe-analysis" and manifest["format_version"] == 1
     assert [(e["role"], e["run"]) for e in manifest["inputs"]] == [
-        ("gold", None), ("run", "A"), ("run", "B b"), ("metadata", None), ("training", None)]
+        ("gold", None),
+        ("run", "A"),
+        ("run", "B b"),
+        ("metadata", None),
+        ("training", None),
+    ]
     for e in manifest["inputs"]:
         content = z.read(e["member"])
         assert e["size"] == len(content) and e["sha256"] == hashlib.sha256(content).hexdigest()
@@ -78,14 +95,19 @@ def test_an_analysis_is_checked_when_made_and_does_not_follow_later_changes():
     a = analysis(view=view, rule=["threshold", 1])
     view["page"] = "compare"
     assert a.view == {"page": "tree"} and a.rule == ("threshold", 1.0)
-    for bad, message in [({"runs": {}}, "at least one run"), ({"runs": {" ": GOLD}}, "a name of its own"),
-                         ({"gold": ("g.csv", b"")}, "gold must be an InputFile"),
-                         ({"options": {"ontology": "/etc/h.csv"}}, "ontology must be one of"),
-                         ({"options": {"ontology": "custom"}}, "no hierarchy input"),
-                         ({"options": {"system": "both"}}, "system must be one of"),
-                         ({"rule": ("threshold", float("nan"))}, "threshold must be"),
-                         ({"view": {"x": object()}}, "plain JSON"), ({"view": {"x": float("inf")}}, "plain JSON"),
-                         ({"code_sets": {"a": 1}}, "code_sets"), ({"created": 5}, "created")]:
+    for bad, message in [
+        ({"runs": {}}, "at least one run"),
+        ({"runs": {" ": GOLD}}, "a name of its own"),
+        ({"gold": ("g.csv", b"")}, "gold must be an InputFile"),
+        ({"options": {"ontology": "/etc/h.csv"}}, "ontology must be one of"),
+        ({"options": {"ontology": "custom"}}, "no hierarchy input"),
+        ({"options": {"system": "both"}}, "system must be one of"),
+        ({"rule": ("threshold", float("nan"))}, "threshold must be"),
+        ({"view": {"x": object()}}, "plain JSON"),
+        ({"view": {"x": float("inf")}}, "plain JSON"),
+        ({"code_sets": {"a": 1}}, "code_sets"),
+        ({"created": 5}, "created"),
+    ]:
         with pytest.raises(ValueError, match=message):
             analysis(**bad)
     with pytest.raises(ValueError, match="bytes"):
@@ -96,21 +118,43 @@ def test_an_analysis_is_checked_when_made_and_does_not_follow_later_changes():
 
 
 @settings(max_examples=40, deadline=None)
-@given(names=st.lists(st.text(min_size=1, max_size=20).filter(str.strip), min_size=1, max_size=4, unique=True),
-       files=st.lists(st.text(min_size=1, max_size=30).filter(str.strip), min_size=4, max_size=4),
-       payload=st.binary(max_size=200), threshold=st.floats(0, 1),
-       top_k=st.integers(1, 10**6), use_top_k=st.booleans(),
-       ontology=st.sampled_from([o for o in ONTOLOGIES if o != "custom"]), system=st.sampled_from(SYSTEMS),
-       cols=st.lists(st.none() | st.text(min_size=1, max_size=12), min_size=3, max_size=3),
-       view=st.dictionaries(st.text(max_size=8), st.none() | st.booleans() | st.integers() | st.text(max_size=8)
-                            | st.lists(st.text(max_size=5), max_size=3), max_size=4))
-def test_round_trip_of_any_names_bytes_and_options(names, files, payload, threshold, top_k, use_top_k, ontology,
-                                                   system, cols, view):
-    a = analysis(runs={n: InputFile(files[i % 4], payload + n.encode()) for i, n in enumerate(names)},
-                 rule=("top_k", top_k) if use_top_k else ("threshold", threshold), view=view,
-                 gold=InputFile(files[0], payload),
-                 options={"ontology": ontology, "system": system, "doc_col": cols[0], "code_col": cols[1],
-                          "max_level": cols[2], "later": [1, {"x": None}]})
+@given(
+    names=st.lists(st.text(min_size=1, max_size=20).filter(str.strip), min_size=1, max_size=4, unique=True),
+    files=st.lists(st.text(min_size=1, max_size=30).filter(str.strip), min_size=4, max_size=4),
+    payload=st.binary(max_size=200),
+    threshold=st.floats(0, 1),
+    top_k=st.integers(1, 10**6),
+    use_top_k=st.booleans(),
+    ontology=st.sampled_from([o for o in ONTOLOGIES if o != "custom"]),
+    system=st.sampled_from(SYSTEMS),
+    cols=st.lists(st.none() | st.text(min_size=1, max_size=12), min_size=3, max_size=3),
+    view=st.dictionaries(
+        st.text(max_size=8),
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.text(max_size=8)
+        | st.lists(st.text(max_size=5), max_size=3),
+        max_size=4,
+    ),
+)
+def test_round_trip_of_any_names_bytes_and_options(
+    names, files, payload, threshold, top_k, use_top_k, ontology, system, cols, view
+):
+    a = analysis(
+        runs={n: InputFile(files[i % 4], payload + n.encode()) for i, n in enumerate(names)},
+        rule=("top_k", top_k) if use_top_k else ("threshold", threshold),
+        view=view,
+        gold=InputFile(files[0], payload),
+        options={
+            "ontology": ontology,
+            "system": system,
+            "doc_col": cols[0],
+            "code_col": cols[1],
+            "max_level": cols[2],
+            "later": [1, {"x": None}],
+        },
+    )
     data = write_analysis(a)
     back = read_analysis(data, name="any.cophe")
     assert back == a and write_analysis(back) == data
@@ -154,63 +198,82 @@ def twice(member: str) -> bytes:
 RUN = "inputs/01-run-a.parquet"
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"doc_id,code\n1,401.9\n", "not a cophe analysis file"),
-    (b"", "not a cophe analysis file"),
-    (b"PK\x05\x06" + b"\0" * 18, "no manifest.json"),  # an empty zip
-    (zipped({"notes.txt": b"hello"}), "no manifest.json"),
-    (zipped({"manifest.json": b"{not json"}), "not valid JSON"),
-    (zipped({"manifest.json": b"\xff\xfe\xfa"}), "not valid JSON"),
-    (zipped({"manifest.json": b"[" * 100_000 + b"]" * 100_000}), "not valid JSON|does not describe"),
-    (zipped({"manifest.json": b" " * (MAX_MANIFEST + 1)}), "manifest.json inflates to more than 1,048,576 bytes"),
-    (zipped({"manifest.json": b'{"format": "other"}'}), "does not describe a cophe analysis"),
-    (with_manifest(lambda m: m.update(format_version=99)), "format version 99; .* update cophe"),
-    (with_manifest(lambda m: m.update(format_version=True)), "format_version must be a whole number"),
-    (with_manifest(lambda m: m.update(format_version="1")), "format_version must be a whole number"),
-    (with_manifest(lambda m: m.update(rule=["threshold", 1.5])), "threshold must be a number from 0 to 1"),
-    (with_manifest(lambda m: m.update(rule=["threshold", -0.1])), "threshold must be a number from 0 to 1"),
-    (with_manifest(lambda m: m.update(rule=["threshold", "nan"])), "threshold must be a number"),
-    (with_manifest(lambda m: m.update(rule=["threshold", True])), "threshold must be a number"),
-    (with_manifest(lambda m: m.update(rule=["top_k", 0])), "top_k must be a whole number"),
-    (with_manifest(lambda m: m.update(rule=["top_k", 2.5])), "top_k must be a whole number"),
-    (with_manifest(lambda m: m.update(rule=["eval", "1"])), "decision rule must be"),
-    (with_manifest(lambda m: m.update(rule=["threshold", 0.5, 1])), "decision rule must be"),
-    (with_manifest(lambda m: m.update(rule="threshold")), "decision rule must be"),
-    (with_manifest(lambda m: m["options"].update(ontology="/etc/passwd")), "ontology must be one of"),
-    (with_manifest(lambda m: m["options"].update(ontology="custom")), "no hierarchy input"),
-    (with_manifest(lambda m: m["options"].update(system="x")), "system must be one of"),
-    (with_manifest(lambda m: m["options"].update(doc_col={"a": 1})), "doc_col must be text"),
-    (with_manifest(lambda m: m["options"].update(max_level=3)), "max_level must be text"),
-    (with_manifest(lambda m: m.update(options=[])), "options must be an object"),
-    (with_manifest(lambda m: m.update(view=[1, 2])), "view must be an object"),
-    (with_manifest(lambda m: m.update(slice="rare")), "slice must be an object"),
-    (with_manifest(lambda m: m.update(code_sets="ab")), "code_sets must be an object"),
-    (with_manifest(lambda m: m.update(code_sets={"a": 1})), "code_sets must map text to text"),
-    (with_manifest(lambda m: m.update(created={"when": 1})), "created must be text"),
-    (with_manifest(lambda m: m.update(inputs={"gold": 1})), "inputs must be a list"),
-    (with_manifest(lambda m: m["inputs"].append("gold")), "needs a role"),
-    (with_manifest(lambda m: m["inputs"][1].update(role="model")), "needs a role"),
-    (with_manifest(lambda m: m["inputs"][1].update(sha256="0" * 64)), "does not match its SHA-256"),
-    (with_manifest(lambda m: m["inputs"][1].pop("sha256")), "does not match its SHA-256"),
-    (with_manifest(lambda m: m["inputs"][1].update(size=3)), "holds 6 bytes, not the 3"),
-    (with_manifest(lambda m: m["inputs"][1].update(size="6")), "size of .* must be a whole number"),
-    (with_manifest(lambda m: m["inputs"][1].update(file=["a"])), "file name of .* must be text"),
-    (with_manifest(lambda m: m["inputs"][1].update(file="")), "a file name must be text"),
-    (with_manifest(lambda m: m["inputs"][1].update(member="inputs/gone.csv")), "listed in manifest.json but missing"),
-    (with_manifest(lambda m: m["inputs"][1].update(member="manifest.json")), "listed in manifest.json but missing"),
-    (with_manifest(lambda m: m["inputs"].append(dict(m["inputs"][1], run="C"))), "listed twice"),
-    (with_manifest(lambda m: m["inputs"][2].update(run=m["inputs"][1]["run"])), "a name of its own"),
-    (with_manifest(lambda m: m["inputs"][2].update(run=None)), "a name of its own"),
-    (with_manifest(lambda m: m["inputs"][1].update(role="gold")), "two inputs have the role gold"),
-    (with_manifest(lambda m: m.update(inputs=[m["inputs"][0]])), "at least one run"),
-    (with_manifest(lambda m: m.update(inputs=m["inputs"][1:])), "one gold standard"),
-    (with_member(RUN, b"PAR1\x00\x02"), "does not match its SHA-256"),
-    (with_member("../../etc/passwd", b"x"), "path outside the archive"),
-    (with_member("/abs.csv", b"x"), "path outside the archive"),
-    (with_member("inputs\\..\\x.csv", b"x"), "path outside the archive"),
-    (with_member("C:/x.csv", b"x"), "path outside the archive"),
-    (zipped({f"m{i}": b"" for i in range(70)}), "members"),
-], ids=lambda v: v if isinstance(v, str) else "zip")  # the bytes hold the time they were zipped: not an id
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"doc_id,code\n1,401.9\n", "not a cophe analysis file"),
+        (b"", "not a cophe analysis file"),
+        (b"PK\x05\x06" + b"\0" * 18, "no manifest.json"),  # an empty zip
+        (zipped({"notes.txt": b"hello"}), "no manifest.json"),
+        (zipped({"manifest.json": b"{not json"}), "not valid JSON"),
+        (zipped({"manifest.json": b"\xff\xfe\xfa"}), "not valid JSON"),
+        (zipped({"manifest.json": b"[" * 100_000 + b"]" * 100_000}), "not valid JSON|does not describe"),
+        (
+            zipped({"manifest.json": b" " * (MAX_MANIFEST + 1)}),
+            "manifest.json inflates to more than 1,048,576 bytes",
+        ),
+        (zipped({"manifest.json": b'{"format": "other"}'}), "does not describe a cophe analysis"),
+        (with_manifest(lambda m: m.update(format_version=99)), "format version 99; .* update cophe"),
+        (with_manifest(lambda m: m.update(format_version=True)), "format_version must be a whole number"),
+        (with_manifest(lambda m: m.update(format_version="1")), "format_version must be a whole number"),
+        (
+            with_manifest(lambda m: m.update(rule=["threshold", 1.5])),
+            "threshold must be a number from 0 to 1",
+        ),
+        (
+            with_manifest(lambda m: m.update(rule=["threshold", -0.1])),
+            "threshold must be a number from 0 to 1",
+        ),
+        (with_manifest(lambda m: m.update(rule=["threshold", "nan"])), "threshold must be a number"),
+        (with_manifest(lambda m: m.update(rule=["threshold", True])), "threshold must be a number"),
+        (with_manifest(lambda m: m.update(rule=["top_k", 0])), "top_k must be a whole number"),
+        (with_manifest(lambda m: m.update(rule=["top_k", 2.5])), "top_k must be a whole number"),
+        (with_manifest(lambda m: m.update(rule=["eval", "1"])), "decision rule must be"),
+        (with_manifest(lambda m: m.update(rule=["threshold", 0.5, 1])), "decision rule must be"),
+        (with_manifest(lambda m: m.update(rule="threshold")), "decision rule must be"),
+        (with_manifest(lambda m: m["options"].update(ontology="/etc/passwd")), "ontology must be one of"),
+        (with_manifest(lambda m: m["options"].update(ontology="custom")), "no hierarchy input"),
+        (with_manifest(lambda m: m["options"].update(system="x")), "system must be one of"),
+        (with_manifest(lambda m: m["options"].update(doc_col={"a": 1})), "doc_col must be text"),
+        (with_manifest(lambda m: m["options"].update(max_level=3)), "max_level must be text"),
+        (with_manifest(lambda m: m.update(options=[])), "options must be an object"),
+        (with_manifest(lambda m: m.update(view=[1, 2])), "view must be an object"),
+        (with_manifest(lambda m: m.update(slice="rare")), "slice must be an object"),
+        (with_manifest(lambda m: m.update(code_sets="ab")), "code_sets must be an object"),
+        (with_manifest(lambda m: m.update(code_sets={"a": 1})), "code_sets must map text to text"),
+        (with_manifest(lambda m: m.update(created={"when": 1})), "created must be text"),
+        (with_manifest(lambda m: m.update(inputs={"gold": 1})), "inputs must be a list"),
+        (with_manifest(lambda m: m["inputs"].append("gold")), "needs a role"),
+        (with_manifest(lambda m: m["inputs"][1].update(role="model")), "needs a role"),
+        (with_manifest(lambda m: m["inputs"][1].update(sha256="0" * 64)), "does not match its SHA-256"),
+        (with_manifest(lambda m: m["inputs"][1].pop("sha256")), "does not match its SHA-256"),
+        (with_manifest(lambda m: m["inputs"][1].update(size=3)), "holds 6 bytes, not the 3"),
+        (with_manifest(lambda m: m["inputs"][1].update(size="6")), "size of .* must be a whole number"),
+        (with_manifest(lambda m: m["inputs"][1].update(file=["a"])), "file name of .* must be text"),
+        (with_manifest(lambda m: m["inputs"][1].update(file="")), "a file name must be text"),
+        (
+            with_manifest(lambda m: m["inputs"][1].update(member="inputs/gone.csv")),
+            "listed in manifest.json but missing",
+        ),
+        (
+            with_manifest(lambda m: m["inputs"][1].update(member="manifest.json")),
+            "listed in manifest.json but missing",
+        ),
+        (with_manifest(lambda m: m["inputs"].append(dict(m["inputs"][1], run="C"))), "listed twice"),
+        (with_manifest(lambda m: m["inputs"][2].update(run=m["inputs"][1]["run"])), "a name of its own"),
+        (with_manifest(lambda m: m["inputs"][2].update(run=None)), "a name of its own"),
+        (with_manifest(lambda m: m["inputs"][1].update(role="gold")), "two inputs have the role gold"),
+        (with_manifest(lambda m: m.update(inputs=[m["inputs"][0]])), "at least one run"),
+        (with_manifest(lambda m: m.update(inputs=m["inputs"][1:])), "one gold standard"),
+        (with_member(RUN, b"PAR1\x00\x02"), "does not match its SHA-256"),
+        (with_member("../../etc/passwd", b"x"), "path outside the archive"),
+        (with_member("/abs.csv", b"x"), "path outside the archive"),
+        (with_member("inputs\\..\\x.csv", b"x"), "path outside the archive"),
+        (with_member("C:/x.csv", b"x"), "path outside the archive"),
+        (zipped({f"m{i}": b"" for i in range(70)}), "members"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "zip",
+)  # the bytes hold the time they were zipped: not an id
 def test_bad_files_are_refused_with_the_file_named(content, message):
     with pytest.raises(InputError, match=r"^shared\.cophe: .*(" + message + ")"):
         read_analysis(content, name="shared.cophe")
@@ -225,7 +288,7 @@ def test_a_member_named_twice_is_refused():
 def test_a_directory_too_large_for_its_members_is_refused_before_it_is_parsed(monkeypatch):
     data = bytearray(write_analysis(analysis()))
     end = data.rfind(b"PK\x05\x06")
-    data[end + 12:end + 16] = (64 * 1024 + 1).to_bytes(4, "little")  # the central directory's declared size
+    data[end + 12 : end + 16] = (64 * 1024 + 1).to_bytes(4, "little")  # the central directory's declared size
     with pytest.raises(InputError, match=r"^shared\.cophe: the zip lists too many members"):
         read_analysis(bytes(data), name="shared.cophe")
     monkeypatch.setattr(zipfile, "ZIP_FILECOUNT_LIMIT", 0)  # makes zipfile write a zip64 end record
@@ -250,10 +313,14 @@ def test_headers_that_understate_a_size_do_not_get_past_the_bounded_read():
     assert bomb.count(declared) == 2  # the local header and the central directory
     lying = bomb.replace(declared, (16).to_bytes(4, "little"))
     # zipfile stops at the declared size and finds the CRC wrong; the read is bounded all the same
-    with pytest.raises(InputError, match=r"^shared\.cophe: 'inputs/01-run-a.csv' (inflates beyond the 16 bytes|is damaged)"):
+    with pytest.raises(
+        InputError, match=r"^shared\.cophe: 'inputs/01-run-a.csv' (inflates beyond the 16 bytes|is damaged)"
+    ):
         read_analysis(lying, name="shared.cophe", max_bytes=1_000_000)
     z = zipfile.ZipFile(io.BytesIO(bomb))
-    with pytest.raises(InputError, match=r"^shared\.cophe: 'inputs/01-run-a.csv' inflates beyond the 1,000 bytes"):
+    with pytest.raises(
+        InputError, match=r"^shared\.cophe: 'inputs/01-run-a.csv' inflates beyond the 1,000 bytes"
+    ):
         _read_member(z, z.getinfo("inputs/01-run-a.csv"), 1_000, "shared.cophe")
     with pytest.raises(InputError, match=r"^shared\.cophe: its members inflate to more than 1,000,000 bytes"):
         read_analysis(bomb, name="shared.cophe", max_bytes=1_000_000)  # the declared sizes are checked first
@@ -290,7 +357,7 @@ def test_a_damaged_file_is_refused_or_read_never_anything_else(data):
         i = data.draw(st.integers(0, len(raw) - 1))
         raw[i] = data.draw(st.integers(0, 255))
     if data.draw(st.booleans()):
-        raw = raw[:data.draw(st.integers(0, len(raw)))]
+        raw = raw[: data.draw(st.integers(0, len(raw)))]
     try:
         back = read_analysis(bytes(raw), name="shared.cophe")
     except InputError as e:
@@ -301,8 +368,13 @@ def test_a_damaged_file_is_refused_or_read_never_anything_else(data):
 
 def test_analysis_from_files_keeps_the_bytes(tmp_path):
     (tmp_path / "h.csv").write_bytes(b"child,parent\nroot,\nA,root\n")
-    a = analysis_from_files(SAMPLE / "gold.csv", {"mine": SAMPLE / "run_siblings.csv"}, hierarchy=tmp_path / "h.csv",
-                            options={"ontology": "custom"}, rule=None)
+    a = analysis_from_files(
+        SAMPLE / "gold.csv",
+        {"mine": SAMPLE / "run_siblings.csv"},
+        hierarchy=tmp_path / "h.csv",
+        options={"ontology": "custom"},
+        rule=None,
+    )
     assert a.gold.data == (SAMPLE / "gold.csv").read_bytes() and a.runs["mine"].name == "run_siblings.csv"
     assert a.hierarchy.name == "h.csv" and a.view == {"page": "levels"}
 
@@ -314,27 +386,54 @@ def rescored(a: Analysis, run: str) -> float:
     """CoPHE overall F1 of the saved inputs scored again with score_files and the saved options."""
     o = a.options
     rule = {a.rule[0]: a.rule[1]} if a.rule else {}
-    scoring = score_files(a.gold.data, {k: f.data for k, f in a.runs.items()}, ontology=o["ontology"],
-                          system=o["system"], doc_col=o["doc_col"], code_col=o["code_col"], **rule)
+    scoring = score_files(
+        a.gold.data,
+        {k: f.data for k, f in a.runs.items()},
+        ontology=o["ontology"],
+        system=o["system"],
+        doc_col=o["doc_col"],
+        code_col=o["code_col"],
+        **rule,
+    )
     return scoring.evaluation(run, max_level=o["max_level"]).score("cophe")["f1"]
 
 
-@pytest.mark.parametrize("pred, extra, rule", [
-    ("run_siblings.csv", [], None),
-    ("run_siblings.csv", ["--ontology", "icd9", "--max-level", "e1"], None),
-    ("scores_model.csv", ["--threshold", "0.5"], ("threshold", 0.5)),
-    ("scores_model.csv", ["--threshold", "0.4"], ("threshold", 0.4)),
-    ("scores_model.csv", ["--top-k", "7"], ("top_k", 7)),
-])
+@pytest.mark.parametrize(
+    "pred, extra, rule",
+    [
+        ("run_siblings.csv", [], None),
+        ("run_siblings.csv", ["--ontology", "icd9", "--max-level", "e1"], None),
+        ("scores_model.csv", ["--threshold", "0.5"], ("threshold", 0.5)),
+        ("scores_model.csv", ["--threshold", "0.4"], ("threshold", 0.4)),
+        ("scores_model.csv", ["--top-k", "7"], ("top_k", 7)),
+    ],
+)
 def test_cli_save_opens_and_scores_the_same(tmp_path, capsys, pred, extra, rule):
     out = tmp_path / "run.cophe"
-    assert main(["score", "--gold", str(SAMPLE / "gold.csv"), "--pred", str(SAMPLE / pred), *extra,
-                 "--format", "json", "--save", str(out)]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--gold",
+                str(SAMPLE / "gold.csv"),
+                "--pred",
+                str(SAMPLE / pred),
+                *extra,
+                "--format",
+                "json",
+                "--save",
+                str(out),
+            ]
+        )
+        == 0
+    )
     printed = json.loads(capsys.readouterr().out)
     a = read_analysis(out.read_bytes(), name=out.name)
     run = pred.removesuffix(".csv")
     assert a.rule == rule and list(a.runs) == [run] and a.runs[run].name == pred
-    assert a.gold.data == (SAMPLE / "gold.csv").read_bytes() and a.runs[run].data == (SAMPLE / pred).read_bytes()
+    assert (
+        a.gold.data == (SAMPLE / "gold.csv").read_bytes() and a.runs[run].data == (SAMPLE / pred).read_bytes()
+    )
     assert a.options["ontology"] == ("icd9" if "icd9" in extra else "auto")
     assert a.options["max_level"] == ("e1" if "e1" in extra else None)
     assert a.code_sets == printed["code_sets"] and a.view == {"page": "levels"}
@@ -346,9 +445,25 @@ def test_cli_save_opens_and_scores_the_same(tmp_path, capsys, pred, extra, rule)
 
 def test_cli_save_keeps_a_tuned_threshold(tmp_path, capsys):
     out = tmp_path / "tuned.cophe"
-    assert main(["score", "--gold", str(SAMPLE / "gold.csv"), "--pred", str(SAMPLE / "scores_model.csv"),
-                 "--tune-on", str(SAMPLE / "dev_gold.csv"), str(SAMPLE / "dev_scores.csv"),
-                 "--format", "json", "--save", str(out)]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--gold",
+                str(SAMPLE / "gold.csv"),
+                "--pred",
+                str(SAMPLE / "scores_model.csv"),
+                "--tune-on",
+                str(SAMPLE / "dev_gold.csv"),
+                str(SAMPLE / "dev_scores.csv"),
+                "--format",
+                "json",
+                "--save",
+                str(out),
+            ]
+        )
+        == 0
+    )
     printed = json.loads(capsys.readouterr().out)
     a = read_analysis(out.read_bytes())
     assert a.rule == ("threshold", printed["decision"]["threshold"])
@@ -362,8 +477,24 @@ def test_cli_save_holds_a_hierarchy_file_as_an_input(tmp_path, capsys):
     gold.write_text("doc_id,code\n1,A1\n2,B1\n")
     pred.write_text("doc_id,code\n1,A2\n2,B1\n")
     out = tmp_path / "custom.cophe"
-    assert main(["score", "--gold", str(gold), "--pred", str(pred), "--ontology", str(h), "--format", "json",
-                 "--save", str(out)]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--gold",
+                str(gold),
+                "--pred",
+                str(pred),
+                "--ontology",
+                str(h),
+                "--format",
+                "json",
+                "--save",
+                str(out),
+            ]
+        )
+        == 0
+    )
     printed = json.loads(capsys.readouterr().out)
     a = read_analysis(out.read_bytes())
     assert a.options["ontology"] == "custom" and a.hierarchy == InputFile("my hierarchy.csv", h.read_bytes())
@@ -373,12 +504,25 @@ def test_cli_save_holds_a_hierarchy_file_as_an_input(tmp_path, capsys):
 
 
 def test_cli_save_into_a_missing_folder_exits_2(tmp_path, capsys):
-    code = main(["score", "--gold", str(SAMPLE / "gold.csv"), "--pred", str(SAMPLE / "run_siblings.csv"),
-                 "--save", str(tmp_path / "missing" / "a.cophe")])
+    code = main(
+        [
+            "score",
+            "--gold",
+            str(SAMPLE / "gold.csv"),
+            "--pred",
+            str(SAMPLE / "run_siblings.csv"),
+            "--save",
+            str(tmp_path / "missing" / "a.cophe"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     errors = [line for line in err.splitlines() if line.startswith("cophe: error:")]
-    assert len(errors) == 1 and errors[0].startswith("cophe: error: --save ") and "folder that exists" in errors[0]
+    assert (
+        len(errors) == 1
+        and errors[0].startswith("cophe: error: --save ")
+        and "folder that exists" in errors[0]
+    )
     assert not (tmp_path / "missing").exists()
 
 
@@ -394,8 +538,24 @@ def test_cli_csv_exports_defuse_formulas(tmp_path):
     pred = tmp_path / "pred.csv"
     pred.write_text("doc_id,code\n=cmd|' /C calc'!A0,401.9\n+1,=HYPERLINK(x)\n")
     rejected, docs = tmp_path / "rejected.csv", tmp_path / "documents.csv"
-    assert main(["score", "--gold", str(gold), "--pred", str(pred), "--ontology", "icd9",
-                 "--rejected", str(rejected), "--documents", str(docs)]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--gold",
+                str(gold),
+                "--pred",
+                str(pred),
+                "--ontology",
+                "icd9",
+                "--rejected",
+                str(rejected),
+                "--documents",
+                str(docs),
+            ]
+        )
+        == 0
+    )
     import pandas as pd
 
     for path in (rejected, docs):
@@ -418,4 +578,7 @@ def test_the_format_doc_example_writes_a_file_that_opens(tmp_path, monkeypatch):
     assert list(a.runs) == ["epoch 12"] and a.rule == ("threshold", 0.35)
     assert score_analysis(a).evaluation("epoch 12").score("cophe")["f1"] > 0.5
     manifest = json.loads(doc.split("```json\n")[1].split("```")[0])
-    assert manifest["format"] == "cophe-analysis" and {e["role"] for e in manifest["inputs"]} == {"gold", "run"}
+    assert manifest["format"] == "cophe-analysis" and {e["role"] for e in manifest["inputs"]} == {
+        "gold",
+        "run",
+    }

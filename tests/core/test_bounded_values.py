@@ -13,19 +13,29 @@ from cophe_core.readers import MAX_CODE_CHARS, MAX_ID_CHARS, excerpt, read_input
 LONG_CODE, LONG_ID = "9" * 10_000, "d" * (MAX_ID_CHARS + 1)
 
 
-@pytest.mark.parametrize("fmt, data", [  # the CSV's header is line 1: its rows are one line further down
-    ("csv", f"doc_id,code\n2,{LONG_CODE}\n{LONG_ID},428.0\n1,401.9\n".encode()),
-    ("jsonl", (f'{{"doc_id": "0", "codes": []}}\n{{"doc_id": "2", "codes": ["{LONG_CODE}"]}}\n'
-               f'{{"doc_id": "{LONG_ID}", "codes": ["428.0"]}}\n{{"doc_id": "1", "codes": ["401.9"]}}\n').encode()),
-    ("psv", f"0\n2|{LONG_CODE}\n{LONG_ID}|428.0\n1|401.9\n".encode()),
-])
+@pytest.mark.parametrize(
+    "fmt, data",
+    [  # the CSV's header is line 1: its rows are one line further down
+        ("csv", f"doc_id,code\n2,{LONG_CODE}\n{LONG_ID},428.0\n1,401.9\n".encode()),
+        (
+            "jsonl",
+            (
+                f'{{"doc_id": "0", "codes": []}}\n{{"doc_id": "2", "codes": ["{LONG_CODE}"]}}\n'
+                f'{{"doc_id": "{LONG_ID}", "codes": ["428.0"]}}\n{{"doc_id": "1", "codes": ["401.9"]}}\n'
+            ).encode(),
+        ),
+        ("psv", f"0\n2|{LONG_CODE}\n{LONG_ID}|428.0\n1|401.9\n".encode()),
+    ],
+)
 def test_overlong_codes_and_ids_are_rejected_with_their_line(fmt, data):
     raw = read_labels(data, name=f"f.{fmt}")
     assert raw.pairs.code.tolist() == ["401.9"]
     assert LONG_ID not in set(raw.docs) and {"1", "2"} <= set(raw.docs)
     reasons = dict(zip(raw.rejected.line, raw.rejected.reason))
-    assert reasons == {2: f"longer than {MAX_CODE_CHARS} characters: not a code",
-                       3: f"a document id longer than {MAX_ID_CHARS} characters"}
+    assert reasons == {
+        2: f"longer than {MAX_CODE_CHARS} characters: not a code",
+        3: f"a document id longer than {MAX_ID_CHARS} characters",
+    }
     assert raw.rejected.value.str.len().max() < 100  # an excerpt, not the 10,000 characters
 
 
@@ -52,10 +62,19 @@ def test_excerpt_keeps_short_values_whole():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.text("d0123", min_size=1, max_size=4),
-                          st.one_of(st.sampled_from(["401.9", "428.0", "250.00"]),
-                                    st.integers(MAX_CODE_CHARS - 1, MAX_CODE_CHARS + 40).map(lambda n: "9" * n))),
-                min_size=1, max_size=30))
+@given(
+    st.lists(
+        st.tuples(
+            st.text("d0123", min_size=1, max_size=4),
+            st.one_of(
+                st.sampled_from(["401.9", "428.0", "250.00"]),
+                st.integers(MAX_CODE_CHARS - 1, MAX_CODE_CHARS + 40).map(lambda n: "9" * n),
+            ),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
 def test_every_row_is_kept_or_rejected(rows):
     body = "".join(f"{d},{c}\n" for d, c in rows)
     raw = read_labels(("doc_id,code\n" + body).encode())

@@ -45,7 +45,11 @@ def test_the_library(case):
 def test_the_cli(case, tmp_path, capsys):
     gold, run, hierarchy = case.files()
     paths = {}
-    for role, (name, data) in (("gold", gold), ("run", run), *((("hierarchy", hierarchy),) if hierarchy else ())):
+    for role, (name, data) in (
+        ("gold", gold),
+        ("run", run),
+        *((("hierarchy", hierarchy),) if hierarchy else ()),
+    ):
         (tmp_path / role).mkdir()
         paths[role] = tmp_path / role / name
         paths[role].write_bytes(data)
@@ -58,7 +62,9 @@ def test_the_cli(case, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err) < 2000, err[:500]
     if case.outcome == "refused":
-        assert status == 2 and err.count("\n") == 1 and err.startswith("cophe: error: ") and case.said in err, err
+        assert (
+            status == 2 and err.count("\n") == 1 and err.startswith("cophe: error: ") and case.said in err
+        ), err
     else:
         assert status == 0, err
         assert (case.said in err) if case.outcome == "reported" else "not scored" not in err, err

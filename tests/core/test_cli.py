@@ -26,8 +26,12 @@ def files(tmp_path):
 
 def test_json_shape_in_a_real_process(files):
     g, p = files
-    out = subprocess.run([sys.executable, "-m", "cophe_core", "score", "--gold", str(g), "--pred", str(p),
-                          "--format", "json"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "cophe_core", "score", "--gold", str(g), "--pred", str(p), "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     result = json.loads(out.stdout)
     assert result["ontology"] == "icd9"
     assert result["levels"] == ["e2", "e1", "e0", "block"]
@@ -42,28 +46,57 @@ def test_json_shape_in_a_real_process(files):
     cophe = result["cophe"]
     assert cophe["overall"]["tp"] == sum(v["tp"] for v in cophe["levels"].values())
     # 401.9 vs 401.1: a miss at e1, a match at e0 and block
-    assert cophe["levels"]["e0"] == {"tp": 4, "fp": 1, "fn": 0, "precision": 0.8, "recall": 1.0,
-                                     "f1": pytest.approx(8 / 9)}
+    assert cophe["levels"]["e0"] == {
+        "tp": 4,
+        "fp": 1,
+        "fn": 0,
+        "precision": 0.8,
+        "recall": 1.0,
+        "f1": pytest.approx(8 / 9),
+    }
 
 
 def test_max_level_and_exports(files, tmp_path, capsys):
     g, p = files
     nodes, docs = tmp_path / "nodes.csv", tmp_path / "docs.csv"
-    assert main(["score", "--gold", str(g), "--pred", str(p), "--max-level", "chapter", "--format", "table",
-                 "--nodes", str(nodes), "--documents", str(docs)]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--gold",
+                str(g),
+                "--pred",
+                str(p),
+                "--max-level",
+                "chapter",
+                "--format",
+                "table",
+                "--nodes",
+                str(nodes),
+                "--documents",
+                str(docs),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "cophe      overall" in out and "chapter" in out
     table = pd.read_csv(nodes, dtype={"code": str})
-    assert {"code", "title", "gold", "predicted", "tp", "fp", "fn", "balance", "docs_over"} <= set(table.columns)
+    assert {"code", "title", "gold", "predicted", "tp", "fp", "fn", "balance", "docs_over"} <= set(
+        table.columns
+    )
     assert table.set_index("code").loc["364", "fp"] == 1
     assert len(pd.read_csv(docs)) == 2
 
 
-@pytest.mark.parametrize("args,fragment", [
-    (["--gold", "missing.csv"], "no such file"),
-    (["--max-level", "galaxy"], "unknown level 'galaxy'"),
-    (["--ontology", "snomed"], "unknown ontology"),
-])
+@pytest.mark.parametrize(
+    "args,fragment",
+    [
+        (["--gold", "missing.csv"], "no such file"),
+        (["--max-level", "galaxy"], "unknown level 'galaxy'"),
+        (["--ontology", "snomed"], "unknown ontology"),
+    ],
+)
 def test_bad_input_exits_non_zero_with_message_on_stderr(files, capsys, args, fragment):
     g, p = files
     base = {"--gold": str(g), "--pred": str(p)}
@@ -115,7 +148,10 @@ def test_hierarchy_file_as_ontology(tmp_path, capsys):
     gold, pred = tmp_path / "g.csv", tmp_path / "p.csv"
     gold.write_text("doc_id,code\n1,a1\n")
     pred.write_text("doc_id,code\n1,a2\n")
-    assert main(["score", "--gold", str(gold), "--pred", str(pred), "--ontology", str(h), "--format", "json"]) == 0
+    assert (
+        main(["score", "--gold", str(gold), "--pred", str(pred), "--ontology", str(h), "--format", "json"])
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     assert result["levels"] == ["d2", "d1"]
     assert result["cophe"]["levels"]["d1"]["tp"] == 1 and result["flat"]["tp"] == 0
@@ -131,14 +167,31 @@ def test_a_file_with_no_scorable_row_stops_and_says_what_to_pass(tmp_path, capsy
     gold.write_text("HADM_ID,ICD9_CODE\n1,4019\n1,4280\n2,5849\n")
     pred.write_text("HADM_ID,ICD9_CODE\n1,4019\n2,5849\n")
     rejected = tmp_path / "rejected.csv"
-    assert main(["score", "--gold", str(gold), "--pred", str(pred), "--format", "json",
-                 "--rejected", str(rejected)]) == 2
+    assert (
+        main(
+            [
+                "score",
+                "--gold",
+                str(gold),
+                "--pred",
+                str(pred),
+                "--format",
+                "json",
+                "--rejected",
+                str(rejected),
+            ]
+        )
+        == 2
+    )
     assert rejected.read_text().count("DIAGNOSES_ICD.csv") == 3  # the rows at fault, written all the same
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "DIAGNOSES_ICD.csv: none of its 3 rows can be scored" in captured.err
     assert "--system diagnosis" in captured.err
-    assert main(["score", "--gold", str(gold), "--pred", str(pred), "--format", "json", "--system", "diagnosis"]) == 0
+    assert (
+        main(["score", "--gold", str(gold), "--pred", str(pred), "--format", "json", "--system", "diagnosis"])
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["flat"]["tp"] == 2
 
 
@@ -149,9 +202,22 @@ def test_output_piped_into_head_ends_quietly():
 
     from tests.conftest import SAMPLE
 
-    proc = subprocess.Popen([sys.executable, "-m", "cophe_core", "score", "--gold", str(SAMPLE / "gold.csv"),
-                             "--pred", str(SAMPLE / "run_overcoder.csv"), "--format", "json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "cophe_core",
+            "score",
+            "--gold",
+            str(SAMPLE / "gold.csv"),
+            "--pred",
+            str(SAMPLE / "run_overcoder.csv"),
+            "--format",
+            "json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     proc.stdout.read(1)
     proc.stdout.close()  # the reader goes away before the output is written
     err = proc.stderr.read().decode()
@@ -169,14 +235,17 @@ def _run(capsys, *argv):
     return code, [line for line in err.splitlines() if "warning:" not in line]
 
 
-@pytest.mark.parametrize("option, value, said", [
-    ("--bootstrap", "-5", "--bootstrap: invalid whole number ≥ 0 value: '-5'"),
-    ("--seed", "-1", "--seed: invalid whole number ≥ 0 value: '-1'"),
-    ("--threshold", "nan", "--threshold: invalid number from 0 to 1 value: 'nan'"),
-    ("--threshold", "1.5", "--threshold: invalid number from 0 to 1 value: '1.5'"),
-    ("--top-k", "-3", "--top-k: invalid whole number ≥ 1 value: '-3'"),
-    ("--top-k", "0", "--top-k: invalid whole number ≥ 1 value: '0'"),
-])
+@pytest.mark.parametrize(
+    "option, value, said",
+    [
+        ("--bootstrap", "-5", "--bootstrap: invalid whole number ≥ 0 value: '-5'"),
+        ("--seed", "-1", "--seed: invalid whole number ≥ 0 value: '-1'"),
+        ("--threshold", "nan", "--threshold: invalid number from 0 to 1 value: 'nan'"),
+        ("--threshold", "1.5", "--threshold: invalid number from 0 to 1 value: '1.5'"),
+        ("--top-k", "-3", "--top-k: invalid whole number ≥ 1 value: '-3'"),
+        ("--top-k", "0", "--top-k: invalid whole number ≥ 1 value: '0'"),
+    ],
+)
 def test_bad_option_values_are_refused(files, capsys, option, value, said):
     g, p = files
     code, lines = _run(capsys, "--gold", str(g), "--pred", str(p), option, value)
@@ -188,15 +257,22 @@ def test_an_output_into_a_missing_folder_is_refused_before_any_work(files, capsy
     g, p = files
     target = tmp_path / "missing" / "out.csv"
     code, lines = _run(capsys, "--gold", str(g), "--pred", str(p), option, str(target))
-    assert code == 2 and lines == [f"cophe: error: {option} {target}: no folder '{target.parent}'; give a path "
-                                   "in a folder that exists"]
+    assert code == 2 and lines == [
+        f"cophe: error: {option} {target}: no folder '{target.parent}'; give a path in a folder that exists"
+    ]
 
 
-@pytest.mark.parametrize("suffix, text, said", [
-    ("json", "[" * 100_000 + "]" * 100_000, "deep.json: JSON nested too deeply to read"),
-    ("jsonl", '{"doc_id": "1", "codes": ["401.9"]}\n' + "[" * 100_000 + "]" * 100_000 + "\n",
-     "deep.jsonl, line 2: JSON nested too deeply to read"),
-])
+@pytest.mark.parametrize(
+    "suffix, text, said",
+    [
+        ("json", "[" * 100_000 + "]" * 100_000, "deep.json: JSON nested too deeply to read"),
+        (
+            "jsonl",
+            '{"doc_id": "1", "codes": ["401.9"]}\n' + "[" * 100_000 + "]" * 100_000 + "\n",
+            "deep.jsonl, line 2: JSON nested too deeply to read",
+        ),
+    ],
+)
 def test_deeply_nested_json_is_an_input_error(files, capsys, tmp_path, suffix, text, said):
     g, _ = files
     deep = tmp_path / f"deep.{suffix}"
@@ -228,8 +304,10 @@ def test_memory_exhaustion_is_one_line(files, capsys, monkeypatch):
 
     monkeypatch.setattr("cophe_core.cli.score_labels", exhausted)
     code, lines = _run(capsys, "--gold", str(g), "--pred", str(p))
-    assert code == 2 and lines == ["cophe: error: out of memory reading or scoring the inputs; split them, or "
-                                   "score on a machine with more memory"]
+    assert code == 2 and lines == [
+        "cophe: error: out of memory reading or scoring the inputs; split them, or "
+        "score on a machine with more memory"
+    ]
 
 
 def test_an_ontology_path_that_is_not_a_hierarchy_file_is_not_read(files, capsys, tmp_path):
@@ -238,5 +316,7 @@ def test_an_ontology_path_that_is_not_a_hierarchy_file_is_not_read(files, capsys
     secret = tmp_path / "notes.txt"
     secret.write_text("password=hunter2,x\nsecond line\n")
     code, lines = _run(capsys, "--gold", str(g), "--pred", str(p), "--ontology", str(secret))
-    assert code == 2 and lines == ["cophe: error: notes.txt: not a hierarchy file; give a .csv file of "
-                                   "child,parent[,title] rows or the .json hierarchy of the CoPHE paper"]
+    assert code == 2 and lines == [
+        "cophe: error: notes.txt: not a hierarchy file; give a .csv file of "
+        "child,parent[,title] rows or the .json hierarchy of the CoPHE paper"
+    ]

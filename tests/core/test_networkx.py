@@ -65,8 +65,13 @@ def reference_edges(edges):
     b = OntologyBuilder("ref", tuple(f"d{d}" for d in range(top, -1, -1)))
     for node in sorted(parents, key=lambda n: (depth[n], lines[n])):
         first = parents[node][0] if parents[node] else None
-        b.add(f"d{depth[node]}", node, titles.get(node, node),
-              parent=(f"d{depth[first]}", first) if first else None, code=True)
+        b.add(
+            f"d{depth[node]}",
+            node,
+            titles.get(node, node),
+            parent=(f"d{depth[first]}", first) if first else None,
+            code=True,
+        )
         for extra in parents[node][1:]:
             b.add_parent((f"d{depth[node]}", node), (f"d{depth[extra]}", extra))
     return b.build()
@@ -128,29 +133,46 @@ def test_cycle_is_reported_with_its_rows():
     assert str(e.value) == (
         "h.csv: the hierarchy has a cycle a → b → c → a (each node the parent of the next), "
         "from the rows at lines 4 (b,a), 5 (c,b), 6 (a,c); a node cannot be its own ancestor: "
-        "remove or fix one of these rows")
+        "remove or fix one of these rows"
+    )
 
 
 def test_several_roots_are_named_with_their_lines():
-    with pytest.raises(InputError, match=r"h.csv: 2 roots without a common root \(r at line 2, s at line 4\)"):
+    with pytest.raises(
+        InputError, match=r"h.csv: 2 roots without a common root \(r at line 2, s at line 4\)"
+    ):
         load_hierarchy(b"child,parent\nr,\na,r\ns,\n", name="h.csv")
 
 
-@pytest.mark.parametrize("graph,message", [
-    (nx.DiGraph([("r", "a"), ("a", "b"), ("b", "c"), ("c", "a")]),
-     "networkx graph: the hierarchy has a cycle a → b → c → a (each node the parent of the next), from the "
-     "edges a → b, b → c, c → a; a node cannot be its own ancestor: remove or reverse one of them"),
-    (nx.DiGraph([("r", "a"), ("a", "a")]),
-     "networkx graph: 'a' is its own parent; a node cannot be its own ancestor: remove that edge"),
-    (nx.DiGraph([("r", "a"), ("s", "b")]),
-     "networkx graph: 2 roots without a common root (r, s); add one root node and make these its children"),
-    (nx.Graph([("r", "a")]),
-     "networkx graph: expected a networkx.DiGraph with edges parent → child, got networkx.classes.graph.Graph; "
-     "build a directed graph with edges parent → child, e.g. nx.DiGraph(edges)"),
-    ({"r": ["a"]}, "networkx graph: expected a networkx.DiGraph with edges parent → child, got builtins.dict"),
-    (nx.DiGraph(), "networkx graph: no nodes; expected edges parent → child"),
-    (nx.DiGraph([(1, "1")]), "networkx graph: nodes 1 and '1' both read as code '1'; rename one"),
-])
+@pytest.mark.parametrize(
+    "graph,message",
+    [
+        (
+            nx.DiGraph([("r", "a"), ("a", "b"), ("b", "c"), ("c", "a")]),
+            "networkx graph: the hierarchy has a cycle a → b → c → a (each node the parent of the next), from the "
+            "edges a → b, b → c, c → a; a node cannot be its own ancestor: remove or reverse one of them",
+        ),
+        (
+            nx.DiGraph([("r", "a"), ("a", "a")]),
+            "networkx graph: 'a' is its own parent; a node cannot be its own ancestor: remove that edge",
+        ),
+        (
+            nx.DiGraph([("r", "a"), ("s", "b")]),
+            "networkx graph: 2 roots without a common root (r, s); add one root node and make these its children",
+        ),
+        (
+            nx.Graph([("r", "a")]),
+            "networkx graph: expected a networkx.DiGraph with edges parent → child, got networkx.classes.graph.Graph; "
+            "build a directed graph with edges parent → child, e.g. nx.DiGraph(edges)",
+        ),
+        (
+            {"r": ["a"]},
+            "networkx graph: expected a networkx.DiGraph with edges parent → child, got builtins.dict",
+        ),
+        (nx.DiGraph(), "networkx graph: no nodes; expected edges parent → child"),
+        (nx.DiGraph([(1, "1")]), "networkx graph: nodes 1 and '1' both read as code '1'; rename one"),
+    ],
+)
 def test_bad_graphs_raise_input_error(graph, message):
     with pytest.raises(InputError) as e:
         hierarchy_from_networkx(graph)
@@ -165,8 +187,19 @@ def shortcut_graph() -> nx.DiGraph:
     g.add_node("root", title="Everything")
     g.add_node("A", label="Alpha")  # `label` is read when there is no `title`
     g.add_node("B", title="Beta", label="ignored")
-    g.add_edges_from([("root", "A"), ("root", "B"), ("A", "ab"), ("B", "ab"), ("root", "ab"), ("ab", "x"),
-                      ("root", "x"), ("A", "x"), ("B", "b1")])
+    g.add_edges_from(
+        [
+            ("root", "A"),
+            ("root", "B"),
+            ("A", "ab"),
+            ("B", "ab"),
+            ("root", "ab"),
+            ("ab", "x"),
+            ("root", "x"),
+            ("A", "x"),
+            ("B", "b1"),
+        ]
+    )
     g.nodes["x"]["title"] = "Shared leaf"
     return g
 
@@ -178,16 +211,21 @@ PRED = [("d1", "x"), ("d1", "ab"), ("d2", "b1"), ("d2", "x"), ("d3", "root")]
 def test_digraph_is_read_like_the_csv():
     g, csv_onto = hierarchy_from_networkx(shortcut_graph(), name="s"), load_hierarchy(SHORTCUTS, name="s.csv")
     assert levels_of(g) == SHORTCUT_LEVELS
-    assert {k: g.titles[n] for k, n in g.codes.items()} == {k: csv_onto.titles[n] for k, n in csv_onto.codes.items()}
+    assert {k: g.titles[n] for k, n in g.codes.items()} == {
+        k: csv_onto.titles[n] for k, n in csv_onto.codes.items()
+    }
     assert g.keys[g.parent[g.codes["x"]]] == "ab"  # the first edge added into x
     assert g.code_sets == {"s": "networkx graph"} and g.name == "s"
 
 
 def test_digraph_input_scores_equal_csv_input_scores():
-    csv_ev = score_files(long_csv(GOLD), {"r": long_csv(PRED)}, ontology=load_hierarchy(SHORTCUTS, name="s.csv"))
+    csv_ev = score_files(
+        long_csv(GOLD), {"r": long_csv(PRED)}, ontology=load_hierarchy(SHORTCUTS, name="s.csv")
+    )
     graph_ev = score_files(long_csv(GOLD), {"r": long_csv(PRED)}, ontology=shortcut_graph())
-    labels_ev = score_labels(read_labels(long_csv(GOLD)), {"r": read_labels(long_csv(PRED))},
-                             ontology=shortcut_graph())
+    labels_ev = score_labels(
+        read_labels(long_csv(GOLD)), {"r": read_labels(long_csv(PRED))}, ontology=shortcut_graph()
+    )
     a = csv_ev.evaluation("r", max_level="d0").to_dict()
     for other in (graph_ev, labels_ev):
         b = other.evaluation("r", max_level="d0").to_dict()
@@ -238,8 +276,12 @@ def test_icd9_to_networkx_is_a_forest_with_icd_parents(icd9):
     assert list(g.pred["401.9"]) == ["401"]
     assert list(g.pred["401"]) == ["block:401-405"]
     assert list(g.pred["block:401-405"]) == ["chapter:390-459"]
-    assert g.nodes["401.9"] == {"key": "401.9", "title": "Unspecified essential hypertension", "level": "e1",
-                                "listed": True}
+    assert g.nodes["401.9"] == {
+        "key": "401.9",
+        "title": "Unspecified essential hypertension",
+        "level": "e1",
+        "listed": True,
+    }
     assert g.nodes["block:401-405"]["title"] == "Hypertensive disease"
     # a block and a chapter that share a key stay two nodes
     assert {"block:280-289", "chapter:280-289"} <= set(g)
@@ -260,6 +302,9 @@ def test_too_deep_a_hierarchy_is_an_input_error(monkeypatch):
     chain = nx.path_graph([f"n{i}" for i in range(128)], create_using=nx.DiGraph)
     assert len(hierarchy_from_networkx(chain).levels) == 128
     monkeypatch.setattr("cophe_core.ontology.custom.MAX_LEVELS", 127)
-    with pytest.raises(InputError, match="networkx graph: the hierarchy is 128 or more levels deep \\(down to n127\\); "
-                                         "at most 127 levels are supported"):
+    with pytest.raises(
+        InputError,
+        match="networkx graph: the hierarchy is 128 or more levels deep \\(down to n127\\); "
+        "at most 127 levels are supported",
+    ):
         hierarchy_from_networkx(chain)

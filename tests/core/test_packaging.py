@@ -58,8 +58,11 @@ def test_every_requirement_has_a_lower_bound_pinned_in_the_lowest_constraints():
 
 
 def test_requirements_txt_installs_the_project_with_the_dashboard():
-    lines = [ln.strip() for ln in (ROOT / "requirements.txt").read_text().splitlines()
-             if ln.strip() and not ln.startswith("#")]
+    lines = [
+        ln.strip()
+        for ln in (ROOT / "requirements.txt").read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
     assert lines == ["-e .[dashboard]"]
 
 
@@ -68,12 +71,14 @@ def test_the_core_never_imports_streamlit_or_the_dashboard():
     import subprocess
     import sys
 
-    code = ("import sys, pkgutil, importlib\n"
-            "sys.modules['streamlit'] = None; sys.modules['plotly'] = None\n"
-            "import cophe_core\n"
-            "for m in pkgutil.walk_packages(cophe_core.__path__, 'cophe_core.'):\n"
-            "    importlib.import_module(m.name)\n"
-            "print('ok', len(sys.modules))")
+    code = (
+        "import sys, pkgutil, importlib\n"
+        "sys.modules['streamlit'] = None; sys.modules['plotly'] = None\n"
+        "import cophe_core\n"
+        "for m in pkgutil.walk_packages(cophe_core.__path__, 'cophe_core.'):\n"
+        "    importlib.import_module(m.name)\n"
+        "print('ok', len(sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("ok")

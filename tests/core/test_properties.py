@@ -21,7 +21,11 @@ LEVELS = ["e2", "e1", "e0", "block", "chapter"]
 _O = icd9_ontology()
 # A pool rich in siblings: every listed code of a few busy families, plus a random spread.
 _ALL = sorted(c for c, n in _O.codes.items() if _O.listed[n])
-_FAMILY = [c for c in _ALL if c.split(".")[0] in {"401", "403", "428", "427", "250", "584", "V45", "E849", "38", "39", "96"}]
+_FAMILY = [
+    c
+    for c in _ALL
+    if c.split(".")[0] in {"401", "403", "428", "427", "250", "584", "V45", "E849", "38", "39", "96"}
+]
 POOL = sorted(set(_FAMILY) | set(random.Random(0).sample(_ALL, 300)))
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -50,8 +54,12 @@ def block_of(category: str) -> tuple[str, str]:
     for block, chapter in _BLOCKS:
         lo, _, hi = block.partition("-")
         hi = hi or lo
-        if len(lo) == len(category) and lo[0].isdigit() == category[0].isdigit() \
-                and (lo[0] == category[0] or lo[0].isdigit()) and lo <= category <= hi:
+        if (
+            len(lo) == len(category)
+            and lo[0].isdigit() == category[0].isdigit()
+            and (lo[0] == category[0] or lo[0].isdigit())
+            and lo <= category <= hi
+        ):
             return block, chapter
     raise AssertionError(f"no block for {category}")
 
@@ -73,8 +81,9 @@ def test_tp_plus_fn_is_gold_mass_per_level(gold, pred):
     ev = score_pairs(pairs(gold), pairs(pred), max_level="chapter")
     depth = {"e2": 0, "e1": 1, "e0": 2}
     for i, level in enumerate(LEVELS):
-        mass = sum(1 for codes in gold.values() for c in codes
-                   if depth[_O.levels[_O.level[_O.codes[c]]]] <= i)
+        mass = sum(
+            1 for codes in gold.values() for c in codes if depth[_O.levels[_O.level[_O.codes[c]]]] <= i
+        )
         s = ev.score("cophe", level)
         assert s["tp"] + s["fn"] == mass
         assert ev.nodes.loc[ev.nodes.level == level, "gold"].sum() == mass
@@ -159,8 +168,12 @@ def test_flat_macro_f1_equals_scikit_learn_over_codes_in_play(gold, pred):
     y_true = mlb.fit_transform([gold.get(d, set()) for d in docs])
     y_pred = mlb.transform([pred.get(d, set()) for d in docs])
     # per code as a binary problem (a one-column indicator matrix would not be read as multilabel)
-    per_code = np.array([precision_recall_fscore_support(y_true[:, j], y_pred[:, j], average="binary",
-                                                         zero_division=0)[:3] for j in range(len(in_play))])
+    per_code = np.array(
+        [
+            precision_recall_fscore_support(y_true[:, j], y_pred[:, j], average="binary", zero_division=0)[:3]
+            for j in range(len(in_play))
+        ]
+    )
     p, r, f = per_code.mean(axis=0)
     m = score_pairs(pairs(gold), pairs(pred)).macro_table.iloc[0]
     assert m.measure == "flat" and m.n_codes == len(in_play)

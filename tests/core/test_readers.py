@@ -20,18 +20,38 @@ def as_set(raw) -> set[tuple[str, str]]:
     return set(zip(raw.pairs.doc_id, raw.pairs.code))
 
 
-@pytest.mark.parametrize("name,data", [
-    ("long.csv", b"doc_id,code\n1,401.9\n1,428.0\n2,V45.81\n3,\n"),
-    ("long.tsv", b"doc_id\tcode\n1\t401.9\n1\t428.0\n2\tV45.81\n"),
-    ("semi.csv", b"doc_id;code\n1;401.9\n1;428.0\n2;V45.81\n"),
-    ("mimic.csv", b'"ROW_ID","SUBJECT_ID","HADM_ID","SEQ_NUM","ICD9_CODE"\n1,9,1,1,"401.9"\n2,9,1,2,"428.0"\n3,9,2,1,"V45.81"\n'),
-    ("caml.csv", b'SUBJECT_ID,HADM_ID,TEXT,LABELS\n9,1,"note, with\nnewline",401.9;428.0\n9,2,text,V45.81\n9,3,empty,\n'),
-    ("preds_test.psv", b"1|401.9|428.0\n2|V45.81\n3\n"),
-    ("x.json", json.dumps([{"doc_id": "1", "codes": ["401.9", "428.0"]}, {"doc_id": 2, "codes": ["V45.81"]},
-                           {"doc_id": "3", "codes": []}]).encode()),
-    ("map.json", json.dumps({"1": ["401.9", "428.0"], "2": ["V45.81"], "3": []}).encode()),
-    ("x.jsonl", b'{"doc_id": "1", "codes": ["401.9", "428.0"]}\n{"doc_id": "2", "codes": ["V45.81"]}\n{"doc_id": "3", "codes": []}\n'),
-])
+@pytest.mark.parametrize(
+    "name,data",
+    [
+        ("long.csv", b"doc_id,code\n1,401.9\n1,428.0\n2,V45.81\n3,\n"),
+        ("long.tsv", b"doc_id\tcode\n1\t401.9\n1\t428.0\n2\tV45.81\n"),
+        ("semi.csv", b"doc_id;code\n1;401.9\n1;428.0\n2;V45.81\n"),
+        (
+            "mimic.csv",
+            b'"ROW_ID","SUBJECT_ID","HADM_ID","SEQ_NUM","ICD9_CODE"\n1,9,1,1,"401.9"\n2,9,1,2,"428.0"\n3,9,2,1,"V45.81"\n',
+        ),
+        (
+            "caml.csv",
+            b'SUBJECT_ID,HADM_ID,TEXT,LABELS\n9,1,"note, with\nnewline",401.9;428.0\n9,2,text,V45.81\n9,3,empty,\n',
+        ),
+        ("preds_test.psv", b"1|401.9|428.0\n2|V45.81\n3\n"),
+        (
+            "x.json",
+            json.dumps(
+                [
+                    {"doc_id": "1", "codes": ["401.9", "428.0"]},
+                    {"doc_id": 2, "codes": ["V45.81"]},
+                    {"doc_id": "3", "codes": []},
+                ]
+            ).encode(),
+        ),
+        ("map.json", json.dumps({"1": ["401.9", "428.0"], "2": ["V45.81"], "3": []}).encode()),
+        (
+            "x.jsonl",
+            b'{"doc_id": "1", "codes": ["401.9", "428.0"]}\n{"doc_id": "2", "codes": ["V45.81"]}\n{"doc_id": "3", "codes": []}\n',
+        ),
+    ],
+)
 def test_formats(name, data):
     raw = read_labels(data, name=name)
     assert as_set(raw) == EXPECTED
@@ -61,16 +81,19 @@ def test_column_overrides():
     assert as_set(raw) == {("1", "401.9")}
 
 
-@pytest.mark.parametrize("data,fragment", [
-    (b"", "empty"),
-    (b"   \n\n", "empty"),
-    (b"\x00\x01\x02PK\x03\x04binary", "not a text file"),
-    (b"doc_id,code\n1,\xff\xfe401.9\n", "line 2: not valid UTF-8"),
-    (b"hadm,icd\n1,401.9\n", "cannot find the document id column"),
-    (b"doc_id,foo\n1,401.9\n", "cannot find the code column"),
-    (b"doc_id code\n1 401.9\n", "single column"),
-    (b"doc_id,code\n1,401.9,extra,fields\n", "cannot parse"),
-])
+@pytest.mark.parametrize(
+    "data,fragment",
+    [
+        (b"", "empty"),
+        (b"   \n\n", "empty"),
+        (b"\x00\x01\x02PK\x03\x04binary", "not a text file"),
+        (b"doc_id,code\n1,\xff\xfe401.9\n", "line 2: not valid UTF-8"),
+        (b"hadm,icd\n1,401.9\n", "cannot find the document id column"),
+        (b"doc_id,foo\n1,401.9\n", "cannot find the code column"),
+        (b"doc_id code\n1 401.9\n", "single column"),
+        (b"doc_id,code\n1,401.9,extra,fields\n", "cannot parse"),
+    ],
+)
 def test_bad_files_give_one_clear_error(data, fragment):
     with pytest.raises(InputError, match=fragment) as e:
         read_labels(data, name="bad.csv")
@@ -91,17 +114,25 @@ def test_corrupt_parquet():
 
 def test_too_large(monkeypatch):
     import cophe_core.readers as r
+
     monkeypatch.setattr(r, "MAX_BYTES", 10)
     with pytest.raises(InputError, match="larger than"):
         read_labels(io.BytesIO(b"doc_id,code\n1,401.9\n"), name="big.csv")
 
 
 def test_every_row_is_scored_or_rejected(icd9):
-    gold = read_labels(b"doc_id,code\n1,401.9\n1,401.9\n1,4019\n2,zz\n,428.0\n2,\n3,364.99\n", name="gold.csv")
+    gold = read_labels(
+        b"doc_id,code\n1,401.9\n1,401.9\n1,4019\n2,zz\n,428.0\n2,\n3,364.99\n", name="gold.csv"
+    )
     pred = read_labels(b"doc_id,code\n1,401.1\n4,38.9\n", name="pred.csv")
     corpus = encode(gold, {"A": pred}, icd9)
     rej = corpus.rejected
-    assert sorted(zip(rej.file, rej.line)) == [("gold.csv", 4), ("gold.csv", 5), ("gold.csv", 6), ("gold.csv", 7)]
+    assert sorted(zip(rej.file, rej.line)) == [
+        ("gold.csv", 4),
+        ("gold.csv", 5),
+        ("gold.csv", 6),
+        ("gold.csv", 7),
+    ]
     reasons = dict(zip(rej.line, rej.reason))
     assert "ambiguous" in reasons[4] and "well-formed" in reasons[5]
     assert reasons[6] == "empty document id" and reasons[7] == "empty code"
@@ -132,29 +163,35 @@ def test_undotted_codes_need_a_system():
 
 # --- the kind of a file (labels or scores), decided once from its columns ---------------------------------
 
+
 def _binary(frame: pd.DataFrame, kind: str) -> bytes:
     buf = io.BytesIO()
     frame.to_feather(buf) if kind == "feather" else frame.to_parquet(buf)
     return buf.getvalue()
 
 
-EDIN = pd.DataFrame({"_id": ["1", "2"], "target": [["401.9"], ["428.0"]], "401.9": [0.9, 0.1], "428.0": [0.2, 0.8]})
+EDIN = pd.DataFrame(
+    {"_id": ["1", "2"], "target": [["401.9"], ["428.0"]], "401.9": [0.9, 0.1], "428.0": [0.2, 0.8]}
+)
 
 
-@pytest.mark.parametrize("name,data,kind", [
-    ("flags.csv", b"doc_id,code,is_primary,is_billable\n1,401.9,1,0\n1,428.0,0,1\n", "labels"),
-    ("seq.csv", b"doc_id,code,seq_num\n1,401.9,1\n1,428.0,2\n", "labels"),
-    ("mimic.csv", b"ROW_ID,SUBJECT_ID,HADM_ID,SEQ_NUM,ICD9_CODE\n1,9,1,1,4019\n2,9,1,2,4280\n", "labels"),
-    ("mimic_short.csv", b"HADM_ID,ICD9_CODE\n1,4019\n1,4280\n", "labels"),
-    ("caml.csv", b"SUBJECT_ID,HADM_ID,TEXT,LABELS\n9,1,text,401.9;428.0\n", "labels"),
-    ("x.jsonl", b'{"doc_id": "1", "codes": ["401.9"]}\n{"doc_id": "2", "codes": []}\n', "labels"),
-    ("long.csv", b"doc_id,code,score\n1,401.9,0.9\n1,428.0,0.2\n", "scores"),
-    ("prob.tsv", b"HADM_ID\tICD9_CODE\tprobability\n1\t401.9\t0.9\n", "scores"),
-    ("wide.csv", b"doc_id,401.9,428.0,V45.81\n1,0.9,0.2,0\n2,0.1,,0.7\n", "scores"),
-    ("undotted.csv", b"hadm_id,4019,4280\n1,0.9,0.2\n", "scores"),
-    ("edin.feather", _binary(EDIN, "feather"), "scores"),
-    ("edin.parquet", _binary(EDIN, "parquet"), "scores"),
-])
+@pytest.mark.parametrize(
+    "name,data,kind",
+    [
+        ("flags.csv", b"doc_id,code,is_primary,is_billable\n1,401.9,1,0\n1,428.0,0,1\n", "labels"),
+        ("seq.csv", b"doc_id,code,seq_num\n1,401.9,1\n1,428.0,2\n", "labels"),
+        ("mimic.csv", b"ROW_ID,SUBJECT_ID,HADM_ID,SEQ_NUM,ICD9_CODE\n1,9,1,1,4019\n2,9,1,2,4280\n", "labels"),
+        ("mimic_short.csv", b"HADM_ID,ICD9_CODE\n1,4019\n1,4280\n", "labels"),
+        ("caml.csv", b"SUBJECT_ID,HADM_ID,TEXT,LABELS\n9,1,text,401.9;428.0\n", "labels"),
+        ("x.jsonl", b'{"doc_id": "1", "codes": ["401.9"]}\n{"doc_id": "2", "codes": []}\n', "labels"),
+        ("long.csv", b"doc_id,code,score\n1,401.9,0.9\n1,428.0,0.2\n", "scores"),
+        ("prob.tsv", b"HADM_ID\tICD9_CODE\tprobability\n1\t401.9\t0.9\n", "scores"),
+        ("wide.csv", b"doc_id,401.9,428.0,V45.81\n1,0.9,0.2,0\n2,0.1,,0.7\n", "scores"),
+        ("undotted.csv", b"hadm_id,4019,4280\n1,0.9,0.2\n", "scores"),
+        ("edin.feather", _binary(EDIN, "feather"), "scores"),
+        ("edin.parquet", _binary(EDIN, "parquet"), "scores"),
+    ],
+)
 def test_the_kind_of_a_file_comes_from_its_columns(name, data, kind):
     raw = read_input(data, name=name)
     assert isinstance(raw, RawScores) == (kind == "scores")
@@ -170,7 +207,10 @@ def test_a_label_file_with_numeric_flags_keeps_its_codes():
 def test_wide_matrix_scores_and_bad_cells():
     raw = read_input(b"doc_id,401.9,428.0\n1,0.9,\n2,1.5,0.3\n3,0.4,0\n", name="wide.csv")
     assert sorted(zip(raw.pairs.doc_id, raw.pairs.code, raw.pairs.score, raw.pairs.line)) == [
-        ("1", "401.9", 0.9, 2), ("2", "428.0", 0.3, 3), ("3", "401.9", 0.4, 4)]
+        ("1", "401.9", 0.9, 2),
+        ("2", "428.0", 0.3, 3),
+        ("3", "401.9", 0.4, 4),
+    ]
     assert list(raw.docs) == ["1", "2", "3"]
     # every cell is scored or reported (issue 12): the empty cell is read as 0 and counted in a warning
     assert raw.rejected[["file", "line", "value"]].values.tolist() == [["wide.csv", 3, "401.9=1.5"]]
@@ -181,7 +221,9 @@ def test_wide_matrix_scores_and_bad_cells():
 def test_a_text_cell_of_a_wide_matrix_is_reported_not_the_whole_column():
     raw = read_input(b"_id,401.9,428.0,250.00\n1,0.9,0.1,0.2\n2,0.1,x,0.3\n3,0.5,0.4,0.5\n", name="w.csv")
     assert isinstance(raw, RawScores)
-    assert raw.rejected[["line", "value", "reason"]].values.tolist() == [[3, "428.0=x", "the score is not a number"]]
+    assert raw.rejected[["line", "value", "reason"]].values.tolist() == [
+        [3, "428.0=x", "the score is not a number"]
+    ]
     assert sorted(raw.pairs.code[raw.pairs.doc_id == "1"]) == ["250.00", "401.9", "428.0"]
     assert len(raw.pairs) == 8  # 9 cells, one reported
 
@@ -192,7 +234,9 @@ def test_mostly_text_code_named_columns_are_not_a_score_matrix():
 
 
 def test_score_column_override_and_reading_options():
-    raw = read_input(b"adm,dx,p_model\n1,401.9,0.4\n", name="s.csv", doc_col="adm", code_col="dx", score_col="p_model")
+    raw = read_input(
+        b"adm,dx,p_model\n1,401.9,0.4\n", name="s.csv", doc_col="adm", code_col="dx", score_col="p_model"
+    )
     assert isinstance(raw, RawScores) and raw.pairs.score.tolist() == [0.4]
     labels = read_input(b"adm,dx,401.9\n1,428.0,1\n", name="l.csv", code_col="dx", doc_col="adm")
     assert not isinstance(labels, RawScores) and as_set(labels) == {("1", "428.0")}
@@ -216,8 +260,11 @@ def test_each_file_is_parsed_once(monkeypatch):
         return parse(data, *args, **kwargs)
 
     monkeypatch.setattr(readers, "_parse", counting)
-    for data in (b"doc_id,code,is_primary\n1,401.9,1\n", b"doc_id,code,score\n1,401.9,0.5\n",
-                 b"doc_id,401.9,428.0\n1,0.5,0.1\n"):
+    for data in (
+        b"doc_id,code,is_primary\n1,401.9,1\n",
+        b"doc_id,code,score\n1,401.9,0.5\n",
+        b"doc_id,401.9,428.0\n1,0.5,0.1\n",
+    ):
         read_input(data)
     assert len(calls) == 3
 
@@ -236,8 +283,11 @@ def test_cli_scores_a_label_file_with_numeric_columns(tmp_path, capsys):
 def test_a_run_with_no_scorable_row_is_an_error_not_a_zero():
     gold = b"doc_id,code\n1,401.9\n2,428.0\n"
     with pytest.raises(NothingScorable, match="run.csv: none of its 2 rows can be scored") as err:
-        score_labels(read_labels(gold), {"A": read_labels(b"doc_id,code\n1,zz9\n2,qq1\n", name="run.csv")},
-                     ontology="icd9")
+        score_labels(
+            read_labels(gold),
+            {"A": read_labels(b"doc_id,code\n1,zz9\n2,qq1\n", name="run.csv")},
+            ontology="icd9",
+        )
     assert not err.value.needs_system and "chosen code system" in str(err.value)
 
 
@@ -247,8 +297,12 @@ def test_some_undotted_rows_are_scored_and_the_rest_need_the_system():
     assert len(s.corpus.rejected) == 1 and s.corpus.needs_system
     s = score_files(b"doc_id,code\n1,401.9\n1,zz9\n", {"A": b"doc_id,code\n1,401.9\n"}, ontology="icd9")
     assert len(s.corpus.rejected) == 1 and not s.corpus.needs_system
-    s = score_files(b"doc_id,code\n1,401.9\n1,4280\n", {"A": b"doc_id,code\n1,401.9\n"}, ontology="icd9",
-                    system="diagnosis")
+    s = score_files(
+        b"doc_id,code\n1,401.9\n1,4280\n",
+        {"A": b"doc_id,code\n1,401.9\n"},
+        ontology="icd9",
+        system="diagnosis",
+    )
     assert len(s.corpus.rejected) == 0 and not s.corpus.needs_system
 
 
@@ -266,8 +320,11 @@ def test_nothing_scorable_quotes_its_own_rows_when_files_share_a_name():
 
 
 def test_a_gold_standard_is_code_sets_whatever_its_columns():
-    s = score_files(b"doc_id,code,confidence\n1,401.9,high\n2,428.0,0.9\n", {"A": b"doc_id,code\n1,401.9\n"},
-                    ontology="icd9")
+    s = score_files(
+        b"doc_id,code,confidence\n1,401.9,high\n2,428.0,0.9\n",
+        {"A": b"doc_id,code\n1,401.9\n"},
+        ontology="icd9",
+    )
     assert s.corpus.gold.nnz == 2 and s.evaluation("A").score("flat")["tp"] == 1
 
 
@@ -337,7 +394,10 @@ def test_a_wide_labels_file_reads_its_two_columns_with_their_lines():
     """Read by its document and code columns only (50,000 columns took seconds), with the same result."""
     rows = ["1,401.9" + ",x" * 100, "", "2,428.0" + ",y" * 100, "3," + "," * 100]
     raw = read_labels(_wide_labels(rows), name="wide.csv")
-    assert list(zip(raw.pairs.doc_id, raw.pairs.code, raw.pairs.line)) == [("1", "401.9", 2), ("2", "428.0", 4)]
+    assert list(zip(raw.pairs.doc_id, raw.pairs.code, raw.pairs.line)) == [
+        ("1", "401.9", 2),
+        ("2", "428.0", 4),
+    ]
     assert raw.rejected[["line", "reason"]].values.tolist() == [[5, "empty code"]]
 
 

@@ -60,7 +60,9 @@ def runs():
 def test_run_report_is_a_complete_page_with_the_run_numbers(runs):
     """A run's report is a whole HTML document whose levels table shows the Evaluation's counts and rates."""
     ev = runs[0]
-    page = html_report("cophe report · run A", [("Scores by level", [f"{len(ev.docs)} documents.", ev.levels_table])])
+    page = html_report(
+        "cophe report · run A", [("Scores by level", [f"{len(ev.docs)} documents.", ev.levels_table])]
+    )
     assert page.startswith("<!doctype html><html><head>") and page.endswith("</body></html>")
     doc = parse(page)
     assert doc.text["title"] == ["cophe report · run A"] and doc.text["h2"] == ["Scores by level"]
@@ -94,7 +96,9 @@ def test_comparison_report_states_b_minus_a(runs):
 
 def test_user_strings_are_escaped(runs):
     """A run name or document id holding HTML appears escaped in title, headings, text and tables."""
-    s = score_files(long_csv([(XSS_DOC, "401.9")]), {XSS_RUN: long_csv([(XSS_DOC, "401.1")])}, ontology="icd9")
+    s = score_files(
+        long_csv([(XSS_DOC, "401.9")]), {XSS_RUN: long_csv([(XSS_DOC, "401.1")])}, ontology="icd9"
+    )
     ev = s.evaluation(XSS_RUN)
     page = html_report(f"run {XSS_RUN}", [(f"Run {XSS_RUN}", [f"Document {XSS_DOC}", ev.documents])])
     assert "<script" not in page and "<img" not in page

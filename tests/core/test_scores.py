@@ -53,25 +53,33 @@ def keys(run, matrix) -> set[tuple[str, str]]:
 
 
 def test_decisions_by_threshold_and_top_k(run):
-    assert sorted(c for _, c in keys(run, run.decide(threshold=0.6))) == ["250.00", "250.01", "401.1", "401.9"]
+    assert sorted(c for _, c in keys(run, run.decide(threshold=0.6))) == [
+        "250.00",
+        "250.01",
+        "401.1",
+        "401.9",
+    ]
     assert sorted(c for _, c in keys(run, run.decide(top_k=1))) == ["250.01", "401.9", "96.71"]
     # "at least": a score equal to the threshold is predicted
     assert ("1", "428.0") in keys(run, run.decide(threshold=0.3))
 
 
-@pytest.mark.parametrize("rule,fragment", [
-    ({}, "exactly one"),
-    ({"threshold": 0.5, "top_k": 3}, "exactly one"),
-    ({"threshold": float("nan")}, "threshold is nan"),
-    ({"threshold": float("inf")}, "outside (0, 1]"),
-    ({"threshold": 0}, "outside (0, 1]"),
-    ({"threshold": -0.1}, "outside (0, 1]"),
-    ({"threshold": 1.5}, "outside (0, 1]"),
-    ({"threshold": True}, "not a number"),
-    ({"threshold": "0.5"}, "not a number"),
-    ({"top_k": 0}, "at least 1"),
-    ({"top_k": 2.5}, "whole number"),
-])
+@pytest.mark.parametrize(
+    "rule,fragment",
+    [
+        ({}, "exactly one"),
+        ({"threshold": 0.5, "top_k": 3}, "exactly one"),
+        ({"threshold": float("nan")}, "threshold is nan"),
+        ({"threshold": float("inf")}, "outside (0, 1]"),
+        ({"threshold": 0}, "outside (0, 1]"),
+        ({"threshold": -0.1}, "outside (0, 1]"),
+        ({"threshold": 1.5}, "outside (0, 1]"),
+        ({"threshold": True}, "not a number"),
+        ({"threshold": "0.5"}, "not a number"),
+        ({"top_k": 0}, "at least 1"),
+        ({"top_k": 2.5}, "whole number"),
+    ],
+)
 def test_one_rule_for_the_threshold_everywhere(run, rule, fragment):
     """The same validation, with the same message, on every path (it was: decide accepted 0 and nan)."""
     with pytest.raises(InputError, match=re.escape(fragment)) as direct:
@@ -93,25 +101,48 @@ def test_cli_rejects_a_nan_threshold(tmp_path):
     g, s = tmp_path / "g.csv", tmp_path / "s.csv"
     g.write_bytes(GOLD)
     s.write_bytes(SCORES)
-    out = subprocess.run([sys.executable, "-m", "cophe_core", "score", "--gold", str(g), "--pred", str(s),
-                          "--threshold", "nan"], capture_output=True, text=True)
-    assert out.returncode == 2 and "argument --threshold: invalid number from 0 to 1 value: 'nan'" in out.stderr
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cophe_core",
+            "score",
+            "--gold",
+            str(g),
+            "--pred",
+            str(s),
+            "--threshold",
+            "nan",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert (
+        out.returncode == 2 and "argument --threshold: invalid number from 0 to 1 value: 'nan'" in out.stderr
+    )
 
 
 def test_duplicate_rows_keep_the_highest_score_and_are_counted():
     gold = read_input(b"doc_id,code\n1,401.9\n")
     # 4019 is 401.9 written without its dot: the same (document, code) three times
-    scores = read_input(b"doc_id,code,score\n1,401.9,0.2\n1,4019,0.7\n1,401.9,0.4\n1,428.0,0.6\n", name="s.csv")
+    scores = read_input(
+        b"doc_id,code,score\n1,401.9,0.2\n1,4019,0.7\n1,401.9,0.4\n1,428.0,0.6\n", name="s.csv"
+    )
     run = score_run(gold, scores, icd9_ontology(), system="diagnosis")
     assert run.scores.nnz == 2 and run.scores.max() == pytest.approx(0.7)
-    assert "s.csv: 2 duplicate (document, code) rows collapsed; each keeps its highest score" in run.corpus.warnings
+    assert (
+        "s.csv: 2 duplicate (document, code) rows collapsed; each keeps its highest score"
+        in run.corpus.warnings
+    )
     # 401.9 at 0.7 beats 428.0 at 0.6, whatever the row order
     assert keys(run, run.decide(top_k=1)) == {("1", "401.9")}
     assert keys(run, run.decide(threshold=0.65)) == {("1", "401.9")}
     scoring = score_labels(gold, {"m": scores}, ontology="icd9", system="diagnosis", threshold=0.65)
     assert scoring.evaluation("m").score("flat")["f1"] == 1.0
-    assert "s.csv: 2 duplicate (document, code) rows collapsed; each keeps its highest score" in \
-        scoring.corpus.warnings
+    assert (
+        "s.csv: 2 duplicate (document, code) rows collapsed; each keeps its highest score"
+        in scoring.corpus.warnings
+    )
 
 
 # --- the top-k tie order: hand-worked, so a mutant of the tie-break must fail ---------------------------
@@ -146,21 +177,41 @@ def test_top_k_ties_on_icd9_use_the_canonical_code():
     assert keys(run, run.decide(top_k=1)) == {("1", "401.9"), ("2", "428.0")}
     assert run.ranking(ks=(1,))["p@1"] == 1.0
     scoring, info = decide_run(gold, scores, top_k=1, ontology="icd9", system="diagnosis")
-    assert scoring.evaluation("pred").score("flat")["tp"] == 2 and info["ranking"]["p@5"] == pytest.approx(1 / 5)
+    assert scoring.evaluation("pred").score("flat")["tp"] == 2 and info["ranking"]["p@5"] == pytest.approx(
+        1 / 5
+    )
 
 
 # --- property: decisions, P@k and the curve agree with a naive reading of the rows -------------------
 
 # raw form → canonical ICD-9 diagnosis (undotted forms need system="diagnosis"); "zz" is rejected
-FORMS = {"401.9": "401.9", "4019": "401.9", "401.1": "401.1", "4011": "401.1", "4280": "428.0",
-         "428.0": "428.0", "428.1": "428.1", "V45.81": "V45.81", "V4581": "V45.81", "25000": "250.00",
-         "250.01": "250.01", "5849": "584.9", "E849.0": "E849.0", "zz": None}
+FORMS = {
+    "401.9": "401.9",
+    "4019": "401.9",
+    "401.1": "401.1",
+    "4011": "401.1",
+    "4280": "428.0",
+    "428.0": "428.0",
+    "428.1": "428.1",
+    "V45.81": "V45.81",
+    "V4581": "V45.81",
+    "25000": "250.00",
+    "250.01": "250.01",
+    "5849": "584.9",
+    "E849.0": "E849.0",
+    "zz": None,
+}
 DOCS = ["d0", "d1", "d2", "d3"]
 score_values = st.sampled_from([0.0, 0.1, 0.3, 0.5, 0.5, 0.7, 1.0]) | st.floats(0, 1)
-rows_strategy = st.lists(st.tuples(st.sampled_from(DOCS), st.sampled_from(sorted(FORMS)), score_values),
-                         min_size=1, max_size=25)
-gold_strategy = st.dictionaries(st.sampled_from(DOCS), st.sets(st.sampled_from(sorted({*FORMS.values()} - {None})),
-                                                                max_size=4), min_size=1, max_size=4)
+rows_strategy = st.lists(
+    st.tuples(st.sampled_from(DOCS), st.sampled_from(sorted(FORMS)), score_values), min_size=1, max_size=25
+)
+gold_strategy = st.dictionaries(
+    st.sampled_from(DOCS),
+    st.sets(st.sampled_from(sorted({*FORMS.values()} - {None})), max_size=4),
+    min_size=1,
+    max_size=4,
+)
 
 
 def naive_best(rows) -> dict[tuple[str, str], float]:
@@ -187,14 +238,25 @@ def as_labels(decisions: set[tuple[str, str]], docs) -> RawLabels:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # ties where the node ids (V45.81 < 401.9) or the codes as written ("428.1" < "4280") sort the other way
-@example(rows=[("d0", "V4581", 0.5), ("d0", "401.9", 0.5), ("d1", "428.1", 0.5), ("d1", "4280", 0.5)],
-         gold={"d0": {"401.9"}, "d1": {"428.0"}}, t=0.5, k=1)
-@given(rows=rows_strategy, gold=gold_strategy, t=st.sampled_from([0.1, 0.3, 0.5, 0.7, 1.0]) | st.floats(0.01, 1),
-       k=st.integers(1, 4))
+@example(
+    rows=[("d0", "V4581", 0.5), ("d0", "401.9", 0.5), ("d1", "428.1", 0.5), ("d1", "4280", 0.5)],
+    gold={"d0": {"401.9"}, "d1": {"428.0"}},
+    t=0.5,
+    k=1,
+)
+@given(
+    rows=rows_strategy,
+    gold=gold_strategy,
+    t=st.sampled_from([0.1, 0.3, 0.5, 0.7, 1.0]) | st.floats(0.01, 1),
+    k=st.integers(1, 4),
+)
 def test_decisions_ranking_and_curve_agree(rows, gold, t, k):
     onto = icd9_ontology()
-    gold_raw = read_input(("doc_id,code\n" + "".join(f"{d},{c}\n" for d, cs in gold.items() for c in cs)).encode()
-                          if any(gold.values()) else b"doc_id,code\nd0,401.9\n")
+    gold_raw = read_input(
+        ("doc_id,code\n" + "".join(f"{d},{c}\n" for d, cs in gold.items() for c in cs)).encode()
+        if any(gold.values())
+        else b"doc_id,code\nd0,401.9\n"
+    )
     text = "doc_id,code,score\n" + "".join(f"{d},{c},{s!r}\n" for d, c, s in rows)
     scores = read_input(text.encode(), name="s.csv")
     if not any(FORMS[c] for _, c, _ in rows):
@@ -210,8 +272,9 @@ def test_decisions_ranking_and_curve_agree(rows, gold, t, k):
     assert keys(run, run.decide(top_k=k)) == top
 
     # the curve's F1 at t is the F1 of the threshold-t decisions scored as code sets (the labels path)
-    labels_path = score_labels(gold_raw, {"pred": as_labels(by_threshold, run.docs)}, ontology=onto,
-                               system="diagnosis").evaluation("pred")
+    labels_path = score_labels(
+        gold_raw, {"pred": as_labels(by_threshold, run.docs)}, ontology=onto, system="diagnosis"
+    ).evaluation("pred")
     curve = run.curve([t]).iloc[0]
     for measure in ("flat", "set_based", "cophe"):
         assert curve[f"{measure}_f1"] == pytest.approx(labels_path.score(measure)["f1"])
@@ -220,7 +283,9 @@ def test_decisions_ranking_and_curve_agree(rows, gold, t, k):
     assert (api_path.corpus.runs["pred"] != labels_path.pred).nnz == 0
 
     # P@k's hits are the top-k decisions' true positives
-    hits = {d: len({c for dd, c in top if dd == d} & {c for dd, c in gold_pairs if dd == d}) for d in run.docs}
+    hits = {
+        d: len({c for dd, c in top if dd == d} & {c for dd, c in gold_pairs if dd == d}) for d in run.docs
+    }
     r = run.ranking(ks=(k,))
     assert r[f"p@{k}"] == pytest.approx(np.mean([hits[d] / k for d in run.docs]))
     top_eval = score_labels(gold_raw, {"pred": scores}, ontology=onto, system="diagnosis", top_k=k)
@@ -236,7 +301,12 @@ def test_rejected_rows_of_a_scores_file_are_listed():
     run = score_run(read_input(GOLD, name="g.csv"), read_input(BAD_SCORES, name="s.csv"), icd9_ontology())
     rej = run.corpus.rejected.sort_values("line")
     assert list(zip(rej.file, rej.line, rej.value)) == [
-        ("s.csv", 3, "zz9"), ("s.csv", 4, "abc"), ("s.csv", 5, "1.7"), ("s.csv", 6, "428.0"), ("s.csv", 7, "")]
+        ("s.csv", 3, "zz9"),
+        ("s.csv", 4, "abc"),
+        ("s.csv", 5, "1.7"),
+        ("s.csv", 6, "428.0"),
+        ("s.csv", 7, ""),
+    ]
     reasons = dict(zip(rej.line, rej.reason))
     assert "well-formed" in reasons[3] and "not a number" in reasons[4] and "outside [0, 1]" in reasons[5]
     assert reasons[6] == "empty document id" and reasons[7] == "empty code"
@@ -247,8 +317,24 @@ def test_cli_reports_rejected_score_rows(tmp_path, capsys):
     g, s, rej = tmp_path / "g.csv", tmp_path / "s.csv", tmp_path / "rejected.csv"
     g.write_bytes(GOLD)
     s.write_bytes(BAD_SCORES)
-    assert main(["score", "--gold", str(g), "--pred", str(s), "--threshold", "0.5", "--format", "json",
-                 "--rejected", str(rej)]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--gold",
+                str(g),
+                "--pred",
+                str(s),
+                "--threshold",
+                "0.5",
+                "--format",
+                "json",
+                "--rejected",
+                str(rej),
+            ]
+        )
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     assert any(w.startswith("s.csv: 5 rows not scored") for w in result["warnings"])
     table = pd.read_csv(rej, keep_default_na=False)
@@ -259,13 +345,34 @@ def test_cli_reads_the_column_options_for_scores(tmp_path, capsys):
     g, s = tmp_path / "g.csv", tmp_path / "s.csv"
     g.write_text("adm,dx\n1,4019\n")
     s.write_text("adm,dx,score\n1,4019,0.9\n1,4280,0.2\n")
-    assert main(["score", "--gold", str(g), "--pred", str(s), "--doc-col", "adm", "--code-col", "dx",
-                 "--system", "diagnosis", "--threshold", "0.5", "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--gold",
+                str(g),
+                "--pred",
+                str(s),
+                "--doc-col",
+                "adm",
+                "--code-col",
+                "dx",
+                "--system",
+                "diagnosis",
+                "--threshold",
+                "0.5",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     assert result["flat"]["f1"] == 1.0 and result["warnings"] == []
 
 
 # --- ranking metrics, curves, readers -----------------------------------------------------------------
+
 
 def test_precision_and_recall_at_k(run):
     r = run.ranking(ks=(1, 2))
@@ -283,8 +390,11 @@ def test_auc_equals_scikit_learn_on_the_dense_matrix(run):
     s = run.scores[:, in_play].toarray().ravel()
     r = run.ranking()
     assert r["auc_micro"] == pytest.approx(roc_auc_score(y, s))
-    per_code = [roc_auc_score(run.gold[:, j].toarray().ravel(), run.scores[:, j].toarray().ravel())
-                for j in in_play if 0 < run.gold[:, j].sum() < len(run.docs)]
+    per_code = [
+        roc_auc_score(run.gold[:, j].toarray().ravel(), run.scores[:, j].toarray().ravel())
+        for j in in_play
+        if 0 < run.gold[:, j].sum() < len(run.docs)
+    ]
     assert r["auc_macro"] == pytest.approx(np.mean(per_code))
     assert onto.name == "icd9"
 
@@ -296,17 +406,30 @@ def test_threshold_curve_and_tuning(run):
     assert curve.loc[1, "cophe_f1"] == pytest.approx(ev.score("cophe")["f1"])
     assert tune_threshold(curve) == curve.threshold[curve.cophe_f1.idxmax()]
     assert run.curve([0.5], max_level="e0").cophe_f1[0] == pytest.approx(
-        run.evaluate(threshold=0.5, max_level="e0").score("cophe")["f1"])
+        run.evaluate(threshold=0.5, max_level="e0").score("cophe")["f1"]
+    )
 
 
 def test_wide_matrix_like_edin_et_al():
-    frame = pd.DataFrame({"_id": ["1", "2"], "target": [["401.9"], ["250.00"]],
-                          "401.9": [0.9, 0.1], "250.00": [0.2, 0.8], "428.0": [0.0, 0.05]})
+    frame = pd.DataFrame(
+        {
+            "_id": ["1", "2"],
+            "target": [["401.9"], ["250.00"]],
+            "401.9": [0.9, 0.1],
+            "250.00": [0.2, 0.8],
+            "428.0": [0.0, 0.05],
+        }
+    )
     buf = io.BytesIO()
     frame.to_feather(buf)
     s = read_scores(buf.getvalue(), name="preds.feather")
     assert sorted(zip(s.pairs.doc_id, s.pairs.code, s.pairs.score)) == [
-        ("1", "250.00", 0.2), ("1", "401.9", 0.9), ("2", "250.00", 0.8), ("2", "401.9", 0.1), ("2", "428.0", 0.05)]
+        ("1", "250.00", 0.2),
+        ("1", "401.9", 0.9),
+        ("2", "250.00", 0.8),
+        ("2", "401.9", 0.1),
+        ("2", "428.0", 0.05),
+    ]
 
 
 def test_mimic_table_is_not_mistaken_for_scores():
@@ -323,17 +446,45 @@ def test_a_development_split_of_code_sets_is_refused_by_name():
 
 
 def test_cli_with_scores_and_a_dev_split(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "cophe_core", "score", "--gold", str(SAMPLE / "gold.csv"),
-                          "--pred", str(SAMPLE / "scores_model.csv"), "--tune-on", str(SAMPLE / "dev_gold.csv"),
-                          str(SAMPLE / "dev_scores.csv"), "--format", "json"], capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cophe_core",
+            "score",
+            "--gold",
+            str(SAMPLE / "gold.csv"),
+            "--pred",
+            str(SAMPLE / "scores_model.csv"),
+            "--tune-on",
+            str(SAMPLE / "dev_gold.csv"),
+            str(SAMPLE / "dev_scores.csv"),
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     d = result["decision"]
     curve = pd.DataFrame(d["tuned_on"]["curve"])
     assert d["threshold"] == curve.threshold[curve.cophe_f1.idxmax()]
     assert set(d["ranking"]) == {"p@5", "r@5", "p@8", "r@8", "p@15", "r@15", "auc_micro", "auc_macro"}
-    bad = subprocess.run([sys.executable, "-m", "cophe_core", "score", "--gold", str(SAMPLE / "gold.csv"),
-                          "--pred", str(SAMPLE / "scores_model.csv")], capture_output=True, text=True)
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cophe_core",
+            "score",
+            "--gold",
+            str(SAMPLE / "gold.csv"),
+            "--pred",
+            str(SAMPLE / "scores_model.csv"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and "--threshold T, --top-k K or --tune-on" in bad.stderr
 
 

@@ -32,8 +32,11 @@ from tests.conftest import SAMPLE, long_csv
 from tests.core.naive import naive_scores
 from tests.core.test_properties import block_of
 
-FAST = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                      HealthCheck.function_scoped_fixture])
+FAST = settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 COUNTS = ["tp", "fp", "fn"]
 
 
@@ -57,7 +60,9 @@ def table(ev) -> pd.DataFrame:
 
 
 def partition(which: np.ndarray, kind: str) -> list[Slice]:
-    return [Slice(str(i), "Random", str(i), kind, which == i, int((which == i).sum())) for i in np.unique(which)]
+    return [
+        Slice(str(i), "Random", str(i), kind, which == i, int((which == i).sum())) for i in np.unique(which)
+    ]
 
 
 # ------------------------------------------------------------------------------------ hand-worked code slice
@@ -116,7 +121,11 @@ def test_cophe_counts_of_a_code_partition_need_not_add_up(hand):
     assert (sums.loc[("flat", "leaf")] == whole.loc[("flat", "leaf")]).all()
     assert (sums.loc[("cophe", "e1")] == whole.loc[("cophe", "e1")]).all()
     # e0: 401 gives (1, 1, 0) with {401.9, 401.0} and a FN with {401.1}; 428 a FN and a FP: not the whole's 3 TP
-    assert sums.loc[("cophe", "e0")].tolist() == [1, 2, 2] and whole.loc[("cophe", "e0")].tolist() == [3, 0, 0]
+    assert sums.loc[("cophe", "e0")].tolist() == [1, 2, 2] and whole.loc[("cophe", "e0")].tolist() == [
+        3,
+        0,
+        0,
+    ]
 
 
 def test_no_slice_is_the_whole_and_a_bad_mask_is_refused(hand):
@@ -145,8 +154,11 @@ def test_a_slice_keeps_its_own_read_only_mask():
 # ------------------------------------------------------------------------------------------ partitions
 @pytest.fixture(scope="module")
 def scoring():
-    return score_files(SAMPLE / "gold.csv", {"A": SAMPLE / "run_siblings.csv", "B": SAMPLE / "run_overcoder.csv"},
-                       ontology="icd9")
+    return score_files(
+        SAMPLE / "gold.csv",
+        {"A": SAMPLE / "run_siblings.csv", "B": SAMPLE / "run_overcoder.csv"},
+        ontology="icd9",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -162,15 +174,36 @@ def test_document_slices_add_up_to_the_whole(sample, seed, parts):
     assert sum(s.size for s in slices) == len(sample.docs)
     total = sum(table(restrict(sample, s)) for s in slices)
     pd.testing.assert_frame_equal(total, table(sample))  # every measure, every level and overall
-    nodes = sum(restrict(sample, s).nodes.set_index("node")[COUNTS].reindex(sample.nodes.node, fill_value=0)
-                for s in slices)
+    nodes = sum(
+        restrict(sample, s).nodes.set_index("node")[COUNTS].reindex(sample.nodes.node, fill_value=0)
+        for s in slices
+    )
     pd.testing.assert_frame_equal(nodes, sample.nodes.set_index("node")[COUNTS])
 
 
-POOL = ["401.0", "401.1", "401.9", "428.0", "428.1", "428.21", "428.22", "427.31", "427.32", "250.00", "250.01",
-        "V45.81", "E849.7", "38.93", "584.9"]
-corpus = st.dictionaries(st.sampled_from([f"d{i}" for i in range(8)]), st.sets(st.sampled_from(POOL), max_size=6),
-                         min_size=1, max_size=8)
+POOL = [
+    "401.0",
+    "401.1",
+    "401.9",
+    "428.0",
+    "428.1",
+    "428.21",
+    "428.22",
+    "427.31",
+    "427.32",
+    "250.00",
+    "250.01",
+    "V45.81",
+    "E849.7",
+    "38.93",
+    "584.9",
+]
+corpus = st.dictionaries(
+    st.sampled_from([f"d{i}" for i in range(8)]),
+    st.sets(st.sampled_from(POOL), max_size=6),
+    min_size=1,
+    max_size=8,
+)
 
 
 def evaluation_of(gold: dict[str, set[str]], pred: dict[str, set[str]], ontology):
@@ -180,7 +213,9 @@ def evaluation_of(gold: dict[str, set[str]], pred: dict[str, set[str]], ontology
     def matrix(labels: dict[str, set[str]]) -> sp.csr_matrix:
         pairs = [(i, ontology.codes[c]) for i, d in enumerate(docs) for c in labels.get(d, ())]
         rows, cols = zip(*pairs) if pairs else ((), ())
-        return sp.csr_matrix((np.ones(len(pairs), dtype=np.int8), (rows, cols)), shape=(len(docs), ontology.n_nodes))
+        return sp.csr_matrix(
+            (np.ones(len(pairs), dtype=np.int8), (rows, cols)), shape=(len(docs), ontology.n_nodes)
+        )
 
     return evaluate(matrix(gold), matrix(pred), ontology, docs=np.array(docs), max_level="chapter")
 
@@ -190,7 +225,9 @@ def evaluation_of(gold: dict[str, set[str]], pred: dict[str, set[str]], ontology
 def test_document_slices_of_small_corpora_add_up(icd9, gold, pred, seed):
     ev = evaluation_of(gold, pred, icd9)
     which = np.random.default_rng(seed).integers(0, 3, len(ev.docs))
-    pd.testing.assert_frame_equal(sum(table(restrict(ev, s)) for s in partition(which, "documents")), table(ev))
+    pd.testing.assert_frame_equal(
+        sum(table(restrict(ev, s)) for s in partition(which, "documents")), table(ev)
+    )
 
 
 @FAST
@@ -213,7 +250,10 @@ def test_a_partition_that_keeps_each_category_whole_adds_up_to_the_category_leve
     whole = table(sample)
     for measure in ("cophe", "set_based"):
         for level in ("e2", "e1", "e0"):
-            assert total.loc[(measure, level)].tolist() == whole.loc[(measure, level)].tolist(), (measure, level)
+            assert total.loc[(measure, level)].tolist() == whole.loc[(measure, level)].tolist(), (
+                measure,
+                level,
+            )
 
 
 # -------------------------------------------------------------------------------------------- frequency
@@ -226,31 +266,59 @@ def test_frequency_bins_by_hand():
     assert frequent.mask.tolist() == [False] * 5 + [True, True, False]
     assert [s.size for s in (rare, medium, frequent)] == [3, 2, 2]
     assert [s.name for s in (rare, medium, frequent)] == [
-        "Rare: fewer than 10 documents", "Medium: 10 to 99 documents", "Frequent: 100 documents or more"]
+        "Rare: fewer than 10 documents",
+        "Medium: 10 to 99 documents",
+        "Frequent: 100 documents or more",
+    ]
     assert [s.key for s in (rare, medium, frequent)] == [f"codes:freq:10,100:{i}" for i in range(3)]
-    assert rare.describe() == ("Only the codes seen in fewer than 10 documents of the gold standard (3 codes), in "
-                               "every document. It includes 1 code that never occurs in the gold standard "
-                               "(predicted only).")
-    assert medium.note == "" and {s.dimension for s in (rare, medium)} == {"Code frequency in the gold standard"}
+    assert rare.describe() == (
+        "Only the codes seen in fewer than 10 documents of the gold standard (3 codes), in "
+        "every document. It includes 1 code that never occurs in the gold standard "
+        "(predicted only)."
+    )
+    assert medium.note == "" and {s.dimension for s in (rare, medium)} == {
+        "Code frequency in the gold standard"
+    }
 
 
-@pytest.mark.parametrize("edges, names", [
-    ((5,), ["Rare: fewer than 5 documents", "Frequent: 5 documents or more"]),
-    ((1,), ["Rare: fewer than 1 document", "Frequent: 1 document or more"]),
-    ((10, 11), ["Rare: fewer than 10 documents", "Medium: 10 documents", "Frequent: 11 documents or more"]),
-    ((2, 5, 1000), ["Bin 1: fewer than 2 documents", "Bin 2: 2 to 4 documents", "Bin 3: 5 to 999 documents",
-                    "Bin 4: 1,000 documents or more"]),
-    (np.array([10.0, 100.0]), ["Rare: fewer than 10 documents", "Medium: 10 to 99 documents",
-                               "Frequent: 100 documents or more"]),
-    (7, ["Rare: fewer than 7 documents", "Frequent: 7 documents or more"]),
-])
+@pytest.mark.parametrize(
+    "edges, names",
+    [
+        ((5,), ["Rare: fewer than 5 documents", "Frequent: 5 documents or more"]),
+        ((1,), ["Rare: fewer than 1 document", "Frequent: 1 document or more"]),
+        (
+            (10, 11),
+            ["Rare: fewer than 10 documents", "Medium: 10 documents", "Frequent: 11 documents or more"],
+        ),
+        (
+            (2, 5, 1000),
+            [
+                "Bin 1: fewer than 2 documents",
+                "Bin 2: 2 to 4 documents",
+                "Bin 3: 5 to 999 documents",
+                "Bin 4: 1,000 documents or more",
+            ],
+        ),
+        (
+            np.array([10.0, 100.0]),
+            [
+                "Rare: fewer than 10 documents",
+                "Medium: 10 to 99 documents",
+                "Frequent: 100 documents or more",
+            ],
+        ),
+        (7, ["Rare: fewer than 7 documents", "Frequent: 7 documents or more"]),
+    ],
+)
 def test_n_edges_make_n_plus_one_bins(edges, names):
     slices = code_frequency_slices(np.arange(0, 2000, 7), edges)
     assert [s.name for s in slices] == names
     assert (np.vstack([s.mask for s in slices]).sum(axis=0) == (np.arange(0, 2000, 7) > 0)).all()
 
 
-@pytest.mark.parametrize("bad", [(), (10, 10), (100, 10), (0, 5), (-3,), (10.5,), ("10",), (True,), None, "10"])
+@pytest.mark.parametrize(
+    "bad", [(), (10, 10), (100, 10), (0, 5), (-3,), (10.5,), ("10",), (True,), None, "10"]
+)
 def test_bad_edges_are_refused(bad):
     with pytest.raises(ValueError, match="increasing positive whole numbers"):
         code_frequency_slices(np.array([1, 2]), bad)
@@ -267,8 +335,13 @@ def test_bad_frequencies_are_refused():
 @pytest.fixture(scope="module")
 def counted():
     # 401.9 in 6 documents, 428.0 in 3 (twice in d1: one document), 250.00 in 1; 584.9 predicted only
-    gold = [(f"d{i}", "401.9") for i in range(6)] + [("d0", "428.0"), ("d0", "428.0"), ("d1", "428.0"),
-                                                     ("d2", "428.0"), ("d3", "250.00")]
+    gold = [(f"d{i}", "401.9") for i in range(6)] + [
+        ("d0", "428.0"),
+        ("d0", "428.0"),
+        ("d1", "428.0"),
+        ("d2", "428.0"),
+        ("d3", "250.00"),
+    ]
     pred = [("d0", "401.9"), ("d1", "584.9"), ("d3", "250.00"), ("d4", "428.0")]
     return score_files(long_csv(gold), {"A": long_csv(pred)}, ontology="icd9")
 
@@ -290,8 +363,9 @@ def test_code_frequency_and_bins_of_a_hand_built_gold(counted):
 
 
 def test_code_frequency_counts_documents_not_stored_zeros():
-    m = sp.csr_matrix((np.array([1, 0, 1, 1], dtype=np.int8), np.array([0, 1, 0, 0]), np.array([0, 2, 4])),
-                      shape=(2, 3))  # an explicit zero (row 0) and a duplicate entry (row 1), as stored
+    m = sp.csr_matrix(
+        (np.array([1, 0, 1, 1], dtype=np.int8), np.array([0, 1, 0, 0]), np.array([0, 2, 4])), shape=(2, 3)
+    )  # an explicit zero (row 0) and a duplicate entry (row 1), as stored
     assert m.nnz == 4
     assert code_frequency(m).tolist() == [2, 0, 0]
     assert gold_count_slices(m, bins=1)[0].name == "1 gold code"
@@ -301,16 +375,33 @@ def test_code_frequency_counts_documents_not_stored_zeros():
 def test_training_frequency_maps_codes_and_counts_the_unknown(counted):
     c = counted.corpus
     o = c.ontology
-    raw = read_labels(long_csv([("t1", "401.9"), ("t2", "401.9"), ("t2", "401.9"), ("t3", "NOPE"),
-                                ("t3", "428.0"), ("t4", " 428.0 "), ("t4", "401.99"), ("t5", "NOPE")]))
+    raw = read_labels(
+        long_csv(
+            [
+                ("t1", "401.9"),
+                ("t2", "401.9"),
+                ("t2", "401.9"),
+                ("t3", "NOPE"),
+                ("t3", "428.0"),
+                ("t4", " 428.0 "),
+                ("t4", "401.99"),
+                ("t5", "NOPE"),
+            ]
+        )
+    )
     t = training_frequency(raw, c)
     assert t.frequency[o.codes["401.9"]] == 2 and t.frequency[o.codes["428.0"]] == 2  # documents, not rows
     assert t.frequency.sum() == 4 and t.frequency.shape == (o.n_nodes,)
-    assert t.documents == 5 and t.unknown_codes == 2 and set(t.examples) == {"NOPE", "401.99"}  # 401.99: unlisted
+    assert (
+        t.documents == 5 and t.unknown_codes == 2 and set(t.examples) == {"NOPE", "401.99"}
+    )  # 401.99: unlisted
     assert "2 codes are not codes of the evaluated data" in t.describe("train.csv")
-    slices = code_frequency_slices(t.frequency, (2,), in_play=codes_in_play(c.gold, *c.runs.values()),
-                                   source="the training labels")
-    assert slices[0].key == "codes:freq-training-labels:2:0" and slices[0].dimension.endswith("training labels")
+    slices = code_frequency_slices(
+        t.frequency, (2,), in_play=codes_in_play(c.gold, *c.runs.values()), source="the training labels"
+    )
+    assert slices[0].key == "codes:freq-training-labels:2:0" and slices[0].dimension.endswith(
+        "training labels"
+    )
     assert sorted(o.keys[slices[1].mask]) == ["401.9", "428.0"]
     assert "2 codes that never occur in the training labels." in slices[0].note  # 250.00 and 584.9
 
@@ -334,11 +425,17 @@ def test_gold_count_slices_by_hand():
     g = sp.csr_matrix(np.array([[1, 1, 0], [1, 0, 0], [0, 0, 0], [1, 1, 1], [1, 1, 1]]))
     slices = gold_count_slices(g, bins=2)
     assert [(s.name, s.size, s.key) for s in slices] == [
-        ("1 to 2 gold codes", 2, "docs:gold:0"), ("3 gold codes", 2, "docs:gold:1"),
-        ("No gold code", 1, "docs:gold:none")]
+        ("1 to 2 gold codes", 2, "docs:gold:0"),
+        ("3 gold codes", 2, "docs:gold:1"),
+        ("No gold code", 1, "docs:gold:none"),
+    ]
     assert slices[0].mask.tolist() == [True, True, False, False, False]
     assert slices[0].describe() == "Only the documents with 1 to 2 gold codes (2 documents)."
-    assert [s.name for s in gold_count_slices(g, bins=3)][:3] == ["1 gold code", "2 gold codes", "3 gold codes"]
+    assert [s.name for s in gold_count_slices(g, bins=3)][:3] == [
+        "1 gold code",
+        "2 gold codes",
+        "3 gold codes",
+    ]
 
 
 def test_gold_count_slices_partition_the_sample(sample):
@@ -347,7 +444,9 @@ def test_gold_count_slices_partition_the_sample(sample):
     n = np.asarray(sample.gold.sum(axis=1)).ravel()
     for s in slices:  # each slice's name states the range of its documents' gold codes
         lo, hi = n[s.mask].min(), n[s.mask].max()
-        assert s.name == (f"{lo} to {hi} gold codes" if lo != hi else f"{lo} gold code{'s' if lo != 1 else ''}")
+        assert s.name == (
+            f"{lo} to {hi} gold codes" if lo != hi else f"{lo} gold code{'s' if lo != 1 else ''}"
+        )
 
 
 @settings(max_examples=60, deadline=None)
@@ -367,33 +466,48 @@ def test_gold_count_slices_always_partition_the_documents(n, bins):
 
 # -------------------------------------------------------------------------------------------- metadata
 def test_metadata_numeric_categorical_other_and_no_value():
-    meta = read_metadata(b"doc_id,length,kind\n1,100,A\n2,200,B\n3,300,A\n4,400,C\n5,,A\n6,500,D\n",
-                         name="m.csv")
+    meta = read_metadata(
+        b"doc_id,length,kind\n1,100,A\n2,200,B\n3,300,A\n4,400,C\n5,,A\n6,500,D\n", name="m.csv"
+    )
     docs = np.array(["1", "2", "3", "4", "5", "6", "7"])
     num = metadata_slices(meta, docs, "length", bins=2)
-    assert [(s.name, s.size) for s in num] == [("length 100 to 300", 3), ("length 400 to 500", 2), ("No value", 2)]
+    assert [(s.name, s.size) for s in num] == [
+        ("length 100 to 300", 3),
+        ("length 400 to 500", 2),
+        ("No value", 2),
+    ]
     assert num[-1].note == "1 document not in the table; 1 document with an empty value."
     assert num[0].describe() == "Only the documents whose length is from 100 to 300 (3 documents)."
     cat = metadata_slices(meta, docs, "kind", max_categories=2)
     assert [(s.name, s.size, s.key) for s in cat] == [
-        ("kind: A", 3, "docs:meta:kind:v0"), ("kind: B", 1, "docs:meta:kind:v1"),
-        ("Other values (2)", 2, "docs:meta:kind:other"), ("No value", 1, "docs:meta:kind:none")]
+        ("kind: A", 3, "docs:meta:kind:v0"),
+        ("kind: B", 1, "docs:meta:kind:v1"),
+        ("Other values (2)", 2, "docs:meta:kind:other"),
+        ("No value", 1, "docs:meta:kind:none"),
+    ]
     assert cat[2].note == "The values: C, D."
     # one value beyond max_categories keeps its own slice rather than an "Other values" of one
     assert [s.name for s in metadata_slices(meta, docs, "kind", max_categories=3)][:4] == [
-        "kind: A", "kind: B", "kind: C", "kind: D"]
+        "kind: A",
+        "kind: B",
+        "kind: C",
+        "kind: D",
+    ]
     for slices in (num, cat):
         assert (np.vstack([s.mask for s in slices]).sum(axis=0) == 1).all()
     assert metadata_columns(meta) == ["length", "kind"]
 
 
-@pytest.mark.parametrize("values, numeric", [
-    (["1", "2.5", "1e3", "-4"], True),
-    (["1", "2", "x"], False),
-    (["1", "inf", "3"], False),  # not finite: text
-    (["1", "nan", "2"], False),
-    (["True", "False", "True"], False),
-])
+@pytest.mark.parametrize(
+    "values, numeric",
+    [
+        (["1", "2.5", "1e3", "-4"], True),
+        (["1", "2", "x"], False),
+        (["1", "inf", "3"], False),  # not finite: text
+        (["1", "nan", "2"], False),
+        (["True", "False", "True"], False),
+    ],
+)
 def test_a_column_is_numeric_when_every_value_is_a_finite_number(values, numeric):
     body = "".join(f"d{i},{v}\n" for i, v in enumerate(values))
     meta = read_metadata(("doc_id,col\n" + body).encode())
@@ -419,9 +533,16 @@ def test_long_values_are_cut_and_stay_distinct():
 
 
 @settings(max_examples=40, deadline=None)
-@given(values=st.lists(st.one_of(st.integers(0, 50).map(str), st.sampled_from(["x", "y", "", "2.5", "-1"])),
-                       min_size=1, max_size=30),
-       extra=st.integers(0, 5), bins=st.integers(1, 5), cats=st.integers(1, 4))
+@given(
+    values=st.lists(
+        st.one_of(st.integers(0, 50).map(str), st.sampled_from(["x", "y", "", "2.5", "-1"])),
+        min_size=1,
+        max_size=30,
+    ),
+    extra=st.integers(0, 5),
+    bins=st.integers(1, 5),
+    cats=st.integers(1, 4),
+)
 def test_metadata_slices_always_partition_the_documents(values, extra, bins, cats):
     body = "".join(f"d{i},{v}\n" for i, v in enumerate(values))
     meta = read_metadata(("doc_id,col\n" + body).encode(), name="m.csv")
@@ -436,8 +557,9 @@ def test_metadata_slices_always_partition_the_documents(values, extra, bins, cat
 
 
 def test_metadata_columns_leave_out_ids_and_constants():
-    meta = read_metadata(b"doc_id,note_id,subject_id,kind,length,site,text\n1,a,7,x,10,h,p\n2,b,8,y,20,h,q\n"
-                         b"3,c,9,x,30,h,r\n")
+    meta = read_metadata(
+        b"doc_id,note_id,subject_id,kind,length,site,text\n1,a,7,x,10,h,p\n2,b,8,y,20,h,q\n3,c,9,x,30,h,r\n"
+    )
     assert metadata_columns(meta) == ["kind", "length"]
 
 
@@ -458,14 +580,19 @@ def test_read_metadata_formats(tmp_path):
     assert bom.to_dict("index") == {"7": {"length": "12"}}
     chosen = read_metadata(b"id,note_id,x\n1,n1,a\n2,n2,b\n", doc_col="NOTE_ID")
     assert chosen.index.tolist() == ["n1", "n2"] and chosen.columns.tolist() == ["id", "x"]
-    frame = pd.DataFrame({"hadm_id": [10.0, 11.0, None], "length": [1.5, None, 3.0], "kind": ["a", None, "c"]})
+    frame = pd.DataFrame(
+        {"hadm_id": [10.0, 11.0, None], "length": [1.5, None, 3.0], "kind": ["a", None, "c"]}
+    )
     frame = frame.dropna(subset=["hadm_id"])
     frame.loc[len(frame)] = [12.0, 2.0, "b"]
     buffer = io.BytesIO()
     frame.to_parquet(buffer)
     pq = read_metadata(buffer.getvalue(), name="m.parquet")
-    assert pq.to_dict("index") == {"10": {"length": "1.5", "kind": "a"}, "11": {"length": "", "kind": ""},
-                                   "12": {"length": "2.0", "kind": "b"}}
+    assert pq.to_dict("index") == {
+        "10": {"length": "1.5", "kind": "a"},
+        "11": {"length": "", "kind": ""},
+        "12": {"length": "2.0", "kind": "b"},
+    }
     path = tmp_path / "details.csv"
     path.write_bytes(b"doc_id,kind\n1,a\n")
     assert read_metadata(path).kind.tolist() == ["a"]
@@ -473,26 +600,33 @@ def test_read_metadata_formats(tmp_path):
         read_metadata(tmp_path / "missing.csv")
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"", "the file is empty"),
-    (b"  \n", "the file is empty"),
-    (b"patient,length\n1,2\n", "line 1 (the header): no document id column (found: patient, length)"),
-    (b"doc_id,length\n1,2\n2,3\n1,4\n", "line 4: document '1' is given twice (first on line 2)"),
-    (b"doc_id,length\n1,2\n,3\n", "line 3: a row without a document id"),
-    (b"doc_id\n1\n", "line 1: a single column"),
-    (b"doc_id,\n1,\n", "only a document id column"),
-    (b"doc_id,length\n", "no documents, only a header"),
-    (b"doc_id,length\n1,2\n2,\xff\n", "line 3: not UTF-8 text"),
-    (b"doc_id,length\n1,2,3\n", "cannot parse"),
-    (b"PAR1garbage", "cannot read it as Parquet"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "the file is empty"),
+        (b"  \n", "the file is empty"),
+        (b"patient,length\n1,2\n", "line 1 (the header): no document id column (found: patient, length)"),
+        (b"doc_id,length\n1,2\n2,3\n1,4\n", "line 4: document '1' is given twice (first on line 2)"),
+        (b"doc_id,length\n1,2\n,3\n", "line 3: a row without a document id"),
+        (b"doc_id\n1\n", "line 1: a single column"),
+        (b"doc_id,\n1,\n", "only a document id column"),
+        (b"doc_id,length\n", "no documents, only a header"),
+        (b"doc_id,length\n1,2\n2,\xff\n", "line 3: not UTF-8 text"),
+        (b"doc_id,length\n1,2,3\n", "cannot parse"),
+        (b"PAR1garbage", "cannot read it as Parquet"),
+    ],
+)
 def test_metadata_errors_name_the_file_and_line(content, message):
     with pytest.raises(InputError, match="^details.csv.*" + re.escape(message)):
         read_metadata(content, name="details.csv")
 
 
 def test_the_id_columns_include_the_label_readers():
-    assert DOC_COLUMNS[:3] == ("doc_id", "hadm_id", "document") and "note_id" in DOC_COLUMNS and "id" in DOC_COLUMNS
+    assert (
+        DOC_COLUMNS[:3] == ("doc_id", "hadm_id", "document")
+        and "note_id" in DOC_COLUMNS
+        and "id" in DOC_COLUMNS
+    )
 
 
 def test_the_sample_details_slice_the_sample(scoring):
@@ -508,8 +642,12 @@ def test_the_sample_details_slice_the_sample(scoring):
 def test_slice_scores_agree_with_restricting_by_hand(scoring):
     evals = {r: scoring.evaluation(r) for r in ("A", "B")}
     c = scoring.corpus
-    slices = [*gold_count_slices(c.gold)[:2],
-              *code_frequency_slices(code_frequency(c.gold), (10, 100), in_play=codes_in_play(c.gold, *c.runs.values()))]
+    slices = [
+        *gold_count_slices(c.gold)[:2],
+        *code_frequency_slices(
+            code_frequency(c.gold), (10, 100), in_play=codes_in_play(c.gold, *c.runs.values())
+        ),
+    ]
     t = slice_scores(evals, slices, n_resamples=30)
     assert len(t) == len(slices) * 2 * 9 and t.note.eq("").all()
     assert t.slice.tolist()[:18:9] == [slices[0].name] * 2 and t.run.tolist()[:18:9] == ["A", "B"]
@@ -524,7 +662,11 @@ def test_slice_scores_agree_with_restricting_by_hand(scoring):
                     assert row.low <= row.value + 1e-12 and row.value <= row.high + 1e-12
             row = t.loc[(run, s.key, "cophe", "f1")]
             assert (row.documents, row.gold_codes, row.predicted_codes, row["size"]) == (
-                len(sub.docs), sub.gold.nnz, sub.pred.nnz, s.size)
+                len(sub.docs),
+                sub.gold.nnz,
+                sub.pred.nnz,
+                s.size,
+            )
             assert row.kind == s.kind and row.dimension == s.dimension
 
 
@@ -533,28 +675,49 @@ def test_slice_scores_agree_with_a_naive_loop(counted):
     ev = counted.evaluation("A", max_level="chapter")
     gold = {d: set() for d in ev.docs}
     pred = {d: set() for d in ev.docs}
-    for d, codes in (("d0", "401.9 428.0"), ("d1", "401.9 428.0"), ("d2", "401.9 428.0"), ("d3", "401.9 250.00"),
-                     ("d4", "401.9"), ("d5", "401.9")):
+    for d, codes in (
+        ("d0", "401.9 428.0"),
+        ("d1", "401.9 428.0"),
+        ("d2", "401.9 428.0"),
+        ("d3", "401.9 250.00"),
+        ("d4", "401.9"),
+        ("d5", "401.9"),
+    ):
         gold[d] |= set(codes.split())
     for d, code in (("d0", "401.9"), ("d1", "584.9"), ("d3", "250.00"), ("d4", "428.0")):
         pred[d].add(code)
     keep_docs = np.isin(ev.docs, ["d0", "d1", "d2"])
     codes = {"428.0", "584.9"}
-    cases = [(docs_slice(keep_docs), {d: gold[d] for d in ("d0", "d1", "d2")}, {d: pred[d] for d in ("d0", "d1", "d2")}),
-             (codes_slice(ev, sorted(codes)), {d: g & codes for d, g in gold.items()},
-              {d: p & codes for d, p in pred.items()})]
+    cases = [
+        (
+            docs_slice(keep_docs),
+            {d: gold[d] for d in ("d0", "d1", "d2")},
+            {d: pred[d] for d in ("d0", "d1", "d2")},
+        ),
+        (
+            codes_slice(ev, sorted(codes)),
+            {d: g & codes for d, g in gold.items()},
+            {d: p & codes for d, p in pred.items()},
+        ),
+    ]
     levels = ["e2", "e1", "e0", "block", "chapter"]
     t = slice_scores({"A": ev}, [s for s, _, _ in cases], n_resamples=10)
     for s, g, p in cases:
         naive = naive_scores(g, p, levels, block_of)
-        flat = [sum(len(g[d] & p[d]) for d in g), sum(len(p[d] - g[d]) for d in g), sum(len(g[d] - p[d]) for d in g)]
+        flat = [
+            sum(len(g[d] & p[d]) for d in g),
+            sum(len(p[d] - g[d]) for d in g),
+            sum(len(g[d] - p[d]) for d in g),
+        ]
         want = {"flat": flat}
         for m in ("cophe", "set_based"):
             want[m] = np.sum([naive.get((m, lv), [0, 0, 0]) for lv in levels], axis=0).tolist()
         mine = t[t.slice == s.name].set_index(["measure", "statistic"]).value
         for m, (tp, fp, fn) in want.items():
             p_, r_, f_ = (float(x) for x in prf(tp, fp, fn))
-            assert [mine[(m, "precision")], mine[(m, "recall")], mine[(m, "f1")]] == pytest.approx([p_, r_, f_]), m
+            assert [mine[(m, "precision")], mine[(m, "recall")], mine[(m, "f1")]] == pytest.approx(
+                [p_, r_, f_]
+            ), m
 
 
 def test_an_empty_slice_scores_nan_without_raising(sample, counted):
@@ -567,7 +730,8 @@ def test_an_empty_slice_scores_nan_without_raising(sample, counted):
     # predicted codes and no gold code: precision is scored (every prediction is a false positive), not recall
     ev = counted.evaluation("A")
     only_pred = slice_scores({"A": ev}, [codes_slice(ev, ["584.9"])], n_resamples=10).set_index(
-        ["measure", "statistic"])
+        ["measure", "statistic"]
+    )
     assert (only_pred.xs("precision", level="statistic").value == 0).all()
     assert only_pred.drop("precision", level="statistic").value.isna().all()
     assert only_pred.note.iloc[0].startswith("No gold code in this slice")

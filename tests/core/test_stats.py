@@ -28,9 +28,13 @@ from cophe_core.suite import per_document, suite
 from tests.conftest import long_csv
 
 CODES = ["401.9", "401.1", "428.0", "428.22", "250.00", "250.01", "V45.81", "39.95", "96.71", "584.9"]
-docs = st.lists(st.tuples(st.sets(st.sampled_from(CODES), min_size=1, max_size=4),
-                          st.sets(st.sampled_from(CODES), max_size=4)),
-                min_size=20, max_size=40)
+docs = st.lists(
+    st.tuples(
+        st.sets(st.sampled_from(CODES), min_size=1, max_size=4), st.sets(st.sampled_from(CODES), max_size=4)
+    ),
+    min_size=20,
+    max_size=40,
+)
 
 
 def scoring(rows):
@@ -52,7 +56,9 @@ def test_a_bootstrap_interval_contains_its_point_estimate(rows):
 @given(rows=docs)
 def test_randomisation_of_a_run_against_itself_gives_p_one(rows):
     ev = scoring(rows).evaluation("A")
-    rt = randomisation_test(ev, ev, n_permutations=200, seed=3, with_suite=True).dropna()  # ICM-Norm may be undefined
+    rt = randomisation_test(
+        ev, ev, n_permutations=200, seed=3, with_suite=True
+    ).dropna()  # ICM-Norm may be undefined
     assert len(rt) >= 20 and (rt.p_value == 1.0).all() and (rt.delta == 0).all()
 
 
@@ -66,8 +72,13 @@ def test_point_values_match_the_evaluation():
 
 
 def test_bootstrap_equals_a_loop_over_resamples():
-    rows = [({"401.9", "428.0"}, {"401.1"}), ({"250.00"}, {"250.00", "250.01"}), (set(), {"96.71"}),
-            ({"V45.81"}, {"V45.81"}), ({"584.9", "39.95"}, {"584.9"})]
+    rows = [
+        ({"401.9", "428.0"}, {"401.1"}),
+        ({"250.00"}, {"250.00", "250.01"}),
+        (set(), {"96.71"}),
+        ({"V45.81"}, {"V45.81"}),
+        ({"584.9", "39.95"}, {"584.9"}),
+    ]
     ev = scoring(rows).evaluation("A")
     n, b, seed = len(ev.docs), 200, 7
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])  # one chunk
@@ -117,6 +128,7 @@ def test_chunks_of_two_seeds_share_no_resample():
 def test_chunk_generators_come_from_spawned_seed_sequences():
     n, budget = 5, 10  # 2 resamples per chunk
     children = np.random.SeedSequence(3).spawn(3)
+
     def counts(rng, k):  # k rows, each the counts of n documents drawn with replacement
         return np.vstack([np.bincount(row, minlength=n) for row in rng.integers(0, n, size=(k, n))])
 
@@ -130,7 +142,9 @@ def test_kept_weights_are_the_drawn_ones_and_read_only(monkeypatch):
     from cophe_core import stats
 
     kept = [w.copy() for w in document_weights(50, 30, 4, 50 * 8)]  # 4 chunks, under KEPT_CELLS
-    assert all(w is v for w, v in zip(document_weights(50, 30, 4, 50 * 8), document_weights(50, 30, 4, 50 * 8)))
+    assert all(
+        w is v for w, v in zip(document_weights(50, 30, 4, 50 * 8), document_weights(50, 30, 4, 50 * 8))
+    )
     shared = next(document_weights(50, 30, 4, 50 * 8))
     monkeypatch.setattr(stats, "KEPT_CELLS", 0)  # now drawn afresh every time
     fresh = list(document_weights(50, 30, 4, 50 * 8))
@@ -151,8 +165,18 @@ def test_document_weights_are_multinomial_counts():
 # ---------------------------------------------------------------- ICM over the documents with a gold code
 def _ab_run():
     """Tree @ → A → {A0, A1}, @ → B → {B0, B1}; d4 is prediction-only, d5 has no gold code (see test_suite)."""
-    onto = hierarchy_from_edges([("@", "", "", 1), ("A", "@", "", 2), ("A0", "A", "", 3), ("A1", "A", "", 4),
-                                 ("B", "@", "", 5), ("B0", "B", "", 6), ("B1", "B", "", 7)], name="ab")
+    onto = hierarchy_from_edges(
+        [
+            ("@", "", "", 1),
+            ("A", "@", "", 2),
+            ("A0", "A", "", 3),
+            ("A1", "A", "", 4),
+            ("B", "@", "", 5),
+            ("B0", "B", "", 6),
+            ("B1", "B", "", 7),
+        ],
+        name="ab",
+    )
     gold = long_csv([("d1", "A0"), ("d2", "A1"), ("d2", "B0"), ("d3", "B"), ("d5", "")])
     pred = long_csv([("d1", "A0"), ("d2", "A0"), ("d3", "B1"), ("d4", "A"), ("d4", "B0"), ("d5", "B1")])
     return score_files(gold, {"r": pred}, ontology=onto).evaluation("r")
@@ -164,10 +188,15 @@ def test_a_resample_averages_icm_over_its_gold_documents():
     t = _table(ev, with_suite=True)
     names = [*t.names, "eb_jacc", "eb_hamm", "eb_subacc", "eb_f", "prop_f", "hf", "icm", "icm_norm"]
     l3 = math.log2(3)
-    w = np.array([[1, 1, 1, 1, 1],  # the point estimate: (2 log2 3 - 5) / 3
-                  [2, 0, 0, 1, 2],  # d1 twice: ICM log2 3 (not 2 log2 3 / 5), ICM-Norm 1
-                  [0, 1, 1, 3, 0],  # d2, d3: (l3 - 5) / 2, ICM(g, g) (3 l3 - 1) / 2
-                  [0, 0, 0, 2, 3]], dtype=float)  # no gold document: undefined
+    w = np.array(
+        [
+            [1, 1, 1, 1, 1],  # the point estimate: (2 log2 3 - 5) / 3
+            [2, 0, 0, 1, 2],  # d1 twice: ICM log2 3 (not 2 log2 3 / 5), ICM-Norm 1
+            [0, 1, 1, 3, 0],  # d2, d3: (l3 - 5) / 2, ICM(g, g) (3 l3 - 1) / 2
+            [0, 0, 0, 2, 3],
+        ],
+        dtype=float,
+    )  # no gold document: undefined
     out = _apply(t, w)
     icm, norm = out[:, names.index("icm")], out[:, names.index("icm_norm")]
     g2 = (3 * l3 - 1) / 2
@@ -212,8 +241,16 @@ def test_randomisation_with_documents_without_gold():
 # on 0 instead of the observed difference is about 0.5; a swapped sign in the randomisation shift or in B - A
 # moves the p-values or intervals by far more than that (checked by applying each mutant to stats.py).
 R = 50_000
-TOL = {"f1_bounds": 0.005, "icm_bounds": 0.04, "paired_f1_bounds": 0.01, "paired_icm_bounds": 0.05,
-       "paired_f1_p": 0.01, "paired_icm_p": 0.004, "rand_f1_p": 0.008, "rand_icm_p": 0.004}
+TOL = {
+    "f1_bounds": 0.005,
+    "icm_bounds": 0.04,
+    "paired_f1_bounds": 0.01,
+    "paired_icm_bounds": 0.05,
+    "paired_f1_p": 0.01,
+    "paired_icm_p": 0.004,
+    "rand_f1_p": 0.008,
+    "rand_icm_p": 0.004,
+}
 _RNG = "rng" if "rng" in inspect.signature(sps.bootstrap).parameters else "random_state"  # scipy < 1.15
 
 
@@ -241,8 +278,9 @@ def oracle_runs():
 
     def counts(ev):
         d = ev.documents
-        return np.column_stack([sum(d[f"{lv}_{k}"].to_numpy() for lv in ev.levels)
-                                for k in ("tp", "fp", "fn")]).astype(float)
+        return np.column_stack(
+            [sum(d[f"{lv}_{k}"].to_numpy() for lv in ev.levels) for k in ("tp", "fp", "fn")]
+        ).astype(float)
 
     return ea, eb, counts(ea), counts(eb), per_document(ea).icm.to_numpy(), per_document(eb).icm.to_numpy()
 
@@ -253,8 +291,16 @@ def _f1(c: np.ndarray) -> np.ndarray:
 
 
 def _scipy_bootstrap(data, statistic, seed, paired=False):
-    return sps.bootstrap(data, statistic, paired=paired, vectorized=True, n_resamples=R, method="percentile",
-                         confidence_level=0.95, **{_RNG: np.random.default_rng(seed)})
+    return sps.bootstrap(
+        data,
+        statistic,
+        paired=paired,
+        vectorized=True,
+        n_resamples=R,
+        method="percentile",
+        confidence_level=0.95,
+        **{_RNG: np.random.default_rng(seed)},
+    )
 
 
 def test_bootstrap_agrees_with_scipy(oracle_runs):
@@ -276,10 +322,13 @@ def test_paired_bootstrap_agrees_with_scipy(oracle_runs):
     ours = paired_bootstrap(ea, eb, n_resamples=R, seed=1, with_suite=True).set_index("figure")
     idx = np.arange(len(ca), dtype=float)
     f1 = _scipy_bootstrap((idx,), lambda i, axis: _f1(cb[i.astype(int)]) - _f1(ca[i.astype(int)]), seed=4)
-    icm = _scipy_bootstrap((ia, ib), lambda x, y, axis: np.nanmean(y, axis=axis) - np.nanmean(x, axis=axis),
-                           seed=5, paired=True)
-    for name, res, obs, key in (("cophe overall f1", f1, _f1(cb) - _f1(ca), "paired_f1"),
-                                ("icm", icm, np.nanmean(ib) - np.nanmean(ia), "paired_icm")):
+    icm = _scipy_bootstrap(
+        (ia, ib), lambda x, y, axis: np.nanmean(y, axis=axis) - np.nanmean(x, axis=axis), seed=5, paired=True
+    )
+    for name, res, obs, key in (
+        ("cophe overall f1", f1, _f1(cb) - _f1(ca), "paired_f1"),
+        ("icm", icm, np.nanmean(ib) - np.nanmean(ia), "paired_icm"),
+    ):
         row = ours.loc[name]
         assert row.delta == pytest.approx(obs)
         assert row.low == pytest.approx(res.confidence_interval.low, abs=TOL[key + "_bounds"])
@@ -302,10 +351,20 @@ def test_randomisation_test_agrees_with_scipy(oracle_runs):
         return np.nanmean(y, axis=axis) - np.nanmean(x, axis=axis)
 
     idx = np.arange(n, dtype=float)
-    exact = {"cophe overall f1": (sps.permutation_test((idx, idx + n), f1_delta, permutation_type="samples",
-                                                       vectorized=True, n_resamples=np.inf), "rand_f1_p"),
-             "icm": (sps.permutation_test((ia, ib), icm_delta, permutation_type="samples", vectorized=True,
-                                          n_resamples=np.inf), "rand_icm_p")}  # all 2^14 swaps: exact
+    exact = {
+        "cophe overall f1": (
+            sps.permutation_test(
+                (idx, idx + n), f1_delta, permutation_type="samples", vectorized=True, n_resamples=np.inf
+            ),
+            "rand_f1_p",
+        ),
+        "icm": (
+            sps.permutation_test(
+                (ia, ib), icm_delta, permutation_type="samples", vectorized=True, n_resamples=np.inf
+            ),
+            "rand_icm_p",
+        ),
+    }  # all 2^14 swaps: exact
     for name, (res, key) in exact.items():
         assert ours.loc[name, "delta"] == pytest.approx(res.statistic)
         assert 0.01 < res.pvalue < 0.5  # a p-value a wrong formula could move either way

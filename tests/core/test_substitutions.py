@@ -84,8 +84,13 @@ def test_worked_example_pairs_within_families_only():
     assert p.family.tolist() == [_O.node("e0", "401"), _O.node("e0", "428")]
     assert p.gold.tolist() == [_O.codes["401.9"], _O.codes["428.21"]]
     assert p.written.tolist() == [_O.codes["401.1"], _O.codes["428.22"]]
-    assert substitution_summary(ev) == {"pairs": 2, "missed": 2, "extra": 3,
-                                        "missed_share": 1.0, "extra_share": pytest.approx(2 / 3)}
+    assert substitution_summary(ev) == {
+        "pairs": 2,
+        "missed": 2,
+        "extra": 3,
+        "missed_share": 1.0,
+        "extra_share": pytest.approx(2 / 3),
+    }
 
 
 def test_closest_first():
@@ -101,8 +106,10 @@ def test_closest_first():
 
 
 def test_module_doc_example():
-    ev = score_pairs([("a", "428.21"), ("a", "428.0"), ("a", "401.9")],
-                     [("a", "428.22"), ("a", "428.1"), ("a", "401.1"), ("a", "250.00")])
+    ev = score_pairs(
+        [("a", "428.21"), ("a", "428.0"), ("a", "401.9")],
+        [("a", "428.22"), ("a", "428.1"), ("a", "401.1"), ("a", "250.00")],
+    )
     assert triples(ev) == [("a", "401.9", "401.1"), ("a", "428.0", "428.1"), ("a", "428.21", "428.22")]
 
 
@@ -122,8 +129,13 @@ def test_unpaired_matched_and_cross_document_codes():
 
 def test_summary_with_nothing_extra():
     ev = score_pairs([("a", "428.21")], [("a", "428.21")])
-    assert substitution_summary(ev) == {"pairs": 0, "missed": 0, "extra": 0, "missed_share": 0.0,
-                                        "extra_share": 0.0}
+    assert substitution_summary(ev) == {
+        "pairs": 0,
+        "missed": 0,
+        "extra": 0,
+        "missed_share": 0.0,
+        "extra_share": 0.0,
+    }
 
 
 def test_levels():
@@ -155,20 +167,35 @@ def test_a_code_above_the_family_level_is_its_own_family():
 
 
 def _table_case():
-    gold = [("d1", "428.21"), ("d2", "428.21"), ("d3", "428.21"), ("d3", "401.9"), ("d4", "428.21"),
-            ("d5", "401.9")]
-    pred = [("d1", "428.22"), ("d2", "428.23"), ("d3", "428.21"), ("d3", "401.1"), ("d4", "428.22"),
-            ("d5", "401.9")]
+    gold = [
+        ("d1", "428.21"),
+        ("d2", "428.21"),
+        ("d3", "428.21"),
+        ("d3", "401.9"),
+        ("d4", "428.21"),
+        ("d5", "401.9"),
+    ]
+    pred = [
+        ("d1", "428.22"),
+        ("d2", "428.23"),
+        ("d3", "428.21"),
+        ("d3", "401.1"),
+        ("d4", "428.22"),
+        ("d5", "401.9"),
+    ]
     return score_pairs(gold, pred)
 
 
 def test_table_counts_and_rates_by_hand():
     t = substitution_table(_table_case())
     assert list(t.columns) == TABLE_COLUMNS
-    assert t[["gold_code", "written_code", "family_code", "documents", "gold_documents", "examples"]] \
-        .values.tolist() == [["428.21", "428.22", "428", 2, 4, "d1, d4"],
-                             ["401.9", "401.1", "401", 1, 2, "d3"],
-                             ["428.21", "428.23", "428", 1, 4, "d2"]]
+    assert t[
+        ["gold_code", "written_code", "family_code", "documents", "gold_documents", "examples"]
+    ].values.tolist() == [
+        ["428.21", "428.22", "428", 2, 4, "d1, d4"],
+        ["401.9", "401.1", "401", 1, 2, "d3"],
+        ["428.21", "428.23", "428", 1, 4, "d2"],
+    ]
     assert t.rate.tolist() == [0.5, 0.5, 0.25]
     assert t.gold_title[0] == "Acute systolic heart failure"
     assert t.written_title[0] == "Chronic systolic heart failure"
@@ -211,8 +238,16 @@ def test_document_substitutions():
     ev = _table_case()
     d = document_substitutions(ev, "d3")
     assert list(d.columns) == DOCUMENT_COLUMNS
-    assert d.values.tolist() == [["401.9", "Unspecified essential hypertension", "401.1",
-                                  "Benign essential hypertension", "401", "Essential hypertension"]]
+    assert d.values.tolist() == [
+        [
+            "401.9",
+            "Unspecified essential hypertension",
+            "401.1",
+            "Benign essential hypertension",
+            "401",
+            "Essential hypertension",
+        ]
+    ]
     assert document_substitutions(ev, "d5").empty
     with pytest.raises(KeyError, match="nope"):
         document_substitutions(ev, "nope")
@@ -226,17 +261,23 @@ def _sample_sets(path: Path) -> dict[str, set[str]]:
 
 @pytest.fixture(scope="module")
 def icd9_sample():
-    files = {n: (SAMPLES / "icd9" / f"{n}.csv").read_bytes() for n in ("gold", "run_siblings", "run_overcoder")}
-    return score_files(files["gold"], {"siblings": files["run_siblings"], "overcoder": files["run_overcoder"]},
-                       ontology="icd9")
+    files = {
+        n: (SAMPLES / "icd9" / f"{n}.csv").read_bytes() for n in ("gold", "run_siblings", "run_overcoder")
+    }
+    return score_files(
+        files["gold"],
+        {"siblings": files["run_siblings"], "overcoder": files["run_overcoder"]},
+        ontology="icd9",
+    )
 
 
 @pytest.mark.parametrize("run", ["siblings", "overcoder"])
 def test_sample_equals_naive_loop(icd9_sample, run):
     ev = icd9_sample.evaluation(run)
     got = substitution_pairs(ev)
-    expected = naive_pairs(_sample_sets(SAMPLES / "icd9" / "gold.csv"),
-                           _sample_sets(SAMPLES / "icd9" / f"run_{run}.csv"))
+    expected = naive_pairs(
+        _sample_sets(SAMPLES / "icd9" / "gold.csv"), _sample_sets(SAMPLES / "icd9" / f"run_{run}.csv")
+    )
     assert len(expected) > 1000
     assert sorted(zip(got.doc_id, got.gold_code, got.written_code)) == expected
     # ordered by document (as in ev.docs), then gold code
@@ -256,14 +297,16 @@ _BUSY = [c for c in _ALL if c.split(".")[0] in {"401", "428", "427", "250", "V45
 _E0 = ["428", "401", "035", "E954", "V45"]  # codes at e0: above the family level e1
 POOL = sorted(set(_BUSY) | set(random.Random(1).sample(_ALL, 60)) | set(_E0))
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-docs_strategy = st.dictionaries(st.sampled_from([f"d{i}" for i in range(6)]),
-                                st.sets(st.sampled_from(POOL), max_size=12), max_size=6)
+docs_strategy = st.dictionaries(
+    st.sampled_from([f"d{i}" for i in range(6)]), st.sets(st.sampled_from(POOL), max_size=12), max_size=6
+)
 
 
 def _evaluate(gold: dict[str, set[str]], pred: dict[str, set[str]]):
     rows = [(d, c) for d, codes in sorted(gold.items()) for c in sorted(codes)]
-    return score_pairs(rows or [("d0", "401.9")],
-                       [(d, c) for d, codes in sorted(pred.items()) for c in sorted(codes)])
+    return score_pairs(
+        rows or [("d0", "401.9")], [(d, c) for d, codes in sorted(pred.items()) for c in sorted(codes)]
+    )
 
 
 @SETTINGS
@@ -295,8 +338,11 @@ def test_invariants(gold, pred, level):
     paired = set(zip(p.doc_id, p.gold_code)) | set(zip(p.doc_id, p.written_code))
 
     def families(codes):
-        return {(d, int(o.ancestors[o.codes[c], lv])) for d, c in codes - paired
-                if o.ancestors[o.codes[c], lv] >= 0}
+        return {
+            (d, int(o.ancestors[o.codes[c], lv]))
+            for d, c in codes - paired
+            if o.ancestors[o.codes[c], lv] >= 0
+        }
 
     assert not families(missed) & families(extra)
     s = substitution_summary(ev, level=level)
@@ -310,8 +356,11 @@ def test_invariants(gold, pred, level):
 @pytest.mark.parametrize("name", ["icd9", "icd10"])
 def test_planted_pairs_top_the_sample_table(name):
     folder = SAMPLES / name
-    s = score_files((folder / "gold.csv").read_bytes(), {"siblings": (folder / "run_siblings.csv").read_bytes()},
-                    ontology=name)
+    s = score_files(
+        (folder / "gold.csv").read_bytes(),
+        {"siblings": (folder / "run_siblings.csv").read_bytes()},
+        ontology=name,
+    )
     t = substitution_table(s.evaluation("siblings"))
     planted = set(PLANTED[name].items())
     top = set(zip(t.gold_code[:3], t.written_code[:3]))
@@ -331,8 +380,9 @@ def test_generate_run_plants_them_and_leaves_the_other_profiles_alone():
     for profile in ("overcoder", "conservative"):
         other = generate_run(gold, profile, seed=6, onto=onto)
         t = substitution_table(score_pairs(gold_rows, list(zip(other.doc_id, other.code))))
-        planted = np.array([(g, w) in PLANTED["icd9"].items() for g, w in zip(t.gold_code, t.written_code)],
-                           dtype=bool)
+        planted = np.array(
+            [(g, w) in PLANTED["icd9"].items() for g, w in zip(t.gold_code, t.written_code)], dtype=bool
+        )
         hits = t.loc[planted]
         assert (hits.rate < 0.15).all(), (profile, hits)
 

@@ -29,16 +29,19 @@ def hand():
     return suite(ev)
 
 
-@pytest.mark.parametrize("metric,expected", [
-    ("eb_jacc", (1 / 3 + 1 + 0) / 3),
-    ("eb_hamm", (2 / 3 + 0 + 1 / 3) / 3),  # |s xor g| / |C_g|, C_g = 3 gold codes
-    ("eb_subacc", 1 / 3),
-    ("eb_f", (0.5 + 1 + 0) / 3),
-    ("lb_acc", (1 + 2 / 3 + 2 / 3 + 1 + 2 / 3) / 5),
-    ("lb_f", 2 / 5),
-    # d1: 7 gold and 8 predicted ancestor-augmented nodes, 5 shared (incl. block 420-429 and chapter)
-    ("hf", (10 / 15 + 1 + 0) / 3),
-])
+@pytest.mark.parametrize(
+    "metric,expected",
+    [
+        ("eb_jacc", (1 / 3 + 1 + 0) / 3),
+        ("eb_hamm", (2 / 3 + 0 + 1 / 3) / 3),  # |s xor g| / |C_g|, C_g = 3 gold codes
+        ("eb_subacc", 1 / 3),
+        ("eb_f", (0.5 + 1 + 0) / 3),
+        ("lb_acc", (1 + 2 / 3 + 2 / 3 + 1 + 2 / 3) / 5),
+        ("lb_f", 2 / 5),
+        # d1: 7 gold and 8 predicted ancestor-augmented nodes, 5 shared (incl. block 420-429 and chapter)
+        ("hf", (10 / 15 + 1 + 0) / 3),
+    ],
+)
 def test_hand_worked(hand, metric, expected):
     assert hand[metric] == pytest.approx(expected)
 
@@ -98,13 +101,21 @@ def test_the_fixture_holds_documents_without_gold():
     late = FIXTURE["cases"][30:]
     assert len(late) == 20 and sum(c["no_gold"] > 0 for c in late) >= 15
     assert any(set(c["pred"]) - set(c["gold"]) for c in late)  # prediction-only ids
-    assert any(v == [] and d in c["pred"] for c in late for d, v in c["gold"].items())  # empty gold, predicted
-    assert any(v == [] and d not in c["pred"] for c in late for d, v in c["gold"].items())  # and not predicted
+    assert any(
+        v == [] and d in c["pred"] for c in late for d, v in c["gold"].items()
+    )  # empty gold, predicted
+    assert any(
+        v == [] and d not in c["pred"] for c in late for d, v in c["gold"].items()
+    )  # and not predicted
 
 
 codes = st.sampled_from(["401.9", "401.1", "428.0", "428.22", "250.00", "250.01", "V45.81", "39.95", "96.71"])
-labels = st.dictionaries(st.sampled_from([f"d{i}" for i in range(8)]), st.sets(codes, min_size=1, max_size=5),
-                         min_size=1, max_size=8)
+labels = st.dictionaries(
+    st.sampled_from([f"d{i}" for i in range(8)]),
+    st.sets(codes, min_size=1, max_size=5),
+    min_size=1,
+    max_size=8,
+)
 
 
 @settings(max_examples=40, deadline=None)
@@ -134,8 +145,18 @@ L3 = math.log2(3)
 
 def _ab_tree():
     """@ → A → {A0, A1}, @ → B → {B0, B1}."""
-    return hierarchy_from_edges([("@", "", "", 1), ("A", "@", "", 2), ("A0", "A", "", 3), ("A1", "A", "", 4),
-                                 ("B", "@", "", 5), ("B0", "B", "", 6), ("B1", "B", "", 7)], name="ab")
+    return hierarchy_from_edges(
+        [
+            ("@", "", "", 1),
+            ("A", "@", "", 2),
+            ("A0", "A", "", 3),
+            ("A1", "A", "", 4),
+            ("B", "@", "", 5),
+            ("B0", "B", "", 6),
+            ("B1", "B", "", 7),
+        ],
+        name="ab",
+    )
 
 
 AB_GOLD = [("d1", "A0"), ("d2", "A1"), ("d2", "B0"), ("d3", "B")]
@@ -175,7 +196,9 @@ def test_icm_leaves_out_documents_without_gold_codes(ab):
     # the other metrics still average over all five documents: only d1 is an exact match
     assert r["eb_subacc"] == pytest.approx(1 / 5)
     # and the figures equal those of the three gold documents alone
-    alone = suite(score_files(long_csv(AB_GOLD), {"r": long_csv(AB_PRED)}, ontology=_ab_tree()).evaluation("r"))
+    alone = suite(
+        score_files(long_csv(AB_GOLD), {"r": long_csv(AB_PRED)}, ontology=_ab_tree()).evaluation("r")
+    )
     assert (r["icm"], r["icm_norm"]) == pytest.approx((alone["icm"], alone["icm_norm"]), abs=1e-12)
 
 
@@ -199,8 +222,18 @@ def test_no_gold_code_at_all_leaves_icm_undefined():
 # ---------------------------------------------------------------- DAGs: root paths follow first parents
 def _dag():
     """r → X → {c, x1}, r → Y → {c, y1}: c has first parent X, second parent Y."""
-    return hierarchy_from_edges([("r", "", "", 1), ("X", "r", "", 2), ("Y", "r", "", 3), ("c", "X", "", 4),
-                                 ("c", "Y", "", 5), ("x1", "X", "", 6), ("y1", "Y", "", 7)], name="dag")
+    return hierarchy_from_edges(
+        [
+            ("r", "", "", 1),
+            ("X", "r", "", 2),
+            ("Y", "r", "", 3),
+            ("c", "X", "", 4),
+            ("c", "Y", "", 5),
+            ("x1", "X", "", 6),
+            ("y1", "Y", "", 7),
+        ],
+        name="dag",
+    )
 
 
 DAG_GOLD = [("d1", "c"), ("d2", "y1"), ("d3", "x1"), ("d4", "x1")]

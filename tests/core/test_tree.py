@@ -69,7 +69,9 @@ def test_thin_tiles_fold_into_other_and_other_lists_them(overcoder):
     """min_share folds children too thin to label; an Other row names what it merged; shares of errors."""
     ev = overcoder
     full = focused_subtree(ev.nodes, ev.ontology, None, depth=1, max_children=1000, max_nodes=5000)
-    thin = focused_subtree(ev.nodes, ev.ontology, None, depth=1, max_children=1000, max_nodes=5000, min_share=0.02)
+    thin = focused_subtree(
+        ev.nodes, ev.ontology, None, depth=1, max_children=1000, max_nodes=5000, min_share=0.02
+    )
     total = full.loc[full.id == "root", "value"].iloc[0]
     kept = thin[thin.node >= 0]
     assert (kept.value >= 0.02 * total).all() and len(kept) < len(full) - 1
