@@ -11,7 +11,8 @@ On a fresh ``streamlit run dashboard/app.py`` (127.0.0.1, free port), in one chr
 2. ``--busy`` sessions each upload their own copy of the sample with its runs (scored per session) and open
    Compare runs, all at once; while they work, a new session opens the app, ``--opens`` times in a row, each
    timed until its first table is drawn and its script is idle (target of issue 12: ≤ 10 s on 2 cores), with
-   the server time of its own script run. The busy sessions' pages are drawn by a second browser at the
+   the server time of its own script run. Each line also gives how long the other sessions' script runs that
+   ended by then overlapped the opening. The busy sessions' pages are drawn by a second browser at the
    lowest priority (``nice -n 19``): on a team server the other users' browsers run on their own machines;
 3. three uploads of ``benchmarks/mimic_upload.py``'s files at ``--upload-docs`` documents (gold and two runs)
    in one session after another, each closed before the next; the server's resident memory (VmRSS) after
@@ -117,9 +118,16 @@ def opening_while_busy(
         settle(page, "[data-testid=stTable]")
         times.append(time.perf_counter() - t0)
         server, n, before = new_session_runs(runs, w0, known)
+        end = w0 + times[-1]
+        others = sum(
+            min(s + d, end) - max(s, w0)
+            for s, d, who in script_runs(runs)
+            if who in known and s < end and s + d > w0
+        )
         print(
             f"  opening with {busy} busy sessions: {times[-1]:.2f} s: {before:.2f} s until its script started, "
-            f"its {n} script run(s) {server:.2f} s in the server  (load {os.getloadavg()[0]:.2f})",
+            f"its {n} script run(s) {server:.2f} s in the server; meanwhile the other sessions' scripts ran "
+            f"{others:.1f} s in all  (load {os.getloadavg()[0]:.2f})",
             flush=True,
         )
         fresh.close()

@@ -65,11 +65,34 @@ class Scoring:
         return self._detection
 
     def evaluation(self, run: str, *, max_level: str | None = None) -> Evaluation:
+        """The :class:`~cophe_core.metrics.Evaluation` of ``run`` up to ``max_level`` (default: the
+        ontology's), computed once and kept."""
         max_level = max_level or self.corpus.ontology.default_level
         key = (run, max_level)
         if key not in self._cache:
             self._cache[key] = evaluate_corpus(self.corpus, run, max_level=max_level)
         return self._cache[key]
+
+    def _repr_html_(self) -> str:
+        """In Jupyter: each run's overall F1 by measure, and the rows that were not scored."""
+        import html
+
+        import pandas as pd
+
+        rows = []
+        for run in self.run_names:
+            ev = self.evaluation(run)
+            rows.append({"run": run, **{m: ev.score(m)["f1"] for m in ("flat", "set_based", "cophe")}})
+        c = self.corpus
+        head = (
+            f"<p><b>Scoring</b>: {len(c.docs):,} documents, {len(self.run_names)} run(s), ontology "
+            f"{html.escape(c.ontology.name)}; {len(c.rejected):,} row(s) not scored (<code>corpus.rejected</code>)"
+            "</p>"
+        )
+        table = pd.DataFrame(rows).rename(
+            columns={"flat": "flat F1", "set_based": "set-based F1", "cophe": "CoPHE F1"}
+        )
+        return head + table.to_html(index=False, float_format="{:.4f}".format)
 
     def with_rule(self, *, threshold: float | None = None, top_k: int | None = None) -> Scoring:
         """The same validated inputs with the scored runs decided by another rule (nothing is read or

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .metrics import Evaluation, prf
+from .metrics import Evaluation, balance, prf
 from .tree import COUNTS
 
 __all__ = [
@@ -114,10 +114,7 @@ def compare_nodes(a: Evaluation, b: Evaluation) -> pd.DataFrame:
             out[prefix + k] = counts[k].to_numpy()
         p, r, f = prf(out[prefix + "tp"], out[prefix + "fp"], out[prefix + "fn"])
         out[prefix + "f1"] = f
-        total = out[prefix + "tp"] + out[prefix + "fp"] + out[prefix + "fn"]
-        out[prefix + "balance"] = np.where(
-            total > 0, (out[prefix + "fp"] - out[prefix + "fn"]) / total.clip(lower=1), 0.0
-        )
+        out[prefix + "balance"] = balance(out[prefix + "tp"], out[prefix + "fp"], out[prefix + "fn"])
     out["delta_f1"] = out.b_f1 - out.a_f1
     out["delta_balance"] = out.b_balance - out.a_balance
     out["code"] = o.keys[idx]

@@ -17,6 +17,7 @@ collects the warnings a user must see (SPEC §1):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -28,7 +29,7 @@ from .ontology import icd9 as icd9_mod
 from .ontology import icd10 as icd10_mod
 from .readers import REJECTED_COLUMNS, InputError, RawLabels, RawScores
 
-__all__ = ["Corpus", "NothingScorable", "encode"]
+__all__ = ["Corpus", "NothingScorable", "Resolution", "encode", "resolve_codes"]
 
 
 class NothingScorable(InputError):
@@ -98,6 +99,49 @@ class Corpus:
     flagged: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
     needs_system: bool = False
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """Code strings resolved against an ontology (see :func:`resolve_codes`).
+
+    Attributes
+    ----------
+    nodes : ndarray of int64
+        The node id of each code, -1 where it is rejected.
+    reasons : dict of int → str
+        Why each rejected code (by position) cannot be placed.
+    flags : dict of int → str
+        Codes accepted with a remark: a category rather than a billable code, or a code not in the code set
+        placed by its structure.
+    ontology : Ontology
+        The ontology, extended with the nodes of unlisted codes that were placed.
+    """
+
+    nodes: np.ndarray
+    reasons: dict[int, str]
+    flags: dict[int, str]
+    ontology: Ontology
+
+
+def resolve_codes(codes: Sequence[str], ontology: Ontology, *, system: str = "auto") -> Resolution:
+    """Place code strings as the file readers do: normalised by the code system (``4019`` with
+    ``system="diagnosis"`` is 401.9), unlisted but well-formed codes placed under their family, anything else
+    rejected with a reason.
+
+    Examples
+    --------
+    >>> from cophe_core.ontology import icd9_ontology
+    >>> r = resolve_codes(["401.9", "428", "XYZ"], icd9_ontology())
+    >>> [r.ontology.keys[n] if n >= 0 else None for n in r.nodes]
+    ['401.9', '428', None]
+    >>> r.reasons[2][:34]
+    'not a well-formed ICD-9-CM code (d'
+    >>> r.flags[1]
+    '428 is not a billable CMS v32 code; placed by its structure at e0'
+    """
+    ids, reasons, flags, onto = _resolve_codes(np.asarray(list(codes), dtype=str), ontology, system)
+    return Resolution(ids, reasons, flags, onto)
 
 
 def _resolve_codes(

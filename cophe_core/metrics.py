@@ -27,6 +27,7 @@ cost is linear in the number of labels.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -38,7 +39,19 @@ import scipy.sparse as sp
 from .labels import Corpus
 from .ontology import Ontology
 
-__all__ = ["prf", "evaluate", "Evaluation", "MEASURES"]
+__all__ = [
+    "prf",
+    "balance",
+    "evaluate",
+    "Evaluation",
+    "MEASURES",
+    "precision_recall_fscore_hierarchical",
+    "precision_recall_fscore_hierarchical_from_scores",
+    "cophe_score",
+    "cophe_score_from_scores",
+    "set_based_score",
+    "set_based_score_from_scores",
+]
 
 MEASURES = ("flat", "set_based", "cophe")
 FLAT_LEVEL = "leaf"
@@ -58,6 +71,18 @@ def prf(tp, fp, fn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         r = np.where(tp + fn > 0, tp / (tp + fn), 0.0)
         f = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
     return p, r, f
+
+
+def balance(tp, fp, fn) -> np.ndarray:
+    """Extra against missed codes, elementwise: (FP − FN) / (TP + FP + FN) in [−1, 1]; 0 where there are no
+    counts. −1: every error a missed code; +1: every error an extra one.
+
+    >>> balance([1, 0, 0], [3, 0, 0], [0, 2, 0]).tolist()
+    [0.75, -1.0, 0.0]
+    """
+    tp, fp, fn = (np.asarray(a, dtype=float) for a in (tp, fp, fn))
+    total = tp + fp + fn
+    return np.divide(fp - fn, total, out=np.zeros_like(total), where=total > 0)
 
 
 def _colcount(m: sp.csr_matrix, n: int) -> np.ndarray:
@@ -159,7 +184,10 @@ class Evaluation:
         }
 
     @cached_property
-    def _flat_counts(self) -> dict[str, np.ndarray]:
+    def flat_counts(self) -> dict[str, np.ndarray]:
+        """Per node, the exact codes compared as sets: ``tp`` (written and in the gold standard), ``fp``
+        (written only) and ``fn`` (in the gold standard only), summed over the documents; arrays of
+        ``ontology.n_nodes``. The flat measure sums them."""
         n = self.ontology.n_nodes
         both = self.gold.multiply(self.pred).tocsr()
         both.eliminate_zeros()
@@ -190,7 +218,7 @@ class Evaluation:
 
     def _levels_rows(self, mask: np.ndarray) -> pd.DataFrame:
         rows = []
-        f = self._flat_counts
+        f = self.flat_counts
         rows.append(("flat", FLAT_LEVEL, f["tp"][mask].sum(), f["fp"][mask].sum(), f["fn"][mask].sum()))
         c = self._node_counts
         lv = self.ontology.level[mask]
@@ -209,8 +237,28 @@ class Evaluation:
         return df
 
     def score(self, measure: str = "cophe", level: str = "overall") -> dict[str, float]:
-        """One row of :attr:`levels_table` as a dict (``level="leaf"`` for flat)."""
+        """One row of :attr:`levels_table` as a dict (``level="leaf"`` for flat).
+
+        >>> from cophe_core.ontology import icd9_ontology
+        >>> onto = icd9_ontology()
+        >>> gold = sp.csr_matrix(([1, 1], ([0, 0], [onto.codes["401.9"], onto.codes["428.0"]])), shape=(1, onto.n_nodes))
+        >>> pred = sp.csr_matrix(([1], ([0], [onto.codes["401.1"]])), shape=(1, onto.n_nodes))
+        >>> evaluate(gold, pred, onto).score("cophe", "e0")
+        {'tp': 1, 'fp': 0, 'fn': 1, 'precision': 1.0, 'recall': 0.5, 'f1': 0.6666666666666666}
+        """
         return _score_row(self.levels_table, measure, level)
+
+    def _repr_html_(self) -> str:
+        """In Jupyter: what was scored, then :attr:`levels_table`."""
+        import html
+
+        head = (
+            f"<p><b>Evaluation</b>: {len(self.docs):,} documents, ontology {html.escape(self.ontology.name)}, "
+            f"levels up to {html.escape(self.max_level)}; code sets "
+            + html.escape("; ".join(f"{k} ({v})" for k, v in self.ontology.code_sets.items()) or "none")
+            + "</p>"
+        )
+        return head + self.levels_table.to_html(index=False, float_format="{:.4f}".format)
 
     @cached_property
     def macro_table(self) -> pd.DataFrame:
@@ -220,7 +268,7 @@ class Evaluation:
         macro_f1`` (mean of per-code F1) and ``macro_f1_of_means``.
         """
         rows = []
-        f = self._flat_counts
+        f = self.flat_counts
         in_play = (f["tp"] + f["fp"] + f["fn"]) > 0
         rows.append(("flat", FLAT_LEVEL, *self._macro(f["tp"], f["fp"], f["fn"], in_play)))
         c = self._node_counts
@@ -276,8 +324,7 @@ class Evaluation:
         )
         df["precision"], df["recall"], df["f1"] = prf(df.tp, df.fp, df.fn)
         df["set_precision"], df["set_recall"], df["set_f1"] = prf(df.set_tp, df.set_fp, df.set_fn)
-        total = df.tp + df.fp + df.fn
-        df["balance"] = np.where(total > 0, (df.fp - df.fn) / total.where(total > 0, 1), 0.0)
+        df["balance"] = balance(df.tp, df.fp, df.fn)
         order = [
             "node",
             "level",
@@ -432,6 +479,19 @@ def _score_row(table: pd.DataFrame, measure: str, level: str = "overall") -> dic
     }
 
 
+def _prf_zero_division(tp: int, fp: int, fn: int, zero_division: float) -> tuple[float, float, float]:
+    """Precision, recall and F1 of counts as scikit-learn defines them: a ratio over 0 is ``zero_division``,
+    and F1 = 2TP/(2TP+FP+FN), which is ``zero_division`` only when all three counts are 0.
+
+    >>> _prf_zero_division(0, 0, 3, 1.0), _prf_zero_division(0, 0, 0, 1.0), _prf_zero_division(2, 2, 0, 0.0)
+    ((1.0, 0.0, 0.0), (1.0, 1.0, 1.0), (0.5, 1.0, 0.6666666666666666))
+    """
+    p = tp / (tp + fp) if tp + fp else zero_division
+    r = tp / (tp + fn) if tp + fn else zero_division
+    f = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else zero_division
+    return float(p), float(r), float(f)
+
+
 def _f1(p: float, r: float) -> float:
     return 2 * p * r / (p + r) if p + r > 0 else 0.0
 
@@ -479,3 +539,270 @@ def evaluate(
 def evaluate_corpus(corpus: Corpus, run: str, *, max_level: str | None = None) -> Evaluation:
     """:func:`evaluate` one named run of a :class:`~cophe_core.labels.Corpus`."""
     return evaluate(corpus.gold, corpus.runs[run], corpus.ontology, docs=corpus.docs, max_level=max_level)
+
+
+# ------------------------------------------------------------------ scikit-learn-style functions
+# The functions below take what a training script has: indicator matrices (dense or sparse, documents ×
+# labels) and the list of code strings naming their columns, as MultiLabelBinarizer gives them. They are
+# plain functions of (y_true, y_pred), so ``sklearn.metrics.make_scorer`` takes them as they are.
+
+HIERARCHICAL_MEASURES = ("cophe", "set_based")
+AVERAGES = ("micro", "macro")
+
+
+def precision_recall_fscore_hierarchical(
+    y_true,
+    y_pred,
+    *,
+    labels: Sequence[str],
+    ontology: str | Ontology,
+    measure: str = "cophe",
+    level: str = "overall",
+    max_level: str | None = None,
+    average: str = "micro",
+    zero_division: float = 0.0,
+    system: str = "auto",
+) -> tuple[float, float, float]:
+    """Hierarchical precision, recall and F1 of indicator matrices, as the file-based path computes them.
+
+    The counts are those of the module docs: for a document and a node, x (y) predicted (gold) codes at or
+    below the node; CoPHE counts TP = min(x, y), FP = max(x − y, 0), FN = max(y − x, 0), the set-based
+    measure the same on x > 0 and y > 0.
+
+    - ``average="micro"`` sums TP, FP and FN over the documents and the nodes of ``level`` (``"overall"``:
+      of every level up to ``max_level``), then P = TP/(TP+FP), R = TP/(TP+FN), F1 = 2TP/(2TP+FP+FN).
+    - ``average="macro"`` averages each node's P, R and F1 over the nodes of ``level`` in play (with a gold
+      or a predicted code below them), as the CoPHE scripts do; scikit-learn's macro average also counts
+      labels never seen. A macro average is per level: ``level`` must name one.
+
+    A ratio with a zero denominator is ``zero_division`` (scikit-learn's rule: F1 only when TP, FP and FN
+    are all 0).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like or sparse matrix of shape (n_documents, n_labels)
+        0/1 indicators (bool, int or float), one column per code.
+    labels : sequence of str
+        The code of each column (``MultiLabelBinarizer().classes_``), placed in ``ontology`` as the file
+        readers place codes; a code that cannot be placed is an error naming it.
+    ontology : str or Ontology
+        ``"icd9"``, ``"icd10cm"``, ``"icd10pcs"``, ``"icd10"``, a hierarchy file, or an :class:`Ontology`.
+    measure : {"cophe", "set_based"}
+    level : str
+        ``"overall"`` or one of the ontology's levels (``"e0"``, ``"block"``…), at or below ``max_level``.
+    max_level : str, optional
+        The highest level summed into ``"overall"`` (default: the ontology's, ``"block"`` for ICD).
+    average : {"micro", "macro"}
+    zero_division : float
+    system : {"auto", "diagnosis", "procedure"}
+        For ICD-9: which list undotted codes such as ``4019`` come from.
+
+    Returns
+    -------
+    precision, recall, f1 : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> labels = ["401.9", "401.1", "428.0"]
+    >>> y_true = np.array([[1, 0, 1], [0, 0, 1]])
+    >>> y_pred = np.array([[0, 1, 1], [0, 0, 0]])  # 401.1 for 401.9: right family, wrong code
+    >>> precision_recall_fscore_hierarchical(y_true, y_pred, labels=labels, ontology="icd9", level="e0")
+    (1.0, 0.6666666666666666, 0.8)
+    >>> precision_recall_fscore_hierarchical(y_true, y_pred, labels=labels, ontology="icd9", level="e0",
+    ...                                      average="macro")
+    (1.0, 0.75, 0.8333333333333333)
+    """
+    ev = _indicator_evaluation(y_true, y_pred, labels, ontology, measure, level, max_level, average, system)
+    if average == "micro":
+        s = ev.score(measure, level)
+        return _prf_zero_division(s["tp"], s["fp"], s["fn"], zero_division)
+    nodes = ev.nodes[ev.nodes.level.to_numpy() == level]
+    if not len(nodes):
+        return (zero_division,) * 3  # no code in play at this level: nothing to average
+    prefix = "set_" if measure == "set_based" else ""
+    per_node = [
+        _prf_zero_division(t, f, n, zero_division)
+        for t, f, n in zip(nodes[prefix + "tp"], nodes[prefix + "fp"], nodes[prefix + "fn"])
+    ]
+    p, r, f = np.mean(np.asarray(per_node, dtype=float), axis=0)
+    return float(p), float(r), float(f)
+
+
+def cophe_score(y_true, y_pred, **kwargs: Any) -> float:
+    """CoPHE F1 of indicator matrices: :func:`precision_recall_fscore_hierarchical` with
+    ``measure="cophe"`` (keywords as there), its third value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cophe_score(np.array([[1, 0]]), np.array([[0, 1]]), labels=["401.9", "401.1"], ontology="icd9",
+    ...             level="e0")
+    1.0
+    """
+    return precision_recall_fscore_hierarchical(y_true, y_pred, measure="cophe", **kwargs)[2]
+
+
+def set_based_score(y_true, y_pred, **kwargs: Any) -> float:
+    """Set-based F1 (Kosmopoulos et al.) of indicator matrices: :func:`precision_recall_fscore_hierarchical`
+    with ``measure="set_based"``, its third value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y_true, y_pred = np.array([[1, 1, 0]]), np.array([[1, 0, 0]])  # two codes of 401, one predicted
+    >>> set_based_score(y_true, y_pred, labels=["401.9", "401.1", "428.0"], ontology="icd9", level="e0")
+    1.0
+    >>> cophe_score(y_true, y_pred, labels=["401.9", "401.1", "428.0"], ontology="icd9", level="e0")
+    0.6666666666666666
+    """
+    return precision_recall_fscore_hierarchical(y_true, y_pred, measure="set_based", **kwargs)[2]
+
+
+def precision_recall_fscore_hierarchical_from_scores(
+    y_true,
+    y_score,
+    *,
+    labels: Sequence[str],
+    ontology: str | Ontology,
+    threshold: float | None = None,
+    top_k: int | None = None,
+    **kwargs: Any,
+) -> tuple[float, float, float]:
+    """:func:`precision_recall_fscore_hierarchical` of probabilities, decided by exactly one rule, as the
+    file-based path decides them: ``threshold`` keeps the scores ≥ t (0 < t ≤ 1); ``top_k`` the k highest of
+    each document (ties broken by the code, ascending).
+
+    Parameters
+    ----------
+    y_score : array-like or sparse matrix of shape (n_documents, n_labels)
+        Probabilities in [0, 1]; a sparse matrix's unstored cells are 0.
+
+    Other parameters are those of :func:`precision_recall_fscore_hierarchical`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y_true = np.array([[1, 0, 1]])
+    >>> y_score = np.array([[0.2, 0.7, 0.9]])
+    >>> labels = ["401.9", "401.1", "428.0"]
+    >>> precision_recall_fscore_hierarchical_from_scores(y_true, y_score, labels=labels, ontology="icd9",
+    ...                                                  threshold=0.5, level="e0")
+    (1.0, 1.0, 1.0)
+    >>> cophe_score_from_scores(y_true, y_score, labels=labels, ontology="icd9", top_k=1, level="e1")
+    0.6666666666666666
+    """
+    from .scores import check_rule
+
+    kind, value = check_rule(threshold, top_k)
+    scores = _indicators(y_score, "y_score", len(labels), scores=True)
+    if kind == "threshold":
+        y_pred = sp.csr_matrix(scores >= value, dtype=np.int8)
+    else:
+        y_pred = _top_k(scores, int(value), labels)
+    return precision_recall_fscore_hierarchical(y_true, y_pred, labels=labels, ontology=ontology, **kwargs)
+
+
+def cophe_score_from_scores(y_true, y_score, **kwargs: Any) -> float:
+    """CoPHE F1 of probabilities: :func:`precision_recall_fscore_hierarchical_from_scores` with
+    ``measure="cophe"``, its third value (example there)."""
+    return precision_recall_fscore_hierarchical_from_scores(y_true, y_score, measure="cophe", **kwargs)[2]
+
+
+def set_based_score_from_scores(y_true, y_score, **kwargs: Any) -> float:
+    """Set-based F1 of probabilities: :func:`precision_recall_fscore_hierarchical_from_scores` with
+    ``measure="set_based"``, its third value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> set_based_score_from_scores(np.array([[1, 0]]), np.array([[0.4, 0.6]]), labels=["401.9", "401.1"],
+    ...                             ontology="icd9", threshold=0.5, level="e0")
+    1.0
+    """
+    return precision_recall_fscore_hierarchical_from_scores(y_true, y_score, measure="set_based", **kwargs)[2]
+
+
+def _indicator_evaluation(y_true, y_pred, labels, ontology, measure, level, max_level, average, system):
+    """Every check of the functions above, in one place, then the :class:`Evaluation` of the placed
+    matrices."""
+    from .ontology import load_ontology
+
+    if measure not in HIERARCHICAL_MEASURES:
+        raise ValueError(f"measure must be one of {', '.join(HIERARCHICAL_MEASURES)}, not {measure!r}")
+    if average not in AVERAGES:
+        raise ValueError(f"average must be one of {', '.join(AVERAGES)}, not {average!r}")
+    names = _labels(labels)
+    gold = _indicators(y_true, "y_true", len(names))
+    pred = _indicators(y_pred, "y_pred", len(names))
+    if gold.shape != pred.shape:
+        raise ValueError(f"y_true {gold.shape} and y_pred {pred.shape} must have the same shape")
+    onto, columns = _place_labels(names, load_ontology(ontology), system)
+    top = max_level or onto.default_level
+    below = onto.levels[: onto.level_index(top) + 1]
+    if average == "macro" and level == "overall":
+        raise ValueError("a macro average is per level: give level= one of " + ", ".join(below))
+    if level != "overall" and level not in below:
+        raise ValueError(
+            f"level must be 'overall' or one of {', '.join(below)} (up to max_level), not {level!r}"
+        )
+    return evaluate(gold @ columns, pred @ columns, onto, max_level=top)
+
+
+def _labels(labels: Sequence[str]) -> list[str]:
+    names = [str(x) for x in labels]
+    if not names:
+        raise ValueError("labels is empty: give the code of each column")
+    seen: set[str] = set()
+    repeated = [x for x in names if x in seen or seen.add(x)]  # type: ignore[func-returns-value]
+    if repeated:
+        raise ValueError(f"labels must be distinct; repeated: {', '.join(map(repr, repeated[:5]))}")
+    return names
+
+
+def _indicators(y, name: str, n_labels: int, *, scores: bool = False) -> sp.csr_matrix:
+    """``y`` as a float CSR matrix of n_labels columns, checked: 0/1 indicators, or scores in [0, 1]."""
+    m = sp.csr_matrix(y, dtype=float) if sp.issparse(y) else sp.csr_matrix(np.asarray(y, dtype=float))
+    if m.ndim != 2 or m.shape[1] != n_labels:
+        raise ValueError(f"{name} has shape {m.shape}; it needs one column per label ({n_labels})")
+    if not np.isfinite(m.data).all() or (m.data < 0).any() or (m.data > 1).any():
+        raise ValueError(f"{name} holds values outside [0, 1]" + ("" if scores else " (it must be 0/1)"))
+    if not scores and ((m.data != 0) & (m.data != 1)).any():
+        raise ValueError(
+            f"{name} must hold 0/1 indicators; for probabilities use the *_from_scores functions"
+        )
+    m.eliminate_zeros()
+    return m
+
+
+def _place_labels(names: list[str], onto: Ontology, system: str) -> tuple[Ontology, sp.csr_matrix]:
+    """The ontology (extended with placed unlisted codes) and the labels × nodes 0/1 matrix that moves each
+    column onto its code's node; an error naming the labels that cannot be placed or that fall together."""
+    from .labels import resolve_codes
+
+    r = resolve_codes(names, onto, system=system)
+    if r.reasons:
+        bad = "; ".join(f"{names[i]!r}: {reason}" for i, reason in list(r.reasons.items())[:5])
+        raise ValueError(f"{len(r.reasons)} of the labels cannot be placed in {onto.name}: {bad}")
+    nodes, first = np.unique(r.nodes, return_index=True)
+    if len(nodes) < len(names):
+        twice = [i for i in range(len(names)) if i not in set(first.tolist())]
+        same = [f"{names[i]!r} is {r.ontology.keys[r.nodes[i]]}" for i in twice[:5]]
+        raise ValueError(f"labels name the same code twice: {', '.join(same)}; merge those columns")
+    columns = sp.csr_matrix(
+        (np.ones(len(names)), (np.arange(len(names)), r.nodes)), shape=(len(names), r.ontology.n_nodes)
+    )
+    return r.ontology, columns
+
+
+def _top_k(scores: sp.csr_matrix, k: int, labels: Sequence[str]) -> sp.csr_matrix:
+    """The k highest stored scores of each row, ties broken by the label string ascending (as the
+    file-based path breaks them by code)."""
+    rows = np.repeat(np.arange(scores.shape[0]), np.diff(scores.indptr))
+    name_rank = np.empty(len(labels), dtype=np.int64)
+    name_rank[np.argsort(np.asarray(labels, dtype=str), kind="stable")] = np.arange(len(labels))
+    order = np.lexsort((name_rank[scores.indices], -scores.data, rows))
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order)) - scores.indptr[rows[order]]
+    keep = rank < k
+    return sp.csr_matrix((np.ones(keep.sum()), (rows[keep], scores.indices[keep])), shape=scores.shape)

@@ -249,7 +249,7 @@ def suite(ev: Evaluation) -> dict[str, float]:
     (1.0, 1.0, 1.0)
     """
     docs = per_document(ev)
-    f = ev._flat_counts
+    f = ev.flat_counts
     in_play = (f["tp"] + f["fp"] + f["fn"]) > 0
     n = max(len(ev.docs), 1)
     tn = n - f["tp"] - f["fp"] - f["fn"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .metrics import prf
+from .metrics import balance, prf
 from .ontology import Ontology
 
 __all__ = ["COUNTS", "ROOT", "focused_subtree", "with_rates"]
@@ -24,7 +24,7 @@ ROOT = "root"
 def with_rates(df: pd.DataFrame, prefix: str = "") -> pd.DataFrame:
     """Add ``precision, recall, f1``, set-based rates and ``balance`` from the count columns.
 
-    balance = (FP − FN) / (TP + FP + FN), 0 when there are no counts.
+    balance: :func:`~cophe_core.metrics.balance`.
     """
     c = {k: df[prefix + k].to_numpy(dtype=float) for k in ("tp", "fp", "fn", "set_tp", "set_fp", "set_fn")}
     df = df.copy()
@@ -34,8 +34,7 @@ def with_rates(df: pd.DataFrame, prefix: str = "") -> pd.DataFrame:
     ):
         p, r, f = prf(tp, fp, fn)
         df[f"{prefix}{name}precision"], df[f"{prefix}{name}recall"], df[f"{prefix}{name}f1"] = p, r, f
-    total = c["tp"] + c["fp"] + c["fn"]
-    df[prefix + "balance"] = np.divide(c["fp"] - c["fn"], total, out=np.zeros_like(total), where=total > 0)
+    df[prefix + "balance"] = balance(c["tp"], c["fp"], c["fn"])
     return df
 
 

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import data
 import pandas as pd
-from figures import delta_bar, tree_figure
 from texts import chart_words, columns, figure_name, level, measure, term
 
 from cophe_core import __version__ as cophe_version
 from cophe_core.compare import delta_subtree, level_deltas
 from cophe_core.families import family_changes
+from cophe_core.plotting import delta_bar, tree_figure
 from cophe_core.report import html_report
-from cophe_core.stats import compare_runs, describe_difference
+from cophe_core.stats import HEADLINES, compare_runs, describe_difference
 
-HEADLINES = ["flat f1", "set_based overall f1", "cophe overall f1"]
 FAMILY_ROWS = 50
 MAX_RUNS = 10
 
@@ -79,7 +78,7 @@ def compare_report(ctx, evals: dict, a: str, b: str, *, resamples: int, focus: i
     names = {x: level(onto, x) for x in ("leaf", *onto.levels, "overall")}
     sentences = [
         describe_difference(r._replace(figure=figure_name(r.figure, onto)), a, b)
-        for r in paired.set_index("figure").loc[HEADLINES].reset_index().itertuples()
+        for r in paired.set_index("figure").loc[list(HEADLINES)].reset_index().itertuples()
     ]
     runs_rows = table.assign(figure=[figure_name(f, onto) for f in table.figure])
     fam = families.head(FAMILY_ROWS)[

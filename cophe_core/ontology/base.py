@@ -236,10 +236,6 @@ class Ontology:
         anc = self.ancestors[node]
         return [int(a) for a in anc[::-1] if a >= 0]
 
-    def label(self, node: int) -> str:
-        """``"key title"`` for display."""
-        return f"{self.keys[node]} {self.titles[node]}"
-
     def system_of(self, node: int) -> str | None:
         return None if self.systems is None else str(self.systems[node])
 

@@ -4,15 +4,14 @@ which families it comes from, where in the tree, and in which documents."""
 import data
 import pandas as pd
 import streamlit as st
-from figures import COLOUR_BY, delta_bar, levels_bar, runs_chart, tree_figure
 from texts import HELP, chart_words, figure_name, level, measure, term
 
 from cophe_core.compare import delta_subtree, disagreements, figure_parts, level_deltas, levels_side_by_side
 from cophe_core.families import family_changes
 from cophe_core.metrics import Evaluation
-from cophe_core.stats import NO_CLEAR, compare_runs, describe_difference, verdict
+from cophe_core.plotting import COLOUR_BY, delta_bar, levels_bar, runs_chart, tree_figure
+from cophe_core.stats import HEADLINES, NO_CLEAR, compare_runs, describe_difference, verdict
 
-HEADLINES = ["flat f1", "set_based overall f1", "cophe overall f1"]  # the figures given a verdict in words
 MAX_RUNS = 10  # the runs table stays readable and its resampling under a few seconds
 FAMILY_ROWS = 50  # families shown; the download holds them all
 SHADES = {"better": "#d9f0d3", "worse": "#f8d3d0", NO_CLEAR: "", "": ""}  # light tints of VERDICT_COLOURS
@@ -213,7 +212,7 @@ def significance(ctx, a: str, b: str, ea, eb, onto) -> None:
             lambda: data.significance(ea, eb, resamples, 0),
         )
     with slot.container():
-        for row in paired.set_index("figure").loc[HEADLINES].reset_index().itertuples():
+        for row in paired.set_index("figure").loc[list(HEADLINES)].reset_index().itertuples():
             said = verdict(row.delta, row.low, row.high, row.p_value)
             verdict_box(said)(
                 data.md(describe_difference(row._replace(figure=figure_name(row.figure, onto)), a, b))

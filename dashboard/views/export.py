@@ -7,11 +7,11 @@ import data
 import downloads
 import reports
 import streamlit as st
-from figures import levels_bar, tree_figure
 from texts import chart_words, level, term
 
 from cophe_core.compare import levels_side_by_side
 from cophe_core.families import describe_gaps, within_family
+from cophe_core.plotting import levels_bar, tree_figure
 from cophe_core.report import figure_html, html_report, safe_csv
 from cophe_core.tree import focused_subtree
 

@@ -4,11 +4,11 @@ right-family-and-count scores level by level, with the within-family gaps in wor
 import data
 import pandas as pd
 import streamlit as st
-from figures import levels_bar
 from texts import HELP, MEASURES, chart_words, helps, level, measure, term
 
 from cophe_core.compare import HEADLINE_COLUMNS, figure_parts, headlines, levels_side_by_side
 from cophe_core.families import describe_gaps
+from cophe_core.plotting import levels_bar
 from cophe_core.stats import bootstrap_runs
 
 RESAMPLES, SEED = 1000, 0

@@ -4,9 +4,9 @@ metadata column), with intervals; choosing one in the sidebar restricts every pa
 import data
 import slicing
 import streamlit as st
-from figures import slices_chart
 from texts import HELP, MEASURES, measure, term
 
+from cophe_core.plotting import slices_chart
 from cophe_core.slices import slice_scores
 
 RESAMPLES = 200  # per slice and run; the intervals of a slice need not be as fine as the headline's

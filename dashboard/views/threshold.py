@@ -8,10 +8,10 @@ development split is read with the same options.
 import data
 import pandas as pd
 import streamlit as st
-from figures import threshold_curve
 from texts import chart_words, technical, term
 
 from cophe_core import InputError
+from cophe_core.plotting import threshold_curve
 from cophe_core.readers import RawScores
 from cophe_core.scores import score_run, tune_threshold
 

@@ -16,9 +16,9 @@ import pandas as pd
 import streamlit as st
 import texts
 import urlstate
-from figures import COLOUR_BY, colour_range, coloured, tree_figure
 
 from cophe_core.families import family_errors
+from cophe_core.plotting import COLOUR_BY, colour_range, coloured, tree_figure
 from cophe_core.substitutions import substitution_summary, substitution_table
 from cophe_core.tree import focused_subtree
 

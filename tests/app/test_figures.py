@@ -8,8 +8,8 @@ import pytest
 from cophe_core import score_files
 from cophe_core.compare import level_deltas, levels_side_by_side
 from cophe_core.ontology.custom import load_hierarchy
+from cophe_core.plotting import MEASURE_NAMES, delta_bar, levels_bar, threshold_curve, tree_figure
 from cophe_core.tree import focused_subtree
-from dashboard.figures import MEASURE_NAMES, delta_bar, levels_bar, threshold_curve, tree_figure
 from tests.conftest import long_csv
 
 
@@ -121,7 +121,7 @@ def test_levels_bar_puts_four_runs_to_a_row():
 
 
 def test_slices_chart_draws_each_run_with_its_interval_on_a_fitted_axis():
-    from dashboard.figures import runs_chart, slices_chart
+    from cophe_core.plotting import runs_chart, slices_chart
 
     t = pd.DataFrame(
         {

@@ -66,19 +66,32 @@ def test_requirements_txt_installs_the_project_with_the_dashboard():
     assert lines == ["-e .[dashboard]"]
 
 
-def test_the_core_never_imports_streamlit_or_the_dashboard():
-    """Every cophe_core module imports with streamlit and plotly made unimportable."""
+def test_the_core_never_imports_streamlit_and_only_its_plotting_module_needs_plotly():
+    """Every cophe_core module imports with Streamlit made unimportable, and every one but
+    cophe_core.plotting (the optional extra "plot") with Plotly made unimportable too."""
     import subprocess
     import sys
 
     code = (
         "import sys, pkgutil, importlib\n"
-        "sys.modules['streamlit'] = None; sys.modules['plotly'] = None\n"
+        "sys.modules['streamlit'] = None\n"
+        "blocked = sys.argv[1] == 'without-plotly'\n"
+        "if blocked: sys.modules['plotly'] = None\n"
         "import cophe_core\n"
-        "for m in pkgutil.walk_packages(cophe_core.__path__, 'cophe_core.'):\n"
-        "    importlib.import_module(m.name)\n"
-        "print('ok', len(sys.modules))"
+        "names = [m.name for m in pkgutil.walk_packages(cophe_core.__path__, 'cophe_core.')]\n"
+        "for name in names:\n"
+        "    if not (blocked and name == 'cophe_core.plotting'):\n"
+        "        importlib.import_module(name)\n"
+        "print('ok', len(names), sys.modules.get('plotly') is not None)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("ok")
+    for mode, plotly_loaded in (("without-plotly", "False"), ("with-plotly", "True")):
+        out = subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        ok, n, loaded = out.stdout.split()
+        assert ok == "ok" and int(n) > 25 and loaded == plotly_loaded
+    bare = subprocess.run(
+        [sys.executable, "-c", "import sys, cophe_core; print('plotly' in sys.modules)"],
+        capture_output=True,
+        text=True,
+    )
+    assert bare.stdout.strip() == "False"  # importing the package does not load Plotly

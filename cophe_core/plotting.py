@@ -1,4 +1,13 @@
-"""Pure functions: tables from cophe_core → Plotly figures. No Streamlit, no metric maths."""
+"""Plotly figures of cophe's tables: pure functions, tables in and figures out, used by the dashboard and in
+notebooks. No Streamlit, no metric maths. Needs Plotly: ``pip install "cophe[plot]"``.
+
+    >>> from cophe_core import score_files
+    >>> from cophe_core.compare import levels_side_by_side
+    >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"}).evaluation("A")
+    >>> fig = levels_bar(levels_side_by_side({"A": ev}), "f1")
+    >>> [trace.name for trace in fig.data]
+    ['Exact codes (Flat)', 'Right family (Set-based)', 'Right family and count (CoPHE)']
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,65 @@
+"""The layout's rule: no module reads another module's private (``_underscore``) name."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+# namedtuple's public methods, underscored so as not to clash with field names
+PUBLIC_UNDERSCORED = {"_replace", "_asdict", "_fields", "_make"}
+
+
+def private_reads(path: Path) -> list[str]:
+    """Private names a module imports from another, and private attributes it reads on objects other than
+    ``self``/``cls`` that it does not define itself (a dataclass field, method or attribute of its own)."""
+    tree = ast.parse(path.read_text())
+    own = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            own.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            own.add(node.target.id)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            own |= {t.attr for t in targets if isinstance(t, ast.Attribute)}
+            own |= {t.id for t in targets if isinstance(t, ast.Name)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            found += [
+                f"{path.name}:{node.lineno} imports {a.name} from {node.module}"
+                for a in node.names
+                if a.name.startswith("_") and not a.name.startswith("__")
+            ]
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and node.attr not in PUBLIC_UNDERSCORED | own
+            and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+        ):
+            found.append(f"{path.name}:{node.lineno} reads {ast.unparse(node)}")
+    return found
+
+
+def test_no_module_reads_another_modules_private_names():
+    files = sorted([*(ROOT / "cophe_core").rglob("*.py"), *(ROOT / "dashboard").rglob("*.py")])
+    assert len(files) > 40
+    assert [hit for path in files for hit in private_reads(path)] == []
+
+
+def test_the_rule_sees_an_import_and_an_attribute(tmp_path):
+    """A mutant module breaking the rule both ways is caught, and its own private names are not."""
+    module = tmp_path / "m.py"
+    module.write_text(
+        "from .readers import _decode\n"
+        "class A:\n"
+        "    _mine: int = 0\n"
+        "def f(ev, a):\n"
+        "    a._mine\n"
+        "    row._replace(x=1)\n"
+        "    return ev._flat_counts\n"
+    )
+    assert private_reads(module) == ["m.py:1 imports _decode from readers", "m.py:7 reads ev._flat_counts"]
