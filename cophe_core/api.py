@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .labels import Corpus, encode
-from .metrics import Evaluation, evaluate_corpus
+from .metrics import MEASURE_WORDS, Evaluation, evaluate_corpus
 from .ontology import Ontology, load_ontology
 from .readers import InputError, RawLabels, RawScores, Source, read_input, read_labels
 from .scores import Rule, ScoredRun, check_rule, score_run, tune_threshold
@@ -89,9 +89,7 @@ class Scoring:
             f"{html.escape(c.ontology.name)}; {len(c.rejected):,} row(s) not scored (<code>corpus.rejected</code>)"
             "</p>"
         )
-        table = pd.DataFrame(rows).rename(
-            columns={"flat": "flat F1", "set_based": "set-based F1", "cophe": "CoPHE F1"}
-        )
+        table = pd.DataFrame(rows).rename(columns={m: f"{tech} F1" for m, (_, tech) in MEASURE_WORDS.items()})
         return head + table.to_html(index=False, float_format="{:.4f}".format)
 
     def with_rule(self, *, threshold: float | None = None, top_k: int | None = None) -> Scoring:

@@ -85,7 +85,11 @@ class Corpus:
     flagged : DataFrame
         Rows scored with a caveat: ``file, line, value, reason``.
     warnings : list of str
-        One line per kind of problem, with counts.
+        One line per kind of problem, with counts: :attr:`notes`, then one line per file summing up its
+        rejected rows and one its flagged rows.
+    notes : list of str
+        The warnings that are not about rows listed in ``rejected`` or ``flagged`` (duplicates collapsed,
+        documents missing from a run…): what a reader of those tables has not seen yet.
     needs_system : bool
         Some rows were rejected only because their undotted ICD-9 codes need the
         system (diagnosis or procedure) to be read; ask the user, never guess.
@@ -99,6 +103,7 @@ class Corpus:
     flagged: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
     needs_system: bool = False
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -354,9 +359,8 @@ def encode(
         if any(len(r) for r in rejected)
         else pd.DataFrame(columns=REJECTED_COLUMNS)
     )
-    warnings += [w for raw in inputs.values() for w in raw.warnings]
-    warnings += _summarise(rejected_df, "not scored")
-    warnings += _summarise(flagged, "scored with a caveat")
+    notes = warnings + [w for raw in inputs.values() for w in raw.warnings]
+    summaries = _summarise(rejected_df, "not scored") + _summarise(flagged, "scored with a caveat")
     return Corpus(
         onto,
         all_docs,
@@ -364,8 +368,9 @@ def encode(
         matrices,
         rejected_df,
         flagged,
-        warnings,
+        notes + summaries,
         needs_system=bool(undotted.any()),
+        notes=notes,
     )
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "evaluate",
     "Evaluation",
     "MEASURES",
+    "MEASURE_WORDS",
     "precision_recall_fscore_hierarchical",
     "precision_recall_fscore_hierarchical_from_scores",
     "cophe_score",
@@ -54,6 +55,12 @@ __all__ = [
 ]
 
 MEASURES = ("flat", "set_based", "cophe")
+# Each measure in a coder's words and by its name in the papers: the one place they are written.
+MEASURE_WORDS = {
+    "flat": ("Exact codes", "Flat"),
+    "set_based": ("Right family", "Set-based"),
+    "cophe": ("Right family and count", "CoPHE"),
+}
 FLAT_LEVEL = "leaf"
 
 

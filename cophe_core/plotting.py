@@ -18,12 +18,12 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale, sample_colorscale
 
+from .metrics import MEASURE_WORDS
+
 # Colour-blind-safe categorical colours (Okabe-Ito) and a diverging scale (ColorBrewer RdBu).
 MEASURE_COLOURS = {"flat": "#999999", "set_based": "#56B4E9", "cophe": "#D55E00"}
 MEASURE_NAMES = {
-    "flat": "Exact codes (Flat)",
-    "set_based": "Right family (Set-based)",
-    "cophe": "Right family and count (CoPHE)",
+    m: f"{coder} ({tech})" for m, (coder, tech) in MEASURE_WORDS.items()
 }  # as texts.measure says them
 DIVERGING = "RdBu_r"  # blue = missed (under-coded), red = over-coded; midpoint 0
 SEQUENTIAL = "Viridis"

@@ -46,6 +46,7 @@ __all__ = [
     "HEADLINES",
     "bootstrap",
     "paired_bootstrap",
+    "paired_significance",
     "randomisation_test",
     "describe_difference",
     "holm",
@@ -305,6 +306,27 @@ def paired_bootstrap(
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: an undefined figure
         p = np.where(np.isnan(obs), np.nan, np.nanmean(far, axis=0))
     return pd.DataFrame({"figure": _names(ta), "a": pa, "b": pb, "delta": obs, **bounds, "p_value": p})
+
+
+def paired_significance(
+    a: Evaluation, b: Evaluation, *, n_resamples: int = 1000, seed: int = 0
+) -> pd.DataFrame:
+    """B − A with both tests: the paired bootstrap's interval, and as ``p_value`` the approximate
+    randomisation test's (which holds its size better on small differences), the bootstrap's kept as
+    ``p_bootstrap``. Columns ``figure, a, b, delta, low, high, p_value, p_bootstrap``.
+
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n2,428.0\\n"
+    >>> s = score_files(gold, {"A": b"doc_id,code\\n1,401.1\\n2,428.0\\n", "B": gold})
+    >>> row = paired_significance(s.evaluation("A"), s.evaluation("B"), n_resamples=200).set_index("figure")
+    >>> float(row.loc["flat f1", "delta"]), list(row.columns)
+    (0.5, ['a', 'b', 'delta', 'low', 'high', 'p_value', 'p_bootstrap'])
+    """
+    paired = paired_bootstrap(a, b, n_resamples=n_resamples, seed=seed)
+    rand = randomisation_test(a, b, n_permutations=n_resamples, seed=seed)
+    return paired.drop(columns="p_value").assign(
+        p_value=rand.p_value.to_numpy(), p_bootstrap=paired.p_value.to_numpy()
+    )
 
 
 def randomisation_test(

@@ -32,7 +32,7 @@ from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.readers import RawLabels, RawScores, read_input, read_labels
 from cophe_core.report import figure_html
 from cophe_core.slices import Slice, restrict
-from cophe_core.stats import bootstrap, paired_bootstrap, randomisation_test
+from cophe_core.stats import bootstrap
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
@@ -617,9 +617,8 @@ def problems_panel(scoring: Scoring) -> None:
             downloads.table(
                 st, "Download flagged rows (CSV)", c.flagged, "flagged_rows.csv", key="dl_flagged"
             )
-    other = [w for w in c.warnings if "not scored" not in w and "with a caveat" not in w]
-    if other:
-        st.info("\n".join(f"- {md(w)}" for w in other))
+    if c.notes:  # the rejected and flagged rows are in the tables above
+        st.info("\n".join(f"- {md(w)}" for w in c.notes))
 
 
 def system_question() -> None:
@@ -752,15 +751,6 @@ def compute_ahead(scoring: Scoring, key: tuple, compute) -> None:
 
 def bootstrap_table(ev, *, with_suite: bool = False, n_resamples: int = 1000, seed: int = 0):
     return bootstrap(ev, n_resamples=n_resamples, seed=seed, with_suite=with_suite)
-
-
-def significance(a, b, n_resamples: int, seed: int):
-    """Paired bootstrap intervals with the randomisation test's p-values (B − A)."""
-    paired = paired_bootstrap(a, b, n_resamples=n_resamples, seed=seed)
-    rand = randomisation_test(a, b, n_permutations=n_resamples, seed=seed)
-    return paired.drop(columns="p_value").assign(
-        p_value=rand.p_value.to_numpy(), p_bootstrap=paired.p_value.to_numpy()
-    )
 
 
 def figure_download(fig, name: str, key: str, table=None) -> None:

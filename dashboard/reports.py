@@ -12,7 +12,7 @@ from cophe_core.compare import delta_subtree, level_deltas
 from cophe_core.families import family_changes
 from cophe_core.plotting import delta_bar, tree_figure
 from cophe_core.report import html_report
-from cophe_core.stats import HEADLINES, compare_runs, describe_difference
+from cophe_core.stats import HEADLINES, compare_runs, describe_difference, paired_significance
 
 FAMILY_ROWS = 50
 MAX_RUNS = 10
@@ -66,7 +66,9 @@ def compare_report(ctx, evals: dict, a: str, b: str, *, resamples: int, focus: i
         lambda: compare_runs({r: evals[r] for r in shown}, baseline=a, n_resamples=resamples, seed=0),
     )
     paired = data.cached(
-        ctx.scoring, ("paired", a, b, ctx.key, resamples, 0), lambda: data.significance(ea, eb, resamples, 0)
+        ctx.scoring,
+        ("paired", a, b, ctx.key, resamples, 0),
+        lambda: paired_significance(ea, eb, n_resamples=resamples, seed=0),
     )
     lv = "e0" if "e0" in ea.levels else ea.levels[min(1, len(ea.levels) - 1)]
     families = data.cached(

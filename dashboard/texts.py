@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from cophe_core.compare import figure_parts
+from cophe_core.metrics import MEASURE_WORDS
 from cophe_core.ontology import Ontology, level_name
 
 TECHNICAL_KEY = "technical_terms"  # the session-state key of the sidebar switch
@@ -29,9 +30,7 @@ TERMS: dict[str, tuple[str, str]] = {
     "set_f1": ("F1, families only", "Set-based F1"),
     "balance": ("Extra vs missed", "Balance"),
     "error_share": ("Share of the run's errors", "Error share"),
-    "flat": ("Exact codes", "Flat"),
-    "set_based": ("Right family", "Set-based"),
-    "cophe": ("Right family and count", "CoPHE"),
+    **MEASURE_WORDS,
     "docs_over": ("Docs with extra", "Docs over"),
     "docs_under": ("Docs with missed", "Docs under"),
     "code": ("Code", "Code"),

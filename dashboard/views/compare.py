@@ -10,7 +10,14 @@ from cophe_core.compare import delta_subtree, disagreements, figure_parts, level
 from cophe_core.families import family_changes
 from cophe_core.metrics import Evaluation
 from cophe_core.plotting import COLOUR_BY, delta_bar, levels_bar, runs_chart, tree_figure
-from cophe_core.stats import HEADLINES, NO_CLEAR, compare_runs, describe_difference, verdict
+from cophe_core.stats import (
+    HEADLINES,
+    NO_CLEAR,
+    compare_runs,
+    describe_difference,
+    paired_significance,
+    verdict,
+)
 
 MAX_RUNS = 10  # the runs table stays readable and its resampling under a few seconds
 FAMILY_ROWS = 50  # families shown; the download holds them all
@@ -209,7 +216,7 @@ def significance(ctx, a: str, b: str, ea, eb, onto) -> None:
         paired = data.cached(
             ctx.scoring,
             ("paired", a, b, ctx.key, resamples, 0),
-            lambda: data.significance(ea, eb, resamples, 0),
+            lambda: paired_significance(ea, eb, n_resamples=resamples, seed=0),
         )
     with slot.container():
         for row in paired.set_index("figure").loc[list(HEADLINES)].reset_index().itertuples():

@@ -79,3 +79,16 @@ def test_numeric_json_codes_are_rejected_with_a_hint_to_quote_them():
     assert raw.pairs.code.tolist() == ["401.9"]
     assert raw.rejected.value.tolist() == ["250.0", ""]
     assert raw.rejected.reason[0].startswith('a number, not a code: write codes as strings ("250.0")')
+
+
+def test_notes_are_the_warnings_not_about_listed_rows():
+    """A duplicate row (a note) and a rejected row (summed up in a warning, listed in ``rejected``): the
+    dashboard shows the notes beside the tables, read from the field, not found in the text."""
+    from cophe_core import score_files
+
+    gold = b"doc_id,code\n1,401.9\n1,401.9\n2,XYZ\n2,428.0\n"
+    corpus = score_files(gold, {"r": b"doc_id,code\n1,401.9\n2,428.0\n"}).corpus
+    assert len(corpus.rejected) == 1
+    assert corpus.notes == ["gold: 1 duplicate (document, code) rows collapsed"]
+    assert corpus.warnings[: len(corpus.notes)] == corpus.notes
+    assert len(corpus.warnings) == len(corpus.notes) + 1 and "not scored" in corpus.warnings[-1]

@@ -22,6 +22,7 @@ from cophe_core.stats import (
     bootstrap,
     document_weights,
     paired_bootstrap,
+    paired_significance,
     randomisation_test,
 )
 from cophe_core.suite import per_document, suite
@@ -110,6 +111,11 @@ def test_paired_tests_see_a_real_difference():
     with pytest.raises(ValueError, match="same documents"):
         other = score_files(b"doc_id,code\nx,401.9\n", {"r": b"doc_id,code\nx,401.9\n"}).evaluation("r")
         paired_bootstrap(a, other)
+    both = paired_significance(a, b, n_resamples=300).set_index("figure")  # the bootstrap's interval, the
+    assert both[["a", "b", "delta", "low", "high"]].equals(
+        paired[["a", "b", "delta", "low", "high"]]
+    )  # test's p
+    assert both.p_value.equals(rand.p_value) and both.p_bootstrap.equals(paired.p_value)
 
 
 # ---------------------------------------------------------------- chunk seeding
