@@ -27,9 +27,9 @@ import scipy.sparse as sp
 from .ontology import Ontology
 from .ontology import icd9 as icd9_mod
 from .ontology import icd10 as icd10_mod
-from .readers import REJECTED_COLUMNS, InputError, RawLabels, RawScores
+from .readers import REJECTED_COLUMNS, InputError, RawLabels, RawScores, Reason
 
-__all__ = ["Corpus", "NothingScorable", "Resolution", "encode", "resolve_codes"]
+__all__ = ["Corpus", "NothingScorable", "Reason", "Resolution", "encode", "resolve_codes"]
 
 
 class NothingScorable(InputError):
@@ -114,9 +114,9 @@ class Resolution:
     ----------
     nodes : ndarray of int64
         The node id of each code, -1 where it is rejected.
-    reasons : dict of int → str
-        Why each rejected code (by position) cannot be placed.
-    flags : dict of int → str
+    reasons : dict of int → (Reason, str)
+        Why each rejected code (by position) cannot be placed: its kind and the words.
+    flags : dict of int → (Reason, str)
         Codes accepted with a remark: a category rather than a billable code, or a code not in the code set
         placed by its structure.
     ontology : Ontology
@@ -124,8 +124,8 @@ class Resolution:
     """
 
     nodes: np.ndarray
-    reasons: dict[int, str]
-    flags: dict[int, str]
+    reasons: dict[int, tuple[Reason, str]]
+    flags: dict[int, tuple[Reason, str]]
     ontology: Ontology
 
 
@@ -140,10 +140,11 @@ def resolve_codes(codes: Sequence[str], ontology: Ontology, *, system: str = "au
     >>> r = resolve_codes(["401.9", "428", "XYZ"], icd9_ontology())
     >>> [r.ontology.keys[n] if n >= 0 else None for n in r.nodes]
     ['401.9', '428', None]
-    >>> r.reasons[2][:34]
-    'not a well-formed ICD-9-CM code (d'
+    >>> kind, words = r.reasons[2]
+    >>> kind, words[:34]
+    (<Reason.MALFORMED_CODE: 'malformed_code'>, 'not a well-formed ICD-9-CM code (d')
     >>> r.flags[1]
-    '428 is not a billable CMS v32 code; placed by its structure at e0'
+    (<Reason.NOT_BILLABLE: 'not_billable'>, '428 is not a billable CMS v32 code; placed by its structure at e0')
     """
     ids, reasons, flags, onto = _resolve_codes(np.asarray(list(codes), dtype=str), ontology, system)
     return Resolution(ids, reasons, flags, onto)
@@ -151,8 +152,8 @@ def resolve_codes(codes: Sequence[str], ontology: Ontology, *, system: str = "au
 
 def _resolve_codes(
     codes: np.ndarray, onto: Ontology, system: str
-) -> tuple[np.ndarray, dict[int, str], dict[int, str], Ontology]:
-    """Map unique code strings to node ids (-1 = rejected), with reasons and flags.
+) -> tuple[np.ndarray, dict[int, tuple[Reason, str]], dict[int, tuple[Reason, str]], Ontology]:
+    """Map unique code strings to node ids (-1 = rejected), with reasons and flags (kind and words).
 
     Each code system has its own resolver; a user hierarchy matches names exactly.
     """
@@ -162,13 +163,13 @@ def _resolve_codes(
 
 def _resolve_exact(codes, onto, system):
     ids = np.full(len(codes), -1, dtype=np.int64)
-    reasons: dict[int, str] = {}
+    reasons: dict[int, tuple[Reason, str]] = {}
     folded = {k.casefold(): v for k, v in onto.codes.items()}
     for i, c in enumerate(codes):
         key = c.strip()
         hit = onto.codes.get(key, folded.get(key.casefold()))
         if hit is None:
-            reasons[i] = f"not a node of the {onto.name} hierarchy"
+            reasons[i] = (Reason.NOT_IN_HIERARCHY, f"not a node of the {onto.name} hierarchy")
         else:
             ids[i] = hit
     return ids, reasons, {}, onto
@@ -176,8 +177,8 @@ def _resolve_exact(codes, onto, system):
 
 def _resolve_icd9(codes, onto, system):
     ids = np.full(len(codes), -1, dtype=np.int64)
-    reasons: dict[int, str] = {}
-    flags: dict[int, str] = {}
+    reasons: dict[int, tuple[Reason, str]] = {}
+    flags: dict[int, tuple[Reason, str]] = {}
     listed = {k for k, n in onto.codes.items() if onto.listed[n]}
     parsed: dict[int, icd9_mod.ParsedCode] = {}
     # Four digits mark undotted input (MIMIC): there a bare 331 may be diagnosis 331 or procedure 33.1.
@@ -185,23 +186,31 @@ def _resolve_icd9(codes, onto, system):
     for i, c in enumerate(codes):
         if undotted_input and c.strip().isdigit() and len(c.strip()) == 3:
             reasons[i] = (
+                Reason.AMBIGUOUS,
                 f"undotted code {c.strip()} is ambiguous among undotted codes: it may be diagnosis "
                 f"{c.strip()} or procedure {c.strip()[:2]}.{c.strip()[2]}; say which system the file "
-                "holds (--system diagnosis|procedure)"
+                "holds (--system diagnosis|procedure)",
             )
             continue
         try:
             parsed[i] = p = icd9_mod.parse_code(c, system)
         except ValueError as e:
-            reasons[i] = str(e)
+            four_digits = (
+                system == "auto" and c.strip().isdigit() and len(c.strip()) == 4
+            )  # 4019: 401.9 or 40.19
+            reasons[i] = (Reason.AMBIGUOUS if four_digits else Reason.MALFORMED_CODE, str(e))
             continue
         if p.code not in listed:
-            flags[i] = f"{p.code} is not a billable CMS v32 code; placed by its structure at {p.path[0][0]}"
+            flags[i] = (
+                Reason.NOT_BILLABLE if p.code in onto.codes else Reason.PLACED_BY_STRUCTURE,
+                f"{p.code} is not a billable CMS v32 code; placed by its structure at {p.path[0][0]}",
+            )
         zero = icd9_mod.stripped_zero_candidate(p, listed)
         if zero:
             flags[i] = (
+                Reason.ZERO_STRIPPED,
                 f"read as procedure {p.code}, but it may be diagnosis {zero} with its leading "
-                "zero stripped (by a spreadsheet?); if the file holds diagnoses, restore the zeros"
+                "zero stripped (by a spreadsheet?); if the file holds diagnoses, restore the zeros",
             )
     unknown = [p for p in parsed.values() if p.code not in onto.codes]
     onto = icd9_mod.place_unlisted(onto, unknown)
@@ -212,8 +221,8 @@ def _resolve_icd9(codes, onto, system):
 
 def _resolve_icd10(codes, onto, system):
     ids = np.full(len(codes), -1, dtype=np.int64)
-    reasons: dict[int, str] = {}
-    flags: dict[int, str] = {}
+    reasons: dict[int, tuple[Reason, str]] = {}
+    flags: dict[int, tuple[Reason, str]] = {}
     has_cm, has_pcs = onto.name in ("icd10cm", "icd10"), onto.name in ("icd10pcs", "icd10")
     canonical: dict[int, str] = {}
     for i, c in enumerate(codes):
@@ -221,7 +230,10 @@ def _resolve_icd10(codes, onto, system):
         pcs = icd10_mod.normalise_pcs(c) if has_pcs else None
         hits = [k for k in (cm, pcs) if k is not None and k in onto.codes]
         if len(hits) == 2 and hits[0] != hits[1]:
-            reasons[i] = f"ambiguous: ICD-10-CM {cm} or ICD-10-PCS {pcs}; write CM codes with their dot"
+            reasons[i] = (
+                Reason.AMBIGUOUS,
+                f"ambiguous: ICD-10-CM {cm} or ICD-10-PCS {pcs}; write CM codes with their dot",
+            )
         elif hits:
             canonical[i] = hits[0]
         elif cm and pcs and "." not in c:  # an unlisted undotted code of both forms: the deeper known prefix
@@ -231,31 +243,39 @@ def _resolve_icd10(codes, onto, system):
             }
             if depth[cm] == depth[pcs]:
                 reasons[i] = (
-                    f"ambiguous: unlisted ICD-10-CM {cm} or ICD-10-PCS {pcs}; write CM codes with their dot"
+                    Reason.AMBIGUOUS,
+                    f"ambiguous: unlisted ICD-10-CM {cm} or ICD-10-PCS {pcs}; write CM codes with their dot",
                 )
             else:
                 canonical[i] = max(depth, key=depth.__getitem__)
         elif cm and not has_pcs and "." not in c and c.strip().upper() in icd10_mod.pcs_code_list():
-            reasons[i] = f"{c.strip()} is an ICD-10-PCS procedure code; choose the ontology icd10 (CM + PCS)"
+            reasons[i] = (
+                Reason.OTHER_SYSTEM,
+                f"{c.strip()} is an ICD-10-PCS procedure code; choose the ontology icd10 (CM + PCS)",
+            )
         elif cm or pcs:
             canonical[i] = str(cm or pcs)  # well-formed, not in the code set: placed below
         else:
             what = {"icd10cm": "ICD-10-CM", "icd10pcs": "ICD-10-PCS"}.get(onto.name, "ICD-10-CM or PCS")
             reasons[i] = (
+                Reason.MALFORMED_CODE,
                 f"not a well-formed {what} code (CM looks like E11.9 or S52.044Q; PCS is seven "
-                "characters such as 0DTJ4ZZ)"
+                "characters such as 0DTJ4ZZ)",
             )
     missing = sorted({k for k in canonical.values() if k not in onto.codes})
     onto, unplaced = icd10_mod.place_by_prefix(onto, missing)
     for i, key in canonical.items():
         if key in unplaced:
-            reasons[i] = f"{key}: {unplaced[key]}"
+            reasons[i] = (Reason.UNPLACED, f"{key}: {unplaced[key]}")
             continue
         ids[i] = onto.codes[key]
         if key in missing:
-            flags[i] = f"{key} is not in the code set; placed by its structure under its longest known prefix"
+            flags[i] = (
+                Reason.PLACED_BY_STRUCTURE,
+                f"{key} is not in the code set; placed by its structure under its longest known prefix",
+            )
         elif not onto.listed[ids[i]]:
-            flags[i] = f"{key} is a category, not a billable code"
+            flags[i] = (Reason.NOT_BILLABLE, f"{key} is a category, not a billable code")
     return ids, reasons, flags, onto
 
 
@@ -267,13 +287,15 @@ _RESOLVERS = {
 }
 
 
-def _frame(rows: pd.DataFrame, name_col: str, reasons: pd.Series) -> pd.DataFrame:
+def _frame(rows: pd.DataFrame, name_col: str, notes: list[tuple[Reason, str]]) -> pd.DataFrame:
+    """The rejected or flagged table of ``rows``, with each row's (kind, reason)."""
     return pd.DataFrame(
         {
             "file": rows[name_col].to_numpy(),
             "line": rows["line"].to_numpy(),
             "value": rows["code"].to_numpy(),
-            "reason": reasons.to_numpy(),
+            "reason": [text for _, text in notes],
+            "kind": [kind for kind, _ in notes],
         },
         columns=REJECTED_COLUMNS,
     )
@@ -309,14 +331,11 @@ def encode(
     bad = node < 0
     rejected = [raw.rejected for raw in inputs.values()]
     if bad.any():
-        reason = pd.Series([reasons[i] for i in inverse[bad]])
-        rejected.append(_frame(pairs.loc[bad], "_file", reason))
+        rejected.append(_frame(pairs.loc[bad], "_file", [reasons[i] for i in inverse[bad]]))
     undotted = bad & np.isin(inverse, _readable_with_system(codes, np.unique(inverse[bad]), ontology, system))
     _check_scorable(inputs, pairs["_input"].to_numpy(), bad, undotted, rejected[-1] if bad.any() else None)
     flagged_mask = np.isin(inverse, list(flags)) & ~bad
-    flagged = _frame(
-        pairs.loc[flagged_mask], "_file", pd.Series([flags[i] for i in inverse[flagged_mask]], dtype=object)
-    )
+    flagged = _frame(pairs.loc[flagged_mask], "_file", [flags[i] for i in inverse[flagged_mask]])
 
     all_docs = np.unique(np.concatenate([raw.docs.astype(str) for raw in inputs.values()]))
     doc_idx = pd.Index(all_docs).get_indexer(pairs["doc_id"].to_numpy(dtype=object))

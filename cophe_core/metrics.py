@@ -789,7 +789,7 @@ def _place_labels(names: list[str], onto: Ontology, system: str) -> tuple[Ontolo
 
     r = resolve_codes(names, onto, system=system)
     if r.reasons:
-        bad = "; ".join(f"{names[i]!r}: {reason}" for i, reason in list(r.reasons.items())[:5])
+        bad = "; ".join(f"{names[i]!r}: {words}" for i, (_, words) in list(r.reasons.items())[:5])
         raise ValueError(f"{len(r.reasons)} of the labels cannot be placed in {onto.name}: {bad}")
     nodes, first = np.unique(r.nodes, return_index=True)
     if len(nodes) < len(names):

@@ -45,6 +45,7 @@ import json
 import re
 import warnings
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -106,7 +107,31 @@ WIDE_KEEP = 100
 # more wide-matrix cells than this share (and this many) outside [0, 1]: logits, refused as a whole
 LOGIT_SHARE, LOGIT_CELLS = 0.10, 10
 LOW_SCORE = 0.05  # the lowest threshold of a default curve
-REJECTED_COLUMNS = ["file", "line", "value", "reason"]
+REJECTED_COLUMNS = ["file", "line", "value", "reason", "kind"]
+
+
+class Reason(StrEnum):
+    """Why a row or a score cell was not scored, or was scored with a caveat: the ``kind`` column of the
+    rejected and flagged tables, beside the ``reason`` in words. Programs branch on the kind, people read
+    the reason."""
+
+    EMPTY_ID = "empty_id"  # no document id
+    EMPTY_CODE = "empty_code"
+    TOO_LONG = "too_long"  # a code or id longer than any code system's (MAX_CODE_CHARS, MAX_ID_CHARS)
+    NOT_A_SCORE = "not_a_score"  # not a number, not finite, or outside [0, 1]
+    MALFORMED_ROW = "malformed_row"  # a row or record the reader cannot take apart
+    NUMBER_NOT_CODE = "number_not_code"  # a JSON number, which has lost its zeros
+    MALFORMED_CODE = "malformed_code"  # not a well-formed code of the code system
+    NOT_IN_HIERARCHY = "not_in_hierarchy"  # a user hierarchy has no such node
+    UNPLACED = "unplaced"  # well-formed, but no family in the code set to place it under
+    AMBIGUOUS = "ambiguous"  # two readings (undotted ICD-9, CM or PCS): the user must say which
+    OTHER_SYSTEM = "other_system"  # a code of a code system the chosen ontology does not hold
+    # caveats of the flagged table: the row is scored
+    NOT_BILLABLE = "not_billable"  # a category or other non-billable code
+    PLACED_BY_STRUCTURE = "placed_by_structure"  # not in the code set; placed under its family
+    ZERO_STRIPPED = "zero_stripped"  # read as a procedure, may be a diagnosis that lost its leading zero
+
+
 MAX_BYTES = 200 * 1024 * 1024
 # The longest code (ICD-10-PCS: 7 characters; a user hierarchy's names) and document id accepted: a longer
 # value is rejected with its line, so no value's length multiplies the cost of the rows.
@@ -321,6 +346,7 @@ def _bounded(raw: RawLabels) -> RawLabels:
             "line": pairs.line.to_numpy()[bad],
             "value": [excerpt(v) for v in value[bad]],
             "reason": reason[bad],
+            "kind": Reason.TOO_LONG,
         },
         columns=REJECTED_COLUMNS,
     )
@@ -499,9 +525,16 @@ def _long_scores(
         default="",
     )
     bad = reason != ""
+    kind = np.select([no_doc, no_code], [Reason.EMPTY_ID, Reason.EMPTY_CODE], default=Reason.NOT_A_SCORE)
     value = np.where(no_doc | no_code, codes.to_numpy(dtype=object), raw.astype(str).to_numpy(dtype=object))
     rejected = pd.DataFrame(
-        {"file": name, "line": frame.index[bad], "value": value[bad], "reason": reason[bad]},
+        {
+            "file": name,
+            "line": frame.index[bad],
+            "value": value[bad],
+            "reason": reason[bad],
+            "kind": kind[bad],
+        },
         columns=REJECTED_COLUMNS,
     )
     pairs = pd.DataFrame(
@@ -561,6 +594,7 @@ def _wide_scores(
                     "line": lines[bad_r],
                     "value": [f"{code_cols[c]}={excerpt(cells[r, c])}" for r, c in zip(bad_r, bad_c)],
                     "reason": reason,
+                    "kind": Reason.NOT_A_SCORE,
                 },
                 columns=REJECTED_COLUMNS,
             )
@@ -571,7 +605,13 @@ def _wide_scores(
     if no_doc.any():
         rejected.append(
             pd.DataFrame(
-                {"file": name, "line": lines[no_doc], "value": "", "reason": "empty document id"},
+                {
+                    "file": name,
+                    "line": lines[no_doc],
+                    "value": "",
+                    "reason": "empty document id",
+                    "kind": Reason.EMPTY_ID,
+                },
                 columns=REJECTED_COLUMNS,
             )
         )
@@ -836,7 +876,9 @@ def _read_psv(text: str, name: str) -> RawLabels:
         fields = [f.strip() for f in line.split("|")]
         doc = fields[0]
         if not doc:
-            rejected.append((name, lineno, line[:80], "no document id before the first |"))
+            rejected.append(
+                (name, lineno, line[:80], "no document id before the first |", Reason.MALFORMED_ROW)
+            )
             continue
         docs.append(doc)
         rows += [(doc, code, lineno) for code in fields[1:] if code]
@@ -892,6 +934,7 @@ def _from_frame(
             "line": missing["line"],
             "value": missing["code"].fillna("").astype(str),
             "reason": "empty document id",
+            "kind": Reason.EMPTY_ID,
         }
     )
     pairs = pairs.loc[~no_doc]
@@ -902,7 +945,15 @@ def _from_frame(
         rejected = pd.concat(
             [
                 rejected,
-                pd.DataFrame({"file": name, "line": empty["line"], "value": "", "reason": "empty code"}),
+                pd.DataFrame(
+                    {
+                        "file": name,
+                        "line": empty["line"],
+                        "value": "",
+                        "reason": "empty code",
+                        "kind": Reason.EMPTY_CODE,
+                    }
+                ),
             ]
         )
     pairs = pairs.loc[~is_empty]
@@ -962,7 +1013,7 @@ def _from_records(records, name, doc_col, code_col, joiner) -> RawLabels:
     docs, rows, rejected = [], [], []
     for rec, lineno in records:
         if not isinstance(rec, dict) or rec.get(doc) in (None, ""):
-            rejected.append((name, lineno, str(rec)[:80], f"record has no {doc!r}"))
+            rejected.append((name, lineno, str(rec)[:80], f"record has no {doc!r}", Reason.MALFORMED_ROW))
             continue
         d = str(rec[doc]).strip()
         docs.append(d)
@@ -970,7 +1021,9 @@ def _from_records(records, name, doc_col, code_col, joiner) -> RawLabels:
         if isinstance(value, str):
             value = value.split(joiner)
         if not isinstance(value, list):
-            rejected.append((name, lineno, str(value)[:80], f"{code!r} must be a list of codes"))
+            rejected.append(
+                (name, lineno, str(value)[:80], f"{code!r} must be a list of codes", Reason.MALFORMED_ROW)
+            )
             continue
         for c in value:
             if isinstance(c, int | float) and not isinstance(c, bool):  # 250.00 arrives as 250.0
@@ -981,12 +1034,13 @@ def _from_records(records, name, doc_col, code_col, joiner) -> RawLabels:
                         str(c),
                         f"a number, not a code: write codes as strings "
                         f'("{c}"), since a number loses its zeros (250.00 is read as 250.0)',
+                        Reason.NUMBER_NOT_CODE,
                     )
                 )
             elif c is not None and str(c).strip():
                 rows.append((d, str(c), lineno))
             else:
-                rejected.append((name, lineno, "", "empty code"))
+                rejected.append((name, lineno, "", "empty code", Reason.EMPTY_CODE))
     return _make(name, docs, rows, rejected)
 
 

@@ -596,16 +596,15 @@ def problems_panel(scoring: Scoring) -> None:
                 f"**{len(c.rejected):,} input rows were not scored.** Each is listed with its file, line, "
                 "value and the reason; fix them and upload again, or accept that they are left out."
             )
-            by_reason = (
-                c.rejected.assign(reason=c.rejected.reason.str.split(";").str[0])
-                .groupby(["file", "reason"])
-                .size()
-                .rename("rows")
-                .reset_index()
+            by_reason = (  # one row per file and kind of problem, with the words of its first row
+                c.rejected.groupby(["file", "kind"], sort=False)
+                .agg(reason=("reason", "first"), rows=("reason", "size"))
+                .reset_index()[["file", "reason", "rows"]]
             )
             st.dataframe(by_reason, hide_index=True, width="stretch")
             st.caption("First rejected rows")
-            st.dataframe(c.rejected.head(20), hide_index=True, width="stretch")
+            # the reason in words on screen; its kind, for programs, stays in the downloaded CSV
+            st.dataframe(c.rejected.head(20).drop(columns="kind"), hide_index=True, width="stretch")
             downloads.table(
                 st, "Download all rejected rows (CSV)", c.rejected, "rejected_rows.csv", key="dl_rejected"
             )
@@ -613,7 +612,7 @@ def problems_panel(scoring: Scoring) -> None:
                 system_question()
     if len(c.flagged):
         with st.expander(f"{len(c.flagged):,} rows scored with a caveat", expanded=False):
-            st.dataframe(c.flagged.head(50), hide_index=True, width="stretch")
+            st.dataframe(c.flagged.head(50).drop(columns="kind"), hide_index=True, width="stretch")
             downloads.table(
                 st, "Download flagged rows (CSV)", c.flagged, "flagged_rows.csv", key="dl_flagged"
             )
@@ -646,7 +645,7 @@ def blocked_panel(blocked: NothingScorable) -> None:
             )
         if len(blocked.rejected):
             st.caption("First rejected rows")
-            st.dataframe(blocked.rejected.head(20), hide_index=True, width="stretch")
+            st.dataframe(blocked.rejected.head(20).drop(columns="kind"), hide_index=True, width="stretch")
 
 
 def is_cached(scoring: Scoring, key: tuple) -> bool:

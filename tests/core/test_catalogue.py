@@ -10,6 +10,7 @@ import pytest
 from cophe_core import InputError, score_files
 from cophe_core.cli import main
 from cophe_core.ontology.custom import load_hierarchy
+from cophe_core.readers import Reason
 from tests.catalogue import CASES, THRESHOLD
 
 
@@ -38,6 +39,7 @@ def test_the_library(case):
     else:
         assert rejected.reason.str.contains(case.said, regex=False).any(), rejected.reason
         assert rejected.file.eq(case.name).all() and rejected.line.ge(1).all()
+        assert rejected.kind.isin(list(Reason)).all()  # a kind beside every reason
         assert rejected.value.str.len().max() <= 200  # an excerpt, never the whole value
 
 
