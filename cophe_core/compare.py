@@ -29,7 +29,19 @@ HEADLINE_COLUMNS: dict[str, tuple[str, str]] = {
 
 
 def levels_side_by_side(evals: dict[str, Evaluation]) -> pd.DataFrame:
-    """:attr:`Evaluation.levels_table` of each run, stacked with a ``run`` column first."""
+    """:attr:`Evaluation.levels_table` of each run, stacked with a ``run`` column first.
+
+    Examples
+    --------
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.00\\n"
+    >>> runs = {"A": b"doc_id,code\\n1,401.1\\n2,250.00\\n", "B": b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.01\\n"}
+    >>> s = score_files(gold, runs)
+    >>> a, b = s.evaluation("A"), s.evaluation("B")
+    >>> t = levels_side_by_side({"A": a, "B": b})
+    >>> t[(t.measure == "cophe") & (t.level == "overall")][["run", "tp", "fp", "fn"]].values.tolist()
+    [['A', 6, 1, 4], ['B', 9, 1, 1]]
+    """
     return pd.concat([ev.levels_table.assign(run=name) for name, ev in evals.items()], ignore_index=True)[
         ["run", *evals[next(iter(evals))].levels_table.columns]
     ]
@@ -90,7 +102,19 @@ def figure_parts(figure: str) -> tuple[str, str | None, str]:
 
 
 def level_deltas(a: Evaluation, b: Evaluation) -> pd.DataFrame:
-    """B − A for precision, recall and F1, per measure and level."""
+    """B − A for precision, recall and F1, per measure and level.
+
+    Examples
+    --------
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.00\\n"
+    >>> runs = {"A": b"doc_id,code\\n1,401.1\\n2,250.00\\n", "B": b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.01\\n"}
+    >>> s = score_files(gold, runs)
+    >>> a, b = s.evaluation("A"), s.evaluation("B")
+    >>> d = level_deltas(a, b).set_index(["measure", "level"])
+    >>> round(float(d.loc[("flat", "leaf"), "delta_f1"]), 3)
+    0.267
+    """
     ta, tb = a.levels_table, b.levels_table
     out = ta[["measure", "level"]].copy()
     for k in ("precision", "recall", "f1"):
@@ -102,7 +126,19 @@ def level_deltas(a: Evaluation, b: Evaluation) -> pd.DataFrame:
 def compare_nodes(a: Evaluation, b: Evaluation) -> pd.DataFrame:
     """Per node in play in either run: counts prefixed ``a_`` and ``b_``, their rates, and
     ``delta_f1`` and ``delta_balance`` (B − A). Columns ``node`` and ``parent`` as in
-    :attr:`Evaluation.nodes`, so the table feeds :func:`cophe_core.tree.focused_subtree`."""
+    :attr:`Evaluation.nodes`, so the table feeds :func:`cophe_core.tree.focused_subtree`.
+
+    Examples
+    --------
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.00\\n"
+    >>> runs = {"A": b"doc_id,code\\n1,401.1\\n2,250.00\\n", "B": b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.01\\n"}
+    >>> s = score_files(gold, runs)
+    >>> a, b = s.evaluation("A"), s.evaluation("B")
+    >>> n = compare_nodes(a, b)
+    >>> n[n.node == a.ontology.codes["401"]][["a_tp", "b_tp", "a_fp", "b_fp"]].values.tolist()
+    [[1, 1, 0, 0]]
+    """
     na = a.nodes.set_index("node")
     nb = b.nodes.set_index("node")
     idx = na.index.union(nb.index)
@@ -129,6 +165,16 @@ def disagreements(a: Evaluation, b: Evaluation, *, level: str = "e0", top: int =
     ``only_a`` / ``only_b``: codes predicted by one run and not the other;
     ``a_f1`` / ``b_f1``: the document's CoPHE F1 at ``level``; sorted by the number
     of codes the runs disagree on, then by |B − A| F1.
+
+    Examples
+    --------
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.00\\n"
+    >>> runs = {"A": b"doc_id,code\\n1,401.1\\n2,250.00\\n", "B": b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.01\\n"}
+    >>> s = score_files(gold, runs)
+    >>> a, b = s.evaluation("A"), s.evaluation("B")
+    >>> disagreements(a, b)[["doc_id", "only_a", "only_b"]].values.tolist()
+    [['1', '401.1', '401.9, 428.0'], ['2', '250.00', '250.01']]
     """
     diff = (a.pred != b.pred).tocsr()
     only_a = a.pred.multiply(diff)

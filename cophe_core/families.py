@@ -83,6 +83,13 @@ def describe_gaps(
     Example: "At e0, CoPHE F1 is 0.755 against 0.895 set-based: within the code
     families it shares with the gold standard, run B predicts 41% more codes than
     the gold standard and misses 9% of them."
+
+    Examples
+    --------
+    >>> from cophe_core import score_files
+    >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.9\\n1,401.1\\n1,401.0\\n"}).evaluation("A")
+    >>> describe_gaps(ev, "A")[0][:58]
+    'At e0, CoPHE F1 is 0.500 against 1.000 set-based: within t'
     """
     name = level_name or str
     cophe, set_based = measures

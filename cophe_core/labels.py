@@ -317,6 +317,14 @@ def encode(
     ontology : Ontology
     system : {"auto", "diagnosis", "procedure"}
         For ICD-9: which table undotted codes come from (SPEC §4).
+
+    Examples
+    --------
+    >>> from cophe_core.ontology import icd9_ontology
+    >>> from cophe_core.readers import read_labels
+    >>> c = encode(read_labels(b"doc_id,code\\n1,401.9\\n2,XYZ\\n2,428.0\\n"), {"A": read_labels(b"doc_id,code\\n1,401.1\\n")}, icd9_ontology())
+    >>> c.docs.tolist(), c.gold.nnz, c.runs["A"].nnz, c.rejected.value.tolist()
+    (['1', '2'], 2, 1, ['XYZ'])
     """
     inputs = _distinct_names({"": gold, **runs})
     gold, runs = inputs[""], {key: raw for key, raw in inputs.items() if key}

@@ -527,6 +527,16 @@ def evaluate(
     Returns
     -------
     Evaluation
+
+    Examples
+    --------
+    >>> from cophe_core.ontology import icd9_ontology
+    >>> onto = icd9_ontology()
+    >>> gold = sp.csr_matrix(([1], ([0], [onto.codes["401.9"]])), shape=(1, onto.n_nodes))
+    >>> pred = sp.csr_matrix(([1], ([0], [onto.codes["401.1"]])), shape=(1, onto.n_nodes))
+    >>> ev = evaluate(gold, pred, onto)
+    >>> ev.score("flat")["f1"], ev.score("cophe", "e0")["f1"]
+    (0.0, 1.0)
     """
     if gold.shape != pred.shape or gold.shape[1] != ontology.n_nodes:
         raise ValueError(
@@ -712,7 +722,14 @@ def precision_recall_fscore_hierarchical_from_scores(
 
 def cophe_score_from_scores(y_true, y_score, **kwargs: Any) -> float:
     """CoPHE F1 of probabilities: :func:`precision_recall_fscore_hierarchical_from_scores` with
-    ``measure="cophe"``, its third value (example there)."""
+    ``measure="cophe"``, its third value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cophe_score_from_scores(np.array([[1, 0]]), np.array([[0.3, 0.8]]), labels=["401.9", "401.1"], ontology="icd9", threshold=0.5, level="e0")
+    1.0
+    """
     return precision_recall_fscore_hierarchical_from_scores(y_true, y_score, measure="cophe", **kwargs)[2]
 
 

@@ -237,6 +237,15 @@ def levels_bar(
     by :func:`cophe_core.ontology.level_name`; by default the ids are shown); ``words`` names the measures,
     the counts and the axes (defaults :data:`MEASURE_NAMES` and :data:`CHART_WORDS`). The bars lie
     horizontal, so that a level's name reads on its axis however long it is.
+
+    Examples
+    --------
+    >>> from cophe_core import score_files
+    >>> from cophe_core.compare import levels_side_by_side
+    >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"}).evaluation("A")
+    >>> fig = levels_bar(levels_side_by_side({"A": ev}), "f1", levels={"e0": "Category"})
+    >>> fig.data[2].name, [round(float(v), 3) for v in fig.data[2].x]  # F1 at each level, then overall
+    ('Right family and count (CoPHE)', [0.0, 0.0, 1.0, 1.0, 0.667])
     """
     w = _words(words)
     runs = list(dict.fromkeys(table.run))
@@ -282,7 +291,20 @@ def delta_bar(
     words: dict | None = None,
 ) -> go.Figure:
     """Bars of B − A for one metric, by level and measure (:func:`cophe_core.compare.level_deltas`);
-    ``levels`` and ``words`` as in :func:`levels_bar`."""
+    ``levels`` and ``words`` as in :func:`levels_bar`.
+
+    Examples
+    --------
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.00\\n"
+    >>> runs = {"A": b"doc_id,code\\n1,401.1\\n2,250.00\\n", "B": b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.01\\n"}
+    >>> s = score_files(gold, runs)
+    >>> a, b = s.evaluation("A"), s.evaluation("B")
+    >>> from cophe_core.compare import level_deltas
+    >>> fig = delta_bar(level_deltas(a, b), "f1", a="A", b="B")
+    >>> type(fig).__name__, len(fig.data) > 0
+    ('Figure', True)
+    """
     w = _words(words)
     col = f"delta_{metric}"
     title = f"{w[metric]}: {b} − {a}"
@@ -373,13 +395,33 @@ COLOUR_UNITS = {
 
 
 def coloured(sub: pd.DataFrame) -> pd.DataFrame:
-    """The tiles drawn on the colour scale: the families, not the root or the "Other" tiles."""
+    """The tiles drawn on the colour scale: the families, not the root or the "Other" tiles.
+
+    Examples
+    --------
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.00\\n"
+    >>> runs = {"A": b"doc_id,code\\n1,401.1\\n2,250.00\\n", "B": b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.01\\n"}
+    >>> s = score_files(gold, runs)
+    >>> a, b = s.evaluation("A"), s.evaluation("B")
+    >>> from cophe_core.tree import focused_subtree
+    >>> sub = focused_subtree(a.nodes, a.ontology)
+    >>> len(coloured(sub)) <= len(sub)
+    True
+    """
     return sub[(sub.id != "root") & (sub.merged.map(len) == 0)]
 
 
 def tile_colours(sub: pd.DataFrame, colour: str, scale: str, lo: float, hi: float) -> list[str]:
     """Each tile's colour on ``scale`` between ``lo`` and ``hi`` (values beyond take the end colours); the
-    root and the "Other" tiles are light grey."""
+    root and the "Other" tiles are light grey.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> tile_colours(pd.DataFrame({"id": ["root", "7", "8"], "balance": [0.0, -1.0, 1.0], "merged": [[], [], []]}), "balance", "RdBu_r", -1.0, 1.0)
+    ['#f5f5f5', 'rgb(5, 48, 97)', 'rgb(103, 0, 31)']
+    """
     values = pd.to_numeric(sub[colour], errors="coerce").fillna((lo + hi) / 2).clip(lo, hi)
     span = hi - lo if hi > lo else 1.0
     colours = sample_colorscale(get_colorscale(scale), ((values - lo) / span).tolist())
@@ -395,7 +437,19 @@ def _short(text: str, n: int = 40) -> str:
 
 def tree_labels(sub: pd.DataFrame) -> list[str]:
     """Tile labels: the code in bold and a short title; "Other" tiles say how many they merge and that
-    they open. HTML-escaped."""
+    they open. HTML-escaped.
+
+    Examples
+    --------
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.00\\n"
+    >>> runs = {"A": b"doc_id,code\\n1,401.1\\n2,250.00\\n", "B": b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.01\\n"}
+    >>> s = score_files(gold, runs)
+    >>> a, b = s.evaluation("A"), s.evaluation("B")
+    >>> from cophe_core.tree import focused_subtree
+    >>> tree_labels(focused_subtree(a.nodes, a.ontology))[0]
+    'All codes'
+    """
     out = []
     for code, title, merged in zip(sub.code, sub.title, sub.merged):
         if code:
@@ -426,6 +480,18 @@ def tree_figure(
     in ``words`` (default: a coder's words, :data:`TREE_WORDS`). Titles are HTML-escaped. With ``runs``
     (the names of runs A and B), ``sub`` is a comparison (:func:`cophe_core.compare.delta_subtree`) and the
     hover gives both runs' counts and the change.
+
+    Examples
+    --------
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.00\\n"
+    >>> runs = {"A": b"doc_id,code\\n1,401.1\\n2,250.00\\n", "B": b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.01\\n"}
+    >>> s = score_files(gold, runs)
+    >>> a, b = s.evaluation("A"), s.evaluation("B")
+    >>> from cophe_core.tree import focused_subtree
+    >>> fig = tree_figure(focused_subtree(a.nodes, a.ontology))
+    >>> fig.data[0].type, fig.data[0].labels[0]
+    ('icicle', 'All codes')
     """
     title, scale, lo, hi = COLOUR_BY[colour]
     units = COLOUR_UNITS.get(colour, "")
@@ -566,7 +632,21 @@ def runs_chart(
 ) -> go.Figure:
     """One figure of :func:`cophe_core.stats.compare_runs` for every run: a dot with its 95% interval,
     coloured by the verdict against the baseline (green better, red worse, grey no clear difference, black
-    for the baseline itself), so that colour and words agree."""
+    for the baseline itself), so that colour and words agree.
+
+    Examples
+    --------
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.00\\n"
+    >>> runs = {"A": b"doc_id,code\\n1,401.1\\n2,250.00\\n", "B": b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.01\\n"}
+    >>> s = score_files(gold, runs)
+    >>> a, b = s.evaluation("A"), s.evaluation("B")
+    >>> from cophe_core.stats import compare_runs
+    >>> table = compare_runs({"A": a, "B": b}, baseline="A", n_resamples=50, macro=False)
+    >>> fig = runs_chart(table, "cophe overall f1", title="CoPHE F1", baseline="A")
+    >>> [trace.name for trace in fig.data]
+    ['baseline', 'no clear difference']
+    """
     w = {
         "better": "better than the baseline",
         "worse": "worse than the baseline",
@@ -631,7 +711,15 @@ RUN_COLOURS = [
 
 def slices_chart(table: pd.DataFrame, *, title: str) -> go.Figure:
     """Scores per slice and run (one row per pair: ``slice``, ``run``, ``value``, ``low``, ``high``): a dot
-    with its 95% interval for each run, slices down the side in their order."""
+    with its 95% interval for each run, slices down the side in their order.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"slice": ["rare", "frequent"], "run": ["A", "A"], "value": [0.4, 0.8], "low": [0.3, 0.7], "high": [0.5, 0.9]})
+    >>> type(slices_chart(table, title="F1 by slice")).__name__
+    'Figure'
+    """
     slices = list(dict.fromkeys(table.slice))
     fig = go.Figure()
     for i, (run, part) in enumerate(table.groupby("run", sort=False)):
@@ -687,7 +775,15 @@ def threshold_curve(
     words: dict | None = None,
 ) -> go.Figure:
     """Flat, set-based and CoPHE F1 over all levels against the decision threshold (:meth:`ScoredRun.curve`);
-    ``words`` as in :func:`levels_bar`."""
+    ``words`` as in :func:`levels_bar`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> curve = pd.DataFrame({"threshold": [0.3, 0.5], "flat_f1": [0.5, 0.6], "set_based_f1": [0.6, 0.7], "cophe_f1": [0.55, 0.65]})
+    >>> len(threshold_curve(curve).data)
+    3
+    """
     w = _words(words)
     fig = go.Figure()
     for measure in MEASURE_NAMES:

@@ -26,7 +26,15 @@ td:first-child,th:first-child{text-align:left} p.note{color:#555}
 
 
 def figure_html(fig: Any, *, include_plotlyjs: bool | str = True) -> str:
-    """A Plotly figure as a standalone HTML page (plotly.js inlined, works offline), in standards mode."""
+    """A Plotly figure as a standalone HTML page (plotly.js inlined, works offline), in standards mode.
+
+    Examples
+    --------
+    >>> import plotly.graph_objects as go
+    >>> page = figure_html(go.Figure(go.Bar(y=[1, 2])), include_plotlyjs=False)
+    >>> page[:15].lower(), "<div" in page  # plotly < 6 writes no doctype: one is added
+    ('<!doctype html>', True)
+    """
     page = fig.to_html(include_plotlyjs=include_plotlyjs, full_html=True)
     # plotly < 6 writes no doctype, which puts browsers in quirks mode
     return page if page.lstrip().lower().startswith("<!doctype") else "<!DOCTYPE html>\n" + page
@@ -38,6 +46,13 @@ def html_report(title: str, sections: list[tuple[str, list[Any]]]) -> str:
     ``sections`` is a list of ``(heading, items)``; each item is a ``str``
     (a paragraph, escaped), a ``DataFrame`` (a table, escaped, floats to 3
     places) or a Plotly figure.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> page = html_report("Run <A>", [("Scores", ["F1 & co.", pd.DataFrame({"f1": [0.1234]})])])
+    >>> "Run &lt;A&gt;" in page, "F1 &amp; co." in page, "0.123" in page
+    (True, True, True)
     """
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"

@@ -210,6 +210,17 @@ def bootstrap(
     Returns a DataFrame with columns ``figure, value, low, high`` (figures such
     as ``"cophe overall f1"``, ``"flat precision"``, ``"cophe e0 f1"``, and the
     suite's metrics when ``with_suite``).
+
+    Examples
+    --------
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.00\\n"
+    >>> runs = {"A": b"doc_id,code\\n1,401.1\\n2,250.00\\n", "B": b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.01\\n"}
+    >>> s = score_files(gold, runs)
+    >>> a, b = s.evaluation("A"), s.evaluation("B")
+    >>> ci = bootstrap(b, n_resamples=200).set_index("figure")
+    >>> list(ci.columns), float(ci.loc["flat f1", "value"])
+    (['value', 'low', 'high'], 0.6666666666666666)
     """
     t = _table(ev, with_suite)
     n = t.counts.shape[0]
@@ -292,7 +303,19 @@ def paired_bootstrap(
     confidence: float = 0.95,
     with_suite: bool = False,
 ) -> pd.DataFrame:
-    """B − A on the same document resamples: ``figure, a, b, delta, low, high, p_value``."""
+    """B − A on the same document resamples: ``figure, a, b, delta, low, high, p_value``.
+
+    Examples
+    --------
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.00\\n"
+    >>> runs = {"A": b"doc_id,code\\n1,401.1\\n2,250.00\\n", "B": b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.01\\n"}
+    >>> s = score_files(gold, runs)
+    >>> a, b = s.evaluation("A"), s.evaluation("B")
+    >>> d = paired_bootstrap(a, b, n_resamples=200).set_index("figure")
+    >>> round(float(d.loc["flat f1", "delta"]), 3), list(d.columns)
+    (0.267, ['a', 'b', 'delta', 'low', 'high', 'p_value'])
+    """
     _same_docs(a, b)
     ta, tb = _table(a, with_suite), _table(b, with_suite)
     n = ta.counts.shape[0]
@@ -332,7 +355,19 @@ def paired_significance(
 def randomisation_test(
     a: Evaluation, b: Evaluation, *, n_permutations: int = 1000, seed: int = 0, with_suite: bool = False
 ) -> pd.DataFrame:
-    """Approximate randomisation test of B − A: ``figure, delta, p_value``."""
+    """Approximate randomisation test of B − A: ``figure, delta, p_value``.
+
+    Examples
+    --------
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.00\\n"
+    >>> runs = {"A": b"doc_id,code\\n1,401.1\\n2,250.00\\n", "B": b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.01\\n"}
+    >>> s = score_files(gold, runs)
+    >>> a, b = s.evaluation("A"), s.evaluation("B")
+    >>> r = randomisation_test(a, a, n_permutations=100).set_index("figure")
+    >>> float(r.loc["cophe overall f1", "delta"]), float(r.loc["cophe overall f1", "p_value"])
+    (0.0, 1.0)
+    """
     _same_docs(a, b)
     ta, tb = _table(a, with_suite), _table(b, with_suite)
     n = ta.counts.shape[0]

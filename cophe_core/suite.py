@@ -174,6 +174,16 @@ def per_document(ev: Evaluation) -> pd.DataFrame:
     every leaf has P = 1/3): predicting {A0} for d2 gives IC(s) = log2 3, IC(g) = 2·log2 3 and
     IC(s ∪ g) = 2·log2 3 + 1, so ``icm`` = 2·log2 3 + 4·log2 3 − 3·(2·log2 3 + 1) = −3; a prediction-only
     d4 gets ``icm`` NaN and ``icm_scored`` False.
+
+    Examples
+    --------
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.00\\n"
+    >>> runs = {"A": b"doc_id,code\\n1,401.1\\n2,250.00\\n", "B": b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.01\\n"}
+    >>> s = score_files(gold, runs)
+    >>> a, b = s.evaluation("A"), s.evaluation("B")
+    >>> per_document(b)[["eb_jacc", "eb_f"]].round(3).values.tolist()
+    [[1.0, 1.0], [0.0, 0.0]]
     """
     g, p = ev.gold, ev.pred
     n_g = np.asarray(g.sum(1)).ravel().astype(float)

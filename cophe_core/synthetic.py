@@ -139,6 +139,12 @@ def generate_gold(
     Families (ICD-9 categories) are drawn with Zipf-like weights, the busy
     families first; within a family a few leaves dominate. About a third of
     the drawn families contribute two or more codes to the document.
+
+    Examples
+    --------
+    >>> gold = generate_gold(5, seed=0)
+    >>> list(gold.columns), gold.doc_id.nunique()
+    (['doc_id', 'code'], 5)
     """
     onto = onto or load_ontology("icd9")
     rng = np.random.default_rng(seed)
@@ -175,6 +181,13 @@ def generate_run(
     The ``siblings`` profile also writes the :data:`PLANTED` substitutes of the
     ontology (by its name) in place of their gold codes, with probability
     :data:`PLANT_RATE`.
+
+    Examples
+    --------
+    >>> gold = generate_gold(20, seed=0)
+    >>> run = generate_run(gold, "overcoder", seed=1)
+    >>> len(run) > len(gold), set(run.doc_id) <= set(gold.doc_id)
+    (True, True)
     """
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
@@ -232,6 +245,12 @@ def generate_scores(gold: pd.DataFrame, *, seed: int = 0, onto: Ontology | None 
     per gold code score in between (Beta(2, 4)), and ten random codes per
     document score low (Beta(1, 8)). Thresholds near 0.5 then trade missed gold
     codes against siblings predicted in the same families.
+
+    Examples
+    --------
+    >>> scores = generate_scores(generate_gold(5, seed=0), seed=2)
+    >>> list(scores.columns), bool(scores.score.between(0, 1).all())
+    (['doc_id', 'code', 'score'], True)
     """
     onto = onto or load_ontology("icd9")
     rng = np.random.default_rng(seed)
@@ -264,7 +283,14 @@ def generate_scores(gold: pd.DataFrame, *, seed: int = 0, onto: Ontology | None 
 def generate(
     n_docs: int, *, seed: int = 0, ontology: str = "icd9", profiles: tuple[str, ...] = tuple(PROFILES), **kw
 ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
-    """A gold standard and one run per profile, on a built-in ICD ontology."""
+    """A gold standard and one run per profile, on a built-in ICD ontology.
+
+    Examples
+    --------
+    >>> gold, runs = generate(10, seed=0, profiles=("siblings",))
+    >>> list(runs), gold.doc_id.nunique()
+    (['siblings'], 10)
+    """
     onto = load_ontology(ontology)
     gold = generate_gold(n_docs, seed=seed, onto=onto, **kw)
     runs = {p: generate_run(gold, p, seed=seed + i + 1, onto=onto) for i, p in enumerate(profiles)}

@@ -25,6 +25,13 @@ def with_rates(df: pd.DataFrame, prefix: str = "") -> pd.DataFrame:
     """Add ``precision, recall, f1``, set-based rates and ``balance`` from the count columns.
 
     balance: :func:`~cophe_core.metrics.balance`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> counts = pd.DataFrame({"tp": [2], "fp": [1], "fn": [0], "set_tp": [1], "set_fp": [0], "set_fn": [0]})
+    >>> with_rates(counts)[["precision", "f1", "set_f1", "balance"]].round(3).values.tolist()
+    [[0.667, 0.8, 1.0, 0.333]]
     """
     c = {k: df[prefix + k].to_numpy(dtype=float) for k in ("tp", "fp", "fn", "set_tp", "set_fp", "set_fn")}
     df = df.copy()
@@ -91,6 +98,17 @@ def focused_subtree(
         n_children, value`` plus the summed counts and rates per prefix; ``merged``, for an "Other" row,
         the node ids it folds together (empty otherwise); and ``error_share``, the row's extra plus missed
         codes (first prefix) over all of them at its level.
+
+    Examples
+    --------
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.00\\n"
+    >>> runs = {"A": b"doc_id,code\\n1,401.1\\n2,250.00\\n", "B": b"doc_id,code\\n1,401.9\\n1,428.0\\n2,250.01\\n"}
+    >>> s = score_files(gold, runs)
+    >>> a, b = s.evaluation("A"), s.evaluation("B")
+    >>> sub = focused_subtree(b.nodes, b.ontology)
+    >>> sub.code.tolist()[:3]
+    ['', '249-259', '401-405']
     """
     cols = [p + k for p in prefixes for k in COUNTS if p + k in nodes.columns]
     table = nodes.set_index("node")

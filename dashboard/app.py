@@ -8,22 +8,20 @@ Views live in ``views/``; all numbers come from ``cophe_core``.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+# The dashboard's modules import each other by name: `streamlit run` puts this file's folder on the path,
+# and cophe_core is installed (requirements.txt).
+import errors
+import saved
+import sidebar
+import slicing
+import state
 import streamlit as st
+import texts
+import urlstate
 
 HERE = Path(__file__).resolve().parent
-for p in (HERE, HERE.parent):  # the dashboard modules, and cophe_core in a source checkout
-    if str(p) not in sys.path:
-        sys.path.insert(0, str(p))
-
-import data  # noqa: E402
-import errors  # noqa: E402
-import saved  # noqa: E402
-import slicing  # noqa: E402
-import texts  # noqa: E402
-import urlstate  # noqa: E402
 
 errors.setup_logging()
 
@@ -91,9 +89,9 @@ urlstate.restore()
 if (doc := urlstate.take("doc")) is not None:
     st.session_state["doc_id"] = doc
 try:
-    # A session's first run, its opening, goes ahead at once; later runs take a turn (data.heavy), so that
+    # A session's first run, its opening, goes ahead at once; later runs take a turn (state.heavy), so that
     # opening the app never shares the processor with more than one other session's work.
-    with data.heavy(take="_ctx" in st.session_state):
+    with state.heavy(take="_ctx" in st.session_state):
         # the first run of a session loads the code sets and scores the sample: say so, under the page's title
         loading = st.empty()
         with loading.container():
@@ -104,7 +102,7 @@ try:
                     "seconds; later views reuse the work."
                 )
             with st.spinner("Reading and scoring the files…"):
-                ctx = data.sidebar()
+                ctx = sidebar.sidebar()
             if ctx.scoring is not None and ctx.blocked is None:
                 ctx.slice = slicing.sidebar(ctx.scoring, (ctx.reading or {}).get("system") or "auto")
         loading.empty()

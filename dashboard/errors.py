@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import streamlit as st
-from data import md
+from components import md
 
 from cophe_core import InputError
 

@@ -3,8 +3,8 @@ family table and slice, and what every number depends on (cophe version, code se
 
 from __future__ import annotations
 
-import data
 import pandas as pd
+import state
 from texts import chart_words, columns, figure_name, level, measure, term
 
 from cophe_core import __version__ as cophe_version
@@ -60,18 +60,18 @@ def compare_report(ctx, evals: dict, a: str, b: str, *, resamples: int, focus: i
     onto = ctx.scoring.corpus.ontology
     ea, eb = evals[a], evals[b]
     shown = list(evals)[:MAX_RUNS]
-    table = data.cached(
+    table = state.cached(
         ctx.scoring,
         ("runs_table", tuple(shown), a, ctx.key, resamples),
         lambda: compare_runs({r: evals[r] for r in shown}, baseline=a, n_resamples=resamples, seed=0),
     )
-    paired = data.cached(
+    paired = state.cached(
         ctx.scoring,
         ("paired", a, b, ctx.key, resamples, 0),
         lambda: paired_significance(ea, eb, n_resamples=resamples, seed=0),
     )
     lv = "e0" if "e0" in ea.levels else ea.levels[min(1, len(ea.levels) - 1)]
-    families = data.cached(
+    families = state.cached(
         ctx.scoring,
         ("family_changes", a, b, lv, ctx.key, resamples),
         lambda: family_changes(ea, eb, lv, n_resamples=resamples, seed=0),

@@ -6,9 +6,11 @@ choices live in the session state under the keys below, so that a saved analysis
 
 from __future__ import annotations
 
-import data
+import loading
 import saved
+import state
 import streamlit as st
+from components import md
 
 from cophe_core import InputError
 from cophe_core.slices import (
@@ -79,7 +81,7 @@ def sidebar(scoring, system: str = "auto") -> Slice | None:
             "Document details (optional)",
             type=["csv", "tsv", "txt", "parquet"],
             key=META_FILE_KEY,
-            max_upload_size=data.MAX_UPLOAD_MB,
+            max_upload_size=loading.MAX_UPLOAD_MB,
             help="A table with a doc_id column and any others (length, admission type, hospital, "
             "year); each column becomes a way to slice. Numbers are cut into quarters.",
         )
@@ -97,7 +99,7 @@ def sidebar(scoring, system: str = "auto") -> Slice | None:
 
 def shown_slices(scoring) -> list[Slice]:
     """The slices of the dimension chosen in the sidebar; with none chosen, codes by frequency (10, 100)."""
-    return st.session_state.get("_slices") or data.cached(
+    return st.session_state.get("_slices") or state.cached(
         scoring,
         ("slices", FREQUENCY, (10, 100)),
         lambda: code_frequency_slices(
@@ -116,11 +118,11 @@ def _metadata(scoring):
     if file is None:
         return None
     try:
-        return data.cached(
-            scoring, ("metadata", data.file_digest(*file)), lambda: read_metadata(file[1], name=file[0])
+        return state.cached(
+            scoring, ("metadata", loading.file_digest(*file)), lambda: read_metadata(file[1], name=file[0])
         )
     except InputError as e:
-        st.error(data.md(str(e)))
+        st.error(md(str(e)))
         return None
 
 
@@ -138,48 +140,48 @@ def _slices(scoring, dimension: str, meta, system: str) -> list[Slice]:
         )
         st.file_uploader(
             "Training labels (optional)",
-            type=data.UPLOAD_TYPES,
+            type=loading.UPLOAD_TYPES,
             key=TRAINING_FILE_KEY,
-            max_upload_size=data.MAX_RUN_UPLOAD_MB,
+            max_upload_size=loading.MAX_RUN_UPLOAD_MB,
             help="Papers call a code rare by its frequency in the training split: upload "
             "its labels (doc_id,code) to count there instead of in the gold standard.",
         )
         try:
             edges = parse_edges(st.session_state.get(EDGES_KEY) or DEFAULT_EDGES)
         except InputError as e:
-            st.error(data.md(str(e)))
+            st.error(md(str(e)))
             return []
         file = uploaded(TRAINING_FILE_KEY)
         if file is None:
-            return data.cached(
+            return state.cached(
                 scoring,
                 ("slices", FREQUENCY, edges),
                 lambda: code_frequency_slices(code_frequency(corpus.gold), edges, in_play=in_play(corpus)),
             )
         try:
-            return data.cached(
+            return state.cached(
                 scoring,
-                ("slices", FREQUENCY, edges, data.file_digest(*file), system),
+                ("slices", FREQUENCY, edges, loading.file_digest(*file), system),
                 lambda: _training_slices(corpus, file, edges, system),
             )
         except InputError as e:
-            st.error(data.md(str(e)))
+            st.error(md(str(e)))
             return []
     if dimension == GOLD_COUNT:
-        return data.cached(scoring, ("slices", GOLD_COUNT), lambda: gold_count_slices(corpus.gold))
+        return state.cached(scoring, ("slices", GOLD_COUNT), lambda: gold_count_slices(corpus.gold))
     file = uploaded(META_FILE_KEY)
     if dimension.startswith(META) and meta is not None and file is not None:
         column = dimension.removeprefix(META)
-        return data.cached(
+        return state.cached(
             scoring,
-            ("slices", dimension, data.file_digest(*file)),
+            ("slices", dimension, loading.file_digest(*file)),
             lambda: metadata_slices(meta, corpus.docs, column),
         )
     return []
 
 
 def _training_slices(corpus, file: tuple[str, bytes], edges: tuple[int, ...], system: str) -> list[Slice]:
-    raw = data.read_upload(*file, gold=True)
+    raw = loading.read_upload(*file, gold=True)
     freq = training_frequency(raw, corpus, system=system).frequency
     return code_frequency_slices(freq, edges, in_play=in_play(corpus), source="the training labels")
 
@@ -197,8 +199,7 @@ def banner(ctx, page_title: str) -> None:
     with st.container(border=True):
         left, right = st.columns([5, 1])
         left.markdown(
-            f":material/filter_alt: **Showing only {data.md(s.name)}** · {data.md(s.dimension)}. "
-            f"{data.md(s.describe())}"
+            f":material/filter_alt: **Showing only {md(s.name)}** · {md(s.dimension)}. {md(s.describe())}"
         )
         right.button("Show everything", key="slice_clear", on_click=clear, type="tertiary")
         if page_title == "Threshold":

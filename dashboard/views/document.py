@@ -11,11 +11,13 @@ the notes stay in this session only.
 import html
 import re
 
-import data
 import downloads
+import loading
 import pandas as pd
+import state
 import streamlit as st
 import texts
+from components import md
 
 from cophe_core import InputError
 from cophe_core.documents import (
@@ -98,7 +100,7 @@ def choose_run_b(ctx) -> str:
         kept = st.session_state.get(RUN_B_KEPT)
         st.session_state["doc_run_b"] = kept if kept in options else default
     return st.selectbox(
-        f"Beside run **{data.md(ctx.run)}** (chosen in the sidebar), show run",
+        f"Beside run **{md(ctx.run)}** (chosen in the sidebar), show run",
         options,
         key="doc_run_b",
         on_change=keep_run_b,
@@ -120,19 +122,19 @@ def notes_upload() -> dict[str, str] | None:
             type=NOTE_TYPES,
             key="notes_file",
             on_change=notes_changed,
-            max_upload_size=data.MAX_UPLOAD_MB,
+            max_upload_size=loading.MAX_UPLOAD_MB,
             help="CSV or TSV with the columns doc_id and text, or JSONL with one "
             '{"doc_id": …, "text": …} object per line. The notes stay in this browser '
             "session: they are not stored and leave with it.",
         )
         if f is not None:
             raw = f.getvalue()
-            digest = data.file_digest(f.name, raw)
+            digest = loading.file_digest(f.name, raw)
             if held is None or held.get("digest") != digest:
-                if len(raw) > data.MAX_UPLOAD_MB * 2**20:
+                if len(raw) > loading.MAX_UPLOAD_MB * 2**20:
                     held = {
                         "digest": digest,
-                        "error": f"{f.name}: larger than {data.MAX_UPLOAD_MB} MB; "
+                        "error": f"{f.name}: larger than {loading.MAX_UPLOAD_MB} MB; "
                         "upload the notes of fewer documents.",
                     }
                 else:
@@ -142,11 +144,11 @@ def notes_upload() -> dict[str, str] | None:
                         held = {"digest": digest, "error": str(e)}
                 st.session_state[NOTES] = held
         if held and "error" in held:
-            st.error(data.md(held["error"]))
+            st.error(md(held["error"]))
         elif held:
             n = len(held["notes"])
             st.caption(
-                f"Notes of {n:,} document{'s' if n != 1 else ''} from **{data.md(held['name'])}**, "
+                f"Notes of {n:,} document{'s' if n != 1 else ''} from **{md(held['name'])}**, "
                 "kept in this session only."
             )
             st.button(
@@ -197,7 +199,7 @@ def navigator(ranked: pd.DataFrame, names: list[str]) -> str:
         on_click=go,
         args=(order[min(i + 1, len(order) - 1)],),
     )
-    runs = " and ".join(f"**{data.md(r)}**" for r in names)
+    runs = " and ".join(f"**{md(r)}**" for r in names)
     st.caption(
         f"Document {i + 1:,} of {len(order):,} by {err}: the documents with the most extra plus missed "
         f"codes of {runs} together come first. Here a wrong code in the right family counts as one extra "
@@ -210,18 +212,18 @@ def run_side(box, run: str, review: pd.DataFrame) -> None:
     """One run's codes of the document: a one-line count, then the codes grouped by family."""
     counts = review.status.value_counts()
     with box.container(border=True):
-        st.markdown(f"#### Run {data.md(run)}")
+        st.markdown(f"#### Run {md(run)}")
         st.markdown(" · ".join(badge(s, f"{word(s)} {counts.get(s, 0)}") for s in BADGE))
         if review.empty:
             st.caption("No code in the gold standard, none written.")
             return
         lines = []
         for (fam, fam_title), rows in review.groupby(["family", "family_title"], sort=False):
-            lines.append(f"**{data.md(fam)}** {data.md(fam_title)}")
+            lines.append(f"**{md(fam)}** {md(fam_title)}")
             for r in rows.itertuples():
-                line = f"- {badge(r.status)} **{data.md(r.code)}** {data.md(r.title)}"
+                line = f"- {badge(r.status)} **{md(r.code)}** {md(r.title)}"
                 if r.instead_of:
-                    line += f"  \n  instead of **{data.md(r.instead_of)}** {data.md(r.instead_of_title)}"
+                    line += f"  \n  instead of **{md(r.instead_of)}** {md(r.instead_of_title)}"
                 lines.append(line)
             lines.append("")
         st.markdown("\n".join(lines))
@@ -255,7 +257,7 @@ def show_note(box, doc: str, note: str, gold: pd.DataFrame) -> None:
     for code, title in zip(gold.code, gold.title):  # title → "code title", for the tooltip
         codes_of[title] = f"{codes_of[title]}, {code}" if title in codes_of else f"{code} {title}"
     with box.container(border=True):
-        st.markdown(f"#### Note of {data.md(doc)}")
+        st.markdown(f"#### Note of {md(doc)}")
         st.caption(
             "Marked: the titles of the gold-standard codes (or their first part), where the note has "
             "them. Hover over a mark for its code."
@@ -339,7 +341,7 @@ def page(ctx) -> None:
         notes = notes_upload()
     names = [ctx.run] + ([run_b] if run_b != NO_RUN else [])
     ev_of = {run: ctx.evaluation(run) for run in names}
-    ranked = data.cached(ctx.scoring, ("doc_rank", tuple(names), ctx.key), lambda: rank_documents(ev_of))
+    ranked = state.cached(ctx.scoring, ("doc_rank", tuple(names), ctx.key), lambda: rank_documents(ev_of))
     doc = navigator(ranked, names)
 
     reviews = {run: document_review(ev, doc) for run, ev in ev_of.items()}
@@ -354,7 +356,7 @@ def page(ctx) -> None:
     onto = ev_of[ctx.run].ontology
     fam_name = texts.level(onto, family_level(onto))
     st.markdown(
-        f"**{data.md(doc)}** · {texts.term('gold')}: **{len(gold)}** · codes grouped by {fam_name.lower()}"
+        f"**{md(doc)}** · {texts.term('gold')}: **{len(gold)}** · codes grouped by {fam_name.lower()}"
     )
     st.caption(
         " · ".join(
@@ -374,7 +376,7 @@ def page(ctx) -> None:
     if note is not None:
         show_note(boxes[0], doc, note, gold)
     elif notes:
-        st.caption(f"The notes file has no note for {data.md(doc)}.")
+        st.caption(f"The notes file has no note for {md(doc)}.")
     for box, run in zip(boxes[-len(names) :], names):
         run_side(box, run, reviews[run])
 
@@ -393,6 +395,6 @@ def page(ctx) -> None:
 
 
 st.title("One document")
-ctx = data.require_scoring()
+ctx = state.require_scoring()
 if ctx:
     page(ctx)

@@ -3,9 +3,9 @@
 The CSV files keep cophe_core's column names (``tp``, ``e0``), so that scripts can read them; the charts and
 the reports use the words the page shows."""
 
-import data
 import downloads
 import reports
+import state
 import streamlit as st
 from texts import chart_words, level, term
 
@@ -16,7 +16,7 @@ from cophe_core.report import figure_html, html_report, safe_csv
 from cophe_core.tree import focused_subtree
 
 st.title("Export")
-ctx = data.require_scoring()
+ctx = state.require_scoring()
 if ctx:
     ev = ctx.evaluation()
     onto = ev.ontology

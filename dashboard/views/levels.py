@@ -1,9 +1,11 @@
 """Scores by level: the headline figures of each run with their intervals, then exact-code, right-family and
 right-family-and-count scores level by level, with the within-family gaps in words."""
 
-import data
+import components
 import pandas as pd
+import state
 import streamlit as st
+from components import md
 from texts import HELP, MEASURES, chart_words, helps, level, measure, term
 
 from cophe_core.compare import HEADLINE_COLUMNS, figure_parts, headlines, levels_side_by_side
@@ -50,7 +52,7 @@ def headline_table(t: pd.DataFrame, *, ready: bool):
     intervals = [c for c in shown.columns if c not in numbers and c != term("run")]
     return (
         shown.style.format("{:.3f}", subset=numbers)
-        .format(data.md, subset=[term("run")])
+        .format(md, subset=[term("run")])
         .apply(bold_best, subset=numbers)
         .set_properties(subset=intervals, **{"white-space": "nowrap"})
     )
@@ -65,17 +67,17 @@ def gap_lines(ev, run: str, onto) -> list[str]:
         level_name=lambda lv: level(onto, lv),
         measures=(term("cophe").lower(), f"for {term('set_based').lower()}"),
     )
-    return [data.md(line) for line in lines]
+    return [md(line) for line in lines]
 
 
 st.title("Scores by level")
-ctx = data.require_scoring()
+ctx = state.require_scoring()
 if ctx:
-    data.problems_panel(ctx.scoring)
+    components.problems_panel(ctx.scoring)
     onto = ctx.scoring.corpus.ontology
     st.caption(
-        f"Data: {data.md(ctx.source)} · {len(ctx.scoring.corpus.docs):,} documents · "
-        f"levels up to **{data.md(level(onto, ctx.max_level))}**"
+        f"Data: {md(ctx.source)} · {len(ctx.scoring.corpus.docs):,} documents · "
+        f"levels up to **{md(level(onto, ctx.max_level))}**"
     )
     runs = st.multiselect("Runs", ctx.scoring.run_names, default=ctx.scoring.run_names, key="levels_runs")
     evals = {r: ctx.evaluation(r) for r in runs}
@@ -87,15 +89,15 @@ if ctx:
     # values are shown first, while the intervals are computed
     slot = st.empty()
     keys = {r: interval_key(r, ctx.key) for r in evals}
-    missing = {r: ev for r, ev in evals.items() if not data.is_cached(ctx.scoring, keys[r])}
+    missing = {r: ev for r, ev in evals.items() if not state.is_cached(ctx.scoring, keys[r])}
     if missing:
         if len(missing) * len(ctx.scoring.corpus.docs) > PENDING_ABOVE:
             slot.table(headline_table(headlines(evals), ready=False), hide_index=True)
         with st.spinner("Computing 95% intervals…"):
             for r, table in bootstrap_runs(missing, n_resamples=RESAMPLES, seed=SEED).items():
-                data.cached(ctx.scoring, keys[r], lambda table=table: table)
+                state.cached(ctx.scoring, keys[r], lambda table=table: table)
     cis = {
-        r: data.cached(
+        r: state.cached(
             ctx.scoring,
             keys[r],
             lambda r=r, ev=ev: bootstrap_runs({r: ev}, n_resamples=RESAMPLES, seed=SEED)[r],
@@ -104,13 +106,11 @@ if ctx:
     }
     slot.table(headline_table(headlines(evals, cis), ready=True), hide_index=True)
     st.caption(
-        f"All levels up to {data.md(level(onto, ctx.max_level))} together. **Bold**: the best run in each "
+        f"All levels up to {md(level(onto, ctx.max_level))} together. **Bold**: the best run in each "
         "column. 95% interval: 1,000 bootstrap resamples of the documents, seed 0."
     )
     with st.expander("What the columns mean"):
-        st.markdown(
-            "\n".join(f"- {data.md(HELP[k])}" for k in (*MEASURES, "precision", "recall", "interval"))
-        )
+        st.markdown("\n".join(f"- {md(HELP[k])}" for k in (*MEASURES, "precision", "recall", "interval")))
 
     table = levels_side_by_side(evals)
     names = {lv: level(onto, lv) for lv in dict.fromkeys(table.level)}
@@ -126,12 +126,12 @@ if ctx:
     )
     fig = levels_bar(table, stat, levels=names, words=chart_words())
     st.plotly_chart(fig, key="levels_chart")
-    data.figure_download(fig, "levels_chart", "dl_levels_chart", table=table)
+    components.figure_download(fig, "levels_chart", "dl_levels_chart", table=table)
 
     gaps = [line for run, ev in evals.items() for line in gap_lines(ev, run, onto)]
     if gaps:
         st.markdown(
-            f"**Where {data.md(term('cophe').lower())} falls below {data.md(term('set_based').lower())}**: "
+            f"**Where {md(term('cophe').lower())} falls below {md(term('set_based').lower())}**: "
             "the model gets the families right but not the number of codes in them."
         )
         st.markdown("\n".join(f"- {line}" for line in gaps))

@@ -1,9 +1,10 @@
 """The wider metric suite (ICM paper), per run side by side, with what each metric rewards."""
 
-import data
 import pandas as pd
+import state
 import streamlit as st
 
+from cophe_core.stats import bootstrap
 from cophe_core.suite import PROPERTIES, REWARDS, icm_note, suite
 
 NAMES = {
@@ -20,7 +21,7 @@ NAMES = {
 }
 
 st.title("More metrics")
-ctx = data.require_scoring()
+ctx = state.require_scoring()
 if ctx:
     st.caption(
         "The metric families surveyed by Amigó & Delgado (ACL 2022), computed on the same inputs. "
@@ -36,9 +37,9 @@ if ctx:
         values = suite(ev)
         if not with_ci:
             return {k: round(v, 4) for k, v in values.items()}
-        ci = data.cached(
-            scoring, ("suite_ci", run, key), lambda: data.bootstrap_table(ev, with_suite=True)
-        ).set_index("figure")
+        ci = state.cached(scoring, ("suite_ci", run, key), lambda: bootstrap(ev, with_suite=True)).set_index(
+            "figure"
+        )
         return {
             k: (f"{v:.3f} ({ci.loc[k, 'low']:.3f}–{ci.loc[k, 'high']:.3f})" if k in ci.index else f"{v:.3f}")
             for k, v in values.items()

@@ -1,9 +1,11 @@
 """Slices: every run's scores on each part of the data (rare or frequent codes, short or long documents, a
 metadata column), with intervals; choosing one in the sidebar restricts every page to it."""
 
-import data
+import components
 import slicing
+import state
 import streamlit as st
+from components import md
 from texts import HELP, MEASURES, measure, term
 
 from cophe_core.plotting import slices_chart
@@ -12,12 +14,12 @@ from cophe_core.slices import slice_scores
 RESAMPLES = 200  # per slice and run; the intervals of a slice need not be as fine as the headline's
 
 st.title("Slices")
-ctx = data.require_scoring()
+ctx = state.require_scoring()
 if ctx:
     slices = slicing.shown_slices(ctx.scoring)
     dim = slices[0].dimension if slices else ""
     st.caption(
-        f"Scores on each part of the data: {data.md(dim)}. Choose how to slice under **Slice** in the sidebar, "
+        f"Scores on each part of the data: {md(dim)}. Choose how to slice under **Slice** in the sidebar, "
         "and pick one slice there to restrict every page to it."
     )
     c1, c2 = st.columns(2)
@@ -45,14 +47,14 @@ if ctx:
     }  # the whole data, then masks
     key = ("slice_scores", tuple(names), ctx.max_level, tuple(s.fingerprint for s in slices))
     with st.spinner(f"Scoring {len(slices)} slices of {len(names)} runs, with intervals…"):
-        table = data.cached(
+        table = state.cached(
             ctx.scoring, key, lambda: slice_scores(evals, slices, n_resamples=RESAMPLES, seed=0)
         )
     rows = table[(table.measure == m) & (table.statistic == stat)]
     title = f"{measure(m)} {term(stat)}"
     fig = slices_chart(rows, title=title)
     st.plotly_chart(fig, key="slices_chart")
-    data.figure_download(fig, "slices_chart", "dl_slices_chart", table=table)
+    components.figure_download(fig, "slices_chart", "dl_slices_chart", table=table)
     wide = rows.pivot(index="slice", columns="run", values="value").loc[
         list(dict.fromkeys(rows.slice)), names
     ]

@@ -5,9 +5,12 @@ options and validated with the other inputs) and its one decision rule (cophe_co
 development split is read with the same options.
 """
 
-import data
+import components
+import loading
 import pandas as pd
+import state
 import streamlit as st
+from components import md
 from texts import chart_words, technical, term
 
 from cophe_core import InputError
@@ -15,7 +18,7 @@ from cophe_core.plotting import threshold_curve
 from cophe_core.readers import RawScores
 from cophe_core.scores import score_run, tune_threshold
 
-SAMPLE_DEV = (data.SAMPLE / "icd9" / "dev_gold.csv", data.SAMPLE / "icd9" / "dev_scores.csv")
+SAMPLE_DEV = (loading.SAMPLE / "icd9" / "dev_gold.csv", loading.SAMPLE / "icd9" / "dev_scores.csv")
 
 
 def ranking_name(key: str) -> str:
@@ -37,13 +40,13 @@ def use_threshold(t: float) -> None:
 
 
 def dev_curve(
-    ctx: data.Ready, dev: tuple[tuple[str, bytes], tuple[str, bytes]]
+    ctx: state.Ready, dev: tuple[tuple[str, bytes], tuple[str, bytes]]
 ) -> tuple[pd.DataFrame, list[str]]:
     """The development split's threshold curve and input warnings, read as the test inputs were."""
     reading = ctx.reading or {}
     doc_col, code_col = reading.get("doc_col"), reading.get("code_col")
-    gold = data.read_upload(*dev[0], doc_col=doc_col, code_col=code_col, gold=True)
-    scores = data.read_upload(*dev[1], doc_col=doc_col, code_col=code_col)
+    gold = loading.read_upload(*dev[0], doc_col=doc_col, code_col=code_col, gold=True)
+    scores = loading.read_upload(*dev[1], doc_col=doc_col, code_col=code_col)
     if not isinstance(scores, RawScores):
         raise InputError(
             f"{dev[1][0]}: holds code sets, not scores; tuning needs the development split's scores "
@@ -60,7 +63,7 @@ def dev_curve(
 
 
 st.title("Threshold")
-ctx = data.require_scoring()
+ctx = state.require_scoring()
 if ctx:
     if not ctx.scored:
         st.info(
@@ -71,7 +74,7 @@ if ctx:
     run = st.selectbox("Run with scores", list(ctx.scored), key="threshold_run")
     scored = ctx.scored[run]
     with st.spinner("Computing the curve…"):  # 0.4 s on the sample's 1,000 documents
-        curve = data.cached(scored, ("curve", ctx.max_level), lambda: scored.curve(max_level=ctx.max_level))
+        curve = state.cached(scored, ("curve", ctx.max_level), lambda: scored.curve(max_level=ctx.max_level))
 
     st.subheader("Tune on a development split", anchor=False)
     st.caption(
@@ -89,15 +92,15 @@ if ctx:
         c1, c2 = st.columns(2)
         dg = c1.file_uploader(
             "Development gold standard",
-            type=data.UPLOAD_TYPES,
+            type=loading.UPLOAD_TYPES,
             key="dev_gold",
-            max_upload_size=data.MAX_UPLOAD_MB,
+            max_upload_size=loading.MAX_UPLOAD_MB,
         )
         ds = c2.file_uploader(
             "Development scores",
-            type=data.UPLOAD_TYPES,
+            type=loading.UPLOAD_TYPES,
             key="dev_scores",
-            max_upload_size=data.MAX_RUN_UPLOAD_MB,
+            max_upload_size=loading.MAX_RUN_UPLOAD_MB,
         )
         if dg and ds:
             dev = ((dg.name, dg.getvalue()), (ds.name, ds.getvalue()))
@@ -105,21 +108,21 @@ if ctx:
     if dev is not None:
         key = (
             "dev_curve",
-            *(data.file_digest(*f) for f in dev),
+            *(loading.file_digest(*f) for f in dev),
             tuple(sorted((ctx.reading or {}).items())),
             ctx.max_level,
         )
         try:
             with st.spinner("Reading the development split and computing its curve…"):
-                tuning, dev_warnings = data.cached(scored, key, lambda: dev_curve(ctx, dev))
+                tuning, dev_warnings = state.cached(scored, key, lambda: dev_curve(ctx, dev))
         except InputError as e:
-            st.error(f"Development split: {data.md(e)}")
+            st.error(f"Development split: {md(e)}")
         else:
             if dev_warnings:
-                st.warning("Development split:\n" + "\n".join(f"- {data.md(w)}" for w in dev_warnings))
+                st.warning("Development split:\n" + "\n".join(f"- {md(w)}" for w in dev_warnings))
             tuned = tune_threshold(tuning, "cophe")
             st.success(
-                f"On the development split, {data.md(term('cophe'))} F1 (all levels together) peaks at "
+                f"On the development split, {md(term('cophe'))} F1 (all levels together) peaks at "
                 f"threshold **{tuned:.2f}**."
             )
             st.button(
@@ -133,7 +136,7 @@ if ctx:
     current = ctx.rule[1] if ctx.rule and ctx.rule[0] == "threshold" else None
     fig = threshold_curve(curve, current, tuned, words=chart_words())
     st.plotly_chart(fig, key="threshold_curve")
-    data.figure_download(fig, f"threshold_curve_{run}", "dl_threshold_curve", table=curve)
+    components.figure_download(fig, f"threshold_curve_{run}", "dl_threshold_curve", table=curve)
     st.caption(
         "Read the curve to see how the measures respond; do not pick the test set's peak. A code is "
         "predicted when its score is at least the threshold."
@@ -141,7 +144,7 @@ if ctx:
 
     st.subheader("Threshold-free metrics", anchor=False)
     with st.spinner("Computing the ranking metrics…"):  # 0.3 s on the sample
-        ranking = data.cached(scored, ("ranking",), scored.ranking)
+        ranking = state.cached(scored, ("ranking",), scored.ranking)
     st.dataframe(
         pd.DataFrame([ranking]),
         hide_index=True,

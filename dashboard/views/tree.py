@@ -11,11 +11,13 @@ never the whole ontology.
 
 from functools import partial
 
-import data
+import components
 import pandas as pd
+import state
 import streamlit as st
 import texts
 import urlstate
+from components import md
 
 from cophe_core.families import family_errors
 from cophe_core.plotting import COLOUR_BY, colour_range, coloured, tree_figure
@@ -116,7 +118,7 @@ def offenders(ctx, ev) -> None:
             help=texts.HELP["level"],
         )
         with st.spinner("Ranking the families…"):
-            table = data.cached(
+            table = state.cached(
                 ctx.scoring, ("family_errors", ctx.run, lv, ctx.slice_key), lambda: family_errors(ev, lv)
             )
         left, right = st.columns(2)
@@ -172,12 +174,12 @@ def breadcrumbs(onto, focus: int | None) -> None:
         label = f"{onto.keys[n]} {onto.titles[n]}"  # a title is the user's: never read as Markdown
         short = label[:46] + ("…" if len(label) > 46 else "")
         col.button(
-            f"› {data.md(short)}",
+            f"› {md(short)}",
             key=f"crumb_{n}",
             on_click=set_focus,
             args=(n,),
             type="tertiary",
-            help=data.md(label),
+            help=md(label),
         )
 
 
@@ -197,7 +199,7 @@ def legend(sub: pd.DataFrame, colour: str, focus_label: str) -> None:
         else f"the scale runs 0 to {high:.2f}"
     )
     st.caption(
-        f"**{data.md(focus_label)}**, {len(sub):,} tiles. **Size**: the family's codes in the gold standard "
+        f"**{md(focus_label)}**, {len(sub):,} tiles. **Size**: the family's codes in the gold standard "
         f"plus the codes the run wrote in it. **Colour** ({name.lower()}): {COLOUR_WORDS[colour]}; "
         f"{scale}. Grey **Other** tiles merge smaller families and take no colour: click one to list them. "
         "Click a tile to focus on it; click the focused tile to go up."
@@ -260,7 +262,7 @@ def children_table(ev, focus: int | None, head: str) -> None:
     if kids.empty:
         return
     kids = kids.assign(mass=kids.gold + kids.predicted).sort_values("mass", ascending=False)
-    st.subheader(f"Inside {data.md(head)}", anchor=False)
+    st.subheader(f"Inside {md(head)}", anchor=False)
     cols = ["code", "title", "gold", "predicted", "tp", "fp", "fn", "f1", "docs_over", "docs_under"]
     shown = kids[cols + ["node"]]
     family_table(
@@ -276,15 +278,15 @@ def children_table(ev, focus: int | None, head: str) -> None:
 def written_instead(ctx, ev, focus: int | None, head: str) -> None:
     """Right family, wrong code: the pairs of a missed gold code and the code written instead."""
     with st.spinner("Pairing missed and written codes…"):
-        table = data.cached(
+        table = state.cached(
             ctx.scoring,
             ("substitutions", ctx.run, focus, ctx.slice_key),
             lambda: substitution_table(ev, family=focus),
         )
-        summary = data.cached(
+        summary = state.cached(
             ctx.scoring, ("substitution_summary", ctx.run, ctx.slice_key), lambda: substitution_summary(ev)
         )
-    where = "over the whole run" if focus is None else f"in {data.md(head)}"
+    where = "over the whole run" if focus is None else f"in {md(head)}"
     st.subheader(f"Right family, wrong code: what the run writes instead, {where}", anchor=False)
     if table.empty:
         st.markdown("No gold code here was replaced by another code of its category.")
@@ -330,7 +332,7 @@ def detail(ev, focus: int) -> None:
     onto = ev.ontology
     row = ev.nodes.set_index("node").loc[focus]
     docs = ev.node_documents(focus)
-    st.subheader(f"Documents behind {data.md(onto.keys[focus])} {data.md(onto.titles[focus])}", anchor=False)
+    st.subheader(f"Documents behind {md(onto.keys[focus])} {md(onto.titles[focus])}", anchor=False)
     t = texts.term
     st.markdown(
         f"{t('gold')}: **{row.gold:,}** · {t('predicted').lower()}: **{row.predicted:,}** · "
@@ -397,14 +399,14 @@ def find_box(onto, col) -> None:
     q = query.strip().upper()
     hits = [n for n, k in enumerate(onto.keys) if k == q]
     if not hits:
-        col.caption(f"No code {data.md(q)} in this code system.")
+        col.caption(f"No code {md(q)} in this code system.")
     elif st.session_state.get("_last_find") != q:
         set_focus(hits[0])
         st.session_state["_last_find"] = q
 
 
 st.title("Code-family tree")
-ctx = data.require_scoring()
+ctx = state.require_scoring()
 if ctx:
     # The tree is scored up to the top level (chapters), whatever the sidebar's highest level: a family's
     # counts do not depend on it, and chapters give the root view tiles large enough to be read.
@@ -414,7 +416,7 @@ if ctx:
     urlstate.take_choice("colour", "tree_colour", COLOURS)
     offenders(ctx, ev)
 
-    st.subheader(f"The code families of run {data.md(ctx.run)}", anchor=False)
+    st.subheader(f"The code families of run {md(ctx.run)}", anchor=False)
     a, b, c = st.columns([2, 2, 3])
     colour = a.selectbox(
         "Colour by",
@@ -432,7 +434,7 @@ if ctx:
     head = "all codes" if focus is None else f"{onto.keys[focus]} {onto.titles[focus]}"
     breadcrumbs(onto, focus)
     with st.spinner("Drawing the tree…"):
-        sub = data.cached(
+        sub = state.cached(
             ctx.scoring,
             ("subtree", ctx.run, focus, depth, ctx.slice_key),
             lambda: focused_subtree(
@@ -448,7 +450,7 @@ if ctx:
         words = {
             k: texts.term(k) for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1", "error_share")
         }
-        fig = data.cached(
+        fig = state.cached(
             ctx.scoring,
             ("tree_figure", ctx.run, focus, depth, colour, texts.technical(), ctx.slice_key),
             lambda: tree_figure(sub, colour, words=words, height=HEIGHT),
@@ -463,7 +465,7 @@ if ctx:
         config={"displayModeBar": False},
     )
     legend(sub, colour, "All codes" if focus is None else head)
-    data.figure_download(fig, f"tree_{ctx.run}", f"dl_tree_{focus}", table=sub.drop(columns="merged"))
+    components.figure_download(fig, f"tree_{ctx.run}", f"dl_tree_{focus}", table=sub.drop(columns="merged"))
     other_panel(ev, sub)
     children_table(ev, focus, head)
     written_instead(ctx, ev, focus, head)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -10,6 +11,10 @@ from streamlit.testing.v1 import AppTest
 from tests.conftest import ROOT, SAMPLE
 
 APP = str(ROOT / "dashboard" / "app.py")
+# What `streamlit run` does for the script's folder (AppTest runs the script in this process): the dashboard's
+# modules import each other by name.
+if str(ROOT / "dashboard") not in sys.path:
+    sys.path.insert(0, str(ROOT / "dashboard"))
 
 
 def run_app(page: str | None = None, **state) -> AppTest:

@@ -11,7 +11,7 @@ import pytest
 from tests.app.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "dashboard"))
-import data  # noqa: E402
+import state
 
 
 def _never():
@@ -26,13 +26,13 @@ def test_a_result_computed_ahead_is_found_and_not_computed_again():
         calls.append(1)
         return "families at e1"
 
-    data.compute_ahead(scoring, ("k",), slow)
-    data.compute_ahead(scoring, ("k",), _never)  # already under way: not started twice
+    state.compute_ahead(scoring, ("k",), slow)
+    state.compute_ahead(scoring, ("k",), _never)  # already under way: not started twice
     gate.set()
-    assert data.cached(scoring, ("k",), _never) == "families at e1"  # waits for the background work
-    assert data.cached(scoring, ("k",), _never) == "families at e1" and calls == [1]
-    data.compute_ahead(scoring, ("k",), _never)  # already there: nothing to do
-    assert data.is_cached(scoring, ("k",))
+    assert state.cached(scoring, ("k",), _never) == "families at e1"  # waits for the background work
+    assert state.cached(scoring, ("k",), _never) == "families at e1" and calls == [1]
+    state.compute_ahead(scoring, ("k",), _never)  # already there: nothing to do
+    assert state.is_cached(scoring, ("k",))
 
 
 def test_an_error_ahead_is_raised_again_where_the_view_asks():
@@ -41,12 +41,12 @@ def test_an_error_ahead_is_raised_again_where_the_view_asks():
     def broken():
         raise ValueError("boom")
 
-    data.compute_ahead(scoring, ("bad",), broken)
+    state.compute_ahead(scoring, ("bad",), broken)
     with pytest.raises(
         ValueError, match="boom"
     ):  # computed again in the foreground: the error panel shows it
-        data.cached(scoring, ("bad",), broken)
-    assert data.cached(scoring, ("bad",), lambda: "fixed") == "fixed"
+        state.cached(scoring, ("bad",), broken)
+    assert state.cached(scoring, ("bad",), lambda: "fixed") == "fixed"
 
 
 def test_the_default_slices_are_restricted_ahead_once_the_page_is_drawn():

@@ -13,8 +13,8 @@ from cophe_core.slices import code_frequency, code_frequency_slices
 from tests.app.conftest import ROOT, SAMPLE
 
 sys.path.insert(0, str(ROOT / "dashboard"))
-import data  # noqa: E402
 import reports  # noqa: E402
+import state
 
 RUNS = ["siblings", "overcoder", "conservative"]
 
@@ -25,7 +25,7 @@ def scoring():
 
 
 def report(scoring, slice_=None) -> str:
-    ctx = data.Context(scoring, "Sample: ICD-9", "block", "siblings", slice=slice_)
+    ctx = state.Context(scoring, "Sample: ICD-9", "block", "siblings", slice=slice_)
     evals = {r: ctx.evaluation(r) for r in RUNS}
     return reports.compare_report(ctx, evals, "siblings", "overcoder", resamples=200)
 

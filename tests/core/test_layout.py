@@ -63,3 +63,38 @@ def test_the_rule_sees_an_import_and_an_attribute(tmp_path):
         "    return ev._flat_counts\n"
     )
     assert private_reads(module) == ["m.py:1 imports _decode from readers", "m.py:7 reads ev._flat_counts"]
+
+
+def public_functions_without_an_example(path: Path) -> list[str]:
+    """The module's public functions (its ``__all__``, else every name without an underscore) whose
+    docstring has no ``>>>`` example."""
+    tree = ast.parse(path.read_text())
+    listed = next(
+        (
+            {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+            and isinstance(node.value, ast.List | ast.Tuple)
+        ),
+        None,
+    )
+    return [
+        f"{path.name}:{node.name}"
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and not node.name.startswith("_")
+        and (listed is None or node.name in listed)
+        and ">>>" not in (ast.get_docstring(node) or "")
+    ]
+
+
+def test_every_public_function_of_the_core_has_an_example():
+    """scikit-learn's habit: an example in each public function's docstring, run by pytest's doctests.
+    The command's entry point, ``cli.main``, is shown and tested in tests/core/test_cli.py instead."""
+    missing = [
+        m
+        for path in sorted((ROOT / "cophe_core").rglob("*.py"))
+        for m in public_functions_without_an_example(path)
+    ]
+    assert missing == ["cli.py:main"]

@@ -1,0 +1,120 @@
+"""Pieces every page draws: user strings escaped for Markdown, the panel of rows that were not scored, the
+question of the code system, and the download buttons of figures and tables."""
+
+from __future__ import annotations
+
+import re
+
+import downloads
+import streamlit as st
+
+from cophe_core import Scoring
+from cophe_core.labels import NothingScorable
+from cophe_core.report import figure_html
+
+
+def md(text: object) -> str:
+    """Escape a user string for Markdown (file names, run names, doc ids, codes)."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", str(text))
+
+
+def label_md(text: object) -> str:
+    """A user string for a widget's label: as it is when it holds only letters, digits, spaces, ``.``, ``_``
+    and ``-`` (nothing Markdown makes a link, image or markup of), else escaped by :func:`md`. A label's
+    raw text is also its accessible name, which backslashes would garble for a screen reader.
+
+    >>> label_md("preds_siblings.csv"), label_md("![x](u)") == md("![x](u)")
+    ('preds_siblings.csv', True)
+    """
+    text = str(text)
+    return text if re.fullmatch(r"[\w .\-]*", text) else md(text)
+
+
+def problems_panel(scoring: Scoring) -> None:
+    """Rejected and flagged rows, and input warnings: counts, first rows with reasons, downloads."""
+    c = scoring.corpus
+    if len(c.rejected):
+        with st.container(border=True):
+            st.error(
+                f"**{len(c.rejected):,} input rows were not scored.** Each is listed with its file, line, "
+                "value and the reason; fix them and upload again, or accept that they are left out."
+            )
+            by_reason = (  # one row per file and kind of problem, with the words of its first row
+                c.rejected.groupby(["file", "kind"], sort=False)
+                .agg(reason=("reason", "first"), rows=("reason", "size"))
+                .reset_index()[["file", "reason", "rows"]]
+            )
+            st.dataframe(by_reason, hide_index=True, width="stretch")
+            st.caption("First rejected rows")
+            # the reason in words on screen; its kind, for programs, stays in the downloaded CSV
+            st.dataframe(c.rejected.head(20).drop(columns="kind"), hide_index=True, width="stretch")
+            downloads.table(
+                st, "Download all rejected rows (CSV)", c.rejected, "rejected_rows.csv", key="dl_rejected"
+            )
+            if c.needs_system:
+                system_question()
+    if len(c.flagged):
+        with st.expander(f"{len(c.flagged):,} rows scored with a caveat", expanded=False):
+            st.dataframe(c.flagged.head(50).drop(columns="kind"), hide_index=True, width="stretch")
+            downloads.table(
+                st, "Download flagged rows (CSV)", c.flagged, "flagged_rows.csv", key="dl_flagged"
+            )
+    if c.notes:  # the rejected and flagged rows are in the tables above
+        st.info("\n".join(f"- {md(w)}" for w in c.notes))
+
+
+def system_question() -> None:
+    """Ask which system undotted ICD-9 codes are (never guessed); the answer sets the reading option."""
+    st.warning(
+        "Some codes have no dot (like **4019**). That can be diagnosis 401.9 or procedure "
+        "40.19. Which code system do the files hold?"
+    )
+    a, b = st.columns(2)
+    a.button("They are diagnoses", on_click=_set_system, args=("diagnosis",), key="sys_dx")
+    b.button("They are procedures", on_click=_set_system, args=("procedure",), key="sys_proc")
+
+
+def blocked_panel(blocked: NothingScorable) -> None:
+    """An input none of whose rows can be scored: why, its rejected rows, and the question if there is one.
+    No number is shown, since a score of nothing would read as a score of zero."""
+    with st.container(border=True):
+        st.error(f"**No scores yet: {md(blocked.file)} has no row that can be scored.**")
+        if blocked.needs_system:
+            system_question()
+        else:
+            st.markdown(
+                f"{md(blocked.summary)} Check the code system (sidebar) and, under Reading options, "
+                "the document id and code columns."
+            )
+        if len(blocked.rejected):
+            st.caption("First rejected rows")
+            st.dataframe(blocked.rejected.head(20).drop(columns="kind"), hide_index=True, width="stretch")
+
+
+def figure_download(fig, name: str, key: str, table=None) -> None:
+    """Small buttons under a chart: the figure as a standalone interactive HTML file (made on request: it
+    holds plotly.js), and with ``table`` the numbers it draws as CSV."""
+    left, right = st.columns(2) if table is not None else (st.container(), None)
+    downloads.prepared(
+        left,
+        "Download chart as HTML",
+        lambda: figure_html(fig),
+        f"{name}.html",
+        "text/html",
+        key=key,
+        source=(fig,),
+        **downloads.SMALL,
+    )
+    if right is not None:
+        table_download(table, name, f"{key}_csv", label="Download its numbers (CSV)", where=right)
+
+
+def table_download(
+    table, name: str, key: str, *, label: str = "Download the whole table (CSV)", where=None
+) -> None:
+    """A small button: a table as CSV, cells that a spreadsheet would run as a formula defused."""
+    downloads.table(where or st, label, table, f"{name}.csv", key=key, **downloads.SMALL)
+
+
+def _set_system(system: str) -> None:
+    st.session_state["system"] = system

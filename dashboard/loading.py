@@ -1,0 +1,244 @@
+"""Reading and scoring the inputs: the samples, uploads and saved analyses.
+
+Core results are cached by content: uploads are keyed by a SHA-256 digest of their bytes and options, never
+by the UploadedFile object (SPEC §7). Each file is parsed once per session and content (:func:`read_upload`),
+whatever reruns follow; an upload's scoring lives in its session, a sample's is shared by every session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+from state import heavy
+
+from cophe_core import InputError, Scoring, score_labels
+from cophe_core.ontology import load_ontology
+from cophe_core.ontology.custom import load_hierarchy
+from cophe_core.readers import RawLabels, RawScores, read_input, read_labels
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+SAMPLE = ROOT / "sample_data"
+
+
+SAMPLES = {  # source label → (folder, ontology, runs); a run named "scores_…" holds probabilities
+    "Sample: ICD-9": ("icd9", "icd9", ("siblings", "overcoder", "conservative", "scores_model")),
+    "Sample: ICD-10": ("icd10", "icd10", ("siblings", "overcoder")),
+}
+
+
+UPLOAD, OPEN = "Upload files", "Open a saved analysis"  # the sources besides the samples
+
+
+UPLOAD_TYPES = ["csv", "tsv", "txt", "psv", "json", "jsonl", "ndjson", "parquet", "feather", "arrow"]
+
+
+MAX_UPLOAD_MB = 50
+
+
+# A run may be a matrix of probabilities: MIMIC-III full's (3,372 documents × 8,922 codes, float32) is 124 MB
+# as Edin et al.'s feather file.
+MAX_RUN_UPLOAD_MB = 200
+
+
+ONTOLOGIES = {
+    "auto": "Detect from the codes",
+    "icd9": "ICD-9-CM (diagnoses, V/E codes, procedures)",
+    "icd10cm": "ICD-10-CM (diagnoses)",
+    "icd10pcs": "ICD-10-PCS (procedures)",
+    "icd10": "ICD-10-CM + ICD-10-PCS (as in MIMIC-IV)",
+    "custom": "My own hierarchy (upload)",
+}
+
+
+SYSTEMS = {
+    "auto": "Dotted codes only (reject undotted)",
+    "diagnosis": "Diagnoses (401.9 ← 4019)",
+    "procedure": "Procedures (40.19 ← 4019)",
+}
+
+
+@st.cache_resource(show_spinner="Loading the code set…")
+def ontology(name: str):
+    """The ontology, built once per server process."""
+    return load_ontology(name)
+
+
+@st.cache_resource(max_entries=4, show_spinner="Reading the hierarchy…")
+def _hierarchy(digest: str, _name: str, _data: bytes):
+    """A user hierarchy, cached by the digest of its bytes."""
+    return load_hierarchy(_named(_name, _data))
+
+
+DEFAULT_RULE = ("threshold", 0.5)
+
+
+PARSED_PER_SESSION = 12  # parsed files kept per session (the current inputs, a development split, a few more)
+
+
+RULES_KEPT = 4  # decided versions of a scoring kept per decision rule (slider positions)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The parsed gold and runs, with the digest of their bytes, names and reading options."""
+
+    digest: str
+    gold: RawLabels
+    runs: dict[str, RawLabels | RawScores]
+
+    @property
+    def scored(self) -> list[str]:
+        """The runs given as probabilities."""
+        return [run for run, raw in self.runs.items() if isinstance(raw, RawScores)]
+
+
+def file_digest(name: str, data: bytes) -> str:
+    """SHA-256 of a file's name and bytes."""
+    return hashlib.sha256(name.encode() + b"\0" + hashlib.sha256(data).digest()).hexdigest()
+
+
+def read_upload(
+    name: str,
+    data: bytes,
+    *,
+    doc_col: str | None = None,
+    code_col: str | None = None,
+    digest: str | None = None,
+    gold: bool = False,
+) -> RawLabels | RawScores:
+    """A file parsed once per session and content: labels or scores, as its columns say
+    (:func:`cophe_core.readers.read_input`).
+
+    Kept in the session (SPEC §9: cached uploads must not outlive their session) under the digest of
+    the file and the reading options, the last :data:`PARSED_PER_SESSION` only; an unreadable file
+    is remembered with its error, so no rerun parses it again either.
+    """
+    key = (digest or file_digest(name, data), doc_col, code_col, gold)
+    store = st.session_state.setdefault("_parsed", {})
+    if key in store:
+        store[key] = store.pop(key)  # most recently used last
+    else:
+        try:
+            read = read_labels if gold else read_input  # a gold standard is code sets, whatever its columns
+            with heavy():
+                store[key] = read(_named(name, data), doc_col=doc_col, code_col=code_col)
+        except InputError as e:
+            store[key] = e
+        while len(store) > PARSED_PER_SESSION:
+            store.pop(next(iter(store)))
+    hit = store[key]
+    if isinstance(hit, InputError):
+        raise InputError(str(hit))
+    return hit
+
+
+def read_inputs(
+    gold: tuple[str, bytes],
+    runs: list[tuple[str, str, bytes]],
+    *,
+    doc_col: str | None = None,
+    code_col: str | None = None,
+) -> Inputs:
+    """Parse the gold and the runs (each once per session and content; every byte hashed once per rerun)."""
+    gold_digest = file_digest(*gold)
+    run_digests = [file_digest(name, data) for _, name, data in runs]
+    h = hashlib.sha256(gold_digest.encode())
+    for (run, _, _), d in zip(runs, run_digests):
+        h.update(run.encode() + b"\0" + d.encode())
+    h.update((doc_col or "").encode() + b"\0" + (code_col or "").encode())
+    raw_gold = read_upload(*gold, digest=gold_digest, gold=True, doc_col=doc_col, code_col=code_col)
+    raw_runs = {
+        run: read_upload(name, data, digest=d, doc_col=doc_col, code_col=code_col)
+        for (run, name, data), d in zip(runs, run_digests)
+    }
+    return Inputs(h.hexdigest(), raw_gold, raw_runs)
+
+
+def _score(inputs: Inputs, onto: str, system: str, hier=None) -> Scoring:
+    """Validated inputs; runs given as scores are decided by :data:`DEFAULT_RULE` (see :func:`scoring_for`)."""
+    chosen = hier if onto == "custom" else (onto if onto == "auto" else ontology(onto))
+    return score_labels(inputs.gold, inputs.runs, ontology=chosen, system=system, threshold=DEFAULT_RULE[1])
+
+
+@st.cache_resource(max_entries=len(SAMPLES), show_spinner="Scoring the sample…")
+def _shared_score(digest: str, _inputs: Inputs, onto: str, system: str) -> Scoring:
+    """A bundled sample, scored once for every session (keyed by ``digest``; the underscored argument is
+    not hashed)."""
+    return _score(_inputs, onto, system)  # no turn taken here: another session may wait on this cache
+
+
+SCORED_PER_SESSION = 2  # an upload's scoring (and every result cached on it) lives in its session only
+
+
+def _session_score(digest: str, inputs: Inputs, onto: str, system: str, hier=None) -> Scoring:
+    """An upload, scored once per session and content: kept in the session, the last
+    :data:`SCORED_PER_SESSION` only, so that it is freed with the session (SPEC §9), never shared."""
+    store = st.session_state.setdefault("_scored", {})
+    if digest in store:
+        store[digest] = store.pop(digest)  # most recently used last
+    else:
+        with st.spinner("Scoring the runs…"), heavy():
+            store[digest] = _score(inputs, onto, system, hier)
+        while len(store) > SCORED_PER_SESSION:
+            store.pop(next(iter(store)))
+    return store[digest]
+
+
+def _named(name: str, data: bytes) -> io.BytesIO:
+    """A binary stream that carries its file name, as the readers accept."""
+    stream = io.BytesIO(data)
+    stream.name = name
+    return stream
+
+
+def scoring_for(
+    inputs: Inputs,
+    *,
+    onto: str = "icd9",
+    system: str = "auto",
+    hierarchy: tuple[str, bytes] | None = None,
+    rule: tuple = DEFAULT_RULE,
+    shared: bool = False,
+) -> Scoring:
+    """The validated inputs (cached by content), with the runs given as scores decided by ``rule``
+    (each rule's decisions are kept on the cached scoring, so moving the slider reads and validates
+    nothing again)."""
+    h = hashlib.sha256(inputs.digest.encode())
+    hier = None
+    if onto == "custom":
+        if hierarchy is None:
+            raise InputError("upload the hierarchy file (CSV child,parent[,title] or CoPHE JSON)")
+        hier_digest = file_digest(*hierarchy)  # the name too: it is in the ontology's code_sets
+        hier = _hierarchy(hier_digest, *hierarchy)
+        h.update(hier_digest.encode())
+    for part in (onto, system):
+        h.update(part.encode() + b"\0")
+    base = (
+        _shared_score(h.hexdigest(), inputs, onto, system)
+        if shared
+        else _session_score(h.hexdigest(), inputs, onto, system, hier)
+    )
+    if not base.scored or base.rule == tuple(rule):
+        return base
+    # the decisions of the last few slider positions, on the shared scoring (bounded: it outlives sessions)
+    kept = base.__dict__.setdefault("_dashboard_rules", {})
+    key = tuple(rule)
+    if key not in kept:
+        kept[key] = base.with_rule(**{rule[0]: rule[1]})
+        while len(kept) > RULES_KEPT:
+            kept.pop(next(iter(kept)))
+    return kept[key]
+
+
+def sample_inputs(source: str) -> tuple[tuple[str, bytes], list[tuple[str, str, bytes]], str]:
+    folder, onto, names = SAMPLES[source]
+    gold = ("gold.csv", (SAMPLE / folder / "gold.csv").read_bytes())
+    files = {run: (run if run.startswith("scores_") else f"run_{run}") + ".csv" for run in names}
+    runs = [(run.removeprefix("scores_"), f, (SAMPLE / folder / f).read_bytes()) for run, f in files.items()]
+    return gold, runs, onto

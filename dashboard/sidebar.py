@@ -1,0 +1,292 @@
+"""The data sidebar: the source (a sample, uploads or a saved analysis), the reading options, the decision
+rule for runs given as scores, the highest level and the run; it returns the :class:`~state.Context`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import saved
+import streamlit as st
+import texts
+import urlstate
+from components import label_md, md
+from loading import (
+    DEFAULT_RULE,
+    MAX_RUN_UPLOAD_MB,
+    MAX_UPLOAD_MB,
+    ONTOLOGIES,
+    OPEN,
+    SAMPLES,
+    SYSTEMS,
+    UPLOAD,
+    UPLOAD_TYPES,
+    read_inputs,
+    sample_inputs,
+    scoring_for,
+)
+from state import Context
+
+from cophe_core import InputError
+from cophe_core.labels import NothingScorable
+
+
+def _run_name(file_name: str, taken: set[str]) -> str:
+    base = Path(file_name).stem or "run"
+    name, i = base, 2
+    while name in taken:
+        name, i = f"{base}-{i}", i + 1
+    return name
+
+
+def sidebar() -> Context:
+    """Draw the data-input sidebar and return the current :class:`Context`."""
+    sb = st.sidebar
+    sb.markdown("### Data")
+    source = sb.radio(
+        "Source",
+        [*SAMPLES, UPLOAD, OPEN],
+        key="source",
+        help="The samples are synthetic: 1,000 made-up documents and model runs with known "
+        "error profiles (see sample_data/README.md).",
+    )
+    error = notice = blocked = None
+    scoring = None
+    label = source
+    gold: tuple[str, bytes] | None = None
+    runs: list[tuple[str, str, bytes]] = []
+    scored: list[str] = []
+    reading: dict[str, str | None] | None = None
+    hierarchy: tuple[str, bytes] | None = None
+    if source in SAMPLES:
+        gold, runs, onto = sample_inputs(source)
+        inputs = read_inputs(gold, runs)
+        scored = inputs.scored
+        rule = decision_rule(sb, scored)
+        scoring = scoring_for(inputs, onto=onto, rule=rule, shared=True)
+        reading = {"doc_col": None, "code_col": None, "system": "auto"}
+    elif source == OPEN:
+        onto = "auto"
+        try:
+            opened = saved.open_file(sb, saved.MAX_ANALYSIS_MB)
+        except InputError as e:
+            opened, error = None, str(e)
+        if opened is None:
+            notice = None if error else "Open a file made with Save analysis (or by cophe score … --save)."
+        else:
+            o = opened.options
+            onto = o.get("ontology") or "auto"
+            if opened.hierarchy is not None:
+                hierarchy = (opened.hierarchy.name, opened.hierarchy.data)
+            reading = {
+                "doc_col": o.get("doc_col"),
+                "code_col": o.get("code_col"),
+                "system": o.get("system") or "auto",
+            }
+            gold = (opened.gold.name, opened.gold.data)
+            runs = [(run, f.name, f.data) for run, f in opened.runs.items()]
+            label = f"saved analysis of {opened.created}"
+            sb.caption(
+                f"Opened: {md(gold[0])} and {len(runs)} run{'s' if len(runs) != 1 else ''}, saved "
+                f"{md(opened.created)} with cophe {md(opened.cophe_version)}."
+            )
+            try:
+                inputs = read_inputs(gold, runs, doc_col=reading["doc_col"], code_col=reading["code_col"])
+                scored = inputs.scored
+                rule = decision_rule(sb, scored)
+                scoring = scoring_for(
+                    inputs, onto=onto, system=reading["system"] or "auto", hierarchy=hierarchy, rule=rule
+                )
+            except NothingScorable as e:
+                blocked, error = e, str(e)
+            except InputError as e:
+                error = str(e)
+    else:
+        onto = sb.selectbox(
+            "Code system", list(ONTOLOGIES), format_func=ONTOLOGIES.__getitem__, key="ontology"
+        )
+        if onto == "custom":
+            hfile = sb.file_uploader(
+                "Hierarchy",
+                type=["csv", "json"],
+                key="hierarchy_file",
+                max_upload_size=MAX_UPLOAD_MB,
+                help="CSV rows child,parent[,title] (an empty parent marks the root; "
+                "several rows for a node make a DAG), or the JSON hierarchy files "
+                "released with the CoPHE paper.",
+            )
+            hierarchy = (hfile.name, hfile.getvalue()) if hfile else None
+        gold_file = sb.file_uploader(
+            "Gold standard",
+            type=UPLOAD_TYPES,
+            key="gold_file",
+            max_upload_size=MAX_UPLOAD_MB,
+            help="One row per (document, code), or one row per document with "
+            "';'-joined codes; CSV/TSV, CAML .psv, JSON/JSONL or Parquet.",
+        )
+        run_files = sb.file_uploader(
+            "Model runs (one file each)",
+            type=UPLOAD_TYPES,
+            key="run_files",
+            accept_multiple_files=True,
+            max_upload_size=MAX_RUN_UPLOAD_MB,
+        )
+        taken: set[str] = set()
+        for i, f in enumerate(run_files or []):
+            name = sb.text_input(
+                f"Name of run {i + 1} ({label_md(f.name)})",
+                value=_run_name(f.name, taken),
+                key=f"run_name_{i}_{f.name}",
+            )
+            name = name.strip() or _run_name(f.name, taken)
+            if name in taken:  # two runs never share a name
+                name = _run_name(name, taken)
+            taken.add(name)
+            runs.append((name, f.name, f.getvalue()))
+        follow_renames([r[0] for r in runs], [r[1] for r in runs])
+        with sb.expander("Reading options"):
+            system = st.selectbox(
+                "Undotted ICD-9 codes such as 4019 are",
+                list(SYSTEMS),
+                format_func=SYSTEMS.__getitem__,
+                key="system",
+                help="MIMIC stores diagnoses and procedures without dots in "
+                "separate tables; 4019 is diagnosis 401.9 or procedure 40.19.",
+            )
+            doc_col = st.text_input("Document id column", key="doc_col", placeholder="detected") or None
+            code_col = st.text_input("Code column", key="code_col", placeholder="detected") or None
+        reading = {"doc_col": doc_col, "code_col": code_col, "system": system}
+        if gold_file is None or not runs:
+            notice = "Upload a gold standard and at least one model run, or choose a sample."
+        else:
+            label = ", ".join([gold_file.name] + [r[1] for r in runs])
+            gold = (gold_file.name, gold_file.getvalue())
+            try:
+                inputs = read_inputs(gold, runs, doc_col=doc_col, code_col=code_col)
+                scored = inputs.scored
+                rule = decision_rule(sb, scored)
+                scoring = scoring_for(inputs, onto=onto, system=system, hierarchy=hierarchy, rule=rule)
+            except NothingScorable as e:  # withhold every number until the user answers or fixes the file
+                blocked, error = e, str(e)
+            except InputError as e:
+                error = str(e)
+    run = None
+    max_level = None
+    if scoring is not None:
+        tree = scoring.corpus.ontology
+        if scoring.detection:
+            sb.caption(f"Code system {md(scoring.detection)}")
+        sb.caption(
+            "Code sets: " + "; ".join(f"{md(k)} ({md(v)})" for k, v in tree.code_sets.items()),
+            help="The releases the codes were checked and placed against. Different releases can change "
+            "scores, so report them with any number you publish.",
+        )
+        levels = list(tree.levels)
+        urlstate.take_choice("level", f"max_level_{tree.name}", levels)
+        max_level = sb.selectbox(
+            "Highest level",
+            levels,
+            index=levels.index(tree.default_level),
+            key=f"max_level_{tree.name}",
+            format_func=lambda lv: texts.level(tree, lv),
+            help="Codes are scored at each level from the exact codes up to this one, and "
+            "over all of them together. The CoPHE paper stops at the section.",
+        )
+        urlstate.take_choice("run", "run", scoring.run_names)
+        urlstate.take_runs("levels_runs", scoring.run_names)
+        run = sb.selectbox(
+            "Run", scoring.run_names, key="run", help="The run shown in the tree and document views."
+        )
+    files = (
+        None
+        if gold is None or not runs or reading is None
+        else {
+            "gold": gold,
+            "runs": runs,
+            "hierarchy": hierarchy,
+            "ontology": onto,
+            "max_level": max_level,
+            "scored": bool(scored),
+            **reading,
+        }
+    )
+    return Context(
+        scoring,
+        label,
+        max_level,
+        run,
+        error,
+        (scoring.scored or None) if scoring else None,
+        st.session_state.get("_rule") if scored else None,
+        reading,
+        notice,
+        blocked,
+        files=files,
+    )
+
+
+RUN_KEYS = (
+    "run",
+    "levels_runs",
+    "cmp_a",
+    "cmp_b",
+    "doc_run_b",
+    "threshold_run",
+)  # widgets that hold run names
+
+
+def follow_renames(names: list[str], files: list[str]) -> None:
+    """When the user renames a run, every widget that had it selected keeps it under its new name."""
+    before = st.session_state.get("_run_files")
+    st.session_state["_run_files"] = (names, files)
+    if before is None or before[1] != files or before[0] == names:
+        return
+    renamed = {old: new for old, new in zip(before[0], names) if old != new}
+    for key in RUN_KEYS:
+        value = st.session_state.get(key)
+        if isinstance(value, str) and value in renamed:
+            st.session_state[key] = renamed[value]
+        elif isinstance(value, list):
+            st.session_state[key] = [renamed.get(v, v) for v in value]
+
+
+def decision_rule(sb, scored: list[str]) -> tuple:
+    """The threshold slider (or top-k) for the runs given as probabilities (``scored``), which every
+    view follows: ``("threshold", t)`` or ``("top_k", k)``."""
+    rule: tuple = DEFAULT_RULE
+    if scored:
+        st.session_state.setdefault("threshold", 0.5)  # defaults live in the state, so the Threshold page
+        st.session_state.setdefault("rule_kind", "codes above a threshold")  # may set them without a clash
+        sb.markdown("### Decisions")
+        kind = sb.radio(
+            "From scores, predict",
+            ["codes above a threshold", "each document's top k"],
+            key="rule_kind",
+            help=f"For {', '.join(scored)}: probabilities become code sets.",
+        )
+        if kind.startswith("codes"):
+            rule = (
+                "threshold",
+                sb.slider(
+                    "Threshold",
+                    0.05,
+                    0.95,
+                    step=0.05,
+                    key="threshold",
+                    help="A code is predicted when its score is at least this. Tune it "
+                    "on a development split (page Threshold), not on the test set.",
+                ),
+            )
+        else:
+            rule = (
+                "top_k",
+                sb.slider(
+                    "k",
+                    1,
+                    30,
+                    15,
+                    key="top_k",
+                    help="Each document's k highest-scoring codes; a tie goes to the code that sorts first.",
+                ),
+            )
+    st.session_state["_rule"] = rule
+    return rule

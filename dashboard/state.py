@@ -1,0 +1,235 @@
+"""A session's context and the work kept for it.
+
+- :class:`Context`: the scored inputs and the user's choices, which every view reads through
+  :func:`require_scoring`;
+- :func:`cached`: results kept per scored input set (on the Scoring itself, so a sample's are shared by every
+  session and an upload's go with its session), and :func:`compute_ahead`, work started before it is asked for;
+- :func:`heavy`: one session's heavy work at a time, so that opening the app is never starved.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import cast
+
+import streamlit as st
+from components import blocked_panel, md
+
+from cophe_core import Scoring
+from cophe_core.labels import NothingScorable
+from cophe_core.metrics import Evaluation
+from cophe_core.slices import Slice, restrict
+
+
+@dataclass
+class Context:
+    """What every view needs: the scored inputs and the user's current choices."""
+
+    scoring: Scoring | None
+    source: str
+    max_level: str | None
+    run: str | None
+    error: str | None = None
+    scored: dict | None = None  # run → ScoredRun, for runs given as probabilities
+    rule: tuple | None = None  # ("threshold", t) or ("top_k", k)
+    reading: dict | None = None  # the reading options: doc_col, code_col, system
+    notice: str | None = None  # an ordinary state, such as nothing uploaded yet (not an error)
+    blocked: NothingScorable | None = None  # an input with no scorable row: numbers are withheld
+    slice: Slice | None = None  # the part of the data every page shows (None: everything)
+    files: dict | None = None  # the inputs as given and how they were read: what Save analysis writes
+
+    def evaluation(self, run: str | None = None, *, max_level: str | None = None) -> Evaluation:
+        """The run's evaluation (up to ``max_level``, by default the sidebar's), restricted to the slice: a mask
+        on the cached matrices, kept per slice."""
+        level = max_level or self.max_level
+        name, scoring, part = run or self.run, self.scoring, self.slice
+        if scoring is None or name is None:
+            raise LookupError("no scored run to evaluate")  # views ask only through require_scoring()
+        ev = scoring.evaluation(name, max_level=level)
+        if part is None:
+            return ev
+        return cached(scoring, ("sliced", name, level, part.fingerprint), lambda: restrict(ev, part))
+
+    def evaluations_ahead(self, slices: list[Slice]) -> None:
+        """Restrict every run to each of ``slices`` (the other choices of the sidebar's slice) in the
+        background, with the tables every page reads first, so that choosing one of them is quick."""
+        if self.scoring is None:
+            return
+        for s in slices:
+            if self.slice is not None and s.fingerprint == self.slice.fingerprint:
+                continue
+            for run in self.scoring.run_names:
+                ev = self.scoring.evaluation(run, max_level=self.max_level)
+                compute_ahead(
+                    self.scoring,
+                    ("sliced", run, self.max_level, s.fingerprint),
+                    lambda ev=ev, s=s: _warm(restrict(ev, s)),
+                )
+
+    @property
+    def slice_key(self) -> str | None:
+        """What the slice selects (its mask's fingerprint: a key alone may name another file's slice)."""
+        return None if self.slice is None else self.slice.fingerprint
+
+    @property
+    def key(self) -> tuple:
+        """What a result computed from :meth:`evaluation` depends on, besides the runs: part of every cache key."""
+        return (self.max_level, self.slice_key)
+
+    @property
+    def slice_words(self) -> str:
+        """The slice in one sentence, for reports."""
+        if self.slice is None:
+            return "Every document and code."
+        return f"Slice: {self.slice.dimension}: {self.slice.name}. {self.slice.describe()}"
+
+
+def _warm(ev):
+    """``ev`` with the tables that the views read first computed (level scores, per-document counts)."""
+    ev.levels_table  # noqa: B018 - cached properties, computed here rather than in the view
+    ev.documents  # noqa: B018
+    return ev
+
+
+def is_cached(scoring: Scoring, key: tuple) -> bool:
+    """Whether :func:`cached` holds ``key`` for this scoring already (so a view can skip a spinner)."""
+    return key in scoring.__dict__.get("_dashboard_cache", {})
+
+
+CACHED_PER_SCORING = (
+    256  # results kept per scored input set (tree views, intervals, tables), least recent out
+)
+
+
+# One thread computes what a user is likely to ask for next (the other slices on offer, the family table at
+# the other levels), so that choosing it shows it at once; cached() waits for such work rather than repeating it.
+_AHEAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cophe-ahead")
+
+
+_LOCK = threading.Lock()
+
+
+def _stores(scoring: Scoring) -> tuple[dict, dict]:
+    with _LOCK:
+        return (
+            scoring.__dict__.setdefault("_dashboard_cache", {}),
+            scoring.__dict__.setdefault("_dashboard_ahead", {}),
+        )
+
+
+def _keep(store: dict, key: tuple, value) -> None:
+    with _LOCK:
+        store[key] = value
+        while len(store) > CACHED_PER_SCORING:
+            store.pop(next(iter(store)))
+
+
+def cached(scoring: Scoring, key: tuple, compute):
+    """A result computed once per scored input set (kept on the Scoring itself, the last
+    :data:`CACHED_PER_SCORING` used: a sample's is shared by every session, so it is bounded)."""
+    store, ahead = _stores(scoring)
+    with _LOCK:
+        if key in store:
+            store[key] = store.pop(key)  # most recently used last
+            return store[key]
+        future = ahead.get(key)
+    if future is not None:
+        try:
+            return future.result()  # already under way in the background: wait for it
+        except Exception:  # noqa: BLE001 - computed again below, where its error reaches the error panel
+            pass
+    with heavy():
+        value = compute()
+    _keep(store, key, value)
+    return value
+
+
+# Sessions computing at once. Python runs one thread at a time (the GIL), and every session's script is a
+# thread of the one server: ten sessions computing together made each ten times slower, and opening the app
+# took half a minute. The rest wait their turn (first come, roughly first served), so a session that only
+# draws (opening the app, a rerun on cached results) shares the processor with one computation at most.
+HEAVY_AT_ONCE = 1
+
+
+_HEAVY = threading.Semaphore(HEAVY_AT_ONCE)
+
+
+_IN_HEAVY = (
+    threading.local()
+)  # how deep this thread is in heavy(): a computation inside another takes no turn
+
+
+@contextmanager
+def heavy(*, take: bool = True) -> Iterator[None]:
+    """Hold one of the :data:`HEAVY_AT_ONCE` turns to compute (at once if this thread holds one already).
+    With ``take`` false, go ahead without a turn, and so do the computations inside: a session's opening.
+    Work done ahead in the background takes no turn: it is one thread, and a turn held while waiting for it
+    would deadlock."""
+    depth = getattr(_IN_HEAVY, "depth", 0)
+    acquire = depth == 0 and take
+    if acquire and not _HEAVY.acquire(blocking=False):
+        with st.spinner("Another user's work is running on this server; yours starts when it ends…"):
+            _HEAVY.acquire()
+    _IN_HEAVY.depth = depth + 1
+    try:
+        yield
+    finally:
+        _IN_HEAVY.depth = depth
+        if acquire:
+            _HEAVY.release()
+
+
+def compute_ahead(scoring: Scoring, key: tuple, compute) -> None:
+    """Start computing a result in the background, once, for :func:`cached` to find. ``compute`` must be
+    pure core work: no Streamlit call."""
+    store, ahead = _stores(scoring)
+
+    def work():
+        try:
+            value = compute()
+            _keep(store, key, value)
+            return value
+        finally:
+            with _LOCK:
+                ahead.pop(key, None)
+
+    with _LOCK:
+        if key in store or key in ahead:
+            return
+        ahead[key] = _AHEAD.submit(work)
+
+
+def context() -> Context:
+    """The context set by app.py for this rerun."""
+    return st.session_state["_ctx"]
+
+
+class Ready(Context):
+    """A :class:`Context` with a scored run to show, as :func:`require_scoring` returns it: the same object,
+    with the type checker told that its scoring, run and highest level are set."""
+
+    scoring: Scoring
+    max_level: str
+    run: str
+
+
+def require_scoring() -> Ready | None:
+    """The context if there is something to show; otherwise draw why not and return None."""
+    ctx = context()
+    if ctx.blocked is not None:
+        blocked_panel(ctx.blocked)
+        return None
+    if ctx.error:
+        st.error(md(ctx.error))
+        return None
+    if ctx.notice:
+        st.info(md(ctx.notice), icon=":material/upload_file:")
+        return None
+    if ctx.scoring is None or ctx.run is None or ctx.max_level is None:
+        st.info("No data yet.")
+        return None
+    return cast(Ready, ctx)
