@@ -709,15 +709,20 @@ def precision_recall_fscore_hierarchical_from_scores(
     >>> cophe_score_from_scores(y_true, y_score, labels=labels, ontology="icd9", top_k=1, level="e1")
     0.6666666666666666
     """
-    from .scores import check_rule
+    from .ontology import load_ontology
+    from .scores import ScoredRun
 
-    kind, value = check_rule(threshold, top_k)
-    scores = _indicators(y_score, "y_score", len(labels), scores=True)
-    if kind == "threshold":
-        y_pred = sp.csr_matrix(scores >= value, dtype=np.int8)
-    else:
-        y_pred = _top_k(scores, int(value), labels)
-    return precision_recall_fscore_hierarchical(y_true, y_pred, labels=labels, ontology=ontology, **kwargs)
+    names = _labels(labels)
+    scores = _indicators(y_score, "y_score", len(names), scores=True)
+    onto, columns = _place_labels(names, load_ontology(ontology), kwargs.get("system", "auto"))
+    # decided on the codes' nodes by the file-based path's own rule (ties go to the code that sorts first),
+    # then moved back onto the label columns
+    on_nodes = scores @ columns
+    run = ScoredRun(
+        onto, np.arange(scores.shape[0]).astype(str), sp.csr_matrix(on_nodes.shape), on_nodes.tocsr()
+    )
+    y_pred = run.decide(threshold=threshold, top_k=top_k) @ columns.T
+    return precision_recall_fscore_hierarchical(y_true, y_pred, labels=names, ontology=ontology, **kwargs)
 
 
 def cophe_score_from_scores(y_true, y_score, **kwargs: Any) -> float:
@@ -817,16 +822,3 @@ def _place_labels(names: list[str], onto: Ontology, system: str) -> tuple[Ontolo
         (np.ones(len(names)), (np.arange(len(names)), r.nodes)), shape=(len(names), r.ontology.n_nodes)
     )
     return r.ontology, columns
-
-
-def _top_k(scores: sp.csr_matrix, k: int, labels: Sequence[str]) -> sp.csr_matrix:
-    """The k highest stored scores of each row, ties broken by the label string ascending (as the
-    file-based path breaks them by code)."""
-    rows = np.repeat(np.arange(scores.shape[0]), np.diff(scores.indptr))
-    name_rank = np.empty(len(labels), dtype=np.int64)
-    name_rank[np.argsort(np.asarray(labels, dtype=str), kind="stable")] = np.arange(len(labels))
-    order = np.lexsort((name_rank[scores.indices], -scores.data, rows))
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order)) - scores.indptr[rows[order]]
-    keep = rank < k
-    return sp.csr_matrix((np.ones(keep.sum()), (rows[keep], scores.indices[keep])), shape=scores.shape)

@@ -30,13 +30,22 @@ def label_md(text: object) -> str:
     return text if re.fullmatch(r"[\w .\-]*", text) else md(text)
 
 
+def rows(n: int) -> str:
+    """``"1 input row was"``, ``"2 input rows were"``: a count of input rows in words.
+
+    >>> rows(1), rows(1200)
+    ('1 input row was', '1,200 input rows were')
+    """
+    return f"{n:,} input row was" if n == 1 else f"{n:,} input rows were"
+
+
 def problems_panel(scoring: Scoring) -> None:
     """Rejected and flagged rows, and input warnings: counts, first rows with reasons, downloads."""
     c = scoring.corpus
     if len(c.rejected):
         with st.container(border=True):
             st.error(
-                f"**{len(c.rejected):,} input rows were not scored.** Each is listed with its file, line, "
+                f"**{rows(len(c.rejected))} not scored.** Each is listed with its file, line, "
                 "value and the reason; fix them and upload again, or accept that they are left out."
             )
             by_reason = (  # one row per file and kind of problem, with the words of its first row
@@ -54,7 +63,7 @@ def problems_panel(scoring: Scoring) -> None:
             if c.needs_system:
                 system_question()
     if len(c.flagged):
-        with st.expander(f"{len(c.flagged):,} rows scored with a caveat", expanded=False):
+        with st.expander(f"{rows(len(c.flagged))} scored with a caveat", expanded=False):
             st.dataframe(c.flagged.head(50).drop(columns="kind"), hide_index=True, width="stretch")
             downloads.table(
                 st, "Download flagged rows (CSV)", c.flagged, "flagged_rows.csv", key="dl_flagged"

@@ -99,7 +99,7 @@ def test_bad_upload_shows_the_error_panel_not_a_traceback():
 def test_rejected_rows_are_counted_listed_and_downloadable():
     gold = b"doc_id,code\n1,401.9\n1,zz9\n2,428.0\n"
     at = upload(run_app(), ("gold.csv", gold), [("run.csv", b"doc_id,code\n1,401.1\n2,428.0\n")])
-    assert any("1 input rows were not scored" in e.value for e in at.error)
+    assert any("1 input row was not scored" in e.value for e in at.error)
     rejected = at.dataframe[1].value
     assert rejected.iloc[0].to_dict() | {"reason": ""} == {
         "file": "gold.csv",
