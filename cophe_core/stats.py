@@ -68,11 +68,8 @@ class _Table:
     mean_names: list[str]
 
 
-HEADLINES = (
-    "flat f1",
-    "set_based overall f1",
-    "cophe overall f1",
-)  # the figure ids of the three headline F1s
+# the figure ids of the three headline F1s
+HEADLINES = ("flat f1", "set_based overall f1", "cophe overall f1")
 _EB = ["eb_jacc", "eb_hamm", "eb_subacc", "eb_f", "prop_f", "hf"]  # averaged over every document
 # icm and icm_gold are 0 on documents without a gold code and icm_docs marks the others (1), so that a
 # resample's ICM is Σ w·icm / Σ w·icm_docs: the mean over the same documents as the point estimate.

@@ -19,9 +19,8 @@ from cophe_core.analysis import Analysis, InputFile, read_analysis, write_analys
 
 FILE_KEY = "analysis_file"
 OPENED_KEY = "_analysis_opened"  # digest of the file whose settings were applied
-FILES_KEY = (
-    "_analysis_files"  # widget key of an optional upload → (name, bytes) it held in the saved analysis
-)
+# widget key of an optional upload → (name, bytes) it held in the saved analysis
+FILES_KEY = "_analysis_files"
 #: session keys saved as the view (when set): the pages' choices that are not in the URL
 VIEW_KEYS = (
     "run",

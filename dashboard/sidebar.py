@@ -224,14 +224,8 @@ def sidebar() -> Context:
     )
 
 
-RUN_KEYS = (
-    "run",
-    "levels_runs",
-    "cmp_a",
-    "cmp_b",
-    "doc_run_b",
-    "threshold_run",
-)  # widgets that hold run names
+# widgets that hold run names
+RUN_KEYS = ("run", "levels_runs", "cmp_a", "cmp_b", "doc_run_b", "threshold_run")
 
 
 def follow_renames(names: list[str], files: list[str]) -> None:

@@ -100,9 +100,8 @@ def is_cached(scoring: Scoring, key: tuple) -> bool:
     return key in scoring.__dict__.get("_dashboard_cache", {})
 
 
-CACHED_PER_SCORING = (
-    256  # results kept per scored input set (tree views, intervals, tables), least recent out
-)
+# results kept per scored input set (tree views, intervals, tables), the least recently used out
+CACHED_PER_SCORING = 256
 
 
 # One thread computes what a user is likely to ask for next (the other slices on offer, the family table at
@@ -158,9 +157,8 @@ HEAVY_AT_ONCE = 1
 _HEAVY = threading.Semaphore(HEAVY_AT_ONCE)
 
 
-_IN_HEAVY = (
-    threading.local()
-)  # how deep this thread is in heavy(): a computation inside another takes no turn
+# how deep this thread is in heavy(): a computation inside another takes no turn
+_IN_HEAVY = threading.local()
 
 
 @contextmanager
