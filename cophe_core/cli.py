@@ -1,4 +1,4 @@
-"""Command line: ``cophe score --gold G --pred P`` (also ``python -m cophe_core``).
+"""Command line: ``cophe score --gold G --pred P`` (also ``python -m cophe_core``), and ``cophe dashboard``.
 
 Argument parsing and printing only; the work is done by :mod:`cophe_core.api`.
 Exit codes: 0 on success, 2 on bad input (message on stderr).
@@ -7,10 +7,13 @@ Exit codes: 0 on success, 2 on bad input (message on stderr).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import pandas as pd
 
@@ -124,7 +127,33 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--doc-col", help="document id column (default: detected)")
     s.add_argument("--code-col", help="code column (default: detected)")
     s.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
+    sub.add_parser(
+        "dashboard",
+        help="start the dashboard (streamlit run dashboard/app.py); other options go to Streamlit, "
+        "such as --server.port 8502",
+    )
     return p
+
+
+# The dashboard of a source checkout or editable install (requirements.txt): beside the package.
+DASHBOARD_APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
+
+
+def _dashboard(options: list[str]) -> int:
+    """``streamlit run`` on the dashboard, in a child process (this package never imports Streamlit), from
+    the project folder so that its .streamlit/config.toml applies."""
+    if not DASHBOARD_APP.exists():
+        print(
+            "cophe: error: the dashboard comes with a source checkout: git clone the project, then "
+            "pip install -r requirements.txt",
+            file=sys.stderr,
+        )
+        return 2
+    if importlib.util.find_spec("streamlit") is None:
+        print('cophe: error: the dashboard needs Streamlit: pip install "cophe[dashboard]"', file=sys.stderr)
+        return 2
+    command = [sys.executable, "-m", "streamlit", "run", str(DASHBOARD_APP), *options]
+    return subprocess.call(command, cwd=DASHBOARD_APP.parents[1])
 
 
 def _table(result: dict) -> str:
@@ -180,7 +209,12 @@ def _table(result: dict) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "dashboard":
+        return _dashboard(rest)  # Streamlit's own options, as `streamlit run` takes them
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         return _score(args)
     except RecursionError:
@@ -318,7 +352,6 @@ def _write_csv(table: pd.DataFrame, path: str) -> None:
 def _save(args: argparse.Namespace, ev, decision: dict | None) -> None:
     """Write ``--save``: the inputs as given, the reading options and the decision rule."""
     from datetime import UTC, datetime
-    from pathlib import Path
 
     from .analysis import analysis_from_files, write_analysis
     from .ontology import NAMES
