@@ -125,7 +125,7 @@ def check(paths: dict[str, Path]) -> dict:
         **{f"{role}_rows": len(raw.pairs) for role, raw in runs.items()},
         "kinds": {role: type(raw).__name__ for role, raw in runs.items()},
         "cophe_f1_e0": {
-            r: round(scoring.evaluation(r).score("cophe", "e0")["f1"], 3) for r in scoring.run_names
+            r: round(scoring.evaluation(r).score("cophe", "e0").f1, 3) for r in scoring.run_names
         },
     }
 

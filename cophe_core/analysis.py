@@ -594,7 +594,7 @@ def score_analysis(analysis: Analysis) -> Scoring:
     >>> a = Analysis(InputFile("gold.csv", b"doc_id,code\\n1,401.9\\n"),
     ...              {"A": InputFile("a.csv", b"doc_id,code\\n1,401.1\\n")}, options={"ontology": "icd9"})
     >>> ev = score_analysis(a).evaluation("A")
-    >>> round(ev.score("cophe", "e0")["f1"], 3), round(ev.score("flat")["f1"], 3)  # the same family, another code
+    >>> round(ev.score("cophe", "e0").f1, 3), round(ev.score("flat").f1, 3)  # the same family, another code
     (1.0, 0.0)
     """
     from .api import score_files

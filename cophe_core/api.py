@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 
 from .labels import Corpus, encode
@@ -26,7 +27,52 @@ from .scores import Rule, ScoredRun, check_rule, score_run, tune_threshold
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["Scoring", "score_files", "score_labels", "decide_run"]
+__all__ = ["Scoring", "score_files", "score_labels", "decide_run", "Decision", "TunedOn"]
+
+
+@dataclass(frozen=True, eq=False)
+class TunedOn:
+    """Where a threshold was tuned: the development split's files, the measure whose overall F1 it
+    maximises, and the curve (threshold against the F1 of each measure) it was read from."""
+
+    gold: str
+    scores: str
+    measure: str
+    curve: pd.DataFrame
+
+
+@dataclass(frozen=True, eq=False)
+class Decision:
+    """How :func:`decide_run` turned scores into code sets, and the run's threshold-free ranking metrics.
+
+    Exactly one of ``threshold`` and ``top_k`` is set; ``tuned_on`` says where a tuned threshold came
+    from. ``ranking`` maps ``p@k``, ``r@k``, ``micro_auc`` and ``macro_auc`` to values
+    (:meth:`~cophe_core.scores.ScoredRun.ranking`).
+    """
+
+    threshold: float | None
+    top_k: int | None
+    ranking: dict[str, float]
+    tuned_on: TunedOn | None = None
+
+    @property
+    def rule(self) -> Rule:
+        """The rule as ``("threshold", t)`` or ``("top_k", k)``."""
+        return ("threshold", self.threshold) if self.threshold is not None else ("top_k", self.top_k)  # type: ignore[return-value]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The CLI JSON's ``decision`` object: ``tuned_on`` (when tuned: gold, scores, measure and the
+        curve as lists), ``threshold``, ``top_k`` and ``ranking``."""
+        out: dict[str, Any] = {}
+        if self.tuned_on is not None:
+            t = self.tuned_on
+            out["tuned_on"] = {
+                "gold": t.gold,
+                "scores": t.scores,
+                "measure": t.measure,
+                "curve": t.curve.to_dict(orient="list"),
+            }
+        return out | {"threshold": self.threshold, "top_k": self.top_k, "ranking": dict(self.ranking)}
 
 
 @dataclass(eq=False)
@@ -82,7 +128,7 @@ class Scoring:
         rows = []
         for run in self.run_names:
             ev = self.evaluation(run)
-            rows.append({"run": run, **{m: ev.score(m)["f1"] for m in ("flat", "set_based", "cophe")}})
+            rows.append({"run": run, **{m: ev.score(m).f1 for m in ("flat", "set_based", "cophe")}})
         c = self.corpus
         head = (
             f"<p><b>Scoring</b>: {len(c.docs):,} documents, {len(self.run_names)} run(s), ontology "
@@ -100,7 +146,7 @@ class Scoring:
         --------
         >>> s = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code,score\\n1,401.9,0.4\\n"},
         ...                 threshold=0.5)
-        >>> s.evaluation("A").score("flat")["tp"], s.with_rule(threshold=0.3).evaluation("A").score("flat")["tp"]
+        >>> s.evaluation("A").score("flat").tp, s.with_rule(threshold=0.3).evaluation("A").score("flat").tp
         (0, 1)
         """
         rule = check_rule(threshold, top_k)
@@ -148,7 +194,7 @@ def score_labels(
     >>> from cophe_core.readers import read_input
     >>> s = score_labels(read_input(b"doc_id,code\\n1,401.9\\n"),
     ...                  {"A": read_input(b"doc_id,code,score\\n1,401.9,0.7\\n1,401.1,0.7\\n")}, top_k=1)
-    >>> s.rule, s.evaluation("A").score("flat")["fp"]  # the tie goes to 401.1
+    >>> s.rule, s.evaluation("A").score("flat").fp  # the tie goes to 401.1
     (('top_k', 1), 1)
     """
     if isinstance(gold, RawScores):
@@ -197,7 +243,7 @@ def score_files(
     ``threshold`` or a ``top_k`` (see :func:`score_labels`).
 
     >>> s = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"})
-    >>> round(s.evaluation("A").score("cophe", "e0")["f1"], 3)
+    >>> round(s.evaluation("A").score("cophe", "e0").f1, 3)
     1.0
     """
     raw_gold = _read(gold, "gold", doc_col, code_col, gold=True)
@@ -239,23 +285,23 @@ def decide_run(
     max_level: str | None = None,
     doc_col: str | None = None,
     code_col: str | None = None,
-) -> tuple[Scoring, dict]:
+) -> tuple[Scoring, Decision]:
     """Turn a run's scores into decisions and score them (the run is named ``pred``).
 
     Exactly one of ``threshold``, ``top_k`` or ``tune_on`` = (dev gold, dev
     scores), already read or files (read with ``doc_col``/``code_col``): the
     threshold that maximises ``measure`` overall F1 on that development split is
     applied to these scores. Returns the :class:`Scoring` (with the development
-    split's :class:`~cophe_core.scores.ScoredRun` as ``dev``) and a dict with the
-    decision rule and the threshold-free ranking metrics.
+    split's :class:`~cophe_core.scores.ScoredRun` as ``dev``) and the :class:`Decision`: the rule,
+    where it was tuned, and the threshold-free ranking metrics.
 
     Examples
     --------
     >>> from cophe_core.readers import read_input
     >>> s, info = decide_run(read_input(b"doc_id,code\\n1,401.9\\n"),
     ...                      read_input(b"doc_id,code,score\\n1,401.9,0.8\\n1,428.0,0.3\\n"), threshold=0.5)
-    >>> s.evaluation("pred").score("flat")["f1"], info["ranking"]["p@5"]
-    (1.0, 0.2)
+    >>> s.evaluation("pred").score("flat").f1, info.rule, info.ranking["p@5"]
+    (1.0, ('threshold', 0.5), 0.2)
     """
     if sum(x is not None for x in (threshold, top_k, tune_on)) != 1:
         raise InputError(
@@ -269,7 +315,7 @@ def decide_run(
             f"{read.name}: holds code sets, not scores; --threshold, --top-k and --tune-on need a "
             "scores file (doc_id,code,score rows, or one score column per code)"
         )
-    info: dict = {}
+    tuned = None
     dev = None
     detection = None
     if tune_on is not None:
@@ -284,20 +330,14 @@ def decide_run(
         dev = score_run(dev_gold, dev_scores, ontology, system=system, max_level=max_level)
         curve = dev.curve()
         threshold = tune_threshold(curve, measure)
-        info["tuned_on"] = {
-            "gold": dev_gold.name,
-            "scores": dev_scores.name,
-            "measure": measure,
-            "curve": curve.to_dict(orient="list"),
-        }
+        tuned = TunedOn(dev_gold.name, dev_scores.name, measure, curve)
     scoring = score_labels(
         gold, {"pred": read}, ontology=ontology, system=system, threshold=threshold, top_k=top_k
     )
     scoring.dev = dev
     if detection:
         scoring._detection = detection
-    info.update({"threshold": threshold, "top_k": top_k, "ranking": scoring.scored["pred"].ranking()})
-    return scoring, info
+    return scoring, Decision(threshold, top_k, scoring.scored["pred"].ranking(), tuned)
 
 
 def _keywords(rule: Rule) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import __version__
-from .api import decide_run, score_labels
+from .api import Decision, decide_run, score_labels
 from .labels import NothingScorable
 from .readers import InputError, RawScores, excerpt, read_input, read_labels
 from .report import safe_csv
@@ -300,7 +300,7 @@ def _score(args: argparse.Namespace) -> int:
             "figures": {r.figure: [r.low, r.high] for r in ci.itertuples()},
         }
     if decision is not None:
-        result["decision"] = decision
+        result["decision"] = decision.to_dict()
     warnings, rejected = list(run.corpus.warnings), run.corpus.rejected
     if run.dev is not None and run.dev.corpus is not None:  # the development split a threshold was tuned on
         warnings += [f"development split: {w}" for w in run.dev.corpus.warnings]
@@ -349,7 +349,7 @@ def _write_csv(table: pd.DataFrame, path: str) -> None:
         f.write(safe_csv(table))
 
 
-def _save(args: argparse.Namespace, ev, decision: dict | None) -> None:
+def _save(args: argparse.Namespace, ev, decision: Decision | None) -> None:
     """Write ``--save``: the inputs as given, the reading options and the decision rule."""
     from datetime import UTC, datetime
 
@@ -360,13 +360,7 @@ def _save(args: argparse.Namespace, ev, decision: dict | None) -> None:
         "auto",
         *NAMES,
     )  # a hierarchy file (scoring has read it): saved as an input
-    rule = None
-    if decision is not None:
-        rule = (
-            ("threshold", decision["threshold"])
-            if decision.get("threshold") is not None
-            else ("top_k", decision["top_k"])
-        )
+    rule = None if decision is None else decision.rule
     analysis = analysis_from_files(
         args.gold,
         {Path(args.pred).stem or "pred": args.pred},

@@ -71,7 +71,7 @@ def headlines(evals: dict[str, Evaluation], intervals: dict[str, pd.DataFrame] |
         row: dict[str, float] = {}
         table = None if intervals is None or run not in intervals else intervals[run].set_index("figure")
         for col, (m, stat) in HEADLINE_COLUMNS.items():
-            row[col] = scores[m][stat]
+            row[col] = getattr(scores[m], stat)
             if intervals is not None:
                 fig = _figure_id(m, stat)
                 bounds = table.loc[fig] if table is not None and fig in table.index else None
@@ -179,9 +179,8 @@ def disagreements(a: Evaluation, b: Evaluation, *, level: str = "e0", top: int =
     diff = (a.pred != b.pred).tocsr()
     only_a = a.pred.multiply(diff)
     only_b = b.pred.multiply(diff)
-    da, db = a.documents, b.documents
-    fa = prf(da[f"{level}_tp"], da[f"{level}_fp"], da[f"{level}_fn"])[2]
-    fb = prf(db[f"{level}_tp"], db[f"{level}_fp"], db[f"{level}_fn"])[2]
+    fa = a.document_counts("cophe", level).f1
+    fb = b.document_counts("cophe", level).f1
     keys = a.ontology.keys
 
     def codes(m, rows):

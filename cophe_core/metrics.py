@@ -27,8 +27,9 @@ cost is linear in the number of labels.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, astuple, dataclass, fields, replace
 from functools import cached_property
 from typing import Any
 
@@ -44,6 +45,10 @@ __all__ = [
     "balance",
     "evaluate",
     "Evaluation",
+    "Score",
+    "MacroScore",
+    "NodeCounts",
+    "DocumentCounts",
     "MEASURES",
     "MEASURE_WORDS",
     "precision_recall_fscore_hierarchical",
@@ -90,6 +95,155 @@ def balance(tp, fp, fn) -> np.ndarray:
     tp, fp, fn = (np.asarray(a, dtype=float) for a in (tp, fp, fn))
     total = tp + fp + fn
     return np.divide(fp - fn, total, out=np.zeros_like(total), where=total > 0)
+
+
+class _Record:
+    """Shared by the frozen result records: a plain dict for JSON, and read access by key, kept for code
+    written when these were dicts (``ev.score("cophe").f1``), with a warning."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The record as a dict of plain Python numbers, in field order."""
+        return asdict(self)  # type: ignore[call-overload]
+
+    def __getitem__(self, key: str) -> Any:
+        warnings.warn(
+            f"{type(self).__name__}[{key!r}] is deprecated: read the attribute .{key}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(self, key)
+
+
+@dataclass(frozen=True)
+class Score(_Record):
+    """One measure's micro scores at one level (or ``overall``): the counts TP, FP and FN summed over the
+    documents and nodes, then P = TP/(TP+FP), R = TP/(TP+FN) and F1 = 2PR/(P+R), each 0 over 0.
+
+    >>> s = Score.of(6, 5, 2)
+    >>> s.tp, round(s.precision, 3), round(s.recall, 3), round(s.f1, 3)
+    (6, 0.545, 0.75, 0.632)
+    """
+
+    tp: int
+    fp: int
+    fn: int
+    precision: float
+    recall: float
+    f1: float
+
+    @classmethod
+    def of(cls, tp: int, fp: int, fn: int) -> Score:
+        """The score of these counts."""
+        p, r, f = prf(tp, fp, fn)
+        return cls(int(tp), int(fp), int(fn), float(p), float(r), float(f))
+
+
+@dataclass(frozen=True)
+class MacroScore(_Record):
+    """One measure's macro averages at one level, over the ``n_codes`` nodes in play: ``precision`` and
+    ``recall`` are the means of the per-node values, ``f1`` the mean of per-node F1 (scikit-learn; Edin
+    et al. 2023), ``f1_of_means`` the F1 of the two means (CAML, LAAT and the CoPHE scripts).
+
+    >>> m = MacroScore.of(np.array([1, 0]), np.array([0, 1]), np.array([1, 0]))
+    >>> m.n_codes, m.precision, m.recall, m.f1, round(m.f1_of_means, 4)
+    (2, 0.5, 0.25, 0.3333333333333333, 0.3333)
+    """
+
+    n_codes: int
+    precision: float
+    recall: float
+    f1: float
+    f1_of_means: float
+
+    @classmethod
+    def of(cls, tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> MacroScore:
+        """The macro averages over the nodes whose counts are given (none: all 0)."""
+        if not len(tp):
+            return cls(0, 0.0, 0.0, 0.0, 0.0)
+        p, r, f = prf(tp, fp, fn)
+        mp, mr = float(p.mean()), float(r.mean())
+        return cls(len(tp), mp, mr, float(f.mean()), _f1(mp, mr))
+
+
+@dataclass(frozen=True, eq=False)
+class NodeCounts:
+    """Per node, counts summed over the documents, each an int64 array of ``ontology.n_nodes``.
+
+    - ``gold``, ``predicted``: Σy and Σx, the gold and predicted codes at or below the node;
+    - ``tp``, ``fp``, ``fn``: CoPHE's min(x, y), max(x − y, 0), max(y − x, 0);
+    - ``set_tp``, ``set_fp``, ``set_fn``: the same on x > 0 and y > 0;
+    - ``flat_tp``, ``flat_fp``, ``flat_fn``: the node's own code compared as a set (the flat measure);
+    - ``docs_over``, ``docs_under``: documents with x > y and with x < y; ``None`` when not counted (they
+      cost the most, and only the node table needs them).
+
+    Every field is a sum over documents, so the counts of disjoint sets of documents add up to the counts
+    of their union: ``a + b`` (the shorter is padded with zeros, for nodes added by a later extension of
+    the ontology). Every table of an :class:`Evaluation` but the per-document ones is a function of them.
+
+    >>> a = NodeCounts.zeros(2)
+    >>> (a + NodeCounts.zeros(3)).tp.tolist()
+    [0, 0, 0]
+    """
+
+    gold: np.ndarray
+    predicted: np.ndarray
+    tp: np.ndarray
+    fp: np.ndarray
+    fn: np.ndarray
+    set_tp: np.ndarray
+    set_fp: np.ndarray
+    set_fn: np.ndarray
+    flat_tp: np.ndarray
+    flat_fp: np.ndarray
+    flat_fn: np.ndarray
+    docs_over: np.ndarray | None = None
+    docs_under: np.ndarray | None = None
+
+    @classmethod
+    def zeros(cls, n_nodes: int) -> NodeCounts:
+        """Counts of no document."""
+        return cls(*(np.zeros(n_nodes, dtype=np.int64) for _ in fields(cls)))
+
+    def _arrays(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.tp)
+
+    def padded(self, n_nodes: int) -> NodeCounts:
+        """The same counts over ``n_nodes`` ≥ :attr:`n_nodes` nodes, the new ones 0."""
+        extra = n_nodes - self.n_nodes
+        if extra < 0:
+            raise ValueError(f"cannot shrink counts of {self.n_nodes} nodes to {n_nodes}")
+        if not extra:
+            return self
+        zeros = np.zeros(extra, np.int64)
+        pad: dict[str, Any] = {
+            k: None if v is None else np.concatenate([v, zeros]) for k, v in self._arrays().items()
+        }
+        return type(self)(**pad)
+
+    def __add__(self, other: NodeCounts) -> NodeCounts:
+        n = max(self.n_nodes, other.n_nodes)
+        a, b = self.padded(n)._arrays(), other.padded(n)._arrays()
+        total: dict[str, Any] = {k: None if a[k] is None or b[k] is None else a[k] + b[k] for k in a}
+        return type(self)(**total)
+
+
+@dataclass(frozen=True, eq=False)
+class DocumentCounts:
+    """One measure's TP, FP and FN per document (int64 arrays in the order of ``Evaluation.docs``), at one
+    level or summed over the levels (``overall``)."""
+
+    tp: np.ndarray
+    fp: np.ndarray
+    fn: np.ndarray
+
+    @property
+    def f1(self) -> np.ndarray:
+        """Each document's F1 (0 where it has no counts)."""
+        return prf(self.tp, self.fp, self.fn)[2]
 
 
 def _colcount(m: sp.csr_matrix, n: int) -> np.ndarray:
@@ -164,42 +318,40 @@ class Evaluation:
         return m
 
     @cached_property
-    def _node_counts(self) -> dict[str, np.ndarray]:
+    def _counts(self) -> NodeCounts:
+        # all but docs_over and docs_under, which cost the most: what the level and macro tables need
         n = self.ontology.n_nodes
         x, y, tp = _colsum(self.X, n), _colsum(self.Y, n), _colsum(self._min, n)
         sx, sy, stp = _colcount(self.X, n), _colcount(self.Y, n), _colcount(self._min, n)
-        return {
-            "gold": y,
-            "predicted": x,
-            "tp": tp,
-            "fp": x - tp,
-            "fn": y - tp,
-            "set_tp": stp,
-            "set_fp": sx - stp,
-            "set_fn": sy - stp,
-        }
+        both = self.gold.multiply(self.pred).tocsr()
+        both.eliminate_zeros()
+        ftp = _colcount(both, n)
+        return NodeCounts(
+            gold=y,
+            predicted=x,
+            tp=tp,
+            fp=x - tp,
+            fn=y - tp,
+            set_tp=stp,
+            set_fp=sx - stp,
+            set_fn=sy - stp,
+            flat_tp=ftp,
+            flat_fp=_colcount(self.pred, n) - ftp,
+            flat_fn=_colcount(self.gold, n) - ftp,
+        )
 
     @cached_property
-    def _docs_over_under(self) -> dict[str, np.ndarray]:
-        # apart from the counts: only the node table needs them, and X − Y is the costliest step
+    def node_counts(self) -> NodeCounts:
+        """The per-node counts (:class:`NodeCounts`), summed over the documents; every table but the
+        per-document ones is a function of them."""
         n = self.ontology.n_nodes
         diff = (self.X - self.Y).tocsr()
         diff.eliminate_zeros()
-        return {
-            "docs_over": np.bincount(diff.indices[diff.data > 0], minlength=n),
-            "docs_under": np.bincount(diff.indices[diff.data < 0], minlength=n),
-        }
-
-    @cached_property
-    def flat_counts(self) -> dict[str, np.ndarray]:
-        """Per node, the exact codes compared as sets: ``tp`` (written and in the gold standard), ``fp``
-        (written only) and ``fn`` (in the gold standard only), summed over the documents; arrays of
-        ``ontology.n_nodes``. The flat measure sums them."""
-        n = self.ontology.n_nodes
-        both = self.gold.multiply(self.pred).tocsr()
-        both.eliminate_zeros()
-        tp = _colcount(both, n)
-        return {"tp": tp, "fp": _colcount(self.pred, n) - tp, "fn": _colcount(self.gold, n) - tp}
+        return replace(
+            self._counts,
+            docs_over=np.bincount(diff.indices[diff.data > 0], minlength=n),
+            docs_under=np.bincount(diff.indices[diff.data < 0], minlength=n),
+        )
 
     # ----------------------------------------------------------------- tables
     @cached_property
@@ -209,51 +361,61 @@ class Evaluation:
         Columns ``measure, level, tp, fp, fn, precision, recall, f1``; the flat
         row has level ``"leaf"``.
         """
-        return self._levels_rows(np.ones(self.ontology.n_nodes, dtype=bool))
+        return levels_table(self._counts, self.ontology, self.levels)
 
     @cached_property
     def systems_table(self) -> pd.DataFrame | None:
         """For an ontology of several code systems (``icd10``): :attr:`levels_table` per system,
         with a ``system`` column first; ``None`` otherwise."""
-        systems = self.ontology.systems
-        if systems is None or len(set(systems)) < 2:
-            return None
-        return pd.concat(
-            [self._levels_rows(systems == name).assign(system=name) for name in sorted(set(systems))],
-            ignore_index=True,
-        )[["system", "measure", "level", "tp", "fp", "fn", "precision", "recall", "f1"]]
+        return systems_table(self._counts, self.ontology, self.levels)
 
-    def _levels_rows(self, mask: np.ndarray) -> pd.DataFrame:
-        rows = []
-        f = self.flat_counts
-        rows.append(("flat", FLAT_LEVEL, f["tp"][mask].sum(), f["fp"][mask].sum(), f["fn"][mask].sum()))
-        c = self._node_counts
-        lv = self.ontology.level[mask]
-        nlev = len(self.levels)
-        for measure, prefix in (("set_based", "set_"), ("cophe", "")):
-            per = {
-                k: np.bincount(lv, weights=c[prefix + k][mask], minlength=nlev)[:nlev]
-                for k in ("tp", "fp", "fn")
-            }
-            for i, name in enumerate(self.levels):
-                rows.append((measure, name, per["tp"][i], per["fp"][i], per["fn"][i]))
-            rows.append((measure, "overall", per["tp"].sum(), per["fp"].sum(), per["fn"].sum()))
-        df = pd.DataFrame(rows, columns=["measure", "level", "tp", "fp", "fn"])
-        df[["tp", "fp", "fn"]] = df[["tp", "fp", "fn"]].astype(np.int64)
-        df["precision"], df["recall"], df["f1"] = prf(df.tp, df.fp, df.fn)
-        return df
-
-    def score(self, measure: str = "cophe", level: str = "overall") -> dict[str, float]:
-        """One row of :attr:`levels_table` as a dict (``level="leaf"`` for flat).
+    def score(self, measure: str = "cophe", level: str = "overall") -> Score:
+        """One row of :attr:`levels_table` (``level="leaf"`` for flat).
 
         >>> from cophe_core.ontology import icd9_ontology
         >>> onto = icd9_ontology()
         >>> gold = sp.csr_matrix(([1, 1], ([0, 0], [onto.codes["401.9"], onto.codes["428.0"]])), shape=(1, onto.n_nodes))
         >>> pred = sp.csr_matrix(([1], ([0], [onto.codes["401.1"]])), shape=(1, onto.n_nodes))
         >>> evaluate(gold, pred, onto).score("cophe", "e0")
-        {'tp': 1, 'fp': 0, 'fn': 1, 'precision': 1.0, 'recall': 0.5, 'f1': 0.6666666666666666}
+        Score(tp=1, fp=0, fn=1, precision=1.0, recall=0.5, f1=0.6666666666666666)
         """
         return _score_row(self.levels_table, measure, level)
+
+    def macro(self, measure: str = "cophe", level: str = "e0") -> MacroScore:
+        """One row of :attr:`macro_table` (``level="leaf"`` for flat).
+
+        >>> from cophe_core.ontology import icd9_ontology
+        >>> onto = icd9_ontology()
+        >>> gold = sp.csr_matrix(([1, 1], ([0, 0], [onto.codes["401.9"], onto.codes["428.0"]])), shape=(1, onto.n_nodes))
+        >>> pred = sp.csr_matrix(([1], ([0], [onto.codes["401.1"]])), shape=(1, onto.n_nodes))
+        >>> evaluate(gold, pred, onto).macro("cophe", "e0")
+        MacroScore(n_codes=2, precision=0.5, recall=0.5, f1=0.5, f1_of_means=0.5)
+        """
+        return _macro_row(self.macro_table, measure, level)
+
+    def document_counts(self, measure: str = "cophe", level: str = "overall") -> DocumentCounts:
+        """Each document's TP, FP and FN for ``measure`` at ``level`` (``"overall"``: summed over the
+        evaluated levels; ``"leaf"`` for flat), in the order of :attr:`docs`.
+
+        >>> from cophe_core import score_files
+        >>> s = score_files(b"doc_id,code\\n1,401.9\\n2,428.0\\n", {"A": b"doc_id,code\\n1,401.1\\n2,428.0\\n"})
+        >>> c = s.evaluation("A").document_counts("cophe", "e0")
+        >>> c.tp.tolist(), c.fp.tolist(), c.f1.tolist()
+        ([1, 1], [0, 0], [1.0, 1.0])
+        """
+        d = self.documents
+        if measure == "flat":
+            names: list[tuple[str, ...]] = [("flat_tp", "flat_fp", "flat_fn")]
+        elif measure not in ("set_based", "cophe"):
+            raise KeyError(f"no measure {measure!r}: use one of {', '.join(MEASURES)}")
+        else:
+            wanted = self.levels if level == "overall" else [level]
+            if not set(wanted) <= set(self.levels):
+                raise KeyError(f"no {measure} score at level {level!r}")
+            infix = "_set" if measure == "set_based" else ""
+            names = [tuple(f"{lv}{infix}_{k}" for k in ("tp", "fp", "fn")) for lv in wanted]
+        tp, fp, fn = (sum(d[cols[i]].to_numpy() for cols in names) for i in range(3))
+        return DocumentCounts(np.asarray(tp, np.int64), np.asarray(fp, np.int64), np.asarray(fn, np.int64))
 
     def _repr_html_(self) -> str:
         """In Jupyter: what was scored, then :attr:`levels_table`."""
@@ -274,35 +436,7 @@ class Evaluation:
         Columns ``measure, level, n_codes, macro_precision, macro_recall,
         macro_f1`` (mean of per-code F1) and ``macro_f1_of_means``.
         """
-        rows = []
-        f = self.flat_counts
-        in_play = (f["tp"] + f["fp"] + f["fn"]) > 0
-        rows.append(("flat", FLAT_LEVEL, *self._macro(f["tp"], f["fp"], f["fn"], in_play)))
-        c = self._node_counts
-        for i, name in enumerate(self.levels):
-            at = (self.ontology.level == i) & ((c["gold"] + c["predicted"]) > 0)
-            rows.append(("set_based", name, *self._macro(c["set_tp"], c["set_fp"], c["set_fn"], at)))
-            rows.append(("cophe", name, *self._macro(c["tp"], c["fp"], c["fn"], at)))
-        return pd.DataFrame(
-            rows,
-            columns=[
-                "measure",
-                "level",
-                "n_codes",
-                "macro_precision",
-                "macro_recall",
-                "macro_f1",
-                "macro_f1_of_means",
-            ],
-        )
-
-    @staticmethod
-    def _macro(tp, fp, fn, mask) -> tuple[int, float, float, float, float]:
-        if not mask.any():
-            return 0, 0.0, 0.0, 0.0, 0.0
-        p, r, f = prf(tp[mask], fp[mask], fn[mask])
-        mp, mr = float(p.mean()), float(r.mean())
-        return int(mask.sum()), mp, mr, float(f.mean()), _f1(mp, mr)
+        return macro_table(self._counts, self.ontology, self.levels)
 
     @cached_property
     def nodes(self) -> pd.DataFrame:
@@ -315,49 +449,7 @@ class Evaluation:
         ``balance`` = (FP − FN)/(TP + FP + FN) in [−1, 1] (−1: all
         under-predicted, +1: all over-predicted), ``listed``.
         """
-        c = self._node_counts
-        idx = np.nonzero((c["gold"] + c["predicted"]) > 0)[0]
-        o = self.ontology
-        df = pd.DataFrame(
-            {
-                "node": idx,
-                "level": np.asarray(o.levels, dtype=object)[o.level[idx]],
-                "code": o.keys[idx],
-                "title": o.titles[idx],
-                "parent": o.parent[idx],
-                **{k: v[idx] for k, v in (c | self._docs_over_under).items()},
-                "listed": o.listed[idx],
-            }
-        )
-        df["precision"], df["recall"], df["f1"] = prf(df.tp, df.fp, df.fn)
-        df["set_precision"], df["set_recall"], df["set_f1"] = prf(df.set_tp, df.set_fp, df.set_fn)
-        df["balance"] = balance(df.tp, df.fp, df.fn)
-        order = [
-            "node",
-            "level",
-            "code",
-            "title",
-            "parent",
-            "gold",
-            "predicted",
-            "tp",
-            "fp",
-            "fn",
-            "precision",
-            "recall",
-            "f1",
-            "set_tp",
-            "set_fp",
-            "set_fn",
-            "set_precision",
-            "set_recall",
-            "set_f1",
-            "docs_over",
-            "docs_under",
-            "balance",
-            "listed",
-        ]
-        return df[order]
+        return nodes_table(self.node_counts, self.ontology)
 
     @cached_property
     def documents(self) -> pd.DataFrame:
@@ -432,12 +524,12 @@ class Evaluation:
             "code_sets": dict(self.ontology.code_sets),
             "levels": list(self.levels),
             "documents": int(len(self.docs)),
-            "flat": self.score("flat"),
+            "flat": self.score("flat").as_dict(),
         }
         for measure in ("set_based", "cophe"):
             out[measure] = {
-                "levels": {lv: self.score(measure, lv) for lv in self.levels},
-                "overall": self.score(measure, "overall"),
+                "levels": {lv: self.score(measure, lv).as_dict() for lv in self.levels},
+                "overall": self.score(measure, "overall").as_dict(),
             }
         if self.systems_table is not None:
             st = self.systems_table
@@ -445,11 +537,11 @@ class Evaluation:
                 name: {
                     measure: (
                         {
-                            "levels": {lv: _score_row(g, measure, lv) for lv in self.levels},
-                            "overall": _score_row(g, measure, "overall"),
+                            "levels": {lv: _score_row(g, measure, lv).as_dict() for lv in self.levels},
+                            "overall": _score_row(g, measure, "overall").as_dict(),
                         }
                         if measure != "flat"
-                        else _score_row(g, "flat")
+                        else _score_row(g, "flat").as_dict()
                     )
                     for measure in MEASURES
                 }
@@ -472,18 +564,200 @@ class Evaluation:
         return out
 
 
-def _score_row(table: pd.DataFrame, measure: str, level: str = "overall") -> dict[str, float]:
-    """The row of a :attr:`Evaluation.levels_table`-shaped ``table`` for ``measure`` at ``level`` (flat: its
-    one row) as a dict. Compared as arrays: a pandas filter on string columns costs a millisecond a call,
-    and the views call this often."""
+def _row(table: pd.DataFrame, measure: str, level: str) -> int:
+    """The index of ``measure`` at ``level`` in a table with those two columns (flat: its one row).
+    Compared as arrays: a pandas filter on string columns costs a millisecond a call, and the views call
+    this often."""
     wanted = FLAT_LEVEL if measure == "flat" else level
     at = np.flatnonzero((table.measure.to_numpy() == measure) & (table.level.to_numpy() == wanted))
     if not len(at):
         raise KeyError(f"no {measure} score at level {level!r}")
-    return {
-        k: (int(table[k].iat[at[0]]) if k in ("tp", "fp", "fn") else float(table[k].iat[at[0]]))
-        for k in ("tp", "fp", "fn", "precision", "recall", "f1")
-    }
+    return int(at[0])
+
+
+def _score_row(table: pd.DataFrame, measure: str, level: str = "overall") -> Score:
+    """The row of a :attr:`Evaluation.levels_table`-shaped ``table`` for ``measure`` at ``level``."""
+    i = _row(table, measure, level)
+    return Score(
+        *(int(table[k].iat[i]) for k in ("tp", "fp", "fn")),
+        *(float(table[k].iat[i]) for k in ("precision", "recall", "f1")),
+    )
+
+
+def _macro_row(table: pd.DataFrame, measure: str, level: str) -> MacroScore:
+    """The row of a :attr:`Evaluation.macro_table`-shaped ``table`` for ``measure`` at ``level``."""
+    i = _row(table, measure, level)
+    return MacroScore(
+        int(table.n_codes.iat[i]),
+        *(
+            float(table[k].iat[i])
+            for k in ("macro_precision", "macro_recall", "macro_f1", "macro_f1_of_means")
+        ),
+    )
+
+
+# ------------------------------------------------------------------ tables of node counts
+# Functions of NodeCounts, so that counts summed over chunks of documents give the same tables as one
+# evaluation of them all.
+
+
+def levels_table(
+    counts: NodeCounts, ontology: Ontology, levels: Sequence[str], mask: np.ndarray | None = None
+) -> pd.DataFrame:
+    """Micro TP/FP/FN/P/R/F1 per measure and level, plus ``overall`` (the sum of the ``levels``), from
+    per-node counts; ``mask`` keeps some nodes only. Columns ``measure, level, tp, fp, fn, precision,
+    recall, f1``; the flat row has level ``"leaf"``.
+
+    >>> from cophe_core import score_files
+    >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"}).evaluation("A")
+    >>> t = levels_table(ev.node_counts, ev.ontology, ev.levels)
+    >>> t[t.measure == "cophe"][["level", "tp", "fp", "fn"]].values.tolist()
+    [['e2', 0, 0, 0], ['e1', 0, 1, 1], ['e0', 1, 0, 0], ['block', 1, 0, 0], ['overall', 2, 1, 1]]
+    """
+    if mask is None:
+        mask = np.ones(counts.n_nodes, dtype=bool)
+    rows = [
+        (
+            "flat",
+            FLAT_LEVEL,
+            counts.flat_tp[mask].sum(),
+            counts.flat_fp[mask].sum(),
+            counts.flat_fn[mask].sum(),
+        )
+    ]
+    lv = ontology.level[: counts.n_nodes][mask]
+    nlev = len(levels)
+    for measure, prefix in (("set_based", "set_"), ("cophe", "")):
+        per = {
+            k: np.bincount(lv, weights=getattr(counts, prefix + k)[mask], minlength=nlev)[:nlev]
+            for k in ("tp", "fp", "fn")
+        }
+        for i, name in enumerate(levels):
+            rows.append((measure, name, per["tp"][i], per["fp"][i], per["fn"][i]))
+        rows.append((measure, "overall", per["tp"].sum(), per["fp"].sum(), per["fn"].sum()))
+    df = pd.DataFrame(rows, columns=["measure", "level", "tp", "fp", "fn"])
+    df[["tp", "fp", "fn"]] = df[["tp", "fp", "fn"]].astype(np.int64)
+    df["precision"], df["recall"], df["f1"] = prf(df.tp, df.fp, df.fn)
+    return df
+
+
+def systems_table(counts: NodeCounts, ontology: Ontology, levels: Sequence[str]) -> pd.DataFrame | None:
+    """For an ontology of several code systems (``icd10``): :func:`levels_table` per system, with a
+    ``system`` column first; ``None`` otherwise."""
+    systems = ontology.systems
+    if systems is None or len(set(systems)) < 2:
+        return None
+    systems = systems[: counts.n_nodes]
+    return pd.concat(
+        [
+            levels_table(counts, ontology, levels, systems == name).assign(system=name)
+            for name in sorted(set(systems))
+        ],
+        ignore_index=True,
+    )[["system", "measure", "level", "tp", "fp", "fn", "precision", "recall", "f1"]]
+
+
+MACRO_COLUMNS = [
+    "measure",
+    "level",
+    "n_codes",
+    "macro_precision",
+    "macro_recall",
+    "macro_f1",
+    "macro_f1_of_means",
+]
+
+
+def macro_table(counts: NodeCounts, ontology: Ontology, levels: Sequence[str]) -> pd.DataFrame:
+    """Macro averages per measure and level over the nodes in play (:class:`MacroScore`), from per-node
+    counts. Columns ``measure, level, n_codes, macro_precision, macro_recall, macro_f1,
+    macro_f1_of_means``.
+
+    >>> from cophe_core import score_files
+    >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"}).evaluation("A")
+    >>> macro_table(ev.node_counts, ev.ontology, ev.levels).macro_f1.tolist()
+    [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0]
+    """
+    c = counts
+    rows = []
+    flat = (c.flat_tp + c.flat_fp + c.flat_fn) > 0
+    rows.append(("flat", FLAT_LEVEL, MacroScore.of(c.flat_tp[flat], c.flat_fp[flat], c.flat_fn[flat])))
+    level = ontology.level[: c.n_nodes]
+    for i, name in enumerate(levels):
+        at = (level == i) & ((c.gold + c.predicted) > 0)
+        rows.append(("set_based", name, MacroScore.of(c.set_tp[at], c.set_fp[at], c.set_fn[at])))
+        rows.append(("cophe", name, MacroScore.of(c.tp[at], c.fp[at], c.fn[at])))
+    return pd.DataFrame(
+        [(m, lv, *astuple(s)) for m, lv, s in rows],
+        columns=MACRO_COLUMNS,
+    )
+
+
+NODE_COLUMNS = [
+    "node",
+    "level",
+    "code",
+    "title",
+    "parent",
+    "gold",
+    "predicted",
+    "tp",
+    "fp",
+    "fn",
+    "precision",
+    "recall",
+    "f1",
+    "set_tp",
+    "set_fp",
+    "set_fn",
+    "set_precision",
+    "set_recall",
+    "set_f1",
+    "docs_over",
+    "docs_under",
+    "balance",
+    "listed",
+]
+
+
+def nodes_table(counts: NodeCounts, ontology: Ontology) -> pd.DataFrame:
+    """Per-node table over the nodes in play (gold or predicted mass > 0), from per-node counts with
+    ``docs_over`` and ``docs_under``: see :attr:`Evaluation.nodes` for the columns (:data:`NODE_COLUMNS`).
+    """
+    c = counts
+    if c.docs_over is None or c.docs_under is None:
+        raise ValueError("the node table needs counts with docs_over and docs_under")
+    idx = np.nonzero((c.gold + c.predicted) > 0)[0]
+    o = ontology
+    df = pd.DataFrame(
+        {
+            "node": idx,
+            "level": np.asarray(o.levels, dtype=object)[o.level[idx]],
+            "code": o.keys[idx],
+            "title": o.titles[idx],
+            "parent": o.parent[idx],
+            **{
+                k: getattr(c, k)[idx]
+                for k in (
+                    "gold",
+                    "predicted",
+                    "tp",
+                    "fp",
+                    "fn",
+                    "set_tp",
+                    "set_fp",
+                    "set_fn",
+                    "docs_over",
+                    "docs_under",
+                )
+            },
+            "listed": o.listed[idx],
+        }
+    )
+    df["precision"], df["recall"], df["f1"] = prf(df.tp, df.fp, df.fn)
+    df["set_precision"], df["set_recall"], df["set_f1"] = prf(df.set_tp, df.set_fp, df.set_fn)
+    df["balance"] = balance(df.tp, df.fp, df.fn)
+    return df[NODE_COLUMNS]
 
 
 def _prf_zero_division(tp: int, fp: int, fn: int, zero_division: float) -> tuple[float, float, float]:
@@ -535,7 +809,7 @@ def evaluate(
     >>> gold = sp.csr_matrix(([1], ([0], [onto.codes["401.9"]])), shape=(1, onto.n_nodes))
     >>> pred = sp.csr_matrix(([1], ([0], [onto.codes["401.1"]])), shape=(1, onto.n_nodes))
     >>> ev = evaluate(gold, pred, onto)
-    >>> ev.score("flat")["f1"], ev.score("cophe", "e0")["f1"]
+    >>> ev.score("flat").f1, ev.score("cophe", "e0").f1
     (0.0, 1.0)
     """
     if gold.shape != pred.shape or gold.shape[1] != ontology.n_nodes:
@@ -633,7 +907,7 @@ def precision_recall_fscore_hierarchical(
     ev = _indicator_evaluation(y_true, y_pred, labels, ontology, measure, level, max_level, average, system)
     if average == "micro":
         s = ev.score(measure, level)
-        return _prf_zero_division(s["tp"], s["fp"], s["fn"], zero_division)
+        return _prf_zero_division(s.tp, s.fp, s.fn, zero_division)
     nodes = ev.nodes[ev.nodes.level.to_numpy() == level]
     if not len(nodes):
         return (zero_division,) * 3  # no code in play at this level: nothing to average

@@ -196,7 +196,7 @@ class ScoredRun:
         >>> from cophe_core.ontology import icd9_ontology
         >>> run = score_run(read_labels(b"doc_id,code\\n1,401.9\\n"),
         ...                 read_scores(b"doc_id,code,score\\n1,401.9,0.9\\n1,428.0,0.2\\n"), icd9_ontology())
-        >>> run.evaluate(threshold=0.5).score("flat")["f1"]
+        >>> run.evaluate(threshold=0.5).score("flat").f1
         1.0
         """
         pred = self.decide(threshold=threshold, top_k=top_k)
@@ -220,9 +220,7 @@ class ScoredRun:
         rows = []
         for t in DEFAULT_THRESHOLDS if thresholds is None else thresholds:
             ev = self.evaluate(threshold=float(t), max_level=max_level)
-            rows.append(
-                (float(t), ev.score("flat")["f1"], ev.score("set_based")["f1"], ev.score("cophe")["f1"])
-            )
+            rows.append((float(t), ev.score("flat").f1, ev.score("set_based").f1, ev.score("cophe").f1))
         return pd.DataFrame(rows, columns=["threshold", "flat_f1", "set_based_f1", "cophe_f1"])
 
     def ranking(self, ks: tuple[int, ...] = (5, 8, 15)) -> dict[str, float]:

@@ -155,12 +155,12 @@ def restrict(ev: Evaluation, s: Slice | None) -> Evaluation:
     >>> s = score_files(b"doc_id,code\\n1,401.9\\n2,428.0\\n", {"A": b"doc_id,code\\n1,401.9\\n2,428.1\\n"})
     >>> ev = s.evaluation("A")
     >>> first = Slice("d", "Documents", "first", "documents", np.array([True, False]), 1)
-    >>> restrict(ev, first).score("flat")["f1"], restrict(ev, first).docs.tolist()
+    >>> restrict(ev, first).score("flat").f1, restrict(ev, first).docs.tolist()
     (1.0, ['1'])
     >>> mask = np.zeros(ev.ontology.n_nodes, dtype=bool)
     >>> mask[[ev.ontology.codes["428.0"], ev.ontology.codes["428.1"]]] = True
     >>> sub = restrict(ev, Slice("c", "Codes", "428", "codes", mask, 2))
-    >>> sub.score("flat")["tp"], sub.score("cophe", "e0")["tp"], len(sub.docs)
+    >>> sub.score("flat").tp, sub.score("cophe", "e0").tp, len(sub.docs)
     (0, 1, 2)
     """
     if s is None:

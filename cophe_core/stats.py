@@ -34,6 +34,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import lru_cache
 
 import numpy as np
@@ -54,6 +55,9 @@ __all__ = [
     "runs_wide",
     "document_weights",
     "verdict",
+    "verdicts",
+    "Verdict",
+    "Outcome",
     "NO_CLEAR",
     "bootstrap_runs",
 ]
@@ -83,16 +87,13 @@ KEPT_CELLS = 4_000_000
 
 
 def _table(ev: Evaluation, with_suite: bool) -> _Table:
-    d = ev.documents
-    infixes = {"set_based": "_set", "cophe": ""}
-    cols = ["flat_tp", "flat_fp", "flat_fn"] + [
-        f"{lv}{infixes[m]}_{k}" for m in infixes for lv in ev.levels for k in ("tp", "fp", "fn")
-    ]
-    every = d[cols].to_numpy()  # one selection: a pandas selection per level costs more than the sums
-    groups: list[tuple[str, np.ndarray]] = [("flat", every[:, :3])]
-    for i, measure in enumerate(infixes):
-        start = 3 + 3 * len(ev.levels) * i
-        per_level = [every[:, start + 3 * j : start + 3 * j + 3] for j in range(len(ev.levels))]
+    def stacked(measure: str, level: str) -> np.ndarray:
+        c = ev.document_counts(measure, level)
+        return np.column_stack([c.tp, c.fp, c.fn])
+
+    groups: list[tuple[str, np.ndarray]] = [("flat", stacked("flat", "leaf"))]
+    for measure in ("set_based", "cophe"):
+        per_level = [stacked(measure, lv) for lv in ev.levels]
         groups.append((f"{measure} overall", np.sum(per_level, axis=0)))
         groups += [(f"{measure} {lv}", m) for lv, m in zip(ev.levels, per_level)]
     names, ratio_index = [], []
@@ -394,6 +395,17 @@ def _same_docs(a: Evaluation, b: Evaluation) -> None:
 LOWER_IS_BETTER = {"eb_hamm"}
 
 
+class Outcome(StrEnum):
+    """What a paired test says of the second run of a difference (a string: ``Outcome.BETTER == "better"``)."""
+
+    BETTER = "better"
+    WORSE = "worse"
+    NO_CLEAR = "no clear difference"
+
+
+NO_CLEAR = Outcome.NO_CLEAR
+
+
 def verdict(
     delta: float,
     low: float,
@@ -402,24 +414,89 @@ def verdict(
     *,
     alpha: float = 0.05,
     lower_is_better: bool = False,
-) -> str:
-    """``"better"`` or ``"worse"`` (for the second run of a difference) when the difference is beyond
-    noise, that is p < ``alpha`` and its interval leaves out 0; otherwise ``"no clear difference"``.
+) -> Outcome:
+    """:attr:`Outcome.BETTER` or :attr:`Outcome.WORSE` (for the second run of a difference) when the
+    difference is beyond noise, that is p < ``alpha`` and its interval leaves out 0; otherwise
+    :attr:`Outcome.NO_CLEAR`.
 
-    >>> verdict(-0.03, -0.05, -0.01, 0.001), verdict(0.004, -0.002, 0.01, 0.21)
+    >>> verdict(-0.03, -0.05, -0.01, 0.001).value, verdict(0.004, -0.002, 0.01, 0.21).value
     ('worse', 'no clear difference')
     """
     if not (p_value < alpha) or low <= 0 <= high or np.isnan(delta):
-        return NO_CLEAR
-    return "better" if (delta > 0) != lower_is_better else "worse"
+        return Outcome.NO_CLEAR
+    return Outcome.BETTER if (delta > 0) != lower_is_better else Outcome.WORSE
 
 
-NO_CLEAR = "no clear difference"
+@dataclass(frozen=True)
+class Verdict:
+    """B − A on one figure of a paired test, and what it says: ``delta`` = ``b`` − ``a`` with its
+    interval [``low``, ``high``] and ``p_value``; :attr:`outcome` is :func:`verdict`'s at ``alpha``.
+
+    >>> v = Verdict("cophe overall f1", a=0.61, b=0.65, delta=0.04, low=0.01, high=0.07, p_value=0.003)
+    >>> v.outcome.value, v.describe("A", "B").split(" — ")[1]
+    ('better', 'B is better, beyond resampling noise.')
+    """
+
+    figure: str
+    a: float
+    b: float
+    delta: float
+    low: float
+    high: float
+    p_value: float
+    alpha: float = 0.05
+
+    @property
+    def outcome(self) -> Outcome:
+        return verdict(
+            self.delta,
+            self.low,
+            self.high,
+            self.p_value,
+            alpha=self.alpha,
+            lower_is_better=self.figure in LOWER_IS_BETTER,
+        )
+
+    @classmethod
+    def all_of(cls, table: pd.DataFrame, *, alpha: float = 0.05) -> list[Verdict]:
+        """One verdict per row of a :func:`paired_bootstrap` or :func:`paired_significance` table."""
+        cols = ["figure", "a", "b", "delta", "low", "high", "p_value"]
+        return [cls(**dict(zip(cols, r)), alpha=alpha) for r in table[cols].itertuples(index=False)]
+
+    def describe(self, a: str, b: str, *, figure: str | None = None) -> str:
+        """One sentence: the difference, its interval and p-value, and the outcome in words; ``figure``
+        names the figure on screen (default :attr:`figure`)."""
+
+        def num(v: float) -> str:
+            return f"{v:+.3f}".replace("-", "−")
+
+        head = (
+            f"{figure or self.figure}: {b} − {a} = {num(self.delta)} (95% interval {num(self.low)} to "
+            f"{num(self.high)}, p = {self.p_value:.3f})"
+        )
+        if self.outcome == Outcome.NO_CLEAR:
+            return head + " — within noise: this test set cannot tell the two runs apart on this figure."
+        return head + f" — {b} is {self.outcome.value}, beyond resampling noise."
+
+
+def verdicts(
+    a: Evaluation, b: Evaluation, *, n_resamples: int = 1000, seed: int = 0, alpha: float = 0.05
+) -> list[Verdict]:
+    """:func:`paired_significance` of B − A as one :class:`Verdict` per figure, in its order.
+
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n2,428.0\\n"
+    >>> s = score_files(gold, {"A": b"doc_id,code\\n1,401.1\\n2,428.0\\n", "B": gold})
+    >>> v = {x.figure: x for x in verdicts(s.evaluation("A"), s.evaluation("B"), n_resamples=200)}
+    >>> v["flat f1"].delta, v["flat f1"].outcome.value  # two documents cannot show it
+    (0.5, 'no clear difference')
+    """
+    return Verdict.all_of(paired_significance(a, b, n_resamples=n_resamples, seed=seed), alpha=alpha)
 
 
 def describe_difference(row, a: str, b: str, *, alpha: float = 0.05) -> str:
     """One sentence on a row of :func:`paired_bootstrap` (with a ``p_value`` column): is B − A real?
-    Its conclusion is :func:`verdict`'s.
+    Its conclusion is :func:`verdict`'s; :meth:`Verdict.describe` says the same of a :class:`Verdict`.
 
     >>> import pandas as pd
     >>> r = pd.Series({"figure": "cophe overall f1", "delta": 0.004, "low": -0.002, "high": 0.010, "p_value": 0.21})
@@ -427,19 +504,9 @@ def describe_difference(row, a: str, b: str, *, alpha: float = 0.05) -> str:
     'within noise: this test set cannot tell the two runs apart on this figure.'
     """
 
-    def num(v: float) -> str:
-        return f"{v:+.3f}".replace("-", "−")
-
-    head = (
-        f"{row.figure}: {b} − {a} = {num(row.delta)} (95% interval {num(row.low)} to {num(row.high)}, "
-        f"p = {row.p_value:.3f})"
-    )
-    said = verdict(
-        row.delta, row.low, row.high, row.p_value, alpha=alpha, lower_is_better=row.figure in LOWER_IS_BETTER
-    )
-    if said == NO_CLEAR:
-        return head + " — within noise: this test set cannot tell the two runs apart on this figure."
-    return head + f" — {b} is {said}, beyond resampling noise."
+    return Verdict(
+        row.figure, float("nan"), float("nan"), row.delta, row.low, row.high, row.p_value, alpha
+    ).describe(a, b)
 
 
 # ------------------------------------------------------------------------------------------ many runs at once
@@ -465,10 +532,8 @@ def holm(p_values) -> np.ndarray:
 def _per_code_f1(ev: Evaluation) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """For each macro figure: (node ids in play, their F1), as :attr:`Evaluation.macro_table` averages them
     (flat on the codes; set-based and CoPHE on each level's nodes)."""
-    g, p = ev.gold, ev.pred
-    tp = np.bincount(g.multiply(p).tocsr().indices, minlength=g.shape[1])
-    fp = np.bincount(p.indices, minlength=g.shape[1]) - tp
-    fn = np.bincount(g.indices, minlength=g.shape[1]) - tp
+    c = ev.node_counts
+    tp, fp, fn = c.flat_tp, c.flat_fp, c.flat_fn
     flat = np.flatnonzero(tp + fp + fn)
     out = {"flat macro_f1": (flat, prf(tp[flat], fp[flat], fn[flat])[2])}
     nodes = ev.nodes

@@ -259,14 +259,13 @@ def suite(ev: Evaluation) -> dict[str, float]:
     (1.0, 1.0, 1.0)
     """
     docs = per_document(ev)
-    f = ev.flat_counts
-    in_play = (f["tp"] + f["fp"] + f["fn"]) > 0
+    c = ev.node_counts
+    tp, fp, fn = c.flat_tp, c.flat_fp, c.flat_fn
+    in_play = (tp + fp + fn) > 0
     n = max(len(ev.docs), 1)
-    tn = n - f["tp"] - f["fp"] - f["fn"]
-    lb_acc = float(((f["tp"] + tn)[in_play] / n).mean()) if in_play.any() else 1.0
-    lb_f = (
-        float(prf(f["tp"][in_play], f["fp"][in_play], f["fn"][in_play])[2].mean()) if in_play.any() else 1.0
-    )
+    tn = n - tp - fp - fn
+    lb_acc = float(((tp + tn)[in_play] / n).mean()) if in_play.any() else 1.0
+    lb_f = float(prf(tp[in_play], fp[in_play], fn[in_play])[2].mean()) if in_play.any() else 1.0
     scored = docs.icm_scored.to_numpy()
     if scored.any():  # the documents with a gold code (module docs)
         icm, icm_gold = float(docs.icm[scored].mean()), float(docs.icm_gold[scored].mean())

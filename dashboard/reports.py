@@ -12,7 +12,7 @@ from cophe_core.compare import delta_subtree, level_deltas
 from cophe_core.families import family_changes
 from cophe_core.plotting import delta_bar, tree_figure
 from cophe_core.report import html_report
-from cophe_core.stats import HEADLINES, compare_runs, describe_difference, paired_significance
+from cophe_core.stats import HEADLINES, Verdict, compare_runs, paired_significance
 
 FAMILY_ROWS = 50
 MAX_RUNS = 10
@@ -78,10 +78,8 @@ def compare_report(ctx, evals: dict, a: str, b: str, *, resamples: int, focus: i
     )
     deltas = level_deltas(ea, eb)
     names = {x: level(onto, x) for x in ("leaf", *onto.levels, "overall")}
-    sentences = [
-        describe_difference(r._replace(figure=figure_name(r.figure, onto)), a, b)
-        for r in paired.set_index("figure").loc[list(HEADLINES)].reset_index().itertuples()
-    ]
+    by_figure = {v.figure: v for v in Verdict.all_of(paired)}
+    sentences = [by_figure[f].describe(a, b, figure=figure_name(f, onto)) for f in HEADLINES]
     runs_rows = table.assign(figure=[figure_name(f, onto) for f in table.figure])
     fam = families.head(FAMILY_ROWS)[
         [
@@ -123,9 +121,9 @@ def compare_report(ctx, evals: dict, a: str, b: str, *, resamples: int, focus: i
                     deltas,
                     onto,
                     {
-                        c: f"{term(c.split('_')[1])} · {who[c.split('_')[0]]}"
-                        for c in deltas.columns
-                        if "_" in c
+                        f"{side}_{stat}": f"{term(stat)} · {who[side]}"
+                        for side in ("a", "b", "delta")
+                        for stat in ("precision", "recall", "f1")
                     },
                 ),
             ],

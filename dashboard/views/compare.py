@@ -14,16 +14,20 @@ from cophe_core.metrics import Evaluation
 from cophe_core.plotting import COLOUR_BY, delta_bar, levels_bar, runs_chart, tree_figure
 from cophe_core.stats import (
     HEADLINES,
-    NO_CLEAR,
+    Outcome,
+    Verdict,
     compare_runs,
-    describe_difference,
     paired_significance,
-    verdict,
 )
 
 MAX_RUNS = 10  # the runs table stays readable and its resampling under a few seconds
 FAMILY_ROWS = 50  # families shown; the download holds them all
-SHADES = {"better": "#d9f0d3", "worse": "#f8d3d0", NO_CLEAR: "", "": ""}  # light tints of VERDICT_COLOURS
+SHADES = {
+    Outcome.BETTER: "#d9f0d3",
+    Outcome.WORSE: "#f8d3d0",
+    Outcome.NO_CLEAR: "",
+    "": "",
+}  # light tints of VERDICT_COLOURS
 
 
 def short_words(figure: str, onto) -> str:
@@ -34,11 +38,11 @@ def short_words(figure: str, onto) -> str:
     return name if lv is None or lv == "overall" else f"{name}, {level(onto, lv)}"
 
 
-def verdict_box(said: str):
+def verdict_box(said: Outcome):
     """The box for a verdict: green only for better, red for worse, neutral for no clear difference."""
-    if said == "better":
+    if said == Outcome.BETTER:
         return lambda body: st.success(body, icon=":material/trending_up:")
-    if said == "worse":
+    if said == Outcome.WORSE:
         return lambda body: st.error(body, icon=":material/trending_down:")
     return lambda body: st.info(body, icon=":material/drag_handle:")
 
@@ -154,8 +158,10 @@ def differences_grid(table: pd.DataFrame, figs: list[str], heads: dict[str, str]
     rows = table[table.figure.isin(figs) & (table.run != baseline)]
 
     def cell(d: float, lo: float, hi: float, said: str) -> str:
-        return f"{d:+.3f} ({lo:+.3f} to {hi:+.3f}) {said if said != NO_CLEAR else ''}".rstrip().replace(
-            "-", "−"
+        return (
+            f"{d:+.3f} ({lo:+.3f} to {hi:+.3f}) {said if said != Outcome.NO_CLEAR else ''}".rstrip().replace(
+                "-", "−"
+            )
         )
 
     text = rows.assign(
@@ -220,12 +226,11 @@ def significance(ctx, a: str, b: str, ea, eb, onto) -> None:
             ("paired", a, b, ctx.key, resamples, 0),
             lambda: paired_significance(ea, eb, n_resamples=resamples, seed=0),
         )
+    by_figure = {v.figure: v for v in Verdict.all_of(paired)}
     with slot.container():
-        for row in paired.set_index("figure").loc[list(HEADLINES)].reset_index().itertuples():
-            said = verdict(row.delta, row.low, row.high, row.p_value)
-            verdict_box(said)(
-                md(describe_difference(row._replace(figure=figure_name(row.figure, onto)), a, b))
-            )
+        for fig in HEADLINES:
+            v = by_figure[fig]
+            verdict_box(v.outcome)(md(v.describe(a, b, figure=figure_name(fig, onto))))
         with st.expander("All figures, with intervals and p-values"):
             parts = pd.DataFrame(
                 [
@@ -340,7 +345,7 @@ def families_section(ctx, a: str, b: str, ea, eb, onto) -> None:
 
 def family_grid(t: pd.DataFrame, a: str, b: str):
     """The family table with the verdict of each flagged family in words and a tint: worse is never green."""
-    said = [("better" if d > 0 else "worse") if f else "" for d, f in zip(t.delta_f1, t.flagged)]  # for B
+    said = [(Outcome.BETTER if d > 0 else Outcome.WORSE) if f else "" for d, f in zip(t.delta_f1, t.flagged)]
     shown = t[
         ["code", "title", "a_extra", "a_missed", "b_extra", "b_missed", "change_errors", "delta_f1"]
     ].assign(

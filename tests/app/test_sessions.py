@@ -18,7 +18,7 @@ def test_an_upload_is_scored_per_session_and_the_sample_once():
     assert _scoring(first) is _scoring(second)  # the sample: shared
     a, b = upload(first, GOLD, RUN), upload(second, GOLD, RUN)
     assert _scoring(a) is not _scoring(b)  # the same bytes, uploaded twice: nothing shared across sessions
-    assert _scoring(a).evaluation("run").score("flat")["tp"] == 1
+    assert _scoring(a).evaluation("run").score("flat").tp == 1
     assert list(a.session_state["_scored"]) == list(b.session_state["_scored"])  # one entry each, same key
 
 

@@ -61,7 +61,7 @@ def test_a_code_slice_restricts_every_page_and_says_so(scoring):
     rare = rare_codes(scoring)[0]
     for run in RUNS:
         assert headline(at, run) == pytest.approx(
-            restrict(scoring.evaluation(run), rare).score("cophe")["f1"], abs=5e-4
+            restrict(scoring.evaluation(run), rare).score("cophe").f1, abs=5e-4
         )
     assert "Showing only Rare: fewer than 10 documents" in banner(at)
     for page in PAGES:
@@ -89,7 +89,7 @@ def test_the_slices_page_scores_each_slice_of_each_run(scoring):
     for s in slices:
         for run in RUNS:
             assert table.loc[s.name, run] == pytest.approx(
-                restrict(scoring.evaluation(run), s).score("cophe")["f1"]
+                restrict(scoring.evaluation(run), s).score("cophe").f1
             )
 
 
@@ -112,7 +112,7 @@ def test_document_details_upload_slices_by_a_column(scoring):
     ][0]
     assert want.name == "admission_type: ELECTIVE"
     assert headline(at, "overcoder") == pytest.approx(
-        restrict(scoring.evaluation("overcoder"), want).score("cophe")["f1"], abs=5e-4
+        restrict(scoring.evaluation("overcoder"), want).score("cophe").f1, abs=5e-4
     )
     assert "Showing only admission_type: ELECTIVE" in banner(at)
 
@@ -228,5 +228,5 @@ def test_training_labels_define_the_rare_codes(scoring):
     assert at.radio(key="slice_name").value == rare.key and rare.key != "codes:freq:10,100:0"
     assert "Code frequency in the training labels" in banner(at)
     assert headline(at, "overcoder") == pytest.approx(
-        restrict(scoring.evaluation("overcoder"), rare).score("cophe")["f1"], abs=5e-4
+        restrict(scoring.evaluation("overcoder"), rare).score("cophe").f1, abs=5e-4
     )

@@ -43,7 +43,7 @@ def model():
 def test_levels_view_shows_the_sample_numbers(sample, model):
     at = run_app()
     for run, ev in zip([*RUNS, "model"], [sample.evaluation(r) for r in RUNS] + [model]):
-        assert headline_f1(at, run) == [f"{ev.score(m)['f1']:.3f}" for m in ("flat", "set_based", "cophe")]
+        assert headline_f1(at, run) == [f"{ev.score(m).f1:.3f}" for m in ("flat", "set_based", "cophe")]
     assert any(
         "Exact codes (flat): only the exact code counts" in e.value.replace("\\", "") for e in at.markdown
     )  # each measure's help sentence
@@ -63,7 +63,7 @@ def test_levels_view_shows_the_sample_numbers(sample, model):
     ci = at.dataframe[1].value.set_index(["run", "measure", "level", "statistic"])
     row = ci.loc[("overcoder", "Right family and count (CoPHE)", "All levels together", "F1")]
     assert row.low <= row.value <= row.high
-    assert row.value == pytest.approx(sample.evaluation("overcoder").score("cophe")["f1"])
+    assert row.value == pytest.approx(sample.evaluation("overcoder").score("cophe").f1)
 
 
 def test_max_level_changes_the_levels(sample):
@@ -76,7 +76,7 @@ def test_max_level_changes_the_levels(sample):
         "Category (3 digits)",
         "All levels together",
     }
-    expected = sample.evaluation("siblings", max_level="e0").score("cophe")["f1"]
+    expected = sample.evaluation("siblings", max_level="e0").score("cophe").f1
     assert headline_f1(at)[2] == f"{expected:.3f}"
 
 
@@ -133,10 +133,10 @@ def test_compare_view(sample):
     at = run_app("views/compare.py")
     a, b = sample.evaluation("siblings"), sample.evaluation("overcoder")
     values = {m.label: m.value for m in at.metric}
-    assert values["Right family and count F1 · overcoder"] == f"{b.score('cophe')['f1']:.3f}"
+    assert values["Right family and count F1 · overcoder"] == f"{b.score('cophe').f1:.3f}"
     assert [m.delta for m in at.metric if m.label == "Right family and count F1 · overcoder"][
         0
-    ] == f"{b.score('cophe')['f1'] - a.score('cophe')['f1']:+.3f}"
+    ] == f"{b.score('cophe').f1 - a.score('cophe').f1:+.3f}"
     traces = [s["data"][0]["type"] for s in plotly_specs(at)]
     assert "icicle" in traces
     dis = at.dataframe[-1].value
@@ -183,7 +183,7 @@ def test_icd10_sample_is_selectable():
     )
     assert at.selectbox(key="run").options == ["siblings", "overcoder"]
     assert at.selectbox(key="max_level_icd10").value == "block"
-    assert headline_f1(at)[2] == f"{icd10.evaluation('siblings').score('cophe')['f1']:.3f}"
+    assert headline_f1(at)[2] == f"{icd10.evaluation('siblings').score('cophe').f1:.3f}"
     at.switch_page("views/tree.py").run()
     assert not at.exception and plotly_specs(at)[0]["data"][0]["type"] == "icicle"
 
@@ -293,7 +293,8 @@ def test_threshold_page_follows_the_reading_options():
     expected = (
         score_files(gold, {"m": decided}, ontology="icd9", system="diagnosis", doc_col="adm", code_col="dx")
         .evaluation("m")
-        .score("cophe")["f1"]
+        .score("cophe")
+        .f1
     )
     assert headline_f1(at)[2] == f"{expected:.3f}"
     at.switch_page("views/threshold.py").run()

@@ -395,7 +395,7 @@ def rescored(a: Analysis, run: str) -> float:
         code_col=o["code_col"],
         **rule,
     )
-    return scoring.evaluation(run, max_level=o["max_level"]).score("cophe")["f1"]
+    return scoring.evaluation(run, max_level=o["max_level"]).score("cophe").f1
 
 
 @pytest.mark.parametrize(
@@ -440,7 +440,7 @@ def test_cli_save_opens_and_scores_the_same(tmp_path, capsys, pred, extra, rule)
     assert a.cophe_version and a.created.endswith("+00:00")
     assert rescored(a, run) == pytest.approx(printed["cophe"]["overall"]["f1"], abs=1e-12)
     again = score_analysis(a).evaluation(run, max_level=a.options["max_level"])
-    assert again.score("cophe")["f1"] == pytest.approx(printed["cophe"]["overall"]["f1"], abs=1e-12)
+    assert again.score("cophe").f1 == pytest.approx(printed["cophe"]["overall"]["f1"], abs=1e-12)
 
 
 def test_cli_save_keeps_a_tuned_threshold(tmp_path, capsys):
@@ -500,7 +500,7 @@ def test_cli_save_holds_a_hierarchy_file_as_an_input(tmp_path, capsys):
     assert a.options["ontology"] == "custom" and a.hierarchy == InputFile("my hierarchy.csv", h.read_bytes())
     h.unlink()  # the saved analysis needs nothing from this machine
     again = score_analysis(a).evaluation("model")
-    assert again.score("cophe")["f1"] == pytest.approx(printed["cophe"]["overall"]["f1"])
+    assert again.score("cophe").f1 == pytest.approx(printed["cophe"]["overall"]["f1"])
 
 
 def test_cli_save_into_a_missing_folder_exits_2(tmp_path, capsys):
@@ -576,7 +576,7 @@ def test_the_format_doc_example_writes_a_file_that_opens(tmp_path, monkeypatch):
     exec(code, {})  # the documentation's own example
     a = read_analysis((tmp_path / "epoch12.cophe").read_bytes(), name="epoch12.cophe")
     assert list(a.runs) == ["epoch 12"] and a.rule == ("threshold", 0.35)
-    assert score_analysis(a).evaluation("epoch 12").score("cophe")["f1"] > 0.5
+    assert score_analysis(a).evaluation("epoch 12").score("cophe").f1 > 0.5
     manifest = json.loads(doc.split("```json\n")[1].split("```")[0])
     assert manifest["format"] == "cophe-analysis" and {e["role"] for e in manifest["inputs"]} == {
         "gold",

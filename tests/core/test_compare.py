@@ -163,7 +163,7 @@ def test_headlines_are_the_overall_scores_with_their_intervals(pair):
     assert t.index.tolist() == ["A", "B"] and t.columns.tolist() == list(HEADLINE_COLUMNS)
     for run, ev in (("A", a), ("B", b)):
         for col, (measure, stat) in HEADLINE_COLUMNS.items():
-            assert t.loc[run, col] == approx(ev.score(measure)[stat])
+            assert t.loc[run, col] == approx(getattr(ev.score(measure), stat))
     ci = {"A": bootstrap(a, n_resamples=50, seed=0)}
     t = headlines({"A": a, "B": b}, ci)
     row = ci["A"].set_index("figure").loc["set_based overall f1"]

@@ -64,7 +64,7 @@ def test_dag_hand_worked_scores(dag):
     ev = score_files(gold, {"r": pred}, ontology=dag).evaluation("r", max_level="d0")
     for (measure, level), counts in DAG_EXPECTED.items():
         s = ev.score(measure, level)
-        assert (s["tp"], s["fp"], s["fn"]) == counts, (measure, level)
+        assert (s.tp, s.fp, s.fn) == counts, (measure, level)
     assert dag.default_level == "d1"
 
 
@@ -147,7 +147,7 @@ def test_cophe_json_reproduces_the_scripts_per_level_numbers():
     expected = scripts_per_level(gold, pred, PAPER_FORM, leaves_and_s, max_layer=2)
     for level, (tp, fp, fn) in zip(("L0", "L1", "L2"), expected):
         s = ev.score("cophe", level)
-        assert (s["tp"], s["fp"], s["fn"]) == (tp, fp, fn), level
+        assert (s.tp, s.fp, s.fn) == (tp, fp, fn), level
 
 
 def test_cophe_json_entries_that_disagree_on_a_parent_are_rejected():
@@ -191,7 +191,7 @@ def test_a_hierarchy_300_levels_deep_is_read():
     onto = load_hierarchy("\n".join(rows).encode(), name="deep.csv")
     assert len(onto.levels) == 300 and onto.level[onto.codes["n299"]] == 0
     s = score_files(b"doc_id,code\n1,n299\n", {"r": b"doc_id,code\n1,n298\n"}, ontology=onto)
-    assert s.evaluation("r", max_level=onto.levels[-1]).score("cophe")["tp"] == 299  # n298 and its ancestors
+    assert s.evaluation("r", max_level=onto.levels[-1]).score("cophe").tp == 299  # n298 and its ancestors
 
 
 def test_utf16_text_as_excel_saves_it_is_read():

@@ -107,7 +107,7 @@ def test_agrees_with_the_file_based_path_on_the_sample(sample, measure, level):
     kw = {"labels": labels, "ontology": "icd9", "measure": measure, "level": level}
     expected = ev.score(measure, level)
     assert precision_recall_fscore_hierarchical(y_true, y_pred, **kw) == pytest.approx(
-        (expected["precision"], expected["recall"], expected["f1"]), abs=1e-12
+        (expected.precision, expected.recall, expected.f1), abs=1e-12
     )
     if level != "overall":
         row = ev.macro_table[(ev.macro_table.measure == measure) & (ev.macro_table.level == level)].iloc[0]
@@ -180,9 +180,7 @@ def test_scores_decided_as_the_file_based_path_decides_them():
         got = precision_recall_fscore_hierarchical_from_scores(
             y_true, y_score, labels=labels, ontology="icd9", level="e0", **rule
         )
-        assert got == pytest.approx((expected["precision"], expected["recall"], expected["f1"]), abs=1e-12), (
-            rule
-        )
+        assert got == pytest.approx((expected.precision, expected.recall, expected.f1), abs=1e-12), rule
 
 
 def test_make_scorer_in_a_cross_validation(sample):

@@ -157,13 +157,13 @@ def i50():
 @pytest.mark.parametrize("measure,level,tp,fp,fn", I50)
 def test_hand_worked_icd10_family(i50, measure, level, tp, fp, fn):
     s = i50.score(measure, level)
-    assert (s["tp"], s["fp"], s["fn"]) == (tp, fp, fn)
+    assert (s.tp, s.fp, s.fn) == (tp, fp, fn)
 
 
 def test_hand_worked_icd10_overall_rates(i50):
     s = i50.score("cophe")
-    assert s["precision"] == pytest.approx(10 / 15) and s["recall"] == pytest.approx(10 / 11)
-    assert s["f1"] == pytest.approx(2 * (10 / 15) * (10 / 11) / (10 / 15 + 10 / 11))
+    assert s.precision == pytest.approx(10 / 15) and s.recall == pytest.approx(10 / 11)
+    assert s.f1 == pytest.approx(2 * (10 / 15) * (10 / 11) / (10 / 15 + 10 / 11))
     assert i50.levels == ["e4", "e3", "e2", "e1", "e0", "block"]
 
 
@@ -270,7 +270,7 @@ def test_every_official_code_scores_as_itself(which):
     assert (onto.level[gold.indices] < onto.levels.index("block")).all()  # a code node, not a block
     assert (corpus.runs["run"] != gold).nnz == 0
     flat = s.evaluation("run").score("flat")
-    assert (flat["tp"], flat["fp"], flat["fn"], flat["f1"]) == (len(codes), 0, 0, 1.0)
+    assert (flat.tp, flat.fp, flat.fn, flat.f1) == (len(codes), 0, 0, 1.0)
 
 
 @pytest.mark.parametrize(
@@ -302,8 +302,8 @@ def test_qa0_code_scores_against_itself():
     assert len(s.corpus.rejected) == 0
     ev = s.evaluation("run")
     flat, cophe = ev.score("flat"), ev.score("cophe")
-    assert (flat["tp"], flat["fp"], flat["fn"], flat["f1"]) == (1, 0, 0, 1.0)
-    assert (cophe["tp"], cophe["fp"], cophe["fn"], cophe["f1"]) == (6, 0, 0, 1.0)
+    assert (flat.tp, flat.fp, flat.fn, flat.f1) == (1, 0, 0, 1.0)
+    assert (cophe.tp, cophe.fp, cophe.fn, cophe.f1) == (6, 0, 0, 1.0)
     assert path(s.corpus.ontology, "QA0.0131") == [
         ("chapter", "Q00-QA0"),
         ("block", "QA0"),
@@ -339,15 +339,15 @@ def test_procedures_do_not_match_diagnoses_that_share_their_first_characters():
     )
     ev = s.evaluation("A", max_level="chapter")
     for level in ("e0", "block", "chapter"):
-        assert ev.score("cophe", level)["tp"] == 0 and ev.score("set_based", level)["tp"] == 0
-    assert ev.score("cophe")["tp"] == 0
+        assert ev.score("cophe", level).tp == 0 and ev.score("set_based", level).tp == 0
+    assert ev.score("cophe").tp == 0
 
 
 def test_unlisted_codes_go_under_their_own_system():
     s = score_files(b"doc_id,code\n1,B52FYZZ\n", {"A": b"doc_id,code\n1,B52FYZY\n"}, ontology="icd10")
     o = s.corpus.ontology
     assert set(o.systems[o.path(o.codes["B52FYZY"])]) == {"ICD-10-PCS"}
-    assert s.evaluation("A").score("cophe", "e3")["tp"] == 1  # B52FYZ, the PCS prefix both share
+    assert s.evaluation("A").score("cophe", "e3").tp == 1  # B52FYZ, the PCS prefix both share
 
 
 def test_a_procedure_code_under_icd10cm_is_rejected_with_its_reason():

@@ -89,8 +89,8 @@ def test_nested_sections_are_separate_blocks(icd9, gold, gold_block, pred, pred_
     ev = score_pairs([("d", gold)], [("d", pred)], max_level="chapter")
     for measure in ("set_based", "cophe"):
         block, chap = ev.score(measure, "block"), ev.score(measure, "chapter")
-        assert (block["tp"], block["fp"], block["fn"]) == (0, 1, 1)
-        assert (chap["tp"], chap["fp"], chap["fn"]) == (1, 0, 0)
+        assert (block.tp, block.fp, block.fn) == (0, 1, 1)
+        assert (chap.tp, chap.fp, chap.fn) == (1, 0, 0)
 
 
 @pytest.mark.parametrize(

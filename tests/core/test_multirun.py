@@ -74,9 +74,9 @@ def table(sample):
 def test_values_are_each_runs_own_scores(sample, table):
     t = table.set_index(["run", "figure"])
     for run, ev in sample.items():
-        assert t.loc[(run, "cophe overall f1"), "value"] == pytest.approx(ev.score("cophe")["f1"])
-        assert t.loc[(run, "flat precision"), "value"] == pytest.approx(ev.score("flat")["precision"])
-        assert t.loc[(run, "set_based e0 f1"), "value"] == pytest.approx(ev.score("set_based", "e0")["f1"])
+        assert t.loc[(run, "cophe overall f1"), "value"] == pytest.approx(ev.score("cophe").f1)
+        assert t.loc[(run, "flat precision"), "value"] == pytest.approx(ev.score("flat").precision)
+        assert t.loc[(run, "set_based e0 f1"), "value"] == pytest.approx(ev.score("set_based", "e0").f1)
         macro = ev.macro_table.set_index(["measure", "level"]).macro_f1
         assert t.loc[(run, "flat macro_f1"), "value"] == pytest.approx(macro["flat", "leaf"])
         assert t.loc[(run, "cophe e0 macro_f1"), "value"] == pytest.approx(macro["cophe", "e0"])

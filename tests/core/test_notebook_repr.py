@@ -12,7 +12,7 @@ def test_evaluation_shows_its_levels_table():
     page = ev._repr_html_()
     assert page.startswith("<p><b>Evaluation</b>: 1,000 documents, ontology icd9, levels up to block")
     cophe = ev.score("cophe")
-    assert f"<td>{cophe['f1']:.4f}</td>" in page and f"<td>{cophe['tp']}</td>" in page
+    assert f"<td>{cophe.f1:.4f}</td>" in page and f"<td>{cophe.tp}</td>" in page
 
 
 def test_scoring_shows_each_run_and_escapes_its_name():
@@ -20,5 +20,5 @@ def test_scoring_shows_each_run_and_escapes_its_name():
     page = s._repr_html_()
     assert "&lt;b&gt;x&lt;/b&gt;" in page and "<b>x</b>" not in page
     assert "1 row(s) not scored" in page
-    f1 = s.evaluation("<b>x</b>").score("cophe")["f1"]
+    f1 = s.evaluation("<b>x</b>").score("cophe").f1
     assert f"<td>{f1:.4f}</td>" in page

@@ -72,7 +72,7 @@ def test_cophe_equals_naive_loop(gold, pred):
     for measure in ("cophe", "set_based"):
         for level in LEVELS:
             s = ev.score(measure, level)
-            assert [s["tp"], s["fp"], s["fn"]] == naive.get((measure, level), [0, 0, 0]), (measure, level)
+            assert [s.tp, s.fp, s.fn] == naive.get((measure, level), [0, 0, 0]), (measure, level)
 
 
 @SETTINGS
@@ -85,7 +85,7 @@ def test_tp_plus_fn_is_gold_mass_per_level(gold, pred):
             1 for codes in gold.values() for c in codes if depth[_O.levels[_O.level[_O.codes[c]]]] <= i
         )
         s = ev.score("cophe", level)
-        assert s["tp"] + s["fn"] == mass
+        assert s.tp + s.fn == mass
         assert ev.nodes.loc[ev.nodes.level == level, "gold"].sum() == mass
 
 
@@ -138,7 +138,7 @@ def test_cophe_equals_set_based_without_multi_code_families(gold, pred):
 def test_cophe_below_set_based_when_a_family_is_over_predicted():
     """The control for the test above: with two codes in one family the two differ."""
     ev = score_pairs([("d", "401.9")], [("d", "401.9"), ("d", "401.1")], max_level="e0")
-    assert ev.score("cophe", "e0")["fp"] == 1 and ev.score("set_based", "e0")["fp"] == 0
+    assert ev.score("cophe", "e0").fp == 1 and ev.score("set_based", "e0").fp == 0
 
 
 @SETTINGS
@@ -152,9 +152,9 @@ def test_flat_equals_scikit_learn_micro(gold, pred):
     y_pred = mlb.transform([pred.get(d, set()) for d in docs])
     p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, average="micro", zero_division=0)
     s = score_pairs(pairs(gold), pairs(pred)).score("flat")
-    assert s["precision"] == pytest.approx(p)
-    assert s["recall"] == pytest.approx(r)
-    assert s["f1"] == pytest.approx(f)
+    assert s.precision == pytest.approx(p)
+    assert s.recall == pytest.approx(r)
+    assert s.f1 == pytest.approx(f)
 
 
 @SETTINGS
@@ -191,10 +191,10 @@ def test_document_table_sums_to_level_table():
     assert list(docs.doc_id) == ["a", "b", "c"]
     for level in ev.levels:
         s = ev.score("cophe", level)
-        assert docs[f"{level}_tp"].sum() == s["tp"]
-        assert docs[f"{level}_fp"].sum() == s["fp"]
-        assert docs[f"{level}_fn"].sum() == s["fn"]
+        assert docs[f"{level}_tp"].sum() == s.tp
+        assert docs[f"{level}_fp"].sum() == s.fp
+        assert docs[f"{level}_fn"].sum() == s.fn
         t = ev.score("set_based", level)
-        assert docs[f"{level}_set_tp"].sum() == t["tp"]
+        assert docs[f"{level}_set_tp"].sum() == t.tp
     assert docs.flat_tp.tolist() == [1, 0, 0]
     assert docs.n_gold.tolist() == [2, 2, 0]

@@ -155,9 +155,9 @@ def test_undotted_codes_need_a_system():
     assert err.value.needs_system and err.value.file == "gold"
     assert err.value.rejected[["line", "value"]].values.tolist() == [[2, "4019"]]
     s = score_files(gold, {"A": pred}, ontology="icd9", system="diagnosis")
-    assert s.evaluation("A").score("cophe", "e0")["tp"] == 1
+    assert s.evaluation("A").score("cophe", "e0").tp == 1
     s = score_files(gold, {"A": pred}, ontology="icd9", system="procedure")
-    assert s.evaluation("A").score("cophe", "e0")["tp"] == 1
+    assert s.evaluation("A").score("cophe", "e0").tp == 1
     assert s.corpus.ontology.keys[s.corpus.gold.indices[0]] == "40.19"
 
 
@@ -308,7 +308,7 @@ def test_some_undotted_rows_are_scored_and_the_rest_need_the_system():
 
 def test_a_run_with_no_code_row_predicts_nothing():
     s = score_files(b"doc_id,code\n1,401.9\n", {"A": b"doc_id,code\n"}, ontology="icd9")
-    assert s.evaluation("A").score("flat")["fn"] == 1
+    assert s.evaluation("A").score("flat").fn == 1
 
 
 def test_nothing_scorable_quotes_its_own_rows_when_files_share_a_name():
@@ -325,7 +325,7 @@ def test_a_gold_standard_is_code_sets_whatever_its_columns():
         {"A": b"doc_id,code\n1,401.9\n"},
         ontology="icd9",
     )
-    assert s.corpus.gold.nnz == 2 and s.evaluation("A").score("flat")["tp"] == 1
+    assert s.corpus.gold.nnz == 2 and s.evaluation("A").score("flat").tp == 1
 
 
 def test_a_wide_matrix_written_by_pandas_with_its_index_is_scores():
@@ -346,7 +346,7 @@ def test_the_golds_code_column_does_not_turn_a_wide_matrix_into_labels():
     gold = b"note,dx\n1,401.9\n2,428.0\n"
     wide = b"note,401.9,428.0\n1,0.9,0.2\n2,0.1,0.8\n"
     s = score_files(gold, {"A": wide}, ontology="icd9", doc_col="note", code_col="dx", threshold=0.5)
-    assert s.evaluation("A").score("flat")["f1"] == 1.0
+    assert s.evaluation("A").score("flat").f1 == 1.0
 
 
 def test_scores_beyond_a_wide_matrixs_top_100_are_counted_in_a_warning():

@@ -138,7 +138,7 @@ def test_duplicate_rows_keep_the_highest_score_and_are_counted():
     assert keys(run, run.decide(top_k=1)) == {("1", "401.9")}
     assert keys(run, run.decide(threshold=0.65)) == {("1", "401.9")}
     scoring = score_labels(gold, {"m": scores}, ontology="icd9", system="diagnosis", threshold=0.65)
-    assert scoring.evaluation("m").score("flat")["f1"] == 1.0
+    assert scoring.evaluation("m").score("flat").f1 == 1.0
     assert (
         "s.csv: 2 duplicate (document, code) rows collapsed; each keeps its highest score"
         in scoring.corpus.warnings
@@ -163,7 +163,7 @@ def test_top_k_ties_go_to_the_code_that_sorts_first_not_the_node_id():
     r = run.ranking(ks=(1, 2))
     assert (r["p@1"], r["p@2"], r["r@2"]) == (0.0, 0.5, 1.0)
     scoring = score_labels(gold, {"m": scores}, ontology=onto, top_k=2)
-    assert scoring.evaluation("m").score("flat")["tp"] == 1
+    assert scoring.evaluation("m").score("flat").tp == 1
 
 
 def test_top_k_ties_on_icd9_use_the_canonical_code():
@@ -177,9 +177,7 @@ def test_top_k_ties_on_icd9_use_the_canonical_code():
     assert keys(run, run.decide(top_k=1)) == {("1", "401.9"), ("2", "428.0")}
     assert run.ranking(ks=(1,))["p@1"] == 1.0
     scoring, info = decide_run(gold, scores, top_k=1, ontology="icd9", system="diagnosis")
-    assert scoring.evaluation("pred").score("flat")["tp"] == 2 and info["ranking"]["p@5"] == pytest.approx(
-        1 / 5
-    )
+    assert scoring.evaluation("pred").score("flat").tp == 2 and info.ranking["p@5"] == pytest.approx(1 / 5)
 
 
 # --- property: decisions, P@k and the curve agree with a naive reading of the rows -------------------
@@ -277,7 +275,7 @@ def test_decisions_ranking_and_curve_agree(rows, gold, t, k):
     ).evaluation("pred")
     curve = run.curve([t]).iloc[0]
     for measure in ("flat", "set_based", "cophe"):
-        assert curve[f"{measure}_f1"] == pytest.approx(labels_path.score(measure)["f1"])
+        assert curve[f"{measure}_f1"] == pytest.approx(labels_path.score(measure).f1)
     # ... and the API's scores path (as the CLI and the dashboard use it) decides the same
     api_path = score_labels(gold_raw, {"pred": scores}, ontology=onto, system="diagnosis", threshold=t)
     assert (api_path.corpus.runs["pred"] != labels_path.pred).nnz == 0
@@ -289,7 +287,7 @@ def test_decisions_ranking_and_curve_agree(rows, gold, t, k):
     r = run.ranking(ks=(k,))
     assert r[f"p@{k}"] == pytest.approx(np.mean([hits[d] / k for d in run.docs]))
     top_eval = score_labels(gold_raw, {"pred": scores}, ontology=onto, system="diagnosis", top_k=k)
-    assert top_eval.evaluation("pred").score("flat")["tp"] == sum(hits.values())
+    assert top_eval.evaluation("pred").score("flat").tp == sum(hits.values())
 
 
 # --- rejected rows of a scores file are reported like any other input ---------------------------------
@@ -403,10 +401,10 @@ def test_threshold_curve_and_tuning(run):
     curve = run.curve([0.25, 0.5, 0.75])
     assert list(curve.columns) == ["threshold", "flat_f1", "set_based_f1", "cophe_f1"]
     ev = run.evaluate(threshold=0.5)
-    assert curve.loc[1, "cophe_f1"] == pytest.approx(ev.score("cophe")["f1"])
+    assert curve.loc[1, "cophe_f1"] == pytest.approx(ev.score("cophe").f1)
     assert tune_threshold(curve) == curve.threshold[curve.cophe_f1.idxmax()]
     assert run.curve([0.5], max_level="e0").cophe_f1[0] == pytest.approx(
-        run.evaluate(threshold=0.5, max_level="e0").score("cophe")["f1"]
+        run.evaluate(threshold=0.5, max_level="e0").score("cophe").f1
     )
 
 
@@ -501,4 +499,4 @@ def test_a_scored_runs_ranking_does_not_depend_on_the_other_runs_loaded():
     beside = score_labels(g, {"A": a, "B": b}, threshold=0.5)
     assert beside.scored["A"].ranking() == alone == score_run(g, a, icd9_ontology()).ranking()
     assert alone["p@5"] == 0.2  # (1 + 1) hits / 5, over 2 documents, not 5
-    assert beside.evaluation("A").score("flat")["tp"] == 1 and len(beside.corpus.docs) == 5
+    assert beside.evaluation("A").score("flat").tp == 1 and len(beside.corpus.docs) == 5

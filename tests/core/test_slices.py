@@ -42,7 +42,7 @@ COUNTS = ["tp", "fp", "fn"]
 
 def counts(ev, measure: str, level: str = "overall") -> tuple[int, int, int]:
     s = ev.score(measure, level)
-    return int(s["tp"]), int(s["fp"]), int(s["fn"])
+    return int(s.tp), int(s.fp), int(s.fn)
 
 
 def codes_slice(ev, codes: list[str], name: str = "some codes") -> Slice:
@@ -658,7 +658,7 @@ def test_slice_scores_agree_with_restricting_by_hand(scoring):
             for m in ("flat", "set_based", "cophe"):
                 for stat in ("precision", "recall", "f1"):
                     row = t.loc[(run, s.key, m, stat)]
-                    assert row.value == pytest.approx(sub.score(m)[stat])
+                    assert row.value == pytest.approx(getattr(sub.score(m), stat))
                     assert row.low <= row.value + 1e-12 and row.value <= row.high + 1e-12
             row = t.loc[(run, s.key, "cophe", "f1")]
             assert (row.documents, row.gold_codes, row.predicted_codes, row["size"]) == (

@@ -67,9 +67,9 @@ def test_point_values_match_the_evaluation():
     s = score_files(b"doc_id,code\n1,401.9\n1,428.0\n2,250.00\n", {"A": b"doc_id,code\n1,401.1\n2,250.00\n"})
     ev = s.evaluation("A")
     ci = bootstrap(ev, n_resamples=50).set_index("figure")
-    assert ci.loc["cophe overall f1", "value"] == pytest.approx(ev.score("cophe")["f1"])
-    assert ci.loc["flat precision", "value"] == pytest.approx(ev.score("flat")["precision"])
-    assert ci.loc["set_based e0 f1", "value"] == pytest.approx(ev.score("set_based", "e0")["f1"])
+    assert ci.loc["cophe overall f1", "value"] == pytest.approx(ev.score("cophe").f1)
+    assert ci.loc["flat precision", "value"] == pytest.approx(ev.score("flat").precision)
+    assert ci.loc["set_based e0 f1", "value"] == pytest.approx(ev.score("set_based", "e0").f1)
 
 
 def test_bootstrap_equals_a_loop_over_resamples():

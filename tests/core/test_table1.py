@@ -31,10 +31,10 @@ def table1():
 @pytest.mark.parametrize("measure,level,tp,fp,fn,p,r,f1", TABLE_1)
 def test_table_1(table1, measure, level, tp, fp, fn, p, r, f1):
     s = table1.score(measure, level)
-    assert (s["tp"], s["fp"], s["fn"]) == (tp, fp, fn)
-    assert s["precision"] == pytest.approx(p, abs=5e-4)
-    assert s["recall"] == pytest.approx(r, abs=5e-4)
-    assert s["f1"] == pytest.approx(f1, abs=5e-4)
+    assert (s.tp, s.fp, s.fn) == (tp, fp, fn)
+    assert s.precision == pytest.approx(p, abs=5e-4)
+    assert s.recall == pytest.approx(r, abs=5e-4)
+    assert s.f1 == pytest.approx(f1, abs=5e-4)
 
 
 def test_table_1_levels_stop_at_max_level(table1):
