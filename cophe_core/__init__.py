@@ -8,10 +8,11 @@ validates every row against an ontology, and returns a :class:`Scoring` whose
 __version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)
 
 from .api import Scoring, score_files, score_labels
+from .files import InputError
 from .labels import Corpus, NothingScorable, encode
 from .metrics import Evaluation, evaluate, prf
 from .ontology import Ontology, load_ontology
-from .readers import InputError, RawLabels, RawScores, read_input, read_labels
+from .readers import RawLabels, RawScores, read_input, read_labels
 
 __all__ = [
     "Corpus",

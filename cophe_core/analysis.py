@@ -19,7 +19,7 @@ read (a code system is a name, never a path: a user hierarchy travels as an inpu
 evaluates anything. The format is described in ``docs/analysis-format.md``.
 
 An :class:`Analysis` checks itself when made (:class:`ValueError` naming the field at fault);
-:func:`read_analysis` reports every problem of a file as :class:`~cophe_core.readers.InputError` naming it.
+:func:`read_analysis` reports every problem of a file as :class:`~cophe_core.files.InputError` naming it.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .files import InputError
 from .ontology import NAMES
-from .readers import InputError
 
 if TYPE_CHECKING:
     from .api import Scoring
@@ -348,7 +348,7 @@ def read_analysis(
     ``docs/analysis-format.md``). Only bytes and options are taken from it: score the inputs again
     (:func:`score_analysis`) to validate them.
 
-    Raises :class:`~cophe_core.readers.InputError` naming the file (``name``), and the member, input or
+    Raises :class:`~cophe_core.files.InputError` naming the file (``name``), and the member, input or
     field at fault, for a file that is not a saved analysis, is damaged or altered, or exceeds the bounds:
     at most ``max_members`` members inflating to ``max_bytes`` in all.
 
@@ -359,7 +359,7 @@ def read_analysis(
     (b'doc_id,code\\n', {'slice_dimension': 'gold_codes'}, 'B')
     >>> read_analysis(b"doc_id,code\\n", name="shared.cophe")
     Traceback (most recent call last):
-    cophe_core.readers.InputError: shared.cophe: not a cophe analysis file (a zip with manifest.json); make one with Save analysis in the dashboard or `cophe score … --save`
+    cophe_core.files.InputError: shared.cophe: not a cophe analysis file (a zip with manifest.json); make one with Save analysis in the dashboard or `cophe score … --save`
     """
     if isinstance(data, bytearray | memoryview):
         data = bytes(data)

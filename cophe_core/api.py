@@ -18,10 +18,11 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .files import InputError, Source
 from .labels import Corpus, encode
 from .metrics import MEASURE_WORDS, Evaluation, evaluate_corpus
 from .ontology import Ontology, load_ontology
-from .readers import InputError, RawLabels, RawScores, Source, read_input, read_labels
+from .readers import RawLabels, RawScores, read_input, read_labels
 from .scores import Rule, ScoredRun, check_rule, score_run, tune_threshold
 
 if TYPE_CHECKING:

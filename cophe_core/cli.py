@@ -19,8 +19,9 @@ import pandas as pd
 
 from . import __version__
 from .api import Decision, decide_run, score_labels
+from .files import InputError, excerpt
 from .labels import NothingScorable
-from .readers import InputError, RawScores, excerpt, read_input, read_labels
+from .readers import RawScores, read_input, read_labels
 from .report import safe_csv
 from .stats import bootstrap
 from .suite import icm_note, suite

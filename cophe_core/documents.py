@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .files import InputError, Source, load_bytes
 from .metrics import Evaluation
 from .ontology import Ontology
-from .readers import InputError, Source, load_bytes
 from .substitutions import document_substitutions
 
 __all__ = [
@@ -426,7 +426,7 @@ def read_notes(source: Source, *, name: str | None = None) -> dict[str, str]:
     {'7': 'Sepsis'}
     >>> read_notes(b"doc_id,note\\n1,Fever.\\n", name="notes.csv")
     Traceback (most recent call last):
-    cophe_core.readers.InputError: notes.csv, line 1 (the header): no column text (found: doc_id, note). ...
+    cophe_core.files.InputError: notes.csv, line 1 (the header): no column text (found: doc_id, note). ...
     """
     data, label = load_bytes(source, name)
     try:

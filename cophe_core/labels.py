@@ -24,10 +24,11 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .files import InputError
 from .ontology import Ontology
 from .ontology import icd9 as icd9_mod
 from .ontology import icd10 as icd10_mod
-from .readers import REJECTED_COLUMNS, InputError, RawLabels, RawScores, Reason
+from .readers import REJECTED_COLUMNS, RawLabels, RawScores, Reason
 
 __all__ = ["Corpus", "NothingScorable", "Reason", "Resolution", "encode", "resolve_codes"]
 

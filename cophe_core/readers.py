@@ -38,19 +38,29 @@ read, with file, line, value and reason. Whole-file problems raise
 
 from __future__ import annotations
 
-import codecs
-import csv
-import io
 import json
 import re
-import warnings
 from dataclasses import dataclass, field
 from enum import StrEnum
-from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from .files import (
+    InputError,
+    Source,
+    decode_text,
+    detect_format,
+    excerpt,
+    first_line,
+    line_numbers,
+    load_bytes,
+    parse_delimited,
+    pick_column,
+    read_binary_table,
+    sniff_separator,
+)
 
 __all__ = [
     "InputError",
@@ -132,16 +142,9 @@ class Reason(StrEnum):
     ZERO_STRIPPED = "zero_stripped"  # read as a procedure, may be a diagnosis that lost its leading zero
 
 
-MAX_BYTES = 200 * 1024 * 1024
 # The longest code (ICD-10-PCS: 7 characters; a user hierarchy's names) and document id accepted: a longer
 # value is rejected with its line, so no value's length multiplies the cost of the rows.
 MAX_CODE_CHARS, MAX_ID_CHARS = 64, 256
-EXCERPT_CHARS = 60  # of a rejected value, in messages and the rejected table
-Source = str | Path | bytes | BinaryIO
-
-
-class InputError(ValueError):
-    """A whole input cannot be read. The message says what is wrong and what to do."""
 
 
 @dataclass
@@ -358,18 +361,8 @@ def _bounded(raw: RawLabels) -> RawLabels:
     return raw
 
 
-def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
-    """A value as a message may show it: at most ``limit`` characters, then its length.
-
-    >>> excerpt("401.9"), excerpt("x" * 70, 5)
-    ('401.9', 'xxxxx… (70 characters)')
-    """
-    text = str(value)
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
-
-
 def _format(format: str | None, name: str, data: bytes) -> str:
-    return (format or _detect_format(name, data)).lower()
+    return (format or detect_format(name, data)).lower()
 
 
 def _parse(
@@ -386,7 +379,7 @@ def _parse(
     indexed by line (row number for binary formats), or the labels of a record format. With
     ``labels_only``, a wide delimited table is read by its document and code columns only."""
     if fmt in ("parquet", "feather"):
-        frame = _read_binary_table(data, name, fmt)
+        frame = read_binary_table(data, name, fmt)
         frame = frame.reset_index(drop=True)
         frame.index = frame.index + 1
         frame.columns = [str(c) for c in frame.columns]
@@ -403,7 +396,7 @@ def _parse(
     if fmt == "psv":
         return _read_psv(text, name)
     sep = "\t" if fmt == "tsv" else sniff_separator(text, name)
-    if sep == "|" and _looks_headerless_psv(_first_line(text)):
+    if sep == "|" and _looks_headerless_psv(first_line(text)):
         return _read_psv(text, name)
     frame = parse_delimited(
         text, name, sep, usecols=_label_columns(text, name, sep, doc_col, code_col) if labels_only else None
@@ -499,8 +492,8 @@ def _long_scores(
     frame: pd.DataFrame, name: str, doc_col: str | None, code_col: str | None, score: str
 ) -> RawScores:
     cols = [c for c in frame.columns if c != score]
-    doc = _pick(cols, doc_col, DOC_COLUMNS, "document id", name)
-    code = _pick([c for c in cols if c != doc], code_col, CODE_COLUMNS, "code", name)
+    doc = pick_column(cols, doc_col, DOC_COLUMNS, "document id", name)
+    code = pick_column([c for c in cols if c != doc], code_col, CODE_COLUMNS, "code", name)
     doc_ids = frame[doc].astype(str).str.strip()
     codes = frame[code].astype(str)
     raw = frame[score]
@@ -557,7 +550,9 @@ def _wide_scores(
     values: np.ndarray,
     not_number: np.ndarray,
 ) -> RawScores:
-    doc = _pick([c for c in frame.columns if c not in code_cols], doc_col, DOC_COLUMNS, "document id", name)
+    doc = pick_column(
+        [c for c in frame.columns if c not in code_cols], doc_col, DOC_COLUMNS, "document id", name
+    )
     ids = frame[doc]
     doc_ids = ids.astype(str).str.strip().to_numpy(dtype=object)
     lines = frame.index.to_numpy(dtype=np.int64)
@@ -643,112 +638,6 @@ def _wide_scores(
     return RawScores(name, pd.unique(doc_ids), pairs, rejected_df, notes)
 
 
-def load_bytes(source: Source, name: str | None) -> tuple[bytes, str]:
-    """The bytes of a path, bytes or binary file (at most ``MAX_BYTES``), and the name messages give it.
-
-    >>> load_bytes(b"doc_id,code\\n", "gold.csv")
-    (b'doc_id,code\\n', 'gold.csv')
-    """
-    if isinstance(source, (str, Path)):
-        path = Path(source)
-        if not path.is_file():
-            raise InputError(f"{path}: no such file")
-        if path.stat().st_size > MAX_BYTES:
-            raise InputError(f"{path}: larger than {MAX_BYTES // 2**20} MB; split the file")
-        return path.read_bytes(), name or path.name
-    if isinstance(source, bytes):
-        return source, name or "<bytes>"
-    data = source.read(MAX_BYTES + 1)
-    if len(data) > MAX_BYTES:
-        raise InputError(f"{name}: larger than {MAX_BYTES // 2**20} MB; split the file")
-    return data, name or str(getattr(source, "name", "<stream>"))
-
-
-def _detect_format(name: str, data: bytes) -> str:
-    suffix = Path(name).suffix.lower().lstrip(".")
-    if suffix in ("csv", "tsv", "psv", "json", "jsonl", "parquet", "feather"):
-        return suffix
-    if suffix in ("ndjson",):
-        return "jsonl"
-    if suffix == "arrow":
-        return "feather"
-    if data[:4] == b"PAR1":
-        return "parquet"
-    if data[:6] == b"ARROW1":
-        return "feather"
-    head = data.lstrip()[:1]
-    if head in (b"[", b"{"):
-        first = data.lstrip().split(b"\n", 1)[0].strip()
-        return (
-            "jsonl" if first.startswith(b"{") and first.endswith(b"}") and data.count(b"\n") > 1 else "json"
-        )
-    return "csv"
-
-
-def decode_text(data: bytes, name: str) -> str:
-    """A file's text: UTF-8 (with or without a BOM) or UTF-16 with a BOM; anything else is an ``InputError``
-    naming the file and the line of the first bad byte.
-
-    >>> decode_text("doc_id,code\\n".encode("utf-16"), "gold.csv")
-    'doc_id,code\\n'
-    """
-    if not data.strip():
-        raise InputError(f"{name}: the file is empty; expected one row per document and code")
-    if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):  # Excel's "Unicode text"
-        try:
-            return data.decode("utf-16")
-        except UnicodeDecodeError:
-            raise InputError(
-                f"{name}: starts as UTF-16 text but is not; save the file as UTF-8 CSV"
-            ) from None
-    if b"\x00" in data[:8192]:
-        raise InputError(
-            f"{name}: this is not a text file (it contains NUL bytes); upload CSV, TSV, JSON or Parquet"
-        )
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise InputError(
-            f"{name}, line {line}: not valid UTF-8 text (byte {data[e.start]:#04x}); "
-            "save the file as UTF-8 CSV"
-        ) from None
-
-
-def _pick(columns: list[str], wanted: str | None, candidates: tuple[str, ...], what: str, name: str) -> str:
-    lower = {c.lower().strip(): c for c in columns}
-    if wanted is not None:
-        if wanted.lower() in lower:
-            return lower[wanted.lower()]
-        raise InputError(f"{name}: no column {wanted!r}; the columns are {', '.join(map(str, columns))}")
-    for cand in candidates:
-        if cand in lower:
-            return lower[cand]
-    raise InputError(
-        f"{name}: cannot find the {what} column; looked for {', '.join(candidates)} and found "
-        f"{', '.join(map(str, columns))}. Rename the column or pass it explicitly "
-        f"(--{'doc' if what == 'document id' else 'code'}-col)."
-    )
-
-
-def _first_line(text: str) -> str:
-    lines = text[:65536].splitlines()
-    return lines[0] if lines else ""
-
-
-def sniff_separator(text: str, name: str) -> str:
-    """The most frequent of ``, tab | ;`` on the first line; an error naming the line if none occurs."""
-    first = _first_line(text)
-    counts = {d: first.count(d) for d in (",", "\t", "|", ";")}
-    sep = max(counts, key=counts.__getitem__)
-    if counts[sep] == 0:
-        raise InputError(
-            f"{name}, line 1: found a single column {first[:60]!r}; expected a document id "
-            "and a code column separated by a comma, tab, | or ;"
-        )
-    return sep
-
-
 WIDE_HEADER = 64  # a labels file with more columns than this is read by its document and code columns
 
 
@@ -773,8 +662,8 @@ def _label_columns(
     if len(columns) <= WIDE_HEADER or len(set(columns)) < len(columns):
         return None  # an ordinary file: nothing below is done for it
     try:
-        doc = _pick(columns, doc_col, DOC_COLUMNS, "document id", name)
-        code = _pick([c for c in columns if c != doc], code_col, CODE_COLUMNS, "code", name)
+        doc = pick_column(columns, doc_col, DOC_COLUMNS, "document id", name)
+        code = pick_column([c for c in columns if c != doc], code_col, CODE_COLUMNS, "code", name)
     except InputError:
         return None
     header_line = text.count("\n", 0, start) + 1
@@ -786,80 +675,6 @@ def _label_columns(
                 "that contain the delimiter"
             )
     return [doc, code]
-
-
-def parse_delimited(text: str, name: str, sep: str, *, usecols: list[str] | None = None) -> pd.DataFrame:
-    """All columns as strings (or only ``usecols``), indexed by 1-based line; a row longer than the header
-    is an error."""
-    try:
-        with warnings.catch_warnings():  # a row longer than the header must not pass silently
-            warnings.simplefilter("error", pd.errors.ParserWarning)
-            frame = pd.read_csv(
-                io.StringIO(text),
-                sep=sep,
-                dtype=str,
-                keep_default_na=False,
-                quoting=csv.QUOTE_MINIMAL,
-                skip_blank_lines=True,
-                index_col=False,
-                engine="c",
-                usecols=usecols,
-            )
-    except (pd.errors.ParserError, pd.errors.ParserWarning) as e:
-        detail = str(e).replace("Error tokenizing data. C error: ", "")
-        raise InputError(
-            f"{name}: cannot parse as {'tab' if sep == chr(9) else repr(sep)}-separated text ({detail}); "
-            "a row has more fields than the header: quote fields that contain the delimiter"
-        ) from None
-    frame.index = line_numbers(frame, text, sep)
-    return frame
-
-
-def line_numbers(frame: pd.DataFrame, text: str, sep: str, *, header: bool = True) -> pd.Index:
-    """1-based line of each row of ``frame`` (``text`` parsed with ``sep``, its first record the column names
-    unless ``header`` is false), counting the newlines inside quoted fields and the blank lines the parser
-    skips.
-
-    Without blank lines, one vectorised count of the newlines in every cell (none when the text has no
-    quote); with blank lines, the csv module's reading of the same text, record by record.
-
-    >>> line_numbers(pd.DataFrame({"a": ["1", "x\\ny", "3"]}), 'a\\n1\\n"x\\ny"\\n3\\n', ",").tolist()
-    [2, 3, 5]
-    >>> text = "a,b\\n1,2\\n\\n  \\n3,4\\n"
-    >>> line_numbers(pd.DataFrame({"a": ["1", "3"], "b": ["2", "4"]}), text, ",").tolist()
-    [2, 5]
-    """
-    blank = _BLANK_LINE_TAB if sep == "\t" else _BLANK_LINE
-    if blank.search(text.rstrip()):
-        found = _lines_by_csv(text, sep)
-        if len(found) == len(frame) + header:
-            return pd.Index(found[header:])
-    first = 2 + sum(str(c).count("\n") for c in frame.columns) if header else 1
-    extra = np.zeros(len(frame), dtype=np.int64)
-    if '"' in text and len(frame):  # only a quoted field can hold a newline
-        cells = pd.Series(frame.to_numpy(dtype=object).ravel(), dtype=object)
-        counts = cells.str.count("\n").fillna(0).to_numpy(dtype=np.int64)
-        extra = counts.reshape(frame.shape).sum(axis=1)
-    starts = first + np.arange(len(frame)) + np.concatenate([[0], np.cumsum(extra)[:-1]])
-    return pd.Index(starts.astype(np.int64))
-
-
-# a line of nothing but whitespace, which pandas skips (a tab is a field separator in TSV, not whitespace)
-_BLANK_LINE = re.compile(r"(?:^|\n)[ \t\r\f\v]*\n")
-_BLANK_LINE_TAB = re.compile(r"(?:^|\n)[ \r\f\v]*\n")
-
-
-def _lines_by_csv(text: str, sep: str) -> list[int]:
-    """The first line of each record, as the csv module reads ``text``: whitespace-only lines are skipped, as
-    pandas skips them."""
-    reader = csv.reader(io.StringIO(text), delimiter=sep)
-    starts: list[int] = []
-    previous = 0
-    for record in reader:
-        if any(field.strip(" \r\f\v" if sep == "\t" else " \t\r\f\v") for field in record) or len(record) > 1:
-            starts.append(previous + 1)
-        previous = reader.line_num
-    return starts
 
 
 def _looks_headerless_psv(first: str) -> bool:
@@ -915,8 +730,8 @@ def _from_frame(
 ) -> RawLabels:
     """Labels from a parsed table (indexed by line)."""
     cols = list(frame.columns)
-    doc = _pick(cols, doc_col, DOC_COLUMNS, "document id", name)
-    code = _pick([c for c in cols if c != doc], code_col, CODE_COLUMNS, "code", name)
+    doc = pick_column(cols, doc_col, DOC_COLUMNS, "document id", name)
+    code = pick_column([c for c in cols if c != doc], code_col, CODE_COLUMNS, "code", name)
     if frame[code].map(lambda v: isinstance(v, (list, tuple, np.ndarray))).any():
         exploded = frame[[doc, code]].explode(code)
         pairs = pd.DataFrame(
@@ -1008,8 +823,8 @@ def _from_records(records, name, doc_col, code_col, joiner) -> RawLabels:
     if not records:
         raise InputError(f"{name}: the file holds no records")
     keys = sorted({k for rec, _ in records if isinstance(rec, dict) for k in rec})
-    doc = _pick(keys, doc_col, DOC_COLUMNS, "document id", name)
-    code = _pick([k for k in keys if k != doc], code_col, CODE_COLUMNS, "code", name)
+    doc = pick_column(keys, doc_col, DOC_COLUMNS, "document id", name)
+    code = pick_column([k for k in keys if k != doc], code_col, CODE_COLUMNS, "code", name)
     docs, rows, rejected = [], [], []
     for rec, lineno in records:
         if not isinstance(rec, dict) or rec.get(doc) in (None, ""):
@@ -1042,15 +857,6 @@ def _from_records(records, name, doc_col, code_col, joiner) -> RawLabels:
             else:
                 rejected.append((name, lineno, "", "empty code", Reason.EMPTY_CODE))
     return _make(name, docs, rows, rejected)
-
-
-def _read_binary_table(data: bytes, name: str, fmt: str) -> pd.DataFrame:
-    reader, what = (pd.read_feather, "Feather") if fmt == "feather" else (pd.read_parquet, "Parquet")
-    try:
-        return reader(io.BytesIO(data))
-    except Exception as e:  # pyarrow raises several types for corrupt files
-        detail = excerpt(" ".join(str(e).split()), 160)  # one line: the message of a library can span several
-        raise InputError(f"{name}: cannot read as {what} ({type(e).__name__}: {detail})") from None
 
 
 def _make(name, docs, rows, rejected) -> RawLabels:

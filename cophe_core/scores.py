@@ -49,10 +49,11 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .files import InputError
 from .labels import Corpus, encode
 from .metrics import Evaluation, evaluate
 from .ontology import Ontology
-from .readers import SCORE_COLUMNS, InputError, RawLabels, RawScores, read_scores
+from .readers import SCORE_COLUMNS, RawLabels, RawScores, read_scores
 
 __all__ = [
     "RawScores",
@@ -97,7 +98,7 @@ def check_rule(threshold: float | None = None, top_k: int | None = None) -> Rule
     >>> check_rule(threshold=float("nan"))
     Traceback (most recent call last):
     ...
-    cophe_core.readers.InputError: the threshold is nan; give a number above 0 and at most 1, such as 0.5
+    cophe_core.files.InputError: the threshold is nan; give a number above 0 and at most 1, such as 0.5
     """
     if (threshold is None) == (top_k is None):
         raise InputError("give exactly one decision rule: a threshold (such as 0.5) or a top-k (such as 15)")

@@ -47,10 +47,11 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .files import InputError, parse_delimited, sniff_separator
 from .labels import Corpus, NothingScorable, encode
 from .metrics import Evaluation, evaluate
 from .readers import DOC_COLUMNS as LABEL_DOC_COLUMNS
-from .readers import InputError, RawLabels, parse_delimited, sniff_separator
+from .readers import RawLabels
 from .stats import bootstrap
 
 __all__ = [
@@ -380,7 +381,7 @@ def training_frequency(raw: RawLabels, corpus: Corpus, *, system: str = "auto") 
     Each distinct training code is read as :func:`cophe_core.labels.encode` reads the gold standard's (so
     ``401.9`` and, with ``system="diagnosis"``, MIMIC's ``4019`` are the same code). A code that is no label
     column of the corpus (unknown to its ontology, or ill-formed) is not counted, and is counted in
-    ``unknown_codes``. A file none of whose codes can be read is an :class:`~cophe_core.readers.InputError`.
+    ``unknown_codes``. A file none of whose codes can be read is an :class:`~cophe_core.files.InputError`.
 
     >>> from cophe_core import read_labels, score_files
     >>> s = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.9\\n"})
@@ -541,7 +542,7 @@ def read_metadata(
     The id column is ``doc_col`` if given, else the first of :data:`DOC_COLUMNS` present (``doc_id``,
     ``hadm_id``, ``document``, ``id``…, any case). CSV or TSV (UTF-8, the delimiter sniffed), or Parquet or
     Feather (read by pandas; nothing is evaluated or unpickled). An
-    :class:`~cophe_core.readers.InputError` names the file, and the line and value where there is one, when
+    :class:`~cophe_core.files.InputError` names the file, and the line and value where there is one, when
     the file is empty or unreadable, has no id column, gives a document twice or a row without an id.
 
     >>> read_metadata(b"doc_id,length,admission\\n1,812,EMERGENCY\\n2,,ELECTIVE\\n", name="m.csv").to_dict("index")
@@ -549,7 +550,7 @@ def read_metadata(
     >>> read_metadata(b"doc_id,length\\n1,812\\n1,90\\n", name="m.csv")
     Traceback (most recent call last):
     ...
-    cophe_core.readers.InputError: m.csv, line 3: document '1' is given twice (first on line 2); give one row per document
+    cophe_core.files.InputError: m.csv, line 3: document '1' is given twice (first on line 2); give one row per document
     """
     if isinstance(source, (str, Path)):
         path = Path(source)

@@ -98,3 +98,33 @@ def test_every_public_function_of_the_core_has_an_example():
         for m in public_functions_without_an_example(path)
     ]
     assert missing == ["cli.py:main"]
+
+
+def core_imports(path: Path) -> set[str]:
+    """The cophe_core modules a module imports (``from .files import …`` → ``files``)."""
+    tree = ast.parse(path.read_text())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level and node.module:
+            found.add(node.module.split(".")[-1])
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("cophe_core."):
+            found.add(node.module.split(".")[-1])  # type: ignore[union-attr]
+    return found
+
+
+def test_the_layers_point_one_way():
+    """Files in (``files``) know nothing of codes; the code systems (``ontology/``) read files through
+    ``files``, never through the label readers; the core never imports the dashboard or Streamlit."""
+    assert core_imports(ROOT / "cophe_core" / "files.py") == set()
+    for path in (ROOT / "cophe_core" / "ontology").glob("*.py"):
+        assert "readers" not in core_imports(path), path.name
+        assert "labels" not in core_imports(path), path.name
+    for path in (ROOT / "cophe_core").rglob("*.py"):
+        text = path.read_text()
+        assert "import streamlit" not in text and "from dashboard" not in text, path.name
+
+
+def test_core_imports_sees_relative_imports(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("from .files import InputError\nfrom ..readers import read_input\nimport numpy\n")
+    assert core_imports(module) == {"files", "readers"}

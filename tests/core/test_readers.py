@@ -113,9 +113,9 @@ def test_corrupt_parquet():
 
 
 def test_too_large(monkeypatch):
-    import cophe_core.readers as r
+    import cophe_core.files as f
 
-    monkeypatch.setattr(r, "MAX_BYTES", 10)
+    monkeypatch.setattr(f, "MAX_BYTES", 10)
     with pytest.raises(InputError, match="larger than"):
         read_labels(io.BytesIO(b"doc_id,code\n1,401.9\n"), name="big.csv")
 
