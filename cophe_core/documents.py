@@ -33,7 +33,7 @@ import pandas as pd
 
 from .files import InputError, Source, load_bytes
 from .metrics import Evaluation
-from .ontology import Ontology
+from .ontology import Ontology, family_level
 from .substitutions import document_substitutions
 
 __all__ = [
@@ -71,23 +71,8 @@ def _row(ev: Evaluation, doc_id: str) -> int:
 
 
 def _family_level(o: Ontology) -> int:
-    """The family level: the category (e0) in ICD, else one level below the top."""
-    return o.level_index("e0") if "e0" in o.levels else max(len(o.levels) - 2, 0)
-
-
-def family_level(ontology: Ontology) -> str:
-    """The level whose nodes are the families a document's codes are grouped by.
-
-    The category (``e0``) in ICD; in other hierarchies the level one below the
-    top.
-
-    Examples
-    --------
-    >>> from cophe_core.ontology import icd9_ontology
-    >>> family_level(icd9_ontology())
-    'e0'
-    """
-    return str(ontology.levels[_family_level(ontology)])
+    """The index of the family level (:func:`cophe_core.ontology.family_level`)."""
+    return o.level_index(family_level(o))
 
 
 def document_codes(ev: Evaluation, doc_id: str) -> pd.DataFrame:

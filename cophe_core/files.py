@@ -16,6 +16,7 @@ import csv
 import io
 import re
 import warnings
+from enum import StrEnum
 from pathlib import Path
 from typing import BinaryIO
 
@@ -24,6 +25,7 @@ import pandas as pd
 
 __all__ = [
     "InputError",
+    "Reason",
     "Source",
     "MAX_BYTES",
     "excerpt",
@@ -45,6 +47,28 @@ Source = str | Path | bytes | BinaryIO
 
 class InputError(ValueError):
     """A whole input cannot be read. The message says what is wrong and what to do."""
+
+
+class Reason(StrEnum):
+    """Why a row or a score cell was not scored, or was scored with a caveat: the ``kind`` column of the
+    rejected and flagged tables, beside the ``reason`` in words. Programs branch on the kind, people read
+    the reason."""
+
+    EMPTY_ID = "empty_id"  # no document id
+    EMPTY_CODE = "empty_code"
+    TOO_LONG = "too_long"  # a code or id longer than any code system's (MAX_CODE_CHARS, MAX_ID_CHARS)
+    NOT_A_SCORE = "not_a_score"  # not a number, not finite, or outside [0, 1]
+    MALFORMED_ROW = "malformed_row"  # a row or record the reader cannot take apart
+    NUMBER_NOT_CODE = "number_not_code"  # a JSON number, which has lost its zeros
+    MALFORMED_CODE = "malformed_code"  # not a well-formed code of the code system
+    NOT_IN_HIERARCHY = "not_in_hierarchy"  # a user hierarchy has no such node
+    UNPLACED = "unplaced"  # well-formed, but no family in the code set to place it under
+    AMBIGUOUS = "ambiguous"  # two readings (undotted ICD-9, CM or PCS): the user must say which
+    OTHER_SYSTEM = "other_system"  # a code of a code system the chosen ontology does not hold
+    # caveats of the flagged table: the row is scored
+    NOT_BILLABLE = "not_billable"  # a category or other non-billable code
+    PLACED_BY_STRUCTURE = "placed_by_structure"  # not in the code set; placed under its family
+    ZERO_STRIPPED = "zero_stripped"  # read as a procedure, may be a diagnosis that lost its leading zero
 
 
 def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:

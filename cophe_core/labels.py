@@ -24,11 +24,10 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .files import InputError
-from .ontology import Ontology
-from .ontology import icd9 as icd9_mod
-from .ontology import icd10 as icd10_mod
-from .readers import REJECTED_COLUMNS, RawLabels, RawScores, Reason
+from .files import InputError, Reason
+from .ontology import Ontology, systems
+from .ontology.base import Placement
+from .readers import REJECTED_COLUMNS, RawLabels, RawScores
 
 __all__ = ["Corpus", "NothingScorable", "Reason", "Resolution", "encode", "resolve_codes"]
 
@@ -107,27 +106,7 @@ class Corpus:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Resolution:
-    """Code strings resolved against an ontology (see :func:`resolve_codes`).
-
-    Attributes
-    ----------
-    nodes : ndarray of int64
-        The node id of each code, -1 where it is rejected.
-    reasons : dict of int → (Reason, str)
-        Why each rejected code (by position) cannot be placed: its kind and the words.
-    flags : dict of int → (Reason, str)
-        Codes accepted with a remark: a category rather than a billable code, or a code not in the code set
-        placed by its structure.
-    ontology : Ontology
-        The ontology, extended with the nodes of unlisted codes that were placed.
-    """
-
-    nodes: np.ndarray
-    reasons: dict[int, tuple[Reason, str]]
-    flags: dict[int, tuple[Reason, str]]
-    ontology: Ontology
+Resolution = Placement  # the name this module gave it first
 
 
 def resolve_codes(codes: Sequence[str], ontology: Ontology, *, system: str = "auto") -> Resolution:
@@ -147,145 +126,7 @@ def resolve_codes(codes: Sequence[str], ontology: Ontology, *, system: str = "au
     >>> r.flags[1]
     (<Reason.NOT_BILLABLE: 'not_billable'>, '428 is not a billable CMS v32 code; placed by its structure at e0')
     """
-    ids, reasons, flags, onto = _resolve_codes(np.asarray(list(codes), dtype=str), ontology, system)
-    return Resolution(ids, reasons, flags, onto)
-
-
-def _resolve_codes(
-    codes: np.ndarray, onto: Ontology, system: str
-) -> tuple[np.ndarray, dict[int, tuple[Reason, str]], dict[int, tuple[Reason, str]], Ontology]:
-    """Map unique code strings to node ids (-1 = rejected), with reasons and flags (kind and words).
-
-    Each code system has its own resolver; a user hierarchy matches names exactly.
-    """
-    resolver = _RESOLVERS.get(onto.name, _resolve_exact)
-    return resolver(codes, onto, system)
-
-
-def _resolve_exact(codes, onto, system):
-    ids = np.full(len(codes), -1, dtype=np.int64)
-    reasons: dict[int, tuple[Reason, str]] = {}
-    folded = {k.casefold(): v for k, v in onto.codes.items()}
-    for i, c in enumerate(codes):
-        key = c.strip()
-        hit = onto.codes.get(key, folded.get(key.casefold()))
-        if hit is None:
-            reasons[i] = (Reason.NOT_IN_HIERARCHY, f"not a node of the {onto.name} hierarchy")
-        else:
-            ids[i] = hit
-    return ids, reasons, {}, onto
-
-
-def _resolve_icd9(codes, onto, system):
-    ids = np.full(len(codes), -1, dtype=np.int64)
-    reasons: dict[int, tuple[Reason, str]] = {}
-    flags: dict[int, tuple[Reason, str]] = {}
-    listed = {k for k, n in onto.codes.items() if onto.listed[n]}
-    parsed: dict[int, icd9_mod.ParsedCode] = {}
-    # Four digits mark undotted input (MIMIC): there a bare 331 may be diagnosis 331 or procedure 33.1.
-    undotted_input = system == "auto" and any(c.strip().isdigit() and len(c.strip()) == 4 for c in codes)
-    for i, c in enumerate(codes):
-        if undotted_input and c.strip().isdigit() and len(c.strip()) == 3:
-            reasons[i] = (
-                Reason.AMBIGUOUS,
-                f"undotted code {c.strip()} is ambiguous among undotted codes: it may be diagnosis "
-                f"{c.strip()} or procedure {c.strip()[:2]}.{c.strip()[2]}; say which system the file "
-                "holds (--system diagnosis|procedure)",
-            )
-            continue
-        try:
-            parsed[i] = p = icd9_mod.parse_code(c, system)
-        except ValueError as e:
-            four_digits = (
-                system == "auto" and c.strip().isdigit() and len(c.strip()) == 4
-            )  # 4019: 401.9 or 40.19
-            reasons[i] = (Reason.AMBIGUOUS if four_digits else Reason.MALFORMED_CODE, str(e))
-            continue
-        if p.code not in listed:
-            flags[i] = (
-                Reason.NOT_BILLABLE if p.code in onto.codes else Reason.PLACED_BY_STRUCTURE,
-                f"{p.code} is not a billable CMS v32 code; placed by its structure at {p.path[0][0]}",
-            )
-        zero = icd9_mod.stripped_zero_candidate(p, listed)
-        if zero:
-            flags[i] = (
-                Reason.ZERO_STRIPPED,
-                f"read as procedure {p.code}, but it may be diagnosis {zero} with its leading "
-                "zero stripped (by a spreadsheet?); if the file holds diagnoses, restore the zeros",
-            )
-    unknown = [p for p in parsed.values() if p.code not in onto.codes]
-    onto = icd9_mod.place_unlisted(onto, unknown)
-    for i, p in parsed.items():
-        ids[i] = onto.codes[p.code]
-    return ids, reasons, flags, onto
-
-
-def _resolve_icd10(codes, onto, system):
-    ids = np.full(len(codes), -1, dtype=np.int64)
-    reasons: dict[int, tuple[Reason, str]] = {}
-    flags: dict[int, tuple[Reason, str]] = {}
-    has_cm, has_pcs = onto.name in ("icd10cm", "icd10"), onto.name in ("icd10pcs", "icd10")
-    canonical: dict[int, str] = {}
-    for i, c in enumerate(codes):
-        cm = icd10_mod.normalise_cm(c) if has_cm else None
-        pcs = icd10_mod.normalise_pcs(c) if has_pcs else None
-        hits = [k for k in (cm, pcs) if k is not None and k in onto.codes]
-        if len(hits) == 2 and hits[0] != hits[1]:
-            reasons[i] = (
-                Reason.AMBIGUOUS,
-                f"ambiguous: ICD-10-CM {cm} or ICD-10-PCS {pcs}; write CM codes with their dot",
-            )
-        elif hits:
-            canonical[i] = hits[0]
-        elif cm and pcs and "." not in c:  # an unlisted undotted code of both forms: the deeper known prefix
-            depth = {
-                k: (found[1] if (found := icd10_mod.longest_prefix(onto, k, pcs=k == pcs)) else 0)
-                for k in (cm, pcs)
-            }
-            if depth[cm] == depth[pcs]:
-                reasons[i] = (
-                    Reason.AMBIGUOUS,
-                    f"ambiguous: unlisted ICD-10-CM {cm} or ICD-10-PCS {pcs}; write CM codes with their dot",
-                )
-            else:
-                canonical[i] = max(depth, key=depth.__getitem__)
-        elif cm and not has_pcs and "." not in c and c.strip().upper() in icd10_mod.pcs_code_list():
-            reasons[i] = (
-                Reason.OTHER_SYSTEM,
-                f"{c.strip()} is an ICD-10-PCS procedure code; choose the ontology icd10 (CM + PCS)",
-            )
-        elif cm or pcs:
-            canonical[i] = str(cm or pcs)  # well-formed, not in the code set: placed below
-        else:
-            what = {"icd10cm": "ICD-10-CM", "icd10pcs": "ICD-10-PCS"}.get(onto.name, "ICD-10-CM or PCS")
-            reasons[i] = (
-                Reason.MALFORMED_CODE,
-                f"not a well-formed {what} code (CM looks like E11.9 or S52.044Q; PCS is seven "
-                "characters such as 0DTJ4ZZ)",
-            )
-    missing = sorted({k for k in canonical.values() if k not in onto.codes})
-    onto, unplaced = icd10_mod.place_by_prefix(onto, missing)
-    for i, key in canonical.items():
-        if key in unplaced:
-            reasons[i] = (Reason.UNPLACED, f"{key}: {unplaced[key]}")
-            continue
-        ids[i] = onto.codes[key]
-        if key in missing:
-            flags[i] = (
-                Reason.PLACED_BY_STRUCTURE,
-                f"{key} is not in the code set; placed by its structure under its longest known prefix",
-            )
-        elif not onto.listed[ids[i]]:
-            flags[i] = (Reason.NOT_BILLABLE, f"{key} is a category, not a billable code")
-    return ids, reasons, flags, onto
-
-
-_RESOLVERS = {
-    "icd9": _resolve_icd9,
-    "icd10cm": _resolve_icd10,
-    "icd10pcs": _resolve_icd10,
-    "icd10": _resolve_icd10,
-}
+    return systems.resolve(np.asarray(list(codes), dtype=str), ontology, system)
 
 
 def _frame(rows: pd.DataFrame, name_col: str, notes: list[tuple[Reason, str]]) -> pd.DataFrame:
@@ -334,8 +175,9 @@ def encode(
     # factorised by hashing: a fixed-width string array would cost every row the longest code's width
     inverse, unique_codes = pd.factorize(pairs["code"].to_numpy(dtype=object), sort=True)
     codes = unique_codes.astype(str)
-    ids, reasons, flags, onto = _resolve_codes(codes, ontology, system)
-    node = ids[inverse]
+    placed = systems.resolve(codes, ontology, system)
+    reasons, flags, onto = placed.reasons, placed.flags, placed.ontology
+    node = placed.nodes[inverse]
 
     bad = node < 0
     rejected = [raw.rejected for raw in inputs.values()]
@@ -429,19 +271,12 @@ def _distinct_names(inputs: dict[str, RawLabels]) -> dict[str, RawLabels]:
 def _readable_with_system(
     codes: np.ndarray, candidates: np.ndarray, onto: Ontology, system: str
 ) -> np.ndarray:
-    """The indices among ``candidates`` of ICD-9 codes that parse once a system is given (undotted ``4019``)."""
-    if onto.name != "icd9" or system != "auto":
+    """The indices among ``candidates`` of codes that the code system would read once the user says which
+    list they come from (ICD-9's undotted ``4019``): the interface asks rather than guesses."""
+    found = systems.system_of(onto)
+    if found is None or system != "auto":
         return np.empty(0, dtype=np.int64)
-    readable = []
-    for i in candidates:
-        for chosen in ("diagnosis", "procedure"):
-            try:
-                icd9_mod.parse_code(str(codes[i]), chosen)
-            except ValueError:
-                continue
-            readable.append(i)
-            break
-    return np.asarray(readable, dtype=np.int64)
+    return np.asarray([i for i in candidates if found.readable_with_system(str(codes[i]))], dtype=np.int64)
 
 
 def _check_scorable(

@@ -41,7 +41,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -49,6 +48,7 @@ import pandas as pd
 
 from .files import (
     InputError,
+    Reason,
     Source,
     decode_text,
     detect_format,
@@ -118,28 +118,6 @@ WIDE_KEEP = 100
 LOGIT_SHARE, LOGIT_CELLS = 0.10, 10
 LOW_SCORE = 0.05  # the lowest threshold of a default curve
 REJECTED_COLUMNS = ["file", "line", "value", "reason", "kind"]
-
-
-class Reason(StrEnum):
-    """Why a row or a score cell was not scored, or was scored with a caveat: the ``kind`` column of the
-    rejected and flagged tables, beside the ``reason`` in words. Programs branch on the kind, people read
-    the reason."""
-
-    EMPTY_ID = "empty_id"  # no document id
-    EMPTY_CODE = "empty_code"
-    TOO_LONG = "too_long"  # a code or id longer than any code system's (MAX_CODE_CHARS, MAX_ID_CHARS)
-    NOT_A_SCORE = "not_a_score"  # not a number, not finite, or outside [0, 1]
-    MALFORMED_ROW = "malformed_row"  # a row or record the reader cannot take apart
-    NUMBER_NOT_CODE = "number_not_code"  # a JSON number, which has lost its zeros
-    MALFORMED_CODE = "malformed_code"  # not a well-formed code of the code system
-    NOT_IN_HIERARCHY = "not_in_hierarchy"  # a user hierarchy has no such node
-    UNPLACED = "unplaced"  # well-formed, but no family in the code set to place it under
-    AMBIGUOUS = "ambiguous"  # two readings (undotted ICD-9, CM or PCS): the user must say which
-    OTHER_SYSTEM = "other_system"  # a code of a code system the chosen ontology does not hold
-    # caveats of the flagged table: the row is scored
-    NOT_BILLABLE = "not_billable"  # a category or other non-billable code
-    PLACED_BY_STRUCTURE = "placed_by_structure"  # not in the code set; placed under its family
-    ZERO_STRIPPED = "zero_stripped"  # read as a procedure, may be a diagnosis that lost its leading zero
 
 
 # The longest code (ICD-10-PCS: 7 characters; a user hierarchy's names) and document id accepted: a longer

@@ -1,8 +1,8 @@
 """What the model writes instead: right family, wrong code.
 
-At a family level L (by default ``"e0"``, the ICD category, when the ontology
-has it; else the second level from the bottom; else the only level), in each
-document:
+At a family level L (by default the code system's, ``"e0"``, the ICD category;
+in a user hierarchy the second level from the bottom, or the only level), in
+each document:
 
 - a *missed* code is a gold code that was not predicted;
 - an *extra* code is a predicted code that is not in the gold standard.
@@ -59,7 +59,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .metrics import Evaluation
-from .ontology import Ontology
+from .ontology import Ontology, system_of
 
 __all__ = [
     "substitution_pairs",
@@ -91,8 +91,9 @@ def _family_level(o: Ontology, level: str | None) -> int:
     """Index of the family level: ``level`` validated, or the default (see the module doc)."""
     if level is not None:
         return o.level_index(level)
-    if "e0" in o.levels:
-        return o.level_index("e0")
+    system = system_of(o)
+    if system is not None:
+        return o.level_index(system.family_level)
     return 1 if len(o.levels) >= 2 else 0
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .ontology import Ontology, load_ontology
+from .ontology import Ontology, load_ontology, system_of
 
 __all__ = [
     "PROFILES",
@@ -37,54 +37,6 @@ __all__ = [
     "generate",
 ]
 
-BUSY = {
-    "icd9": [
-        "401",
-        "427",
-        "428",
-        "250",
-        "584",
-        "V45",
-        "272",
-        "414",
-        "518",
-        "285",
-        "276",
-        "599",
-        "038",
-        "995",
-        "96",
-        "38",
-        "39",
-        "99",
-        "88",
-    ],
-    # ICD-10-CM categories and ICD-10-PCS root operations (both sit at e0 in the combined ontology)
-    "icd10": [
-        "I10",
-        "I48",
-        "I50",
-        "E11",
-        "N17",
-        "Z95",
-        "E78",
-        "I25",
-        "J96",
-        "D64",
-        "E87",
-        "N39",
-        "A41",
-        "Z79",
-        "K21",
-        "F32",
-        "02H",
-        "5A1",
-        "0BH",
-        "302",
-        "0DJ",
-        "B24",
-    ],
-}
 # Systematic substitutions of the ``siblings`` profile: gold code → the sibling (same category) written
 # instead. Frequent codes of busy families, each a plausible coder's confusion.
 PLANTED = {
@@ -152,7 +104,9 @@ def generate_gold(
     by_key: dict[str, list[int]] = {}
     for cat in fams:
         by_key.setdefault(str(onto.keys[cat]), []).append(cat)
-    busy = [cat for key in BUSY.get(onto.name, []) for cat in by_key.get(key, [])]
+    system = system_of(onto)
+    common = system.common_families if system is not None else ()
+    busy = [cat for key in common for cat in by_key.get(key, [])]
     others = [cat for cat in fams if cat not in set(busy)]
     chosen = busy + list(rng.choice(others, n_families - len(busy), replace=False))
     weights = 1.0 / np.arange(1, len(chosen) + 1) ** 0.9

@@ -16,7 +16,7 @@ import streamlit as st
 from state import heavy
 
 from cophe_core import InputError, Scoring, score_labels
-from cophe_core.ontology import load_ontology
+from cophe_core.ontology import REGISTRY, load_ontology
 from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.readers import RawLabels, RawScores, read_input, read_labels
 
@@ -46,12 +46,10 @@ MAX_UPLOAD_MB = 50
 MAX_RUN_UPLOAD_MB = 200
 
 
+# The code system chooser: detection, each built-in code system in its own words, a user hierarchy.
 ONTOLOGIES = {
     "auto": "Detect from the codes",
-    "icd9": "ICD-9-CM (diagnoses, V/E codes, procedures)",
-    "icd10cm": "ICD-10-CM (diagnoses)",
-    "icd10pcs": "ICD-10-PCS (procedures)",
-    "icd10": "ICD-10-CM + ICD-10-PCS (as in MIMIC-IV)",
+    **{name: system.description for name, system in REGISTRY.items()},
     "custom": "My own hierarchy (upload)",
 }
 

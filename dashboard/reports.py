@@ -10,6 +10,7 @@ from texts import chart_words, columns, figure_name, level, measure, term
 from cophe_core import __version__ as cophe_version
 from cophe_core.compare import delta_subtree, level_deltas
 from cophe_core.families import family_changes
+from cophe_core.ontology import family_level
 from cophe_core.plotting import delta_bar, tree_figure
 from cophe_core.report import html_report
 from cophe_core.stats import HEADLINES, Verdict, compare_runs, paired_significance
@@ -70,7 +71,8 @@ def compare_report(ctx, evals: dict, a: str, b: str, *, resamples: int, focus: i
         ("paired", a, b, ctx.key, resamples, 0),
         lambda: paired_significance(ea, eb, n_resamples=resamples, seed=0),
     )
-    lv = "e0" if "e0" in ea.levels else ea.levels[min(1, len(ea.levels) - 1)]
+    fam = family_level(onto)
+    lv = fam if fam in ea.levels else ea.levels[min(1, len(ea.levels) - 1)]
     families = state.cached(
         ctx.scoring,
         ("family_changes", a, b, lv, ctx.key, resamples),

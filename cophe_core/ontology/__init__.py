@@ -27,6 +27,7 @@ from .custom import hierarchy_from_networkx, load_hierarchy
 from .icd9 import icd9_ontology
 from .icd10 import icd10_ontology, icd10cm_ontology, icd10pcs_ontology
 from .levels import level_name, level_names
+from .systems import REGISTRY, CodeSystem, family_level, system_of
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -44,15 +45,13 @@ __all__ = [
     "hierarchy_from_networkx",
     "level_name",
     "level_names",
+    "CodeSystem",
+    "REGISTRY",
+    "system_of",
+    "family_level",
 ]
 
-_BUILT_IN = {
-    "icd9": icd9_ontology,
-    "icd10cm": icd10cm_ontology,
-    "icd10pcs": icd10pcs_ontology,
-    "icd10": icd10_ontology,
-}
-NAMES = tuple(_BUILT_IN)
+NAMES = tuple(REGISTRY)  # the built-in code systems, by ontology name
 HIERARCHY_SUFFIXES = (".csv", ".json")
 
 
@@ -88,8 +87,8 @@ def load_ontology(name: str | os.PathLike | Ontology | nx.DiGraph) -> Ontology:
     """
     if isinstance(name, Ontology):
         return name
-    if isinstance(name, str) and name in _BUILT_IN:
-        return _BUILT_IN[name]()
+    if isinstance(name, str) and name in REGISTRY:
+        return REGISTRY[name].build()
     if isinstance(name, str | os.PathLike):
         path = Path(name)
         if path.is_file():

@@ -26,10 +26,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
+from ..files import Reason
+
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["Ontology", "OntologyBuilder"]
+__all__ = ["Ontology", "OntologyBuilder", "Placement"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,6 +71,10 @@ class Ontology:
         its file name and the first 12 hex digits of the SHA-256 of its bytes.
         Different releases give different scores, so a published number should
         quote these. Kept by :meth:`extended`.
+    code_system : str, optional
+        The name of the code system that built it (a key of
+        :data:`cophe_core.ontology.systems.REGISTRY`), which reads and places its codes; ``None`` for a
+        user hierarchy, whatever its name. Kept by :meth:`extended`.
     """
 
     name: str
@@ -83,6 +89,7 @@ class Ontology:
     systems: np.ndarray | None = field(default=None, repr=False)
     extra_edges: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     code_sets: dict[str, str] = field(default_factory=dict)
+    code_system: str | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -458,6 +465,7 @@ class OntologyBuilder:
         self._extra: list[tuple[int, int]] = []
         self.default_max_level: str | None = None
         self.code_sets: dict[str, str] = {}  # system → release, see Ontology.code_sets
+        self.code_system: str | None = None  # see Ontology.code_system
 
     def __contains__(self, node: tuple[str, str] | tuple[str, str, str | None]) -> bool:
         """Whether ``(level, key)`` or ``(level, key, system)`` is a node already."""
@@ -478,6 +486,7 @@ class OntologyBuilder:
             self._extra = list(zip(onto.extra_edges[0].tolist(), onto.extra_edges[1].tolist()))
         self.default_max_level = onto.default_max_level
         self.code_sets = dict(onto.code_sets)
+        self.code_system = onto.code_system
 
     def add(
         self,
@@ -558,6 +567,7 @@ class OntologyBuilder:
             if self._extra
             else None,
             code_sets={str(k): str(v) for k, v in self.code_sets.items()},
+            code_system=self.code_system,
         )
 
 
@@ -602,3 +612,27 @@ def _dense_closure(n: int, child: np.ndarray, parent: np.ndarray, level: np.ndar
     indptr = np.concatenate([[0], np.cumsum(np.concatenate(counts))])
     nnz = int(indptr[-1])
     return sp.csr_matrix((np.ones(nnz, dtype=np.int32), np.concatenate(indices), indptr), shape=(n, n))
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Code strings placed in an ontology by a code system (:meth:`CodeSystem.resolve`).
+
+    Attributes
+    ----------
+    nodes : ndarray of int64
+        The node id of each code, -1 where it is rejected.
+    reasons : dict of int → (Reason, str)
+        Why each rejected code (by position) cannot be placed: its kind (a
+        :class:`~cophe_core.files.Reason`) and the words.
+    flags : dict of int → (Reason, str)
+        Codes accepted with a remark: a category rather than a billable code, or a code not in the code set
+        placed by its structure.
+    ontology : Ontology
+        The ontology, extended with the nodes of unlisted codes that were placed.
+    """
+
+    nodes: np.ndarray
+    reasons: dict[int, tuple[Reason, str]]
+    flags: dict[int, tuple[Reason, str]]
+    ontology: Ontology

@@ -11,21 +11,13 @@ not load ICD-10.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 
-from . import icd9
-from .icd10 import CM_CATEGORY, normalise_cm, normalise_pcs, pcs_code_list
+from .systems import REGISTRY, CodeSystem
 
 __all__ = ["Detection", "detect_system"]
-
-_ICD9 = re.compile(r"^(\d{3}(\.\d{0,2})?|\d{2}\.\d{1,2}|\d{2,5})$")
-_PCS = re.compile(r"^[0-9][0-9A-HJ-NP-Z]{6}$")
-# The ICD-10-CM form (QA0.0131 included), except a leading E or V: those exist in ICD-9 too.
-_CM = re.compile(rf"^(?![EV]){CM_CATEGORY}(\.?[0-9A-Z]{{1,4}})?$")
 
 
 @dataclass(frozen=True)
@@ -37,52 +29,34 @@ class Detection:
     message: str
 
 
+def _single_systems() -> list[CodeSystem]:
+    """The code systems that are one system each (ICD-9-CM, ICD-10-CM, ICD-10-PCS), not unions of them."""
+    return [s for s in REGISTRY.values() if s.parts == {s.name}]
+
+
 def _form(code: str) -> str:
-    c = code.strip().upper()
-    if _ICD9.match(c):
-        return "icd9"
-    if _PCS.match(c):
-        return "icd10pcs"
-    if _CM.match(c) and not (len(c) == 7 and "." not in c):
-        return "icd10cm"
-    return "shared-form"
-
-
-@lru_cache(maxsize=1)
-def _cm_codes() -> frozenset[str]:
-    import simple_icd_10_cm as cm
-
-    return frozenset(c for c in cm.get_all_codes(True) if cm.is_category_or_subcategory(c))
+    return next((s.name for s in _single_systems() if s.has_form(code)), "shared-form")
 
 
 def _by_lists(code: str) -> str:
     """For codes whose form is shared: the system whose official list holds it."""
-    kinds = set()
-    try:
-        if icd9.parse_code(code).code in icd9.icd9_ontology().codes:
-            kinds.add("icd9")
-    except ValueError:
-        pass
-    cm = normalise_cm(code)
-    if cm is not None and cm in _cm_codes():
-        kinds.add("icd10cm")
-    pcs = normalise_pcs(code)
-    if pcs is not None and pcs in pcs_code_list():
-        kinds.add("icd10pcs")
+    kinds = {s.name for s in _single_systems() if s.in_code_list(code)}
     return kinds.pop() if len(kinds) == 1 else ("ambiguous" if kinds else "unknown")
 
 
 def _decide(counts: Counter, threshold: float) -> str | None:
-    icd9_n = counts.get("icd9", 0)
-    cm, pcs = counts.get("icd10cm", 0), counts.get("icd10pcs", 0)
-    total = icd9_n + cm + pcs
+    """The registered system whose parts hold at least ``threshold`` of the recognised codes: of those, the
+    one that holds the most, and of equals the one of fewest parts (ICD-10-CM codes alone give icd10cm, with
+    a PCS code among them icd10)."""
+    single = {s.name for s in _single_systems()}
+    total = sum(n for k, n in counts.items() if k in single)
     if not total:
         return None
-    if icd9_n >= threshold * total:
-        return "icd9"
-    if cm + pcs >= threshold * total:
-        return "icd10" if cm and pcs else ("icd10cm" if cm else "icd10pcs")
-    return None
+    held = {name: sum(counts.get(p, 0) for p in s.parts) for name, s in REGISTRY.items()}
+    fits = [name for name in REGISTRY if held[name] >= threshold * total]
+    if not fits:
+        return None
+    return max(fits, key=lambda name: (held[name], -len(REGISTRY[name].parts)))
 
 
 def detect_system(codes: Iterable[str], *, threshold: float = 0.9) -> Detection:
@@ -107,7 +81,7 @@ def detect_system(codes: Iterable[str], *, threshold: float = 0.9) -> Detection:
     summary = ", ".join(f"{v} {k}" for k, v in counts.most_common())
     if decided is not None:
         return Detection(decided, dict(counts), f"{decided} ({summary})")
-    if not any(counts.get(k) for k in ("icd9", "icd10cm", "icd10pcs")):
+    if not any(counts.get(s.name) for s in _single_systems()):
         return Detection(
             None,
             dict(counts),

