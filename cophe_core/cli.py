@@ -136,25 +136,37 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-# The dashboard of a source checkout or editable install (requirements.txt): beside the package.
-DASHBOARD_APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
+def dashboard_app() -> Path | None:
+    """The dashboard's main script: the installed ``cophe_dashboard`` package's (a wheel, or an editable
+    install of a checkout, where it is the top-level ``dashboard/`` folder), else a checkout's beside this
+    package; None when neither is there. Found without importing it: it imports Streamlit.
+
+    >>> dashboard_app().name
+    'app.py'
+    """
+    spec = importlib.util.find_spec("cophe_dashboard")
+    installed = [Path(p) for p in spec.submodule_search_locations or []] if spec is not None else []
+    for folder in (*installed, Path(__file__).resolve().parents[1] / "dashboard"):
+        if (folder / "app.py").is_file():
+            return folder / "app.py"
+    return None
 
 
 def _dashboard(options: list[str]) -> int:
-    """``streamlit run`` on the dashboard, in a child process (this package never imports Streamlit), from
-    the project folder so that its .streamlit/config.toml applies."""
-    if not DASHBOARD_APP.exists():
+    """``streamlit run`` on the dashboard, in a child process (this package never imports Streamlit). Its
+    configuration, ``.streamlit/config.toml`` beside the script, applies wherever it is started from."""
+    app = dashboard_app()
+    if app is None:
         print(
-            "cophe: error: the dashboard comes with a source checkout: git clone the project, then "
-            "pip install -r requirements.txt",
+            "cophe: error: the dashboard is not installed with this cophe; reinstall it: "
+            'pip install "cophe[dashboard]"',
             file=sys.stderr,
         )
         return 2
     if importlib.util.find_spec("streamlit") is None:
         print('cophe: error: the dashboard needs Streamlit: pip install "cophe[dashboard]"', file=sys.stderr)
         return 2
-    command = [sys.executable, "-m", "streamlit", "run", str(DASHBOARD_APP), *options]
-    return subprocess.call(command, cwd=DASHBOARD_APP.parents[1])
+    return subprocess.call([sys.executable, "-m", "streamlit", "run", str(app), *options])
 
 
 def _table(result: dict) -> str:

@@ -20,10 +20,12 @@ from cophe_core.ontology import REGISTRY, load_ontology
 from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.readers import RawLabels, RawScores, read_input, read_labels
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-SAMPLE = ROOT / "sample_data"
+# The bundled samples: beside the dashboard when installed (cophe_dashboard/sample_data), else the source
+# checkout's top-level folder.
+HERE = Path(__file__).resolve().parent
+SAMPLE = next(
+    (p for p in (HERE / "sample_data", HERE.parent / "sample_data") if p.is_dir()), HERE / "sample_data"
+)
 
 
 SAMPLES = {  # source label → (folder, ontology, runs); a run named "scores_…" holds probabilities

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+import zipfile
+from pathlib import Path
 
 import pytest
 
 from cophe_core import cli
+from tests.conftest import ROOT
 
 
 def free_port() -> int:
@@ -58,20 +62,87 @@ def test_cophe_dashboard_serves_the_app():
         proc.wait(timeout=30)
 
 
-def test_without_streamlit_or_a_checkout_it_says_what_to_install(monkeypatch, capsys):
+def test_without_streamlit_or_the_dashboard_it_says_what_to_install(monkeypatch, capsys):
     monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name: None)
     assert cli.main(["dashboard"]) == 2
     assert 'pip install "cophe[dashboard]"' in capsys.readouterr().err
-    monkeypatch.setattr(cli, "DASHBOARD_APP", cli.DASHBOARD_APP.with_name("missing.py"))
+    monkeypatch.setattr(cli, "dashboard_app", lambda: None)
     assert cli.main(["dashboard"]) == 2
-    assert "the dashboard comes with a source checkout" in capsys.readouterr().err
+    assert "the dashboard is not installed with this cophe" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("options", [[], ["--server.port", "8600"]])
 def test_options_go_to_streamlit(monkeypatch, options):
     seen = []
-    monkeypatch.setattr(cli.subprocess, "call", lambda command, cwd: seen.append((command, cwd)) or 0)
+    monkeypatch.setattr(cli.subprocess, "call", lambda command: seen.append(command) or 0)
     assert cli.main(["dashboard", *options]) == 0
-    command, cwd = seen[0]
-    assert command[1:5] == ["-m", "streamlit", "run", str(cli.DASHBOARD_APP)] and command[5:] == options
-    assert cwd == cli.DASHBOARD_APP.parents[1]  # the project folder: its .streamlit/config.toml applies
+    command = seen[0]
+    assert command[1:5] == ["-m", "streamlit", "run", str(cli.dashboard_app())] and command[5:] == options
+
+
+def test_the_checkout_runs_its_own_dashboard_folder():
+    """In a source checkout (installed editable by requirements.txt), the package's dashboard is the
+    top-level dashboard/ folder: an edit there is what runs."""
+    assert cli.dashboard_app() == ROOT / "dashboard" / "app.py"
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The package built as a wheel, as pip would install it from PyPI, from a copy of the source without
+    the build/ and egg-info folders a checkout keeps (setuptools would carry their files over)."""
+    out = tmp_path_factory.mktemp("wheel")
+    source = out / "source"
+    leave_out = shutil.ignore_patterns(
+        ".git", ".venvs", "build", "dist", "*.egg-info", "artifacts", ".*_cache", ".hypothesis"
+    )
+    shutil.copytree(ROOT, source, ignore=leave_out)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out), str(source)],
+        check=True,
+        capture_output=True,
+    )
+    return next(out.glob("cophe-*.whl"))
+
+
+def test_the_wheel_holds_the_dashboard_its_configuration_and_samples(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    dashboard = {p.relative_to(ROOT / "dashboard").as_posix() for p in (ROOT / "dashboard").rglob("*.py")}
+    assert {f"cophe_dashboard/{n}" for n in dashboard} <= names  # every module and page
+    assert "cophe_dashboard/.streamlit/config.toml" in names
+    samples = {p.relative_to(ROOT / "sample_data").as_posix() for p in (ROOT / "sample_data").rglob("*.csv")}
+    assert {f"cophe_dashboard/sample_data/{n}" for n in samples} <= names
+    assert {"cophe_core/py.typed", "cophe_core/ontology/data/icd9_categories.csv"} <= names
+    assert not any(n.startswith(("tests/", "benchmarks/", "dashboard/")) for n in names)
+
+
+def test_the_installed_dashboard_finds_its_samples_and_configuration(wheel, tmp_path):
+    """Installed from the wheel (away from any checkout): ``cophe dashboard`` runs the installed script, its
+    samples load, and Streamlit reads its configuration (the 50 MB upload bound) from beside the script."""
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    probe = """
+import sys
+from pathlib import Path
+from cophe_core import cli
+app = cli.dashboard_app()
+assert app == Path(sys.argv[1]) / "cophe_dashboard" / "app.py", app
+sys.path.insert(0, str(app.parent))  # as `streamlit run` does
+import loading
+assert loading.SAMPLE == app.parent / "sample_data", loading.SAMPLE
+assert (loading.SAMPLE / "icd9" / "gold.csv").is_file()
+from streamlit import config
+config._main_script_path = str(app)
+config.get_config_options(force_reparse=True)
+assert config.get_option("server.maxUploadSize") == 50
+assert config.get_option("server.fileWatcherType") == "none"
+print("ok")
+"""
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(target)], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.stdout.strip() == "ok", done.stderr
