@@ -481,6 +481,30 @@ class Evaluation:
             out[f"{name}_set_fp"], out[f"{name}_set_fn"] = bx[:, i] - bm[:, i], by[:, i] - bm[:, i]
         return pd.DataFrame(out)
 
+    @cached_property
+    def documents_long(self) -> pd.DataFrame:
+        """:attr:`documents` in long form, with columns that do not depend on the ontology's level names:
+        ``doc_id, measure, level, tp, fp, fn``, one row per document, measure and level (flat at
+        ``"leaf"``; no ``overall`` rows: they are sums over the levels).
+
+        >>> from cophe_core import score_files
+        >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"}).evaluation("A")
+        >>> t = ev.documents_long
+        >>> list(t.columns), t[t.measure == "cophe"][["level", "tp", "fp", "fn"]].values.tolist()[:3]
+        (['doc_id', 'measure', 'level', 'tp', 'fp', 'fn'], [['e2', 0, 0, 0], ['e1', 0, 1, 1], ['e0', 1, 0, 0]])
+        """
+        parts = [("flat", FLAT_LEVEL)] + [(m, lv) for m in ("set_based", "cophe") for lv in self.levels]
+        n = len(self.docs)
+        counts = [self.document_counts(m, lv) for m, lv in parts]
+        return pd.DataFrame(
+            {
+                "doc_id": np.tile(self.docs, len(parts)),
+                "measure": np.repeat([m for m, _ in parts], n),
+                "level": np.repeat([lv for _, lv in parts], n),
+                **{k: np.concatenate([getattr(c, k) for c in counts]) for k in ("tp", "fp", "fn")},
+            }
+        )
+
     def node_documents(self, node: int) -> pd.DataFrame:
         """The documents in which ``node`` has gold or predicted mass.
 

@@ -164,3 +164,21 @@ def test_verdict_by_hand():
     assert dataclasses.replace(better, p_value=0.05).outcome is Outcome.NO_CLEAR
     # a figure where lower is better turns the outcome around
     assert dataclasses.replace(better, figure="eb_hamm").outcome is Outcome.WORSE
+
+
+def test_documents_long_has_stable_columns_and_the_same_counts(sample):
+    ev = sample.evaluation("siblings")
+    long = ev.documents_long
+    assert list(long.columns) == ["doc_id", "measure", "level", "tp", "fp", "fn"]
+    assert len(long) == len(ev.docs) * (1 + 2 * len(ev.levels))
+    wide = ev.documents.set_index("doc_id")
+    for (measure, level), part in long.groupby(["measure", "level"], sort=False):
+        infix = {"flat": "flat", "set_based": f"{level}_set", "cophe": level}[measure]
+        for k in ("tp", "fp", "fn"):
+            np.testing.assert_array_equal(
+                part.set_index("doc_id")[k].loc[wide.index].to_numpy(), wide[f"{infix}_{k}"].to_numpy()
+            )
+    sums = long.groupby(["measure", "level"])[["tp", "fp", "fn"]].sum()
+    for (measure, level), row in sums.iterrows():
+        s = ev.score(measure, level)
+        assert (row.tp, row.fp, row.fn) == (s.tp, s.fp, s.fn)
