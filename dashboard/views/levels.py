@@ -114,19 +114,23 @@ if ctx:
 
     table = levels_side_by_side(evals)
     names = {lv: level(onto, lv) for lv in dict.fromkeys(table.level)}
-    stat = (
-        st.segmented_control(
-            term("statistic"),
-            ["f1", "precision", "recall"],
-            default="f1",
-            key="levels_metric",
-            format_func=term,
+    # The chart is drawn on request: the first page then needs no plotly.js (4.7 MB of script for the
+    # browser to load and compile), which kept opening the app slow while other sessions were busy. The
+    # table below draws each F1 as a bar.
+    if st.toggle("Chart by level", key="levels_chart_on", help=HELP["levels_chart"]):
+        stat = (
+            st.segmented_control(
+                term("statistic"),
+                ["f1", "precision", "recall"],
+                default="f1",
+                key="levels_metric",
+                format_func=term,
+            )
+            or "f1"
         )
-        or "f1"
-    )
-    fig = levels_bar(table, stat, levels=names, words=chart_words())
-    st.plotly_chart(fig, key="levels_chart")
-    components.figure_download(fig, "levels_chart", "dl_levels_chart", table=table)
+        fig = levels_bar(table, stat, levels=names, words=chart_words())
+        st.plotly_chart(fig, key="levels_chart")
+        components.figure_download(fig, "levels_chart", "dl_levels_chart", table=table)
 
     gaps = [line for run, ev in evals.items() for line in gap_lines(ev, run, onto)]
     if gaps:
@@ -147,9 +151,18 @@ if ctx:
             "level": st.column_config.TextColumn(term("level"), help=HELP["level"]),
             **{k: st.column_config.NumberColumn(term(k), help=HELP[k]) for k in ("tp", "fp", "fn")},
             **{
-                k: st.column_config.NumberColumn(term(k), help=HELP[k], format="%.3f")
-                for k in ("precision", "recall", "f1")
+                k: st.column_config.NumberColumn(term(k), help=HELP[k], format="%.3f", width="small")
+                for k in ("precision", "recall")
             },
+            "f1": st.column_config.ProgressColumn(
+                term("f1"),
+                help=HELP["f1"],
+                format="%.3f",
+                min_value=0,
+                max_value=1,
+                width="medium",
+                color="blue",
+            ),  # blue: a score, not a warning (red is for what goes wrong)
         },
     )
     if st.toggle("95% intervals of every figure (bootstrap over documents)", key="levels_ci"):

@@ -53,6 +53,8 @@ def test_levels_view_shows_the_sample_numbers(sample, model):
     table = at.dataframe[0].value
     assert set(table.run) == set(RUNS) | {"model"} and len(table) == 4 * 11
     assert "Codes as given" in set(table.level) and "Right family and count (CoPHE)" in set(table.measure)
+    assert not at.get("plotly_chart")  # the first page draws its chart on request (no plotly.js to load)
+    at.toggle(key="levels_chart_on").set_value(True).run()
     spec = plotly_specs(at)[0]
     assert {t["name"] for t in spec["data"]} == {
         "Exact codes (Flat)",
