@@ -947,7 +947,11 @@ def _from_frame(
     cols = list(frame.columns)
     doc = _pick(cols, doc_col, DOC_COLUMNS, "document id", name)
     code = _pick([c for c in cols if c != doc], code_col, CODE_COLUMNS, "code", name)
-    if frame[code].map(lambda v: isinstance(v, (list, tuple, np.ndarray))).any():
+    # only an object column can hold lists (Parquet's list columns); a string column is never looked through
+    if (
+        frame[code].dtype == object
+        and frame[code].map(lambda v: isinstance(v, (list, tuple, np.ndarray))).any()
+    ):
         exploded = frame[[doc, code]].explode(code)
         pairs = pd.DataFrame(
             {"doc_id": exploded[doc].astype(str), "code": exploded[code], "line": exploded.index}

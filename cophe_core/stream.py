@@ -259,7 +259,7 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
 class _Side:
     """One side's rows of a partition, resolved."""
 
-    doc: np.ndarray  # object: every row's document id
+    doc: pd.Series  # every row's document id
     node: np.ndarray  # node of the row's code; -1: rejected or no code
     coded: np.ndarray  # bool: the row has a code
     ok: np.ndarray  # bool: the row is scored
@@ -303,7 +303,7 @@ def _side(frame: pd.DataFrame, table: CodeTable, default_file: str) -> _Side:
     flagged = ok & (table.flag != "")[np.maximum(pos, 0)] if len(table.codes) else np.zeros(n, dtype=bool)
     per_file = np.bincount(fcode[ok], minlength=len(names))
     return _Side(
-        frame["doc_id"].to_numpy(dtype=object),
+        frame["doc_id"].reset_index(drop=True),
         node,
         coded,
         ok,
@@ -371,7 +371,7 @@ def count_partition(
         codes = resolve_table(values.unique(), codes, system=system)
     onto = codes.ontology
     g, p = _side(gold, codes, "gold"), _side(pred, codes, "pred")
-    idx, uniques = pd.factorize(np.concatenate([g.doc, p.doc]))
+    idx, uniques = pd.factorize(pd.concat([g.doc, p.doc], ignore_index=True))
     docs = np.asarray(uniques, dtype=object).astype(str)
     gi, pi = idx[: len(g.doc)], idx[len(g.doc) :]
     shape = (len(docs), onto.n_nodes)
@@ -701,7 +701,7 @@ def _estimate_rows(f: _File) -> int:
 # ------------------------------------------------------------------ pass 1: spill into buckets
 
 _SPILL_SCHEMA = pa.schema(
-    [("side", pa.int8()), ("doc_id", pa.string()), ("code", pa.int32()), ("line", pa.int64())]
+    [("side", pa.int8()), ("doc_id", pa.large_string()), ("code", pa.int32()), ("line", pa.int64())]
 )
 
 
@@ -718,29 +718,45 @@ class _Spill:
         self.docs = [False, False]  # has the side any document
 
     def add(self, side: int, file_index: int, pairs: pd.DataFrame, docs: np.ndarray) -> None:
-        codes = pairs["code"].to_numpy(dtype=object)
-        inverse, distinct = pd.factorize(codes)
+        """Spill one chunk's rows (a reader's ``pairs``) and its documents without a code row. String work
+        is done on the distinct values (codes, document ids), which pyarrow finds; rows are only indexed."""
+        code_at, distinct = pd.factorize(pairs["code"])
         ids = np.fromiter(
-            (self.book.setdefault(c, len(self.book)) for c in distinct), np.int32, len(distinct)
+            (self.book.setdefault(str(c), len(self.book)) for c in distinct), np.int32, len(distinct)
         )
         self.file_codes[file_index].update(ids.tolist())
         self.rows[file_index] += len(pairs)
-        doc = pairs["doc_id"].to_numpy(dtype=object)
-        # documents without a code row in this chunk: kept as rows without a code (they are evaluated)
-        alone = docs[~pd.Index(docs, dtype=object).isin(doc)] if len(docs) else docs
-        doc = np.concatenate([doc, np.asarray(alone, dtype=object)])
-        code = np.concatenate([ids[inverse], np.full(len(alone), -1, np.int32)])
+        doc_at, doc_distinct = pd.factorize(pairs["doc_id"])
+        doc_distinct = np.asarray(doc_distinct, dtype=object)
+        # documents without a code row in this chunk (an empty code): kept as rows without a code, since
+        # they are evaluated documents; the reader's docs hold every pair's document, so equal sizes say none
+        alone = (
+            docs[~pd.Index(docs, dtype=object).isin(doc_distinct)]
+            if len(docs) > len(doc_distinct)
+            else docs[:0]
+        )
+        doc = pa.concat_arrays(
+            [pa.array(pairs["doc_id"], pa.large_string()), pa.array(alone, pa.large_string())]
+        )
+        code = np.concatenate([ids[code_at], np.full(len(alone), -1, np.int32)])
         lines = pairs["line"].to_numpy(dtype=np.int64)
         line = np.concatenate([lines, np.zeros(len(alone), np.int64)]) | (np.int64(file_index) << _FILE_SHIFT)
-        if len(doc):
-            self.docs[side] = True
-        bucket = pd.util.hash_array(doc, categorize=True) % np.uint64(self.n_buckets)
+        if not len(doc):
+            return
+        self.docs[side] = True
+        buckets = np.uint64(self.n_buckets)
+        bucket = np.concatenate(
+            [
+                (pd.util.hash_array(doc_distinct) % buckets)[doc_at],
+                pd.util.hash_array(np.asarray(alone, dtype=object)) % buckets,
+            ]
+        )
         order = np.argsort(bucket, kind="stable")
         bounds = np.searchsorted(bucket[order], np.arange(self.n_buckets + 1, dtype=np.uint64))
         batch = pa.record_batch(
             [
                 pa.array(np.full(len(doc), side, np.int8)),
-                pa.array(doc[order], pa.string()),
+                doc.take(pa.array(order)),
                 pa.array(code[order]),
                 pa.array(line[order]),
             ],
@@ -869,7 +885,7 @@ def score_dataset(
                 frames.append(
                     pd.DataFrame(
                         {
-                            "doc_id": rows["doc_id"].to_numpy(zero_copy_only=False),
+                            "doc_id": rows["doc_id"].to_pandas(),
                             "code": pd.Categorical.from_codes(
                                 np.where(code >= 0, to_table[np.maximum(code, 0)], -1), categories
                             ),
@@ -906,7 +922,7 @@ class _Kept:
         columns = [c for c in d.columns if c != "doc_id"]
         return cls(
             p.counts,
-            pa.array(d["doc_id"].to_numpy(dtype=object), pa.string()),
+            pa.array(d["doc_id"], pa.large_string()),
             d[columns].to_numpy(dtype=np.int32),
             columns,
             p.rejected,
@@ -1004,7 +1020,7 @@ def _assemble(
     for p in parts:
         counts = counts + p.counts
     columns = parts[0].columns if parts else []
-    ids = pa.concat_arrays([p.docs for p in parts]) if parts else pa.array([], pa.string())
+    ids = pa.concat_arrays([p.docs for p in parts]) if parts else pa.array([], pa.large_string())
     order = pc.sort_indices(ids).to_numpy()
     docs = np.asarray(ids.take(order).to_numpy(zero_copy_only=False), dtype=object).astype(str)
     values = (
