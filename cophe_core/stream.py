@@ -621,7 +621,7 @@ def _parquet_frames(f: _File, chunk_rows: int) -> Iterator[pd.DataFrame]:
 def _delimited_frames(f: _File, chunk_rows: int) -> Iterator[pd.DataFrame]:
     """Blocks of whole lines (never inside a quoted field), each parsed by the readers' parser below the
     file's header, their line numbers shifted to the file's."""
-    block = max(1 << 16, chunk_rows * 24)  # bytes: about chunk_rows rows of a long doc_id,code file
+    block = max(16, chunk_rows * 24)  # bytes: about chunk_rows rows of a long doc_id,code file
     with open(f.path, "rb") as fh:
         head = fh.read(1 << 16)
         if head[:2] in (b"\xff\xfe", b"\xfe\xff"):

@@ -221,6 +221,22 @@ def test_every_row_is_scored_or_rejected_with_its_line(tmp_path):
     assert set(sv.rejected.kind) >= {"malformed_code", "empty_id", "empty_code", "too_long", "ambiguous"}
 
 
+def test_blocks_of_a_csv_are_never_cut_inside_a_quoted_field(tmp_path):
+    """Quoted document ids holding line breaks on every other row, read in blocks of a few dozen bytes: each
+    block ends outside quotes, and the rejected rows keep the file's line numbers."""
+    rows = "".join(
+        f'"doc\n{i % 7}",{"401.9" if i % 3 else "XYZ"}\n' if i % 2 else f"d{i % 5},428.0\n" for i in range(60)
+    )
+    g, p = tmp_path / "g.csv", tmp_path / "p.csv"
+    g.write_text("doc_id,code\n" + rows)
+    p.write_text('doc_id,code\n"doc\n1",401.1\nd2,428.0\n')
+    s = score_files(g, {"pred": p})
+    for chunk in (1, 2, 3, 5):
+        sv = score_dataset(g, p, chunk_rows=chunk)
+        assert_same(s.evaluation("pred"), sv)
+        pd.testing.assert_frame_equal(sorted_rows(sv.rejected), sorted_rows(s.corpus.rejected))
+
+
 def test_a_file_with_nothing_scorable_is_an_error_naming_it(tmp_path):
     (tmp_path / "g").mkdir()
     (tmp_path / "g" / "a.csv").write_bytes(long_csv([("1", "401.9")]))
