@@ -400,6 +400,7 @@ def _score_streamed(args: argparse.Namespace) -> int:
             doc_col=args.doc_col,
             code_col=args.code_col,
             chunk_rows=args.chunk_rows,
+            keep_documents=bool(args.documents or args.bootstrap),  # else memory does not grow with them
         )
     except (InputError, ValueError) as e:
         if isinstance(e, NothingScorable) and args.rejected:

@@ -24,7 +24,8 @@ module's functions of the summed counts. The ICM suite (``--metrics suite``) nee
 estimated on the whole gold standard before any document is scored, and is not offered here.
 
 **Memory.** Pass 1 holds one chunk; pass 2 one bucket (about ``chunk_rows`` rows); the result holds the
-per-node counts, the per-document table (about 150 bytes a document) and the rejected and flagged rows.
+per-node counts, the sorted document ids (about 20 bytes a document), the per-document table (about 140 bytes
+a document; optional) and the rejected and flagged rows.
 
 **Distributed counting.** :func:`count_partition` needs no state but its arguments, and its arguments and
 result pickle. To count under Dask or Spark: collect the distinct codes (``unique()`` of both code
@@ -333,8 +334,9 @@ def count_partition(
     """Count one partition of the documents: every row of its documents, gold and predicted.
 
     A pure function of pandas DataFrames (no file, no global state; arguments and result pickle), so that
-    it runs unchanged on the buckets of :func:`score_dataset`, in Dask's ``map_partitions`` or Spark's
-    ``mapInPandas``.
+    it runs unchanged on the buckets of :func:`score_dataset` and on co-partitioned pandas partitions in Dask
+    (``dask.delayed`` over pairs of partitions) or Spark (``cogroup(...).applyInPandas`` hands over two
+    DataFrames; ``mapInPandas``, one, needs a ``side`` column split into the two).
 
     Parameters
     ----------
@@ -410,8 +412,14 @@ class StreamedEvaluation:
     max_level : str
     node_counts : NodeCounts
         Summed over all documents.
-    docs : ndarray of str
-        The evaluated documents, sorted.
+    docs : Index of str
+        The evaluated documents, sorted (Arrow-backed: about 20 bytes a document).
+    document_values : ndarray, optional
+        The per-document table (:attr:`documents`) as int32, rows in the order of ``docs``; ``None`` when not
+        kept (``keep_documents=False``): then :attr:`documents`, :meth:`document_counts` and
+        :meth:`bootstrap` are not available.
+    document_columns : list of str
+        Its columns.
     rejected, flagged : DataFrame
         Every row not scored, and every row scored with a caveat: ``file, line, value, reason, kind``.
     warnings : list of str
@@ -425,8 +433,8 @@ class StreamedEvaluation:
     ontology: Ontology
     max_level: str
     node_counts: NodeCounts
-    docs: np.ndarray
-    document_values: np.ndarray  # documents × per-document columns, int32, in the order of docs
+    docs: pd.Index
+    document_values: np.ndarray | None
     document_columns: list[str]
     rejected: pd.DataFrame
     flagged: pd.DataFrame
@@ -462,6 +470,11 @@ class StreamedEvaluation:
     @cached_property
     def documents(self) -> pd.DataFrame:
         """As :attr:`cophe_core.metrics.Evaluation.documents`, documents sorted by id."""
+        if self.document_values is None:
+            raise ValueError(
+                "the per-document table was not kept: score with keep_documents=True (the command line keeps it "
+                "for --documents and --bootstrap)"
+            )
         out: dict[str, Any] = {"doc_id": self.docs}
         for i, name in enumerate(self.document_columns):
             out[name] = self.document_values[:, i].astype(np.int64)
@@ -791,6 +804,7 @@ def score_dataset(
     code_col: str | None = None,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     temp_dir: str | None = None,
+    keep_documents: bool = True,
 ) -> StreamedEvaluation:
     """Score a prediction source against a gold source of any size, in chunks, in bounded memory.
 
@@ -814,6 +828,9 @@ def score_dataset(
         Rows read at a time, and about the rows of one bucket counted at a time: memory grows with it.
     temp_dir : str, optional
         Where the temporary bucket files go (default: the system's temporary folder); removed on return.
+    keep_documents : bool
+        Keep the per-document table (about 140 bytes a document), for :attr:`~StreamedEvaluation.documents`
+        and the bootstrap; without it, memory is the per-node counts and the sorted document ids.
 
     Returns
     -------
@@ -895,7 +912,7 @@ def score_dataset(
                     )
                 )
             part = count_partition(frames[0], frames[1], table, max_level=max_level)
-            parts.append(_Kept.of(part))
+            parts.append(_Kept.of(part, keep_documents))
     return _assemble(
         parts, table.ontology, max_level, names, file_names, read_rejected_df, reader_notes, detection
     )
@@ -908,7 +925,7 @@ class _Kept:
 
     counts: NodeCounts
     docs: pa.Array
-    values: np.ndarray
+    values: np.ndarray | None
     columns: list[str]
     rejected: pd.DataFrame
     flagged: pd.DataFrame
@@ -917,13 +934,13 @@ class _Kept:
     only_pred: int
 
     @classmethod
-    def of(cls, p: PartitionCounts) -> _Kept:
+    def of(cls, p: PartitionCounts, keep_documents: bool) -> _Kept:
         d = p.documents
         columns = [c for c in d.columns if c != "doc_id"]
         return cls(
             p.counts,
             pa.array(d["doc_id"], pa.large_string()),
-            d[columns].to_numpy(dtype=np.int32),
+            d[columns].to_numpy(dtype=np.int32) if keep_documents else None,
             columns,
             p.rejected,
             p.flagged,
@@ -1022,10 +1039,17 @@ def _assemble(
     columns = parts[0].columns if parts else []
     ids = pa.concat_arrays([p.docs for p in parts]) if parts else pa.array([], pa.large_string())
     order = pc.sort_indices(ids).to_numpy()
-    docs = np.asarray(ids.take(order).to_numpy(zero_copy_only=False), dtype=object).astype(str)
-    values = (
-        np.concatenate([p.values for p in parts])[order] if parts else np.zeros((0, len(columns)), np.int32)
-    )
+    docs = pd.Index(ids.take(pa.array(order)).to_pandas(), dtype="str", name=None)
+    values = None
+    if not parts or parts[0].values is not None:  # the per-document table, filled in sorted order
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        values = np.empty((len(order), len(columns)), dtype=np.int32)
+        start = 0
+        for p in parts:
+            block = p.values if p.values is not None else np.empty((0, len(columns)), np.int32)
+            values[rank[start : start + len(block)]] = block
+            start += len(block)
     code_rejected = _concat([p.rejected for p in parts] or [pd.DataFrame(columns=REJECTED_COLUMNS)])
     flagged = _concat([p.flagged for p in parts] or [pd.DataFrame(columns=REJECTED_COLUMNS)])
     rejected = _concat([read_rejected, _in_file_order(code_rejected, files)])
@@ -1044,6 +1068,7 @@ def _assemble(
         )
     notes += reader_notes
     summaries = _summarise(rejected, "not scored") + _summarise(flagged, "scored with a caveat")
+    parts.clear()  # the blocks are copied into values: let them go before the caller builds anything else
     return StreamedEvaluation(
         onto, max_level, counts, docs, values, columns, rejected, flagged, notes + summaries, notes, detection
     )

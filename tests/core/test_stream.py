@@ -299,6 +299,21 @@ def test_bootstrap_of_the_streamed_evaluation_is_the_in_memory_one():
     pd.testing.assert_frame_equal(sv.bootstrap(n_resamples=50, seed=3), bootstrap(ev, n_resamples=50, seed=3))
 
 
+def test_without_the_per_document_table_the_figures_are_the_same():
+    ev, _, _ = in_memory(ICD9 / "gold.csv", ICD9 / "run_siblings.csv")
+    sv = score_dataset(ICD9 / "gold.csv", ICD9 / "run_siblings.csv", chunk_rows=4_000, keep_documents=False)
+    assert sv.to_dict() == ev.to_dict() and sv.document_values is None
+    pd.testing.assert_frame_equal(sv.nodes, ev.nodes)
+    assert (sv.docs == np.sort(ev.docs)).all()
+    for needs_the_table in (
+        lambda: sv.documents,
+        lambda: sv.document_counts(),
+        lambda: sv.bootstrap(n_resamples=5),
+    ):
+        with pytest.raises(ValueError, match="per-document table was not kept"):
+            needs_the_table()
+
+
 # ------------------------------------------------------------------ a property: any input, any split
 
 DOCS = st.sampled_from([f"d{i}" for i in range(12)] + ["", " d1 "])
