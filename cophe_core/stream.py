@@ -330,6 +330,7 @@ def count_partition(
     *,
     max_level: str | None = None,
     system: str = "auto",
+    documents: bool = True,
 ) -> PartitionCounts:
     """Count one partition of the documents: every row of its documents, gold and predicted.
 
@@ -352,6 +353,8 @@ def count_partition(
         The highest level evaluated (default the ontology's).
     system : {"auto", "diagnosis", "procedure"}
         For ICD-9, with an ontology: which table undotted codes come from.
+    documents : bool
+        Count the per-document table; without it, ``documents`` has the ``doc_id`` column only.
 
     Returns
     -------
@@ -386,7 +389,7 @@ def count_partition(
     in_pred[pi] = True
     return PartitionCounts(
         ev.node_counts,
-        ev.documents,
+        ev.documents if documents else pd.DataFrame({"doc_id": docs}),
         _concat([g.rejected, p.rejected]),
         _concat([g.flagged, p.flagged]),
         (gdups, pdups),
@@ -726,6 +729,7 @@ class _Spill:
         self.n_buckets = n_buckets
         self.writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
         self.book: dict[str, int] = {}
+        self.index: pd.Index | None = None
         self.file_codes: list[set[int]] = [set() for _ in range(n_files)]
         self.rows = np.zeros(n_files, dtype=np.int64)  # code rows per file
         self.docs = [False, False]  # has the side any document
@@ -734,9 +738,7 @@ class _Spill:
         """Spill one chunk's rows (a reader's ``pairs``) and its documents without a code row. String work
         is done on the distinct values (codes, document ids), which pyarrow finds; rows are only indexed."""
         code_at, distinct = pd.factorize(pairs["code"])
-        ids = np.fromiter(
-            (self.book.setdefault(str(c), len(self.book)) for c in distinct), np.int32, len(distinct)
-        )
+        ids = self._book_ids(np.asarray(distinct, dtype=object))
         self.file_codes[file_index].update(ids.tolist())
         self.rows[file_index] += len(pairs)
         doc_at, doc_distinct = pd.factorize(pairs["doc_id"])
@@ -779,6 +781,16 @@ class _Spill:
             if b not in self.writers:
                 self.writers[b] = pa.ipc.new_file(str(self.folder / f"bucket-{b:05d}.arrow"), _SPILL_SCHEMA)
             self.writers[b].write_batch(batch.slice(bounds[b], bounds[b + 1] - bounds[b]))
+
+    def _book_ids(self, distinct: np.ndarray) -> np.ndarray:
+        """The code book's number of each distinct code of a chunk, new codes numbered on (looked up in one
+        vectorised call: after the first chunks, new codes are rare)."""
+        if self.index is None or len(self.index) != len(self.book):
+            self.index = pd.Index(list(self.book), dtype=object)
+        at = self.index.get_indexer(distinct) if len(self.index) else np.full(len(distinct), -1)
+        for i in np.flatnonzero(at < 0).tolist():
+            at[i] = self.book.setdefault(str(distinct[i]), len(self.book))
+        return at.astype(np.int32)
 
     def close(self) -> None:
         for w in self.writers.values():
@@ -911,7 +923,7 @@ def score_dataset(
                         }
                     )
                 )
-            part = count_partition(frames[0], frames[1], table, max_level=max_level)
+            part = count_partition(frames[0], frames[1], table, max_level=max_level, documents=keep_documents)
             parts.append(_Kept.of(part, keep_documents))
     return _assemble(
         parts, table.ontology, max_level, names, file_names, read_rejected_df, reader_notes, detection
