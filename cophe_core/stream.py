@@ -905,6 +905,7 @@ def score_dataset(
         to_table = table.index.get_indexer(book).astype(np.int32) if len(book) else np.zeros(0, np.int32)
         categories = pd.Index(table.codes, dtype=object)
         parts = []
+        counts: NodeCounts | None = None
         for bucket in spill.buckets():
             frames = []
             for side in (0, 1):
@@ -924,18 +925,26 @@ def score_dataset(
                     )
                 )
             part = count_partition(frames[0], frames[1], table, max_level=max_level, documents=keep_documents)
+            counts = part.counts if counts is None else counts + part.counts
             parts.append(_Kept.of(part, keep_documents))
     return _assemble(
-        parts, table.ontology, max_level, names, file_names, read_rejected_df, reader_notes, detection
+        parts,
+        counts if counts is not None else NodeCounts.zeros(table.ontology.n_nodes),
+        table.ontology,
+        max_level,
+        names,
+        file_names,
+        read_rejected_df,
+        reader_notes,
+        detection,
     )
 
 
 @dataclass(frozen=True, eq=False)
 class _Kept:
-    """A partition's counts as the streamed evaluation keeps them: the per-document table as a compact int32
-    block with its ids."""
+    """What the streamed evaluation keeps of a partition (its per-node counts are summed as they come): the
+    document ids, the per-document table as a compact int32 block, the rejected and flagged rows."""
 
-    counts: NodeCounts
     docs: pa.Array
     values: np.ndarray | None
     columns: list[str]
@@ -950,7 +959,6 @@ class _Kept:
         d = p.documents
         columns = [c for c in d.columns if c != "doc_id"]
         return cls(
-            p.counts,
             pa.array(d["doc_id"], pa.large_string()),
             d[columns].to_numpy(dtype=np.int32) if keep_documents else None,
             columns,
@@ -1037,6 +1045,7 @@ def _check_scorable(
 
 def _assemble(
     parts: list[_Kept],
+    counts: NodeCounts,
     onto: Ontology,
     max_level: str,
     names: list[str],
@@ -1045,9 +1054,6 @@ def _assemble(
     reader_notes: list[str],
     detection: str | None,
 ) -> StreamedEvaluation:
-    counts = NodeCounts.zeros(onto.n_nodes)
-    for p in parts:
-        counts = counts + p.counts
     columns = parts[0].columns if parts else []
     ids = pa.concat_arrays([p.docs for p in parts]) if parts else pa.array([], pa.large_string())
     order = pc.sort_indices(ids).to_numpy()
