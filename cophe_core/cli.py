@@ -141,7 +141,8 @@ def _parser() -> argparse.ArgumentParser:
         type=_positive,
         default=DEFAULT_CHUNK_ROWS,
         metavar="N",
-        help=f"streamed scoring: rows read and counted at a time (default {DEFAULT_CHUNK_ROWS:,}); memory grows with it",
+        help=f"streamed scoring: rows read and counted at a time (default {DEFAULT_CHUNK_ROWS:,}); memory "
+        "grows with it",
     )
     s.add_argument("--doc-col", help="document id column (default: detected)")
     s.add_argument("--code-col", help="code column (default: detected)")

@@ -1016,13 +1016,20 @@ def _check_scorable(
         bad = at[mine]
         kinds = set(table.reason_kind[bad].tolist())
         needs_system = table.ontology.name == "icd9" and system == "auto" and Reason.AMBIGUOUS in kinds
-        rows = read_rejected[read_rejected.file == f.name]
-        if not len(rows):
-            i = bad[0]
-            rows = pd.DataFrame(
-                [(f.name, "?", table.codes[i], table.reason[i], table.reason_kind[i])],
-                columns=REJECTED_COLUMNS,
-            )
+        # the reader's rejected rows, then each distinct rejected code once (its lines are not known before
+        # the counting pass, which a file with nothing scorable does not reach)
+        bad = np.sort(bad)
+        codes = pd.DataFrame(
+            {
+                "file": f.name,
+                "line": pd.array([None] * len(bad), dtype="Int64"),
+                "value": table.codes[bad],
+                "reason": table.reason[bad],
+                "kind": table.reason_kind[bad],
+            },
+            columns=REJECTED_COLUMNS,
+        )
+        rows = _concat([read_rejected[read_rejected.file == f.name], codes])
         first = rows.iloc[0]
         advice = (
             "say which system its undotted codes are: system='diagnosis' or 'procedure' (command line: "

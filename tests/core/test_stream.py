@@ -244,7 +244,7 @@ def test_a_file_with_nothing_scorable_is_an_error_naming_it(tmp_path):
     (tmp_path / "p.csv").write_bytes(long_csv([("1", "401.9")]))
     with pytest.raises(NothingScorable, match=r"g/b\.csv: none of its 2 rows can be scored") as e:
         score_dataset(tmp_path / "g", tmp_path / "p.csv")
-    assert e.value.file == "g/b.csv" and e.value.rejected.value.tolist() == ["XYZ"]
+    assert e.value.file == "g/b.csv" and e.value.rejected.value.tolist() == ["QQQ", "XYZ"]
     (tmp_path / "empty.csv").write_text("doc_id,code\n")
     with pytest.raises(NothingScorable, match="the gold standard holds no codes"):
         score_dataset(tmp_path / "empty.csv", tmp_path / "p.csv")
@@ -418,3 +418,14 @@ def test_the_cli_says_what_is_wrong_with_a_dataset_in_one_line(capsys, tmp_path,
         capsys, "--gold", str(tmp_path / "bad.parquet"), "--pred", str(split_sample / "pred")
     )
     assert code == 2 and "cannot read as Parquet" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_cli_writes_the_rejected_rows_of_a_dataset_with_nothing_scorable(capsys, tmp_path, split_sample):
+    (tmp_path / "g").mkdir()
+    (tmp_path / "g" / "bad.csv").write_bytes(long_csv([("1", "XYZ"), ("2", "QQQ")]))
+    out = tmp_path / "rejected.csv"
+    code, _, err = run_cli(
+        capsys, "--gold", str(tmp_path / "g"), "--pred", str(split_sample / "pred"), "--rejected", str(out)
+    )
+    assert code == 2 and "g/bad.csv: none of its 2 rows can be scored" in err
+    assert pd.read_csv(out).value.tolist() == ["QQQ", "XYZ"]
