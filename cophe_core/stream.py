@@ -702,6 +702,12 @@ def _last_cut(buf: bytes) -> int:
     return int(even[-1]) + 1 if len(even) else 0
 
 
+def _strings(values: pd.Series | np.ndarray) -> pa.Array:
+    """Strings as one Arrow array (a pandas column backed by Arrow may hold several chunks, or none)."""
+    found = pa.array(values, pa.large_string())
+    return found.combine_chunks() if isinstance(found, pa.ChunkedArray) else found
+
+
 def _estimate_rows(f: _File) -> int:
     if f.fmt == "parquet":
         try:
@@ -750,9 +756,7 @@ class _Spill:
             if len(docs) > len(doc_distinct)
             else docs[:0]
         )
-        doc = pa.concat_arrays(
-            [pa.array(pairs["doc_id"], pa.large_string()), pa.array(alone, pa.large_string())]
-        )
+        doc = pa.concat_arrays([_strings(pairs["doc_id"]), _strings(alone)])
         code = np.concatenate([ids[code_at], np.full(len(alone), -1, np.int32)])
         lines = pairs["line"].to_numpy(dtype=np.int64)
         line = np.concatenate([lines, np.zeros(len(alone), np.int64)]) | (np.int64(file_index) << _FILE_SHIFT)
@@ -900,7 +904,7 @@ def score_dataset(
         onto.level_index(max_level)
         table = resolve_table(codes, onto, system=system)
         read_rejected_df = _concat(read_rejected or [pd.DataFrame(columns=REJECTED_COLUMNS)])
-        _check_scorable(spill, table, files, sides, names, read_rejected_df, system)
+        _check_scorable(spill, table, sides, names, read_rejected_df, system)
         book = np.asarray(codes, dtype=object)
         to_table = table.index.get_indexer(book).astype(np.int32) if len(book) else np.zeros(0, np.int32)
         categories = pd.Index(table.codes, dtype=object)
@@ -959,7 +963,7 @@ class _Kept:
         d = p.documents
         columns = [c for c in d.columns if c != "doc_id"]
         return cls(
-            pa.array(d["doc_id"], pa.large_string()),
+            _strings(d["doc_id"]),
             d[columns].to_numpy(dtype=np.int32) if keep_documents else None,
             columns,
             p.rejected,
@@ -985,51 +989,55 @@ def _ontology(ontology: str | Ontology | nx.DiGraph, codes: list[str]) -> tuple[
 def _check_scorable(
     spill: _Spill,
     table: CodeTable,
-    files: list[_File],
     sides: list[list[_File]],
     names: list[str],
     read_rejected: pd.DataFrame,
     system: str,
 ) -> None:
-    """As :func:`cophe_core.labels.encode`: a file with rows none of which can be scored is a
-    :class:`~cophe_core.labels.NothingScorable` naming it, and so is a gold standard without a code."""
+    """As :func:`cophe_core.labels.encode` checks each input: a source (gold or predictions, one file or a
+    dataset of several) with rows none of which can be scored is a :class:`~cophe_core.labels.NothingScorable`
+    naming it, and so is a gold standard without a code. Checked on the distinct codes of each file, before
+    the counting pass."""
     book = np.asarray(spill.codes(), dtype=object)
     at = table.index.get_indexer(book) if len(book) else np.zeros(0, np.int64)
     placed = table.nodes[at] >= 0 if len(book) else np.zeros(0, bool)
-    per_file_rejected = read_rejected["file"].value_counts() if len(read_rejected) else pd.Series(dtype=int)
-    if not spill.rows[: len(sides[0])].sum() and not len(
-        read_rejected[read_rejected.file.isin([f.name for f in sides[0]])]
-    ):
-        raise NothingScorable(
-            f"{names[0]}: the gold standard holds no codes; give one row per (document, code)",
-            file=names[0],
-            rejected=pd.DataFrame(columns=REJECTED_COLUMNS),
-            needs_system=False,
-        )
-    for index, f in enumerate(files):
-        mine = np.fromiter(spill.file_codes[index], np.int64, len(spill.file_codes[index]))
-        if placed[mine].any():
+    first_file = 0
+    for side, (files, name) in enumerate(zip(sides, names)):
+        indices = range(first_file, first_file + len(files))
+        first_file += len(files)
+        mine = [np.fromiter(spill.file_codes[i], np.int64, len(spill.file_codes[i])) for i in indices]
+        if any(placed[m].any() for m in mine):
             continue
-        n_rows = int(spill.rows[index]) + int(per_file_rejected.get(f.name, 0))
+        read_bad = read_rejected[read_rejected.file.isin([f.name for f in files])]
+        n_rows = int(sum(spill.rows[i] for i in indices)) + len(read_bad)
+        what = "gold standard" if side == 0 else "run"
         if not n_rows:
-            continue
-        bad = at[mine]
-        kinds = set(table.reason_kind[bad].tolist())
+            if side == 1:
+                continue  # a run without rows predicts nothing
+            raise NothingScorable(
+                f"{name}: the {what} holds no codes; give one row per (document, code)",
+                file=name,
+                rejected=pd.DataFrame(columns=REJECTED_COLUMNS),
+                needs_system=False,
+            )
+        # the reader's rejected rows, then each distinct rejected code of each file once (their lines are
+        # known in the counting pass only, which a source with nothing scorable does not reach)
+        codes = [
+            pd.DataFrame(
+                {
+                    "file": f.name,
+                    "line": pd.array([None] * len(m), dtype="Int64"),
+                    "value": table.codes[np.sort(at[m])],
+                    "reason": table.reason[np.sort(at[m])],
+                    "kind": table.reason_kind[np.sort(at[m])],
+                },
+                columns=REJECTED_COLUMNS,
+            )
+            for f, m in zip(files, mine)
+        ]
+        rows = _concat([read_bad, *codes])
+        kinds = set(rows.kind.tolist())
         needs_system = table.ontology.name == "icd9" and system == "auto" and Reason.AMBIGUOUS in kinds
-        # the reader's rejected rows, then each distinct rejected code once (its lines are not known before
-        # the counting pass, which a file with nothing scorable does not reach)
-        bad = np.sort(bad)
-        codes = pd.DataFrame(
-            {
-                "file": f.name,
-                "line": pd.array([None] * len(bad), dtype="Int64"),
-                "value": table.codes[bad],
-                "reason": table.reason[bad],
-                "kind": table.reason_kind[bad],
-            },
-            columns=REJECTED_COLUMNS,
-        )
-        rows = _concat([read_rejected[read_rejected.file == f.name], codes])
         first = rows.iloc[0]
         advice = (
             "say which system its undotted codes are: system='diagnosis' or 'procedure' (command line: "
@@ -1038,12 +1046,14 @@ def _check_scorable(
             else "check that it holds codes of the chosen code system, in the expected columns"
         )
         summary = (
-            f"{f.name}: none of its {n_rows:,} rows can be scored, so no score is given; e.g. value "
-            f"{first.value!r}: {first.reason}."
+            f"{name}: none of its {n_rows:,} rows can be scored, so no score is given; e.g. "
+            + (f"{first.file}, " if first.file != name else "")
+            + (f"line {first.line}, " if not pd.isna(first.line) else "")
+            + f"value {first.value!r}: {first.reason}."
         )
         raise NothingScorable(
             f"{summary} {advice[0].upper()}{advice[1:]}.",
-            file=f.name,
+            file=name,
             rejected=rows,
             needs_system=needs_system,
             summary=summary,

@@ -237,14 +237,31 @@ def test_blocks_of_a_csv_are_never_cut_inside_a_quoted_field(tmp_path):
         pd.testing.assert_frame_equal(sorted_rows(sv.rejected), sorted_rows(s.corpus.rejected))
 
 
-def test_a_file_with_nothing_scorable_is_an_error_naming_it(tmp_path):
+def test_a_source_with_nothing_scorable_is_an_error_naming_it(tmp_path):
     (tmp_path / "g").mkdir()
-    (tmp_path / "g" / "a.csv").write_bytes(long_csv([("1", "401.9")]))
+    (tmp_path / "g" / "a.csv").write_bytes(long_csv([("1", "XYZ"), ("", "401.9")]))
     (tmp_path / "g" / "b.csv").write_bytes(long_csv([("2", "XYZ"), ("3", "QQQ")]))
     (tmp_path / "p.csv").write_bytes(long_csv([("1", "401.9")]))
-    with pytest.raises(NothingScorable, match=r"g/b\.csv: none of its 2 rows can be scored") as e:
+    with pytest.raises(
+        NothingScorable,
+        match=r"g: none of its 4 rows can be scored, so no score is given; e.g. g/a\.csv, line 3",
+    ) as e:
         score_dataset(tmp_path / "g", tmp_path / "p.csv")
-    assert e.value.file == "g/b.csv" and e.value.rejected.value.tolist() == ["QQQ", "XYZ"]
+    assert e.value.file == str(tmp_path / "g")
+    assert e.value.rejected[["file", "value"]].values.tolist() == [
+        ["g/a.csv", "401.9"],  # the reader's: no document id
+        ["g/a.csv", "XYZ"],
+        ["g/b.csv", "QQQ"],
+        ["g/b.csv", "XYZ"],
+    ]
+    (tmp_path / "g" / "c.csv").write_bytes(
+        long_csv([("4", "428.0")])
+    )  # one scorable row in the dataset: scored
+    assert len(score_dataset(tmp_path / "g", tmp_path / "p.csv").rejected) == 4
+    (tmp_path / "g.csv").write_bytes(long_csv([("1", "4019")]))
+    with pytest.raises(NothingScorable, match=r"g\.csv: none of its 1 rows.*--system diagnosis") as e:
+        score_dataset(tmp_path / "g.csv", tmp_path / "p.csv", ontology="icd9")
+    assert e.value.needs_system
     (tmp_path / "empty.csv").write_text("doc_id,code\n")
     with pytest.raises(NothingScorable, match="the gold standard holds no codes"):
         score_dataset(tmp_path / "empty.csv", tmp_path / "p.csv")
@@ -345,6 +362,37 @@ def test_streamed_equals_in_memory_on_any_small_input(tmp_path, gold, pred, chun
     assert sorted(sv.warnings) == sorted(s.corpus.warnings)
 
 
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    gold=st.lists(st.tuples(DOCS, CODES), min_size=1, max_size=30),
+    pred=st.lists(st.tuples(DOCS, CODES), max_size=30),
+    files=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+    seed=st.integers(0, 2**16),
+    chunk=st.integers(2, 40),
+)
+def test_any_split_into_parquet_files_gives_the_same_figures(
+    tmp_path_factory, gold, pred, files, seed, chunk
+):
+    """Rows shuffled and dealt into several Parquet files per side: the same figures and as many rejected rows
+    (their lines are row numbers of each file, so only their count is compared)."""
+    root = tmp_path_factory.mktemp("split")
+    rng = np.random.default_rng(seed)
+    for side, rows, k in (("g", gold, files[0]), ("p", pred, files[1])):
+        frame = pd.DataFrame(rows, columns=["doc_id", "code"], dtype=str).iloc[rng.permutation(len(rows))]
+        deal = rng.integers(0, k, len(frame))
+        for i in range(k):
+            write_parquet(frame[deal == i], root / side / f"part-{i}.parquet")
+    try:
+        s = score_files(long_csv(gold), {"pred": long_csv(pred)}, ontology="icd9")
+    except InputError:  # nothing scorable in memory: nothing scorable streamed, naming the source
+        with pytest.raises(InputError, match=f"^{root}/[gp]: "):
+            score_dataset(root / "g", root / "p", ontology="icd9", chunk_rows=chunk)
+        return
+    sv = score_dataset(root / "g", root / "p", ontology="icd9", chunk_rows=chunk)
+    assert_same(s.evaluation("pred"), sv)
+    assert len(sv.rejected) == len(s.corpus.rejected)
+
+
 # ------------------------------------------------------------------ the command line
 
 
@@ -423,9 +471,10 @@ def test_the_cli_says_what_is_wrong_with_a_dataset_in_one_line(capsys, tmp_path,
 def test_the_cli_writes_the_rejected_rows_of_a_dataset_with_nothing_scorable(capsys, tmp_path, split_sample):
     (tmp_path / "g").mkdir()
     (tmp_path / "g" / "bad.csv").write_bytes(long_csv([("1", "XYZ"), ("2", "QQQ")]))
+    (tmp_path / "g" / "empty.csv").write_text("doc_id,code\n")  # an empty partition is no error
     out = tmp_path / "rejected.csv"
     code, _, err = run_cli(
         capsys, "--gold", str(tmp_path / "g"), "--pred", str(split_sample / "pred"), "--rejected", str(out)
     )
-    assert code == 2 and "g/bad.csv: none of its 2 rows can be scored" in err
+    assert code == 2 and "g: none of its 2 rows can be scored" in err
     assert pd.read_csv(out).value.tolist() == ["QQQ", "XYZ"]
