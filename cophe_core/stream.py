@@ -315,12 +315,11 @@ def _side(frame: pd.DataFrame, table: CodeTable, default_file: str) -> _Side:
 
 
 def _label_matrix(doc: np.ndarray, node: np.ndarray, shape: tuple[int, int]) -> tuple[sp.csr_matrix, int]:
-    """Documents × nodes 0/1 (int8) from (document, node) rows, and how many repeated rows collapsed."""
+    """Documents × nodes (int8) from (document, node) rows, and how many repeated rows collapsed (a repeated
+    row's cell holds its count; :func:`~cophe_core.metrics.evaluate` reads any non-zero as 1)."""
     m = sp.csr_matrix((np.ones(len(doc), dtype=np.int32), (doc, node)), shape=shape)
     m.sum_duplicates()
-    dups = len(doc) - m.nnz
-    m.data[:] = 1
-    return m.astype(np.int8), dups
+    return m.astype(np.int8), len(doc) - m.nnz
 
 
 def count_partition(
