@@ -24,6 +24,7 @@ from .labels import NothingScorable
 from .readers import RawScores, read_input, read_labels
 from .report import safe_csv
 from .stats import bootstrap
+from .stream import DEFAULT_CHUNK_ROWS, is_dataset, score_dataset
 from .suite import icm_note, suite
 
 __all__ = ["main"]
@@ -66,8 +67,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("score", help="score one prediction file against a gold standard")
-    s.add_argument("--gold", required=True, help="gold labels (CSV/TSV, PSV, JSON, JSONL, Parquet)")
-    s.add_argument("--pred", required=True, help="predicted labels, any format --gold takes")
+    s.add_argument(
+        "--gold",
+        required=True,
+        help="gold labels (CSV/TSV, PSV, JSON, JSONL, Parquet), or a folder or glob of Parquet/CSV files "
+        "(scored streamed)",
+    )
+    s.add_argument("--pred", required=True, help="predicted labels, any input --gold takes")
     s.add_argument(
         "--ontology",
         default="auto",
@@ -124,6 +130,20 @@ def _parser() -> argparse.ArgumentParser:
         help="also write a saved analysis (one zip file): the gold and prediction files as given, the "
         "reading options and the decision rule; open it in the dashboard (Source: Open a saved "
         "analysis) or hand it to a colleague (format: docs/analysis-format.md)",
+    )
+    s.add_argument(
+        "--stream",
+        action="store_true",
+        help="score in chunks of documents, in bounded memory (automatic when --gold or --pred is a folder "
+        "or a glob of Parquet or CSV files, hive partitions included)",
+    )
+    s.add_argument(
+        "--chunk-rows",
+        type=_positive,
+        default=DEFAULT_CHUNK_ROWS,
+        metavar="N",
+        help=f"streamed scoring: rows read and counted at a time (default {DEFAULT_CHUNK_ROWS:,}); memory "
+        "grows with it",
     )
     s.add_argument("--doc-col", help="document id column (default: detected)")
     s.add_argument("--code-col", help="code column (default: detected)")
@@ -270,6 +290,8 @@ def _outputs_ok(args: argparse.Namespace) -> bool:
 def _score(args: argparse.Namespace) -> int:
     if not _outputs_ok(args):
         return 2
+    if args.stream or is_dataset(args.gold) or is_dataset(args.pred):
+        return _score_streamed(args)
     decision = None
     try:
         kw = {"doc_col": args.doc_col, "code_col": args.code_col}
@@ -352,6 +374,78 @@ def _score(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `cophe score … | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
     for w in warnings:
+        print(f"cophe: warning: {w}", file=sys.stderr)
+    return 0
+
+
+# what streamed scoring does not offer, each with the reason given on the command line
+_NOT_STREAMED = {
+    "metrics": "--metrics suite is not available for streamed scoring (a folder, a glob or --stream): ICM "
+    "needs the class probabilities of the whole gold standard first; score in memory for the suite",
+    "scores": "--threshold, --top-k and --tune-on are not available for streamed scoring (a folder, a glob "
+    "or --stream), which takes code sets; decide the codes first, or score the scores file in memory",
+    "save": "--save is not available for streamed scoring (a folder, a glob or --stream): a saved analysis "
+    "holds its input files",
+}
+
+
+def _score_streamed(args: argparse.Namespace) -> int:
+    """``cophe score`` on inputs scored in chunks (:func:`cophe_core.stream.score_dataset`): the same JSON and
+    table, warnings and CSV outputs."""
+    refused = (
+        "metrics"
+        if args.metrics == "suite"
+        else "scores"
+        if args.threshold is not None or args.top_k is not None or args.tune_on
+        else "save"
+        if args.save
+        else None
+    )
+    if refused:
+        print(f"cophe: error: {_NOT_STREAMED[refused]}", file=sys.stderr)
+        return 2
+    try:
+        ev = score_dataset(
+            args.gold,
+            args.pred,
+            ontology=args.ontology,
+            system=args.system,
+            max_level=args.max_level,
+            doc_col=args.doc_col,
+            code_col=args.code_col,
+            chunk_rows=args.chunk_rows,
+            keep_documents=bool(args.documents or args.bootstrap),  # else memory does not grow with them
+        )
+    except (InputError, ValueError) as e:
+        if isinstance(e, NothingScorable) and args.rejected:
+            _write_csv(e.rejected, args.rejected)
+        print(f"cophe: error: {e}", file=sys.stderr)
+        return 2
+    result = {"version": __version__, **ev.to_dict()}
+    if args.bootstrap:
+        ci = ev.bootstrap(n_resamples=args.bootstrap, seed=args.seed)
+        result["intervals"] = {
+            "resamples": args.bootstrap,
+            "confidence": 0.95,
+            "seed": args.seed,
+            "figures": {r.figure: [r.low, r.high] for r in ci.itertuples()},
+        }
+    result["warnings"] = list(ev.warnings)
+    if ev.detection:
+        print(f"cophe: ontology {ev.detection}", file=sys.stderr)
+    for option, table in (("nodes", "nodes"), ("documents", "documents"), ("rejected", "rejected")):
+        if getattr(args, option):
+            _write_csv(getattr(ev, table), getattr(args, option))
+    try:
+        if args.format == "json":
+            json.dump(result, sys.stdout, indent=1)
+            sys.stdout.write("\n")
+        else:
+            print(_table(result))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    for w in ev.warnings:
         print(f"cophe: warning: {w}", file=sys.stderr)
     return 0
 

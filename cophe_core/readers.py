@@ -69,6 +69,7 @@ __all__ = [
     "read_input",
     "read_labels",
     "read_scores",
+    "read_frame",
     "input_kind",
     "DOC_COLUMNS",
     "CODE_COLUMNS",
@@ -202,12 +203,41 @@ def read_input(
     parsed = _parse(data, name, _format(format, name, data), doc_col, code_col, joiner)
     if isinstance(parsed, RawLabels):
         return _bounded(parsed)
-    kind, detail = _kind(parsed, name, doc_col, code_col, score_col)
+    return read_frame(
+        parsed, name=name, doc_col=doc_col, code_col=code_col, score_col=score_col, joiner=joiner
+    )
+
+
+def read_frame(
+    frame: pd.DataFrame,
+    *,
+    name: str,
+    labels_only: bool = False,
+    doc_col: str | None = None,
+    code_col: str | None = None,
+    score_col: str | None = None,
+    joiner: str = ";",
+) -> RawLabels | RawScores:
+    """A table already parsed, read as :func:`read_input` reads a file (``labels_only``: as
+    :func:`read_labels` does): the same column detection, normalisation and rejected rows. ``frame`` is
+    indexed by 1-based line (row number for binary formats), which the rejected rows quote; streamed
+    scoring (:mod:`cophe_core.stream`) reads each chunk of a large input through it.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"doc_id": ["1", "", "2"], "code": ["401.9", "428.0", " "]}, index=[2, 3, 4])
+    >>> raw = read_frame(frame, name="gold.csv")
+    >>> raw.pairs.code.tolist(), raw.rejected.line.tolist(), sorted(raw.docs)
+    (['401.9'], [3, 4], ['1', '2'])
+    """
+    if labels_only:
+        return _bounded(_from_frame(frame, name, doc_col, code_col, joiner))
+    kind, detail = _kind(frame, name, doc_col, code_col, score_col)
     if kind == "long":
-        return _bounded(_long_scores(parsed, name, doc_col, code_col, detail))
+        return _bounded(_long_scores(frame, name, doc_col, code_col, detail))
     if kind == "wide":
-        return _bounded(_wide_scores(parsed, name, doc_col, *detail))
-    return _bounded(_from_frame(parsed, name, doc_col, code_col, joiner))
+        return _bounded(_wide_scores(frame, name, doc_col, *detail))
+    return _bounded(_from_frame(frame, name, doc_col, code_col, joiner))
 
 
 def input_kind(source: Source, *, name: str | None = None, **options) -> str:
@@ -286,9 +316,9 @@ def read_labels(
     """
     data, name = load_bytes(source, name)
     parsed = _parse(data, name, _format(format, name, data), doc_col, code_col, joiner, labels_only=True)
-    return _bounded(
-        parsed if isinstance(parsed, RawLabels) else _from_frame(parsed, name, doc_col, code_col, joiner)
-    )
+    if isinstance(parsed, RawLabels):
+        return _bounded(parsed)
+    return read_frame(parsed, name=name, labels_only=True, doc_col=doc_col, code_col=code_col, joiner=joiner)
 
 
 def _bounded(raw: RawLabels) -> RawLabels:
@@ -710,7 +740,11 @@ def _from_frame(
     cols = list(frame.columns)
     doc = pick_column(cols, doc_col, DOC_COLUMNS, "document id", name)
     code = pick_column([c for c in cols if c != doc], code_col, CODE_COLUMNS, "code", name)
-    if frame[code].map(lambda v: isinstance(v, (list, tuple, np.ndarray))).any():
+    # only an object column can hold lists (Parquet's list columns); a string column is never looked through
+    if (
+        frame[code].dtype == object
+        and frame[code].map(lambda v: isinstance(v, (list, tuple, np.ndarray))).any()
+    ):
         exploded = frame[[doc, code]].explode(code)
         pairs = pd.DataFrame(
             {"doc_id": exploded[doc].astype(str), "code": exploded[code], "line": exploded.index}

@@ -1,0 +1,141 @@
+"""Streamed scoring benchmark: `cophe score` on generated partitioned Parquet datasets of growing size.
+
+    python benchmarks/bench_stream.py                          # 10^5, 10^6 and 10^7 label rows
+    python benchmarks/bench_stream.py --sizes 1e5 1e6          # chosen sizes
+    python benchmarks/bench_stream.py --with-1e8               # also 10^8 (needs ~3 GB of disk, many minutes)
+    python benchmarks/bench_stream.py --keep /tmp/data         # keep the generated data in that folder
+
+The data are synthetic (:mod:`cophe_core.synthetic`, seeded; real ICD-9-CM code strings, no patient data): a
+base gold standard and a ``siblings`` run, tiled with fresh document ids into hive partitions
+``gold/tile=K/part.parquet`` and ``pred/tile=K/part.parquet`` (the predictions' rows shuffled within each
+tile, so that the two sides come in different document orders). "Label rows" counts gold and predicted rows.
+
+Each size runs the CLI (``cophe score --gold DIR --pred DIR --format json``) in a child process under
+``/usr/bin/time -v`` when it exists (else ``resource.getrusage(RUSAGE_CHILDREN)`` of a fresh wrapper), and
+prints rows, wall and CPU seconds (user + system), rows per wall second and per CPU second (per core),
+and peak resident MB.
+Prints figures and asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE_DOCS = 20_000  # documents of the base sample that is tiled
+
+
+def generate(folder: Path, n_rows: int, seed: int = 0) -> dict:
+    """Write ``folder/gold`` and ``folder/pred`` holding about ``n_rows`` label rows together."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from cophe_core.synthetic import generate_gold, generate_run
+
+    per_doc = 29.0  # gold + siblings rows per document of the generator, measured
+    base_docs = max(50, min(BASE_DOCS, math.ceil(n_rows / per_doc)))
+    gold = generate_gold(base_docs, seed=seed)
+    pred = generate_run(gold, "siblings", seed=seed + 1)
+    base_rows = len(gold) + len(pred)
+    tiles = max(1, math.ceil(n_rows / base_rows))
+    rng = np.random.default_rng(seed)
+    written = 0
+    for k in range(tiles):
+        for side, frame in (("gold", gold), ("pred", pred)):
+            f = frame.iloc[rng.permutation(len(frame))] if side == "pred" else frame
+            ids = f"T{k:05d}-" + f["doc_id"].astype(str)
+            table = pa.table({"doc_id": ids.to_numpy(dtype=object), "code": f["code"].to_numpy(dtype=object)})
+            out = folder / side / f"tile={k}"
+            out.mkdir(parents=True, exist_ok=True)
+            pq.write_table(table, out / "part.parquet")
+            written += len(f)
+    size = sum(p.stat().st_size for p in folder.rglob("*.parquet"))
+    return {"rows": written, "documents": base_docs * tiles, "files": 2 * tiles, "bytes": size}
+
+
+def _field(text: str, label: str) -> float:
+    """A number of /usr/bin/time -v's report."""
+    found = re.search(label + r": ([\d.]+)", text)
+    return float(found.group(1)) if found else float("nan")
+
+
+def run_cli(folder: Path, chunk_rows: int | None) -> dict:
+    """The CLI on the dataset, in a child process: wall time and peak RSS of that process alone."""
+    cmd = [sys.executable, "-m", "cophe_core", "score", "--gold", str(folder / "gold")]
+    cmd += ["--pred", str(folder / "pred"), "--format", "json"]
+    if chunk_rows:
+        cmd += ["--chunk-rows", str(chunk_rows)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    t0 = time.perf_counter()
+    if Path("/usr/bin/time").exists():
+        done = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, env=env)
+        wall = time.perf_counter() - t0
+        peak = _field(done.stderr, r"Maximum resident set size \(kbytes\)") / 1024
+        user = _field(done.stderr, r"User time \(seconds\)") + _field(done.stderr, r"System time \(seconds\)")
+    else:
+        wrapper = (
+            "import resource, subprocess, sys, json; r = subprocess.run(sys.argv[1:], capture_output=True); "
+            "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+            "print(json.dumps([u.ru_maxrss, u.ru_utime + u.ru_stime, r.returncode]), file=sys.stderr)"
+        )
+        done = subprocess.run([sys.executable, "-c", wrapper, *cmd], capture_output=True, text=True, env=env)
+        wall = time.perf_counter() - t0
+        rss, user, _ = json.loads(done.stderr.strip().splitlines()[-1])
+        peak = rss / 1024
+    if done.returncode != 0:
+        raise SystemExit(f"cophe failed:\n{done.stderr[-2000:]}")
+    result = json.loads(done.stdout)
+    return {"seconds": wall, "cpu_s": user, "peak_mb": peak, "cophe_f1": result["cophe"]["overall"]["f1"]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", nargs="+", type=float, default=[1e5, 1e6, 1e7], help="label rows")
+    ap.add_argument("--with-1e8", action="store_true", help="add 10^8 label rows")
+    ap.add_argument("--chunk-rows", type=int, default=None, help="the CLI's --chunk-rows (default its own)")
+    ap.add_argument("--keep", type=Path, help="generate into (and keep) this folder instead of a temp dir")
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes] + ([10**8] if args.with_1e8 else [])
+    print(f"machine: {os.cpu_count()} cores; load {os.getloadavg()}", flush=True)
+    print(
+        f"{'rows':>12} {'docs':>10} {'files':>6} {'MB disk':>8} {'gen s':>7} {'wall s':>7} {'CPU s':>7} "
+        f"{'rows/s wall':>12} {'rows/s/core':>12} {'peak MB':>8} {'load':>5}"
+    )
+    done = []
+    for n in sizes:
+        base = Path(tempfile.mkdtemp(prefix="cophe-bench-", dir=args.keep)) if args.keep else None
+        with tempfile.TemporaryDirectory(prefix="cophe-bench-") as tmp:
+            folder = base or Path(tmp)
+            t0 = time.perf_counter()
+            data = generate(folder, n)
+            gen = time.perf_counter() - t0
+            r = run_cli(folder, args.chunk_rows)
+            done.append((data["rows"], r["seconds"], r["cpu_s"]))
+            print(
+                f"{data['rows']:>12,} {data['documents']:>10,} {data['files']:>6} {data['bytes'] / 2**20:>8.0f} "
+                f"{gen:>7.1f} {r['seconds']:>7.1f} {r['cpu_s']:>7.1f} {data['rows'] / r['seconds']:>12,.0f} "
+                f"{data['rows'] / r['cpu_s']:>12,.0f} {r['peak_mb']:>8.0f} {os.getloadavg()[0]:>5.2f}",
+                flush=True,
+            )
+            if base is None:
+                shutil.rmtree(folder, ignore_errors=True)
+    if len(done) > 1:  # the cost of one more row, start-up (imports, ontology) left out
+        (r1, w1, c1), (r2, w2, c2) = done[-2], done[-1]
+        print(
+            f"marginal, {r1:,} → {r2:,} rows: {(r2 - r1) / (w2 - w1):,.0f} rows/s wall, {(r2 - r1) / (c2 - c1):,.0f} per CPU second"
+        )
+
+
+if __name__ == "__main__":
+    main()

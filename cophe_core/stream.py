@@ -1,0 +1,1128 @@
+"""Streamed scoring: gold standards and predictions of any size, read in chunks, in bounded memory.
+
+Every count of :mod:`cophe_core.metrics` is a sum over documents: a document's TP, FP and FN at each node
+depend on that document's gold and predicted codes only. So inputs too large for memory are scored in
+three steps, and the figures are those of the in-memory path (:func:`cophe_core.api.score_files`), to the
+last digit:
+
+1. **Spill.** Each source (a Parquet file, a folder of Parquet files, hive-partitioned or not, a glob, or
+   a CSV/TSV file) is read in chunks of rows: Parquet by pyarrow's dataset scanner, one record batch at a
+   time; CSV/TSV in blocks of whole lines. Each chunk goes through the readers' own normalisation and
+   validation (:func:`cophe_core.readers.read_frame`), and its rows are hashed by document id into B
+   buckets, written as Arrow IPC files to a temporary folder. So every row of a document, gold and
+   predicted, ends up in the same bucket. The distinct code strings are collected.
+2. **Resolve.** The distinct codes (thousands, not millions) are placed in the ontology once
+   (:func:`resolve_table`), as :func:`cophe_core.labels.encode` places them: the same extension of the
+   ontology for unlisted codes, the same node ids, the same rejected codes with their reasons.
+3. **Count.** Each bucket is counted by :func:`count_partition`, a pure function of two pandas DataFrames
+   (gold and predicted rows of the same documents); the per-node counts (:class:`~cophe_core.metrics.NodeCounts`)
+   are summed, and the per-document table (documents × levels × TP/FP/FN, small) is kept.
+
+The result, :class:`StreamedEvaluation`, offers the figures of :class:`~cophe_core.metrics.Evaluation`
+(levels, macro, node and document tables, ``to_dict``) and the bootstrap; the tables are the metrics
+module's functions of the summed counts. The ICM suite (``--metrics suite``) needs class probabilities
+estimated on the whole gold standard before any document is scored, and is not offered here.
+
+**Memory.** Pass 1 holds one chunk; pass 2 one bucket (about ``chunk_rows`` rows); the result holds the
+per-node counts, the sorted document ids (about 20 bytes a document), the per-document table (about 140 bytes
+a document; optional) and the rejected and flagged rows.
+
+**Distributed counting.** :func:`count_partition` needs no state but its arguments, and its arguments and
+result pickle. To count under Dask or Spark: collect the distinct codes (``unique()`` of both code
+columns), resolve them once with :func:`resolve_table` on the driver, partition gold and predictions by a
+hash of the document id (so that a document's rows share a partition), apply ``count_partition`` to each
+pair of partitions, and :meth:`PartitionCounts.combine` the results.
+"""
+
+from __future__ import annotations
+
+import glob
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import scipy.sparse as sp
+
+from .labels import NothingScorable, resolve_codes
+from .metrics import (
+    DocumentCounts,
+    Evaluation,
+    MacroScore,
+    NodeCounts,
+    Score,
+    evaluate,
+    levels_table,
+    macro_table,
+    nodes_table,
+    systems_table,
+)
+from .ontology import Ontology, load_ontology
+from .readers import (
+    REJECTED_COLUMNS,
+    InputError,
+    RawScores,
+    Reason,
+    decode_text,
+    parse_delimited,
+    read_frame,
+    sniff_separator,
+)
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+__all__ = [
+    "CodeTable",
+    "PartitionCounts",
+    "StreamedEvaluation",
+    "count_partition",
+    "dataset_files",
+    "is_dataset",
+    "resolve_table",
+    "score_dataset",
+    "DEFAULT_CHUNK_ROWS",
+]
+
+# rows of one chunk read (pass 1) and, about, of one bucket counted (pass 2): a few hundred MB each
+DEFAULT_CHUNK_ROWS = 1_000_000
+STREAMED_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv", ".txt": "csv"}
+# a spilled row's line holds its file's index in the high bits: one int64 column says file and line
+_FILE_SHIFT = 40
+_LINE_MASK = (1 << _FILE_SHIFT) - 1
+_GLOB_CHARS = frozenset("*?[")
+
+
+# ------------------------------------------------------------------ the code table
+
+
+@dataclass(frozen=True, eq=False)
+class CodeTable:
+    """Distinct code strings resolved once against an ontology (:func:`resolve_table`), so that every
+    partition of the documents places each code on the same node.
+
+    Attributes
+    ----------
+    codes : ndarray of str
+        The distinct code strings, sorted.
+    nodes : ndarray of int64
+        The node of each code, -1 where the code is rejected.
+    ontology : Ontology
+        The ontology, extended with the unlisted codes that were placed.
+    reason, reason_kind, flag, flag_kind : ndarray of object
+        Per code: why it is rejected (``""`` when it is not) and the :class:`~cophe_core.readers.Reason`;
+        the caveat it is scored with, and its kind.
+    """
+
+    codes: np.ndarray
+    nodes: np.ndarray
+    ontology: Ontology
+    reason: np.ndarray
+    reason_kind: np.ndarray
+    flag: np.ndarray
+    flag_kind: np.ndarray
+
+    @cached_property
+    def index(self) -> pd.Index:
+        """The codes as an index, to look strings up."""
+        return pd.Index(self.codes, dtype=object)
+
+    def positions(self, codes: pd.Series) -> np.ndarray:
+        """The position in :attr:`codes` of each value of ``codes`` (strings or categorical), -1 for a
+        missing value (a document row without a code); a code not in the table is a ``ValueError``."""
+        if isinstance(codes.dtype, pd.CategoricalDtype):
+            at = self.index.get_indexer(np.asarray(codes.cat.categories, dtype=object))
+            c = codes.cat.codes.to_numpy()
+            pos = np.where(c >= 0, at[np.maximum(c, 0)], -1) if len(at) else np.full(len(c), -1)
+            unknown = (c >= 0) & (pos < 0)
+        else:
+            values = codes.to_numpy(dtype=object)
+            present = codes.notna().to_numpy()
+            pos = np.where(present, self.index.get_indexer(values), -1)
+            unknown = present & (pos < 0)
+        if unknown.any():
+            first = codes.to_numpy(dtype=object)[np.flatnonzero(unknown)[0]]
+            raise ValueError(
+                f"code {first!r} is not in the code table: resolve the codes of every partition first "
+                "(resolve_table)"
+            )
+        return pos
+
+
+def resolve_table(codes: Iterable[str], ontology: Ontology, *, system: str = "auto") -> CodeTable:
+    """Place distinct code strings in ``ontology`` once, as :func:`cophe_core.labels.encode` places the codes
+    of all its inputs (:func:`cophe_core.labels.resolve_codes` on the sorted distinct codes): the same node
+    ids, the same extension for unlisted codes, the same reasons.
+
+    Examples
+    --------
+    >>> from cophe_core.ontology import icd9_ontology
+    >>> t = resolve_table(["428.0", "401.9", "XYZ", "401.9"], icd9_ontology())
+    >>> t.codes.tolist(), [int(n) >= 0 for n in t.nodes], t.reason_kind[2]
+    (['401.9', '428.0', 'XYZ'], [True, True, False], <Reason.MALFORMED_CODE: 'malformed_code'>)
+    """
+    distinct = np.asarray(sorted({str(c) for c in codes}), dtype=object)
+    r = resolve_codes(distinct.astype(str).tolist(), ontology, system=system)
+    n = len(distinct)
+    reason, reason_kind = np.full(n, "", dtype=object), np.full(n, None, dtype=object)
+    flag, flag_kind = np.full(n, "", dtype=object), np.full(n, None, dtype=object)
+    for i, (kind, words) in r.reasons.items():
+        reason[i], reason_kind[i] = words, kind
+    for i, (kind, words) in r.flags.items():
+        flag[i], flag_kind[i] = words, kind
+    return CodeTable(
+        distinct, np.asarray(r.nodes, dtype=np.int64), r.ontology, reason, reason_kind, flag, flag_kind
+    )
+
+
+# ------------------------------------------------------------------ counting one partition
+
+
+@dataclass(frozen=True, eq=False)
+class PartitionCounts:
+    """What :func:`count_partition` counts in one partition of the documents; partitions of disjoint
+    documents add up (``a + b``, :meth:`combine`).
+
+    Attributes
+    ----------
+    counts : NodeCounts
+        Per-node counts summed over the partition's documents, ``docs_over`` and ``docs_under`` included.
+    documents : DataFrame
+        The per-document table, columns as :attr:`cophe_core.metrics.Evaluation.documents`.
+    rejected, flagged : DataFrame
+        Rows not scored, and rows scored with a caveat: ``file, line, value, reason, kind``.
+    duplicates : tuple of int
+        (Document, code) rows collapsed into one, in the gold and in the predictions.
+    only_gold, only_pred : int
+        Documents with rows on one side only.
+    scored : dict of str → int
+        Rows scored per file.
+    """
+
+    counts: NodeCounts
+    documents: pd.DataFrame
+    rejected: pd.DataFrame
+    flagged: pd.DataFrame
+    duplicates: tuple[int, int] = (0, 0)
+    only_gold: int = 0
+    only_pred: int = 0
+    scored: dict[str, int] = field(default_factory=dict)
+
+    def __add__(self, other: PartitionCounts) -> PartitionCounts:
+        return PartitionCounts.combine([self, other])
+
+    @staticmethod
+    def combine(parts: Sequence[PartitionCounts]) -> PartitionCounts:
+        """The counts of the union of disjoint partitions: counts summed, tables concatenated once.
+
+        >>> a = count_partition(pd.DataFrame({"doc_id": ["1"], "code": ["401.9"]}),
+        ...                     pd.DataFrame({"doc_id": ["1"], "code": ["401.1"]}), load_ontology("icd9"))
+        >>> b = PartitionCounts.combine([a, a])
+        >>> int(b.counts.tp.sum()) == 2 * int(a.counts.tp.sum()), len(b.documents)
+        (True, 2)
+        """
+        if not parts:
+            raise ValueError("no partitions to combine")
+        counts = parts[0].counts
+        for p in parts[1:]:
+            counts = counts + p.counts
+        scored: dict[str, int] = {}
+        for p in parts:
+            for k, v in p.scored.items():
+                scored[k] = scored.get(k, 0) + v
+        return PartitionCounts(
+            counts,
+            _concat([p.documents for p in parts]),
+            _concat([p.rejected for p in parts]),
+            _concat([p.flagged for p in parts]),
+            (sum(p.duplicates[0] for p in parts), sum(p.duplicates[1] for p in parts)),
+            sum(p.only_gold for p in parts),
+            sum(p.only_pred for p in parts),
+            scored,
+        )
+
+
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    full = [f for f in frames if len(f)]
+    return pd.concat(full, ignore_index=True) if full else frames[0].iloc[:0]
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One side's rows of a partition, resolved."""
+
+    doc: pd.Series  # every row's document id
+    node: np.ndarray  # node of the row's code; -1: rejected or no code
+    coded: np.ndarray  # bool: the row has a code
+    ok: np.ndarray  # bool: the row is scored
+    rejected: pd.DataFrame
+    flagged: pd.DataFrame
+    scored: dict[str, int]
+
+
+def _side(frame: pd.DataFrame, table: CodeTable, default_file: str) -> _Side:
+    for col in ("doc_id", "code"):
+        if col not in frame.columns:
+            raise ValueError(f"a partition needs the columns doc_id and code; {default_file} has no {col!r}")
+    n = len(frame)
+    pos = table.positions(frame["code"])
+    coded = pos >= 0
+    node = np.where(coded, table.nodes[np.maximum(pos, 0)] if len(table.nodes) else -1, -1)
+    ok = node >= 0
+    line = frame["line"].to_numpy(dtype=np.int64) if "line" in frame.columns else np.arange(1, n + 1)
+    files = (
+        frame["file"].astype("category")
+        if "file" in frame.columns
+        else pd.Series(pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), [default_file]))
+    )
+    names = np.asarray(files.cat.categories, dtype=object)
+    fcode = files.cat.codes.to_numpy()
+
+    def rows(mask: np.ndarray, text: np.ndarray, kind: np.ndarray) -> pd.DataFrame:
+        p = pos[mask]
+        return pd.DataFrame(
+            {
+                "file": names[fcode[mask]],
+                "line": line[mask],
+                "value": table.codes[p],
+                "reason": text[p],
+                "kind": kind[p],
+            },
+            columns=REJECTED_COLUMNS,
+        )
+
+    bad = coded & ~ok
+    flagged = ok & (table.flag != "")[np.maximum(pos, 0)] if len(table.codes) else np.zeros(n, dtype=bool)
+    per_file = np.bincount(fcode[ok], minlength=len(names))
+    return _Side(
+        frame["doc_id"].reset_index(drop=True),
+        node,
+        coded,
+        ok,
+        rows(bad, table.reason, table.reason_kind),
+        rows(flagged, table.flag, table.flag_kind),
+        {str(k): int(v) for k, v in zip(names, per_file)},
+    )
+
+
+def _label_matrix(doc: np.ndarray, node: np.ndarray, shape: tuple[int, int]) -> tuple[sp.csr_matrix, int]:
+    """Documents × nodes (int8) from (document, node) rows, and how many repeated rows collapsed (a repeated
+    row's cell holds its count; :func:`~cophe_core.metrics.evaluate` reads any non-zero as 1)."""
+    m = sp.csr_matrix((np.ones(len(doc), dtype=np.int32), (doc, node)), shape=shape)
+    m.sum_duplicates()
+    return m.astype(np.int8), len(doc) - m.nnz
+
+
+def count_partition(
+    gold: pd.DataFrame,
+    pred: pd.DataFrame,
+    codes: CodeTable | Ontology,
+    *,
+    max_level: str | None = None,
+    system: str = "auto",
+    documents: bool = True,
+) -> PartitionCounts:
+    """Count one partition of the documents: every row of its documents, gold and predicted.
+
+    A pure function of pandas DataFrames (no file, no global state; arguments and result pickle), so that
+    it runs unchanged on the buckets of :func:`score_dataset` and on co-partitioned pandas partitions in Dask
+    (``dask.delayed`` over pairs of partitions) or Spark (``cogroup(...).applyInPandas`` hands over two
+    DataFrames; ``mapInPandas``, one, needs a ``side`` column split into the two).
+
+    Parameters
+    ----------
+    gold, pred : DataFrame
+        Columns ``doc_id`` (str) and ``code`` (str or categorical; missing: a document row without a
+        code), optionally ``line`` (int; default the row number from 1) and ``file`` (the file name the
+        rejected rows quote; default ``"gold"`` and ``"pred"``). Rows are as the readers normalise them
+        (:func:`cophe_core.readers.read_frame`).
+    codes : CodeTable or Ontology
+        The codes of **all** partitions resolved once (:func:`resolve_table`), so that partitions agree on
+        the nodes of unlisted codes; an ontology resolves this partition's codes alone (one partition).
+    max_level : str, optional
+        The highest level evaluated (default the ontology's).
+    system : {"auto", "diagnosis", "procedure"}
+        For ICD-9, with an ontology: which table undotted codes come from.
+    documents : bool
+        Count the per-document table; without it, ``documents`` has the ``doc_id`` column only.
+
+    Returns
+    -------
+    PartitionCounts
+        The per-node counts (``counts``), the per-document table, the rejected and flagged rows.
+
+    Examples
+    --------
+    >>> gold = pd.DataFrame({"doc_id": ["1", "1", "2"], "code": ["401.9", "428.0", "XYZ"]})
+    >>> pred = pd.DataFrame({"doc_id": ["1"], "code": ["401.1"]})
+    >>> part = count_partition(gold, pred, load_ontology("icd9"))
+    >>> part.documents[["doc_id", "e0_tp", "e0_fn"]].values.tolist()
+    [['1', 1, 1], ['2', 0, 0]]
+    >>> part.rejected[["file", "line", "value"]].values.tolist(), part.only_gold
+    ([['gold', 3, 'XYZ']], 1)
+    """
+    if isinstance(codes, Ontology):
+        values = pd.concat([gold["code"], pred["code"]], ignore_index=True).dropna().astype(str)
+        codes = resolve_table(values.unique(), codes, system=system)
+    onto = codes.ontology
+    g, p = _side(gold, codes, "gold"), _side(pred, codes, "pred")
+    idx, uniques = pd.factorize(pd.concat([g.doc, p.doc], ignore_index=True))
+    docs = np.asarray(uniques, dtype=object).astype(str)
+    gi, pi = idx[: len(g.doc)], idx[len(g.doc) :]
+    shape = (len(docs), onto.n_nodes)
+    gm, gdups = _label_matrix(gi[g.ok], g.node[g.ok], shape)
+    pm, pdups = _label_matrix(pi[p.ok], p.node[p.ok], shape)
+    ev = evaluate(gm, pm, onto, docs=docs, max_level=max_level)
+    in_gold = np.zeros(len(docs), dtype=bool)
+    in_gold[gi] = True
+    in_pred = np.zeros(len(docs), dtype=bool)
+    in_pred[pi] = True
+    return PartitionCounts(
+        ev.node_counts,
+        ev.documents if documents else pd.DataFrame({"doc_id": docs}),
+        _concat([g.rejected, p.rejected]),
+        _concat([g.flagged, p.flagged]),
+        (gdups, pdups),
+        int((in_gold & ~in_pred).sum()),
+        int((in_pred & ~in_gold).sum()),
+        {**g.scored, **{k: p.scored.get(k, 0) + g.scored.get(k, 0) for k in p.scored}},
+    )
+
+
+# ------------------------------------------------------------------ the streamed evaluation
+
+
+@dataclass(frozen=True, eq=False)
+class StreamedEvaluation:
+    """The figures of a streamed scoring (:func:`score_dataset`): those of
+    :class:`~cophe_core.metrics.Evaluation` (the same tables, from the same functions of the summed
+    per-node counts, and the same JSON), without the documents × nodes matrices.
+
+    Attributes
+    ----------
+    ontology : Ontology
+        Extended with the unlisted codes found.
+    max_level : str
+    node_counts : NodeCounts
+        Summed over all documents.
+    docs : Index of str
+        The evaluated documents, sorted (Arrow-backed: about 20 bytes a document).
+    document_values : ndarray, optional
+        The per-document table (:attr:`documents`) as int32, rows in the order of ``docs``; ``None`` when not
+        kept (``keep_documents=False``): then :attr:`documents`, :meth:`document_counts` and
+        :meth:`bootstrap` are not available.
+    document_columns : list of str
+        Its columns.
+    rejected, flagged : DataFrame
+        Every row not scored, and every row scored with a caveat: ``file, line, value, reason, kind``.
+    warnings : list of str
+        :attr:`notes`, then one line per file summing up its rejected rows and one its flagged rows.
+    notes : list of str
+        Duplicates collapsed, documents on one side only, the readers' warnings.
+    detection : str, optional
+        How the ontology was chosen, when detected from the codes.
+    """
+
+    ontology: Ontology
+    max_level: str
+    node_counts: NodeCounts
+    docs: pd.Index
+    document_values: np.ndarray | None
+    document_columns: list[str]
+    rejected: pd.DataFrame
+    flagged: pd.DataFrame
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    detection: str | None = None
+
+    @cached_property
+    def levels(self) -> list[str]:
+        """Evaluated levels, bottom-up, up to ``max_level``."""
+        return list(self.ontology.levels[: self.ontology.level_index(self.max_level) + 1])
+
+    @cached_property
+    def levels_table(self) -> pd.DataFrame:
+        """As :attr:`cophe_core.metrics.Evaluation.levels_table`."""
+        return levels_table(self.node_counts, self.ontology, self.levels)
+
+    @cached_property
+    def systems_table(self) -> pd.DataFrame | None:
+        """As :attr:`cophe_core.metrics.Evaluation.systems_table`."""
+        return systems_table(self.node_counts, self.ontology, self.levels)
+
+    @cached_property
+    def macro_table(self) -> pd.DataFrame:
+        """As :attr:`cophe_core.metrics.Evaluation.macro_table`."""
+        return macro_table(self.node_counts, self.ontology, self.levels)
+
+    @cached_property
+    def nodes(self) -> pd.DataFrame:
+        """As :attr:`cophe_core.metrics.Evaluation.nodes`."""
+        return nodes_table(self.node_counts, self.ontology)
+
+    @cached_property
+    def documents(self) -> pd.DataFrame:
+        """As :attr:`cophe_core.metrics.Evaluation.documents`, documents sorted by id."""
+        if self.document_values is None:
+            raise ValueError(
+                "the per-document table was not kept: score with keep_documents=True (the command line keeps it "
+                "for --documents and --bootstrap)"
+            )
+        out: dict[str, Any] = {"doc_id": self.docs}
+        for i, name in enumerate(self.document_columns):
+            out[name] = self.document_values[:, i].astype(np.int64)
+        return pd.DataFrame(out)
+
+    # The figures below are Evaluation's own methods: they read only the attributes above, which this class
+    # has too, so the JSON shape and every row lookup are written once, in metrics.py.
+    def score(self, measure: str = "cophe", level: str = "overall") -> Score:
+        """One row of :attr:`levels_table`, as :meth:`cophe_core.metrics.Evaluation.score`."""
+        return Evaluation.score(self, measure, level)  # type: ignore[arg-type]
+
+    def macro(self, measure: str = "cophe", level: str = "e0") -> MacroScore:
+        """One row of :attr:`macro_table`, as :meth:`cophe_core.metrics.Evaluation.macro`."""
+        return Evaluation.macro(self, measure, level)  # type: ignore[arg-type]
+
+    def document_counts(self, measure: str = "cophe", level: str = "overall") -> DocumentCounts:
+        """Each document's TP, FP and FN, as :meth:`cophe_core.metrics.Evaluation.document_counts`."""
+        return Evaluation.document_counts(self, measure, level)  # type: ignore[arg-type]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The CLI's JSON shape, as :meth:`cophe_core.metrics.Evaluation.to_dict`."""
+        return Evaluation.to_dict(self)  # type: ignore[arg-type]
+
+    def _repr_html_(self) -> str:
+        return Evaluation._repr_html_(self)  # type: ignore[arg-type]
+
+    def bootstrap(self, *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+        """Percentile intervals of the headline figures, as :func:`cophe_core.stats.bootstrap` (which reads
+        the per-document table only); the suite's metrics are not offered here."""
+        from .stats import bootstrap
+
+        return bootstrap(self, n_resamples=n_resamples, seed=seed, confidence=confidence)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ sources
+
+
+@dataclass(frozen=True)
+class _File:
+    path: Path
+    name: str  # in messages and the rejected table
+    fmt: str  # "parquet", "csv" or "tsv"
+    partition: dict[str, str] = field(default_factory=dict)  # hive keys of its folder
+
+
+def is_dataset(source: object) -> bool:
+    """Whether ``source`` names a dataset of several files to stream: a folder, or a glob pattern that is not
+    itself a file.
+
+    >>> is_dataset("sample_data/icd9"), is_dataset("sample_data/icd9/gold.csv"), is_dataset("runs/*.parquet")
+    (True, False, True)
+    """
+    if not isinstance(source, str | os.PathLike):
+        return False
+    text = os.fspath(source)
+    return Path(text).is_dir() or (not Path(text).exists() and bool(_GLOB_CHARS & set(str(text))))
+
+
+def dataset_files(source: str | os.PathLike) -> list[Path]:
+    """The data files of a source, sorted: the file itself; a folder's files at any depth (hive partitions
+    ``key=value/``), hidden and ``_``-prefixed names (``_SUCCESS``) left out; or a glob's matches.
+
+    >>> [p.name for p in dataset_files("sample_data/icd10")]
+    ['gold.csv', 'run_overcoder.csv', 'run_siblings.csv']
+    """
+    text = os.fspath(source)
+    path = Path(text)
+    if path.is_file():
+        return [path]
+    if path.is_dir():
+        found = [
+            p
+            for p in path.rglob("*")
+            if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(path).parts)
+        ]
+        if not found:
+            raise InputError(f"{text}: the folder holds no data files")
+        return sorted(found)
+    if _GLOB_CHARS & set(text):
+        matched = sorted(Path(p) for p in glob.glob(text, recursive=True) if Path(p).is_file())
+        if not matched:
+            raise InputError(f"{text}: no file matches this pattern")
+        return matched
+    raise InputError(f"{text}: no such file or folder")
+
+
+def _root(source: str) -> Path:
+    """The folder names and hive partitions are read from: the folder itself, or a glob's fixed prefix."""
+    path = Path(source)
+    if path.is_dir():
+        return path
+    if path.is_file():
+        return path.parent
+    fixed = []
+    for part in path.parts:
+        if _GLOB_CHARS & set(part):
+            break
+        fixed.append(part)
+    return Path(*fixed) if fixed else Path(".")
+
+
+def _source_files(source: str | os.PathLike) -> list[_File]:
+    text = os.fspath(source)
+    root = _root(text)
+    single = Path(text).is_file()
+    out = []
+    for p in dataset_files(text):
+        fmt = STREAMED_FORMATS.get(p.suffix.lower())
+        if fmt is None:
+            with open(p, "rb") as f:
+                fmt = "parquet" if f.read(4) == b"PAR1" else None
+        if fmt is None:
+            raise InputError(
+                f"{p}: streamed scoring reads Parquet (.parquet) and CSV/TSV (.csv, .tsv) files; convert "
+                "this one, or score it in memory"
+            )
+        rel = p.relative_to(root) if not single else Path(p.name)
+        name = p.name if single else str(Path(root.name) / rel) if root.name else str(rel)
+        keys = dict(part.split("=", 1) for part in rel.parts[:-1] if "=" in part)
+        out.append(_File(p, name, fmt, keys))
+    return out
+
+
+def _source_name(source: str | os.PathLike) -> str:
+    text = os.fspath(source)
+    return Path(text).name if Path(text).is_file() else text
+
+
+def _frames(f: _File, chunk_rows: int) -> Iterator[pd.DataFrame]:
+    """The file's rows in chunks, each a frame indexed by 1-based line (row number for Parquet), as the
+    readers parse a whole file."""
+    if f.fmt == "parquet":
+        yield from _parquet_frames(f, chunk_rows)
+    else:
+        yield from _delimited_frames(f, chunk_rows)
+
+
+def _parquet_frames(f: _File, chunk_rows: int) -> Iterator[pd.DataFrame]:
+    try:
+        fragments = list(ds.dataset(str(f.path), format="parquet").get_fragments())
+        start = 1
+        for fragment in fragments:
+            for batch in fragment.to_batches(batch_size=chunk_rows):
+                frame = batch.to_pandas()
+                frame.columns = [str(c) for c in frame.columns]
+                for key, value in f.partition.items():  # a hive partition's key, a column of its rows
+                    if key not in frame.columns:
+                        frame[key] = value
+                frame.index = pd.RangeIndex(start, start + len(frame))
+                start += len(frame)
+                yield frame
+    except (pa.ArrowException, OSError) as e:
+        detail = " ".join(str(e).split())[:160]
+        raise InputError(f"{f.name}: cannot read as Parquet ({type(e).__name__}: {detail})") from None
+
+
+def _delimited_frames(f: _File, chunk_rows: int) -> Iterator[pd.DataFrame]:
+    """Blocks of whole lines (never inside a quoted field), each parsed by the readers' parser below the
+    file's header, their line numbers shifted to the file's."""
+    block = max(16, chunk_rows * 24)  # bytes: about chunk_rows rows of a long doc_id,code file
+    with open(f.path, "rb") as fh:
+        head = fh.read(1 << 16)
+        if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            raise InputError(f"{f.name}: streamed reading takes UTF-8 text; save the file as UTF-8 CSV")
+        if head.startswith(b"\xef\xbb\xbf"):
+            fh.seek(3)
+            head = head[3:]
+        else:
+            fh.seek(0)
+        header, line_no = b"", 0
+        while not header.strip():  # blank lines before the header, as pandas skips them
+            header = fh.readline()
+            line_no += 1
+            if not header:
+                raise InputError(f"{f.name}: the file is empty; expected one row per document and code")
+        header_text = decode_text(header, f.name).rstrip("\r\n")
+        sep = "\t" if f.fmt == "tsv" else sniff_separator(header_text, f.name)
+        carry = b""
+        first_line = line_no + 1  # the file's line number of the first line of the next block
+        while True:
+            data = fh.read(block)
+            buf = carry + data
+            if not buf:
+                break
+            cut = len(buf) if not data else _last_cut(buf)
+            if cut <= 0:  # no line end outside quotes yet: read on
+                carry = buf
+                continue
+            chunk, carry = buf[:cut], buf[cut:]
+            if chunk.strip():
+                try:
+                    text = chunk.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    line = first_line + chunk[: e.start].count(b"\n")
+                    raise InputError(
+                        f"{f.name}, line {line}: not valid UTF-8 text (byte {chunk[e.start]:#04x}); save the "
+                        "file as UTF-8 CSV"
+                    ) from None
+                frame = parse_delimited(header_text + "\n" + text, f.name, sep)
+                if frame.shape[1] < 2:
+                    raise InputError(
+                        f"{f.name}: found a single column {frame.columns[0]!r}; expected a document id and a "
+                        "code column separated by a comma, tab, | or ;"
+                    )
+                frame.index = frame.index + (first_line - 2)
+                yield frame
+            first_line += chunk.count(b"\n")
+            if not data:
+                break
+
+
+def _last_cut(buf: bytes) -> int:
+    """The end of the last whole line of ``buf`` that is not inside a quoted field (an even number of
+    quotes before it; doubled quotes inside a field keep the count even), 0 when there is none."""
+    end = buf.rfind(b"\n") + 1
+    if b'"' not in buf[:end]:
+        return end
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    newlines = np.flatnonzero(arr == ord("\n"))
+    quotes = np.cumsum(arr == ord('"'))
+    even = newlines[quotes[newlines] % 2 == 0]
+    return int(even[-1]) + 1 if len(even) else 0
+
+
+def _strings(values: pd.Series | np.ndarray) -> pa.Array:
+    """Strings as one Arrow array (a pandas column backed by Arrow may hold several chunks, or none)."""
+    found = pa.array(values, pa.large_string())
+    return found.combine_chunks() if isinstance(found, pa.ChunkedArray) else found
+
+
+def _estimate_rows(f: _File) -> int:
+    if f.fmt == "parquet":
+        try:
+            return int(ds.dataset(str(f.path), format="parquet").count_rows())
+        except (pa.ArrowException, OSError):
+            return 0
+    size = f.path.stat().st_size
+    with open(f.path, "rb") as fh:
+        head = fh.read(1 << 20)
+    return int(size / max(len(head) / max(head.count(b"\n"), 1), 1))
+
+
+# ------------------------------------------------------------------ pass 1: spill into buckets
+
+_SPILL_SCHEMA = pa.schema(
+    [("side", pa.int8()), ("doc_id", pa.large_string()), ("code", pa.int32()), ("line", pa.int64())]
+)
+
+
+class _Spill:
+    """Rows hashed by document into bucket files (Arrow IPC), and the distinct codes seen."""
+
+    def __init__(self, folder: str, n_buckets: int, n_files: int):
+        self.folder = Path(folder)
+        self.n_buckets = n_buckets
+        self.writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
+        self.book: dict[str, int] = {}
+        self.index: pd.Index | None = None
+        self.file_codes: list[set[int]] = [set() for _ in range(n_files)]
+        self.rows = np.zeros(n_files, dtype=np.int64)  # code rows per file
+        self.docs = [False, False]  # has the side any document
+
+    def add(self, side: int, file_index: int, pairs: pd.DataFrame, docs: np.ndarray) -> None:
+        """Spill one chunk's rows (a reader's ``pairs``) and its documents without a code row. String work
+        is done on the distinct values (codes, document ids), which pyarrow finds; rows are only indexed."""
+        code_at, distinct = pd.factorize(pairs["code"])
+        ids = self._book_ids(np.asarray(distinct, dtype=object))
+        self.file_codes[file_index].update(ids.tolist())
+        self.rows[file_index] += len(pairs)
+        doc_at, doc_distinct = pd.factorize(pairs["doc_id"])
+        doc_distinct = np.asarray(doc_distinct, dtype=object)
+        # documents without a code row in this chunk (an empty code): kept as rows without a code, since
+        # they are evaluated documents; the reader's docs hold every pair's document, so equal sizes say none
+        alone = (
+            docs[~pd.Index(docs, dtype=object).isin(doc_distinct)]
+            if len(docs) > len(doc_distinct)
+            else docs[:0]
+        )
+        doc = pa.concat_arrays([_strings(pairs["doc_id"]), _strings(alone)])
+        code = np.concatenate([ids[code_at], np.full(len(alone), -1, np.int32)])
+        lines = pairs["line"].to_numpy(dtype=np.int64)
+        line = np.concatenate([lines, np.zeros(len(alone), np.int64)]) | (np.int64(file_index) << _FILE_SHIFT)
+        if not len(doc):
+            return
+        self.docs[side] = True
+        buckets = np.uint64(self.n_buckets)
+        bucket = np.concatenate(
+            [
+                (pd.util.hash_array(doc_distinct) % buckets)[doc_at],
+                pd.util.hash_array(np.asarray(alone, dtype=object)) % buckets,
+            ]
+        )
+        order = np.argsort(bucket, kind="stable")
+        bounds = np.searchsorted(bucket[order], np.arange(self.n_buckets + 1, dtype=np.uint64))
+        batch = pa.record_batch(
+            [
+                pa.array(np.full(len(doc), side, np.int8)),
+                doc.take(pa.array(order)),
+                pa.array(code[order]),
+                pa.array(line[order]),
+            ],
+            schema=_SPILL_SCHEMA,
+        )
+        for b in np.flatnonzero(np.diff(bounds)).tolist():
+            if b not in self.writers:
+                self.writers[b] = pa.ipc.new_file(str(self.folder / f"bucket-{b:05d}.arrow"), _SPILL_SCHEMA)
+            self.writers[b].write_batch(batch.slice(bounds[b], bounds[b + 1] - bounds[b]))
+
+    def _book_ids(self, distinct: np.ndarray) -> np.ndarray:
+        """The code book's number of each distinct code of a chunk, new codes numbered on (looked up in one
+        vectorised call: after the first chunks, new codes are rare)."""
+        if self.index is None or len(self.index) != len(self.book):
+            self.index = pd.Index(list(self.book), dtype=object)
+        at = self.index.get_indexer(distinct) if len(self.index) else np.full(len(distinct), -1)
+        for i in np.flatnonzero(at < 0).tolist():
+            at[i] = self.book.setdefault(str(distinct[i]), len(self.book))
+        return at.astype(np.int32)
+
+    def close(self) -> None:
+        for w in self.writers.values():
+            w.close()
+
+    def codes(self) -> list[str]:
+        return list(self.book)
+
+    def buckets(self) -> Iterator[pa.Table]:
+        for b in sorted(self.writers):
+            with pa.memory_map(str(self.folder / f"bucket-{b:05d}.arrow")) as source:
+                yield pa.ipc.open_file(source).read_all()
+
+
+def score_dataset(
+    gold: str | os.PathLike,
+    pred: str | os.PathLike,
+    *,
+    ontology: str | Ontology | nx.DiGraph = "auto",
+    system: str = "auto",
+    max_level: str | None = None,
+    doc_col: str | None = None,
+    code_col: str | None = None,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    temp_dir: str | None = None,
+    keep_documents: bool = True,
+) -> StreamedEvaluation:
+    """Score a prediction source against a gold source of any size, in chunks, in bounded memory.
+
+    A source is a Parquet file, a folder of Parquet files (hive-partitioned or not: ``key=value/``
+    folders add their keys as columns), a glob pattern (``runs/part-*.parquet``), or a CSV/TSV file. Each
+    file is read as :func:`cophe_core.readers.read_labels` reads the gold standard and
+    :func:`cophe_core.readers.read_input` a run of code sets (the same columns, normalisation and rejected
+    rows); a run of scores is not streamed (decide its codes first). The figures equal those of
+    :func:`cophe_core.api.score_files` on the same rows (see the module docs for how).
+
+    Parameters
+    ----------
+    gold, pred : path or glob pattern
+    ontology, system :
+        As :func:`cophe_core.api.score_labels`; ``"auto"`` detects the code system from all the codes.
+    max_level : str, optional
+        Highest level evaluated and summed into *overall*; default the ontology's.
+    doc_col, code_col : str, optional
+        The document and code columns (default: detected, per file).
+    chunk_rows : int
+        Rows read at a time, and about the rows of one bucket counted at a time: memory grows with it.
+    temp_dir : str, optional
+        Where the temporary bucket files go (default: the system's temporary folder); removed on return.
+    keep_documents : bool
+        Keep the per-document table (about 140 bytes a document), for :attr:`~StreamedEvaluation.documents`
+        and the bootstrap; without it, memory is the per-node counts and the sorted document ids.
+
+    Returns
+    -------
+    StreamedEvaluation
+
+    Examples
+    --------
+    >>> ev = score_dataset("sample_data/icd9/gold.csv", "sample_data/icd9/run_siblings.csv", chunk_rows=5000)
+    >>> round(ev.score("cophe").f1, 4), len(ev.docs)
+    (0.7547, 1000)
+    """
+    if chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be at least 1, not {chunk_rows}")
+    sides = [_source_files(gold), _source_files(pred)]
+    names = [_source_name(gold), _source_name(pred)]
+    if names[0] == names[1]:
+        names = [f"{names[0]} (gold standard)", f"{names[1]} (run pred)"]
+    gold_names = {f.name for f in sides[0]}
+    sides[1] = [
+        _File(f.path, f"{f.name} (run pred)", f.fmt, f.partition) if f.name in gold_names else f
+        for f in sides[1]
+    ]
+    sides[0] = [
+        _File(f.path, f"{f.name} (gold standard)", f.fmt, f.partition)
+        if f.name in {g.name.removesuffix(" (run pred)") for g in sides[1]}
+        else f
+        for f in sides[0]
+    ]
+    files = sides[0] + sides[1]
+    file_names = [f.name for f in files]
+    n_buckets = max(1, math.ceil(sum(_estimate_rows(f) for f in files) / chunk_rows))
+    read_rejected: list[pd.DataFrame] = []
+    reader_notes: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="cophe-stream-", dir=temp_dir) as folder:
+        spill = _Spill(folder, n_buckets, len(files))
+        for index, f in enumerate(files):
+            side = 0 if index < len(sides[0]) else 1
+            for frame in _frames(f, chunk_rows):
+                raw = read_frame(
+                    frame, name=f.name, labels_only=side == 0, doc_col=doc_col, code_col=code_col
+                )
+                if isinstance(raw, RawScores):
+                    raise InputError(
+                        f"{f.name}: holds scores; streamed scoring takes code sets (doc_id,code rows). Decide "
+                        "the codes first, or score the file in memory with --threshold or --top-k"
+                    )
+                if len(raw.rejected):
+                    read_rejected.append(raw.rejected)
+                reader_notes += raw.warnings
+                spill.add(side, index, raw.pairs, np.asarray(raw.docs, dtype=object))
+        spill.close()
+        codes = spill.codes()
+        onto, detection = _ontology(ontology, codes)
+        max_level = max_level or onto.default_level
+        onto.level_index(max_level)
+        table = resolve_table(codes, onto, system=system)
+        read_rejected_df = _concat(read_rejected or [pd.DataFrame(columns=REJECTED_COLUMNS)])
+        _check_scorable(spill, table, sides, names, read_rejected_df, system)
+        book = np.asarray(codes, dtype=object)
+        to_table = table.index.get_indexer(book).astype(np.int32) if len(book) else np.zeros(0, np.int32)
+        categories = pd.Index(table.codes, dtype=object)
+        parts = []
+        counts: NodeCounts | None = None
+        for bucket in spill.buckets():
+            frames = []
+            for side in (0, 1):
+                rows = bucket.filter(pc.equal(bucket["side"], side))
+                code = rows["code"].to_numpy()
+                line = rows["line"].to_numpy()
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            "doc_id": rows["doc_id"].to_pandas(),
+                            "code": pd.Categorical.from_codes(
+                                np.where(code >= 0, to_table[np.maximum(code, 0)], -1), categories
+                            ),
+                            "line": line & _LINE_MASK,
+                            "file": pd.Categorical.from_codes(line >> _FILE_SHIFT, file_names),
+                        }
+                    )
+                )
+            part = count_partition(frames[0], frames[1], table, max_level=max_level, documents=keep_documents)
+            counts = part.counts if counts is None else counts + part.counts
+            parts.append(_Kept.of(part, keep_documents))
+    return _assemble(
+        parts,
+        counts if counts is not None else NodeCounts.zeros(table.ontology.n_nodes),
+        table.ontology,
+        max_level,
+        names,
+        file_names,
+        read_rejected_df,
+        reader_notes,
+        detection,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class _Kept:
+    """What the streamed evaluation keeps of a partition (its per-node counts are summed as they come): the
+    document ids, the per-document table as a compact int32 block, the rejected and flagged rows."""
+
+    docs: pa.Array
+    values: np.ndarray | None
+    columns: list[str]
+    rejected: pd.DataFrame
+    flagged: pd.DataFrame
+    duplicates: tuple[int, int]
+    only_gold: int
+    only_pred: int
+
+    @classmethod
+    def of(cls, p: PartitionCounts, keep_documents: bool) -> _Kept:
+        d = p.documents
+        columns = [c for c in d.columns if c != "doc_id"]
+        return cls(
+            _strings(d["doc_id"]),
+            d[columns].to_numpy(dtype=np.int32) if keep_documents else None,
+            columns,
+            p.rejected,
+            p.flagged,
+            p.duplicates,
+            p.only_gold,
+            p.only_pred,
+        )
+
+
+def _ontology(ontology: str | Ontology | nx.DiGraph, codes: list[str]) -> tuple[Ontology, str | None]:
+    """As :func:`cophe_core.api.score_labels` chooses it: the one asked for, or detected from all the codes."""
+    if not (isinstance(ontology, str) and ontology == "auto"):
+        return load_ontology(ontology), None
+    from .ontology.detect import detect_system
+
+    found = detect_system(set(codes))
+    if found.ontology is None:
+        raise InputError(f"cannot tell the code system: {found.message}")
+    return load_ontology(found.ontology), f"detected {found.message}"
+
+
+def _check_scorable(
+    spill: _Spill,
+    table: CodeTable,
+    sides: list[list[_File]],
+    names: list[str],
+    read_rejected: pd.DataFrame,
+    system: str,
+) -> None:
+    """As :func:`cophe_core.labels.encode` checks each input: a source (gold or predictions, one file or a
+    dataset of several) with rows none of which can be scored is a :class:`~cophe_core.labels.NothingScorable`
+    naming it, and so is a gold standard without a code. Checked on the distinct codes of each file, before
+    the counting pass."""
+    book = np.asarray(spill.codes(), dtype=object)
+    at = table.index.get_indexer(book) if len(book) else np.zeros(0, np.int64)
+    placed = table.nodes[at] >= 0 if len(book) else np.zeros(0, bool)
+    first_file = 0
+    for side, (files, name) in enumerate(zip(sides, names)):
+        indices = range(first_file, first_file + len(files))
+        first_file += len(files)
+        mine = [np.fromiter(spill.file_codes[i], np.int64, len(spill.file_codes[i])) for i in indices]
+        if any(placed[m].any() for m in mine):
+            continue
+        read_bad = read_rejected[read_rejected.file.isin([f.name for f in files])]
+        n_rows = int(sum(spill.rows[i] for i in indices)) + len(read_bad)
+        what = "gold standard" if side == 0 else "run"
+        if not n_rows:
+            if side == 1:
+                continue  # a run without rows predicts nothing
+            raise NothingScorable(
+                f"{name}: the {what} holds no codes; give one row per (document, code)",
+                file=name,
+                rejected=pd.DataFrame(columns=REJECTED_COLUMNS),
+                needs_system=False,
+            )
+        # the reader's rejected rows, then each distinct rejected code of each file once (their lines are
+        # known in the counting pass only, which a source with nothing scorable does not reach)
+        codes = [
+            pd.DataFrame(
+                {
+                    "file": f.name,
+                    "line": pd.array([None] * len(m), dtype="Int64"),
+                    "value": table.codes[np.sort(at[m])],
+                    "reason": table.reason[np.sort(at[m])],
+                    "kind": table.reason_kind[np.sort(at[m])],
+                },
+                columns=REJECTED_COLUMNS,
+            )
+            for f, m in zip(files, mine)
+        ]
+        rows = _concat([read_bad, *codes])
+        kinds = set(rows.kind.tolist())
+        needs_system = table.ontology.name == "icd9" and system == "auto" and Reason.AMBIGUOUS in kinds
+        first = rows.iloc[0]
+        advice = (
+            "say which system its undotted codes are: system='diagnosis' or 'procedure' (command line: "
+            "--system diagnosis or --system procedure)"
+            if needs_system
+            else "check that it holds codes of the chosen code system, in the expected columns"
+        )
+        summary = (
+            f"{name}: none of its {n_rows:,} rows can be scored, so no score is given; e.g. "
+            + (f"{first.file}, " if first.file != name else "")
+            + (f"line {first.line}, " if not pd.isna(first.line) else "")
+            + f"value {first.value!r}: {first.reason}."
+        )
+        raise NothingScorable(
+            f"{summary} {advice[0].upper()}{advice[1:]}.",
+            file=name,
+            rejected=rows,
+            needs_system=needs_system,
+            summary=summary,
+        )
+
+
+def _assemble(
+    parts: list[_Kept],
+    counts: NodeCounts,
+    onto: Ontology,
+    max_level: str,
+    names: list[str],
+    files: list[str],
+    read_rejected: pd.DataFrame,
+    reader_notes: list[str],
+    detection: str | None,
+) -> StreamedEvaluation:
+    columns = parts[0].columns if parts else []
+    ids = pa.concat_arrays([p.docs for p in parts]) if parts else pa.array([], pa.large_string())
+    order = pc.sort_indices(ids).to_numpy()
+    docs = pd.Index(ids.take(pa.array(order)).to_pandas(), dtype="str", name=None)
+    values = None
+    if not parts or parts[0].values is not None:  # the per-document table, filled in sorted order
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        values = np.empty((len(order), len(columns)), dtype=np.int32)
+        start = 0
+        for p in parts:
+            block = p.values if p.values is not None else np.empty((0, len(columns)), np.int32)
+            values[rank[start : start + len(block)]] = block
+            start += len(block)
+    code_rejected = _concat([p.rejected for p in parts] or [pd.DataFrame(columns=REJECTED_COLUMNS)])
+    flagged = _concat([p.flagged for p in parts] or [pd.DataFrame(columns=REJECTED_COLUMNS)])
+    rejected = _concat([read_rejected, _in_file_order(code_rejected, files)])
+    flagged = _in_file_order(flagged, files)
+    notes = []
+    for name, dups in zip(names, (sum(p.duplicates[0] for p in parts), sum(p.duplicates[1] for p in parts))):
+        if dups:
+            notes.append(f"{name}: {dups} duplicate (document, code) rows collapsed")
+    if only_gold := sum(p.only_gold for p in parts):
+        notes.append(
+            f"{names[1]}: {only_gold} gold documents have no predictions row; scored as predicting nothing"
+        )
+    if only_pred := sum(p.only_pred for p in parts):
+        notes.append(
+            f"{names[1]}: {only_pred} documents are not in the gold standard; scored with an empty gold set"
+        )
+    notes += reader_notes
+    summaries = _summarise(rejected, "not scored") + _summarise(flagged, "scored with a caveat")
+    parts.clear()  # the blocks are copied into values: let them go before the caller builds anything else
+    return StreamedEvaluation(
+        onto, max_level, counts, docs, values, columns, rejected, flagged, notes + summaries, notes, detection
+    )
+
+
+def _in_file_order(rows: pd.DataFrame, files: list[str]) -> pd.DataFrame:
+    """Rows gathered bucket by bucket, back in the order of the files (gold's first) and their lines."""
+    if not len(rows):
+        return rows
+    which = pd.Categorical(rows["file"], categories=files).codes
+    order = np.lexsort((rows["line"].to_numpy(), which))
+    return rows.iloc[order].reset_index(drop=True)
+
+
+def _summarise(rows: pd.DataFrame, what: str) -> list[str]:
+    """One warning per file: the count and the first example with its reason (as the in-memory path)."""
+    out = []
+    for file, group in rows.groupby("file", sort=False):
+        first = group.iloc[0]
+        out.append(
+            f"{file}: {len(group)} rows {what}; e.g. line {first.line}, value {first.value!r}: {first.reason}"
+        )
+    return out
