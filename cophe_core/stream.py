@@ -53,6 +53,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import scipy.sparse as sp
 
+from .files import InputError, Reason, decode_text, parse_delimited, sniff_separator
 from .labels import NothingScorable, resolve_codes
 from .metrics import (
     DocumentCounts,
@@ -67,16 +68,7 @@ from .metrics import (
     systems_table,
 )
 from .ontology import Ontology, load_ontology
-from .readers import (
-    REJECTED_COLUMNS,
-    InputError,
-    RawScores,
-    Reason,
-    decode_text,
-    parse_delimited,
-    read_frame,
-    sniff_separator,
-)
+from .readers import REJECTED_COLUMNS, RawScores, read_frame
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -119,7 +111,7 @@ class CodeTable:
     ontology : Ontology
         The ontology, extended with the unlisted codes that were placed.
     reason, reason_kind, flag, flag_kind : ndarray of object
-        Per code: why it is rejected (``""`` when it is not) and the :class:`~cophe_core.readers.Reason`;
+        Per code: why it is rejected (``""`` when it is not) and the :class:`~cophe_core.files.Reason`;
         the caveat it is scored with, and its kind.
     """
 
