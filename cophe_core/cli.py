@@ -328,12 +328,7 @@ def _score(args: argparse.Namespace) -> int:
         suite_notes = [n for n in [icm_note(ev)] if n]  # documents with no gold code leave ICM
     if args.bootstrap:
         ci = bootstrap(ev, n_resamples=args.bootstrap, seed=args.seed, with_suite=args.metrics == "suite")
-        result["intervals"] = {
-            "resamples": args.bootstrap,
-            "confidence": 0.95,
-            "seed": args.seed,
-            "figures": {r.figure: [r.low, r.high] for r in ci.itertuples()},
-        }
+        result["intervals"] = _intervals(ci, args)
     if decision is not None:
         result["decision"] = decision.to_dict()
     warnings, rejected = list(run.corpus.warnings), run.corpus.rejected
@@ -364,8 +359,24 @@ def _score(args: argparse.Namespace) -> int:
         except ValueError as e:  # inputs a saved analysis cannot hold (too many or too large)
             print(f"cophe: error: --save {args.save}: {e}", file=sys.stderr)
             return 2
+    _emit(result, args.format, warnings)
+    return 0
+
+
+def _intervals(ci: pd.DataFrame, args: argparse.Namespace) -> dict:
+    """The JSON's ``intervals``: the bootstrap's settings and each figure's [low, high]."""
+    return {
+        "resamples": args.bootstrap,
+        "confidence": 0.95,
+        "seed": args.seed,
+        "figures": {r.figure: [r.low, r.high] for r in ci.itertuples()},
+    }
+
+
+def _emit(result: dict, format: str, warnings: list[str]) -> None:
+    """The result on stdout (JSON or the table), then the warnings on stderr."""
     try:
-        if args.format == "json":
+        if format == "json":
             json.dump(result, sys.stdout, indent=1)
             sys.stdout.write("\n")
         else:
@@ -375,7 +386,6 @@ def _score(args: argparse.Namespace) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
     for w in warnings:
         print(f"cophe: warning: {w}", file=sys.stderr)
-    return 0
 
 
 # what streamed scoring does not offer, each with the reason given on the command line
@@ -423,30 +433,14 @@ def _score_streamed(args: argparse.Namespace) -> int:
         return 2
     result = {"version": __version__, **ev.to_dict()}
     if args.bootstrap:
-        ci = ev.bootstrap(n_resamples=args.bootstrap, seed=args.seed)
-        result["intervals"] = {
-            "resamples": args.bootstrap,
-            "confidence": 0.95,
-            "seed": args.seed,
-            "figures": {r.figure: [r.low, r.high] for r in ci.itertuples()},
-        }
+        result["intervals"] = _intervals(ev.bootstrap(n_resamples=args.bootstrap, seed=args.seed), args)
     result["warnings"] = list(ev.warnings)
     if ev.detection:
         print(f"cophe: ontology {ev.detection}", file=sys.stderr)
     for option, table in (("nodes", "nodes"), ("documents", "documents"), ("rejected", "rejected")):
         if getattr(args, option):
             _write_csv(getattr(ev, table), getattr(args, option))
-    try:
-        if args.format == "json":
-            json.dump(result, sys.stdout, indent=1)
-            sys.stdout.write("\n")
-        else:
-            print(_table(result))
-        sys.stdout.flush()
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    for w in ev.warnings:
-        print(f"cophe: warning: {w}", file=sys.stderr)
+    _emit(result, args.format, list(ev.warnings))
     return 0
 
 
