@@ -56,6 +56,7 @@ def test_unlisted_codes_in_many_partitions_extend_the_ontology_once(client):
     gold = [(f"d{i}", str(rng.choice(listed + UNLISTED))) for i in range(300) for _ in range(3)]
     pred = [(d, c if rng.random() < 0.6 else str(rng.choice(listed + UNLISTED))) for d, c in gold]
     gold.append(("d299", "016.95"))  # once, in the last document
+    gold.append(("d7", "401.77"))  # unlisted, once: in one partition only, its node id set by all the codes
     g, p = (pd.DataFrame(rows, columns=["doc_id", "code"]) for rows in (gold, pred))
     s = score_files(long_csv(gold), {"pred": long_csv(pred)})
     ev = s.evaluation("pred")
