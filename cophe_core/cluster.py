@@ -60,9 +60,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .files import InputError, Reason
+from .files import InputError
 from .labels import NothingScorable
 from .ontology import Ontology, load_ontology
+from .ontology.systems import system_of
 from .readers import REJECTED_COLUMNS, RawScores, read_frame
 from .stream import CodeTable, PartitionCounts, StreamedEvaluation, count_partition, resolve_table
 
@@ -345,9 +346,8 @@ def _check_scorable(
             for i, a in zip(mine, at)
         ]
         rows = _concat_rows([read_bad, *codes])
-        needs_system = (
-            table.ontology.name == "icd9" and system == "auto" and Reason.AMBIGUOUS in set(rows.kind.tolist())
-        )
+        cs = system_of(table.ontology)  # undotted codes that the system named would read (MIMIC's 4019)
+        needs_system = system == "auto" and cs is not None and any(map(cs.readable_with_system, rows.value))
         first = rows.iloc[0]
         advice = (
             "Say which system its undotted codes are: system='diagnosis' or 'procedure'"

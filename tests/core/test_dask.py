@@ -116,6 +116,10 @@ def test_a_side_with_nothing_scorable_is_the_same_error(client):
     )
     with pytest.raises(NothingScorable, match="the gold standard holds no codes"):
         score_dask(empty, pred, client=client, ontology="icd9")
+    undotted = dd.from_pandas(pd.DataFrame({"doc_id": ["1"], "code": ["4019"]}), npartitions=1)
+    with pytest.raises(NothingScorable, match="system='diagnosis'") as e:
+        score_dask(undotted, pred, client=client, ontology="icd9")
+    assert e.value.needs_system
     # a run without rows predicts nothing
     sv = score_dask(pred, empty, client=client, ontology="icd9")
     assert sv.score("flat").fn == 1
