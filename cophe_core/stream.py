@@ -436,6 +436,45 @@ class StreamedEvaluation:
     notes: list[str] = field(default_factory=list)
     detection: str | None = None
 
+    @classmethod
+    def of(
+        cls,
+        counted: PartitionCounts,
+        ontology: Ontology,
+        max_level: str,
+        *,
+        names: Sequence[str] = ("gold", "pred"),
+        files: Sequence[str] = (),
+        read_rejected: pd.DataFrame | None = None,
+        notes: Sequence[str] = (),
+        detection: str | None = None,
+        keep_documents: bool = True,
+    ) -> StreamedEvaluation:
+        """The evaluation of all documents' counts (the partitions of :func:`count_partition` summed, on
+        any engine), assembled as :func:`score_dataset` assembles its buckets': ``names`` are the gold and
+        predicted sources' (in the notes), ``files`` the file names of the rejected rows in the order they
+        are listed, ``read_rejected`` the readers' own rejected rows (listed first).
+
+        >>> t = resolve_table(["401.9", "401.1"], load_ontology("icd9"))
+        >>> part = count_partition(pd.DataFrame({"doc_id": ["1"], "code": ["401.9"]}),
+        ...                        pd.DataFrame({"doc_id": ["1"], "code": ["401.1"]}), t)
+        >>> ev = StreamedEvaluation.of(part, t.ontology, "block")
+        >>> round(ev.score("cophe", "e0").f1, 2), ev.docs.tolist()
+        (1.0, ['1'])
+        """
+        empty = pd.DataFrame(columns=REJECTED_COLUMNS)
+        return _assemble(
+            [_Kept.of(counted, keep_documents)],
+            counted.counts,
+            ontology,
+            max_level,
+            list(names),
+            list(files),
+            empty if read_rejected is None else read_rejected,
+            list(notes),
+            detection,
+        )
+
     @cached_property
     def levels(self) -> list[str]:
         """Evaluated levels, bottom-up, up to ``max_level``."""

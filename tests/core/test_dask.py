@@ -1,0 +1,154 @@
+"""Scoring on Dask (cophe_core.cluster) on a local cluster of two worker processes: every figure equals the
+in-memory path's, whatever the partitions and the document order; every row is scored or rejected; the Spark
+wrapper round-trips without Spark."""
+
+from __future__ import annotations
+
+import sys
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pytest
+from distributed import Client, LocalCluster
+
+from cophe_core import NothingScorable, score_files
+from cophe_core.cluster import combine_counted, count_batches, score_dask
+from cophe_core.ontology import icd9_ontology
+from cophe_core.stream import StreamedEvaluation, resolve_table
+from tests.conftest import long_csv
+from tests.core.test_stream import BAD_GOLD, BAD_PRED, ICD9, UNLISTED, assert_same, in_memory, write_parquet
+
+
+@pytest.fixture(scope="module")
+def client():
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, memory_limit="1GiB"
+        ) as cluster,
+        Client(cluster) as c,
+    ):
+        yield c
+
+
+def shuffled(frame: pd.DataFrame, seed: int, npartitions: int):
+    """The rows in another order, as a Dask DataFrame of many partitions."""
+    order = np.random.default_rng(seed).permutation(len(frame))
+    return dd.from_pandas(frame.iloc[order].reset_index(drop=True), npartitions=npartitions, sort=False)
+
+
+@pytest.mark.parametrize("run", ["run_siblings.csv", "run_overcoder.csv"])
+def test_the_sample_on_two_workers_equals_in_memory(client, run):
+    ev, rejected, _ = in_memory(ICD9 / "gold.csv", ICD9 / run)
+    gold = pd.read_csv(ICD9 / "gold.csv", dtype=str)
+    pred = pd.read_csv(ICD9 / run, dtype=str)
+    sv = score_dask(shuffled(gold, 0, 7), shuffled(pred, 1, 4), client=client)
+    assert_same(ev, sv)
+    assert len(sv.rejected) == len(rejected) == 0
+    small = score_dask(shuffled(gold, 2, 1), shuffled(pred, 3, 1), client=client, max_level="e0")
+    ev_small, _, _ = in_memory(ICD9 / "gold.csv", ICD9 / run, max_level="e0")
+    assert_same(ev_small, small)
+
+
+def test_unlisted_codes_in_many_partitions_extend_the_ontology_once(client):
+    rng = np.random.default_rng(1)
+    listed = ["401.9", "428.0", "250.00", "V45.81", "E849.7", "38.93", "364.3"]
+    gold = [(f"d{i}", str(rng.choice(listed + UNLISTED))) for i in range(300) for _ in range(3)]
+    pred = [(d, c if rng.random() < 0.6 else str(rng.choice(listed + UNLISTED))) for d, c in gold]
+    gold.append(("d299", "016.95"))  # once, in the last document
+    gold.append(("d7", "401.77"))  # unlisted, once: in one partition only, its node id set by all the codes
+    g, p = (pd.DataFrame(rows, columns=["doc_id", "code"]) for rows in (gold, pred))
+    s = score_files(long_csv(gold), {"pred": long_csv(pred)})
+    ev = s.evaluation("pred")
+    assert ev.ontology.n_nodes > icd9_ontology().n_nodes
+    sv = score_dask(shuffled(g, 4, 9), shuffled(p, 5, 6), client=client, npartitions=5)
+    assert_same(ev, sv)
+    assert sv.ontology.keys.tolist() == ev.ontology.keys.tolist()
+    assert len(sv.flagged) == len(s.corpus.flagged) > 0
+
+
+def rows_of(table: pd.DataFrame) -> list[tuple[str, str, str]]:
+    return sorted(zip(table.value.astype(str), table.reason.astype(str), table.kind.astype(str)))
+
+
+def test_every_row_is_scored_or_rejected(client, tmp_path):
+    g, p = tmp_path / "gold.csv", tmp_path / "pred.csv"
+    g.write_text(BAD_GOLD)
+    p.write_text(BAD_PRED)
+    s = score_files(g, {"pred": p})
+    read = {"dtype": str, "keep_default_na": False, "skip_blank_lines": True}
+    sv = score_dask(
+        dd.from_pandas(pd.read_csv(g, **read), npartitions=3),
+        dd.from_pandas(pd.read_csv(p, **read), npartitions=2),
+        client=client,
+    )
+    assert_same(s.evaluation("pred"), sv)
+    assert rows_of(sv.rejected) == rows_of(s.corpus.rejected) and len(sv.rejected) == 7
+    assert rows_of(sv.flagged) == rows_of(s.corpus.flagged)
+    assert set(sv.rejected.file) <= {f"gold (partition {i})" for i in range(3)} | {"pred (partition 1)"}
+    assert any("duplicate" in n for n in sv.notes) and any("not in the gold standard" in n for n in sv.notes)
+
+
+def test_parquet_datasets_by_path(client, tmp_path):
+    ev, _, _ = in_memory(ICD9 / "gold.csv", ICD9 / "run_siblings.csv")
+    rng = np.random.default_rng(6)
+    for side, file, k in (("gold", "gold.csv", 3), ("pred", "run_siblings.csv", 4)):
+        frame = pd.read_csv(ICD9 / file, dtype=str)
+        frame = frame.iloc[rng.permutation(len(frame))]
+        for i, part in frame.groupby(np.arange(len(frame)) % k):
+            write_parquet(part, tmp_path / side / f"part-{i}.parquet")
+    sv = score_dask(str(tmp_path / "gold"), tmp_path / "pred", client=client)
+    assert_same(ev, sv)
+    bare = score_dask(str(tmp_path / "gold"), tmp_path / "pred", client=client, keep_documents=False)
+    assert bare.to_dict() == ev.to_dict() and bare.document_values is None
+
+
+def test_a_side_with_nothing_scorable_is_the_same_error(client):
+    gold = dd.from_pandas(
+        pd.DataFrame({"doc_id": ["1", "2", ""], "code": ["XYZ", "QQQ", "401.9"]}), npartitions=2
+    )
+    pred = dd.from_pandas(pd.DataFrame({"doc_id": ["1"], "code": ["401.9"]}), npartitions=1)
+    with pytest.raises(NothingScorable, match=r"^gold: none of its 3 rows can be scored") as e:
+        score_dask(gold, pred, client=client, ontology="icd9")
+    assert sorted(e.value.rejected.value) == ["401.9", "QQQ", "XYZ"]  # the reader's (no id), then the codes
+    empty = dd.from_pandas(
+        pd.DataFrame({"doc_id": pd.Series(dtype=str), "code": pd.Series(dtype=str)}), npartitions=1
+    )
+    with pytest.raises(NothingScorable, match="the gold standard holds no codes"):
+        score_dask(empty, pred, client=client, ontology="icd9")
+    undotted = dd.from_pandas(pd.DataFrame({"doc_id": ["1"], "code": ["4019"]}), npartitions=1)
+    with pytest.raises(NothingScorable, match="system='diagnosis'") as e:
+        score_dask(undotted, pred, client=client, ontology="icd9")
+    assert e.value.needs_system
+    # a run without rows predicts nothing
+    sv = score_dask(pred, empty, client=client, ontology="icd9")
+    assert sv.score("flat").fn == 1
+
+
+def test_without_dask_the_message_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "dask", None)
+    with pytest.raises(ImportError, match=r'pip install "cophe\[dask\]"'):
+        score_dask("gold/", "pred/")
+
+
+def test_the_spark_wrapper_round_trips_without_spark():
+    """mapInPandas simulated: rows of both sides with a side column, partitioned by document, each partition
+    handed over as an iterator of small batches; the one-row results combined on the driver."""
+    ev, _, _ = in_memory(ICD9 / "gold.csv", ICD9 / "run_overcoder.csv")
+    gold = pd.read_csv(ICD9 / "gold.csv", dtype=str).assign(side=0)
+    pred = pd.read_csv(ICD9 / "run_overcoder.csv", dtype=str).assign(side=1)
+    rows = pd.concat([pred, gold], ignore_index=True)  # the order does not matter
+    table = resolve_table(rows.code, icd9_ontology())
+    partition = pd.util.hash_array(rows.doc_id.to_numpy(dtype=object)) % 6
+    out = []
+    for k in range(6):
+        part = rows[partition == k]
+        batches = (part.iloc[i : i + 500] for i in range(0, len(part), 500))
+        out += list(count_batches(batches, table))
+    out += list(count_batches(iter([]), table))  # an empty partition yields nothing
+    collected = pd.concat(out, ignore_index=True)
+    assert list(collected.columns) == ["counts"] and len(collected) == 6
+    sv = StreamedEvaluation.of(combine_counted(collected), table.ontology, ev.max_level)
+    assert_same(ev, sv)
+    with pytest.raises(ValueError, match="no counted partitions"):
+        combine_counted([])
