@@ -69,6 +69,8 @@ SEL = {
     "numbers": "[data-testid=stMain] :is([data-testid=stMetric], [data-testid=stTable], [data-testid=stDataFrame], "
     "[data-testid=stMarkdown] table)",
     "chart": "[data-testid=stMain] .js-plotly-plot",
+    # the levels page's table of every measure and level (its chart is drawn on request)
+    "levels_table": "[data-testid=stMain] [data-testid=stDataFrame]",
     # the upload
     "upload_radio": "Upload files",  # label of the Source radio option
     "upload_notice": "[data-testid=stMain] >> text=Upload a gold standard",
@@ -362,19 +364,19 @@ def text_of(page, css: str, has: str) -> str:
 
 
 def step_shell(b: Bench, url: str) -> None:
-    t = b.timed(lambda: b.page.goto(url), SEL["numbers"], SEL["chart"])
+    t = b.timed(lambda: b.page.goto(url), SEL["numbers"], SEL["levels_table"])
     t.update(b.running_since(0.0))  # a new document: its clock starts at the navigation
     b.record(
         "shell_with_sample",
         [t],
         TARGET_FIRST_VIEW_S,
         "first visit, cold server: the app with the bundled sample until its numbers (metrics or table) and "
-        "chart are drawn",
+        "the table by level are drawn",
     )
     phases = b.page.evaluate(SHELL_PHASES_JS)
     # seen from here (the navigation starts a little after the call): goto returns at the load event
     phases |= dict(
-        zip(("goto_returned", "numbers_drawn", "chart_drawn"), (round(x, 3) for x in t["reached_s"]))
+        zip(("goto_returned", "numbers_drawn", "table_drawn"), (round(x, 3) for x in t["reached_s"]))
     )
     b.figures["shell_with_sample"]["phases_s"] = phases
     b.shot("levels_sample")
@@ -397,7 +399,7 @@ def step_upload(b: Bench, files: dict[str, Path], n_docs: int) -> None:
         lambda: inputs.nth(0).set_input_files(str(files["gold"])),
         SEL["upload_numbers"].format(n_docs=f"{n_docs:,}"),
         SEL["numbers"],
-        SEL["chart"],
+        SEL["levels_table"],
     )
     b.shot("levels_upload")
     b.record(

@@ -63,9 +63,15 @@ import pandas as pd
 from .files import InputError
 from .labels import NothingScorable
 from .ontology import Ontology, load_ontology
-from .ontology.systems import system_of
 from .readers import REJECTED_COLUMNS, RawScores, read_frame
-from .stream import CodeTable, PartitionCounts, StreamedEvaluation, count_partition, resolve_table
+from .stream import (
+    CodeTable,
+    PartitionCounts,
+    StreamedEvaluation,
+    count_partition,
+    nothing_scorable,
+    resolve_table,
+)
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -345,24 +351,7 @@ def _check_scorable(
             )
             for i, a in zip(mine, at)
         ]
-        rows = _concat_rows([read_bad, *codes])
-        cs = system_of(table.ontology)  # undotted codes that the system named would read (MIMIC's 4019)
-        needs_system = system == "auto" and cs is not None and any(map(cs.readable_with_system, rows.value))
-        first = rows.iloc[0]
-        advice = (
-            "Say which system its undotted codes are: system='diagnosis' or 'procedure'"
-            if needs_system
-            else "Check that it holds codes of the chosen code system, in the expected columns"
-        )
-        summary = (
-            f"{name}: none of its {n_rows:,} rows can be scored, so no score is given; e.g. "
-            + (f"{first.file}, " if first.file != name else "")
-            + (f"line {first.line}, " if not pd.isna(first.line) else "")
-            + f"value {first.value!r}: {first.reason}."
-        )
-        raise NothingScorable(
-            f"{summary} {advice}.", file=name, rejected=rows, needs_system=needs_system, summary=summary
-        )
+        raise nothing_scorable(name, n_rows, _concat_rows([read_bad, *codes]), table.ontology, system)
 
 
 # ------------------------------------------------------------------ Spark's mapInPandas

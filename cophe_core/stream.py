@@ -53,7 +53,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import scipy.sparse as sp
 
-from .files import InputError, Reason, decode_text, parse_delimited, sniff_separator
+from .files import InputError, decode_text, parse_delimited, sniff_separator
 from .labels import NothingScorable, resolve_codes
 from .metrics import (
     DocumentCounts,
@@ -67,7 +67,7 @@ from .metrics import (
     nodes_table,
     systems_table,
 )
-from .ontology import Ontology, load_ontology
+from .ontology import Ontology, load_ontology, system_of
 from .readers import REJECTED_COLUMNS, RawScores, read_frame
 
 if TYPE_CHECKING:
@@ -81,6 +81,7 @@ __all__ = [
     "dataset_files",
     "is_dataset",
     "resolve_table",
+    "nothing_scorable",
     "score_dataset",
     "DEFAULT_CHUNK_ROWS",
 ]
@@ -1065,29 +1066,46 @@ def _check_scorable(
             )
             for f, m in zip(files, mine)
         ]
-        rows = _concat([read_bad, *codes])
-        kinds = set(rows.kind.tolist())
-        needs_system = table.ontology.name == "icd9" and system == "auto" and Reason.AMBIGUOUS in kinds
-        first = rows.iloc[0]
-        advice = (
-            "say which system its undotted codes are: system='diagnosis' or 'procedure' (command line: "
-            "--system diagnosis or --system procedure)"
-            if needs_system
-            else "check that it holds codes of the chosen code system, in the expected columns"
-        )
-        summary = (
-            f"{name}: none of its {n_rows:,} rows can be scored, so no score is given; e.g. "
-            + (f"{first.file}, " if first.file != name else "")
-            + (f"line {first.line}, " if not pd.isna(first.line) else "")
-            + f"value {first.value!r}: {first.reason}."
-        )
-        raise NothingScorable(
-            f"{summary} {advice[0].upper()}{advice[1:]}.",
-            file=name,
-            rejected=rows,
-            needs_system=needs_system,
-            summary=summary,
-        )
+        raise nothing_scorable(name, n_rows, _concat([read_bad, *codes]), table.ontology, system)
+
+
+def nothing_scorable(
+    name: str, n_rows: int, rows: pd.DataFrame, ontology: Ontology, system: str
+) -> NothingScorable:
+    """The error for a source whose ``n_rows`` rows cannot be scored, ``rows`` the rejected ones: it names
+    the source and the first rejected value, and asks for the code system's list when the system would read
+    the codes once told which (MIMIC's undotted ``4019``), as :func:`cophe_core.labels.encode` does.
+
+    >>> from cophe_core.files import Reason
+    >>> from cophe_core.ontology import icd9_ontology
+    >>> rows = pd.DataFrame({"file": ["g.csv"], "line": [2], "value": ["4019"], "reason": ["ambiguous"],
+    ...                      "kind": [Reason.AMBIGUOUS]})
+    >>> e = nothing_scorable("g.csv", 1, rows, icd9_ontology(), "auto")
+    >>> e.needs_system, str(e).split(". ")[1][:30]
+    (True, 'Say which system its undotted ')
+    """
+    found = system_of(ontology)  # undotted codes that the system named would read
+    needs_system = system == "auto" and found is not None and any(map(found.readable_with_system, rows.value))
+    first = rows.iloc[0]
+    advice = (
+        "say which system its undotted codes are: system='diagnosis' or 'procedure' (command line: "
+        "--system diagnosis or --system procedure)"
+        if needs_system
+        else "check that it holds codes of the chosen code system, in the expected columns"
+    )
+    summary = (
+        f"{name}: none of its {n_rows:,} rows can be scored, so no score is given; e.g. "
+        + (f"{first.file}, " if first.file != name else "")
+        + (f"line {first.line}, " if not pd.isna(first.line) else "")
+        + f"value {first.value!r}: {first.reason}."
+    )
+    return NothingScorable(
+        f"{summary} {advice[0].upper()}{advice[1:]}.",
+        file=name,
+        rejected=rows,
+        needs_system=needs_system,
+        summary=summary,
+    )
 
 
 def _assemble(

@@ -24,7 +24,7 @@ def test_load_upload_click_and_drill(page, server):
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     page.goto(server)
-    settle(page, ".js-plotly-plot")
+    settle(page, "[data-testid=stTable]")
     timings["cold_start_to_first_complete_view_s"] = time.perf_counter() - t0
     expect(page.get_by_text("Scores by level").first).to_be_visible()
     expect(page.get_by_text("run overcoder predicts 42% more codes", exact=False).first).to_be_visible()
