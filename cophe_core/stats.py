@@ -667,7 +667,7 @@ def compare_runs(
     out["p_holm"] = out.groupby("figure", sort=False).p_value.transform(lambda p: holm(p.to_numpy()))
     out["best"] = out.value >= out.groupby("figure", sort=False).value.transform("max") - 1e-12
     out["verdict"] = [
-        verdict(d, lo, hi, p, alpha=alpha) if r != baseline else ""
+        verdict(d, lo, hi, p, alpha=alpha).value if r != baseline else ""  # plain text in a table
         for r, d, lo, hi, p in zip(out.run, out.delta, out.delta_low, out.delta_high, out.p_holm)
     ]
     return out[
