@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from .files import InputError, Source
 from .labels import Corpus, encode
 from .metrics import MEASURE_WORDS, Evaluation, evaluate_corpus
-from .ontology import Ontology, load_ontology
+from .ontology import Ontology, choose_ontology
 from .readers import RawLabels, RawScores, read_input, read_labels
 from .scores import Rule, ScoredRun, check_rule, score_run, tune_threshold
 
@@ -211,7 +211,9 @@ def score_labels(
                 "top-k to turn them into code sets"
             )
         rule = check_rule(threshold, top_k)
-    onto, detection = _ontology_for(ontology, [gold, *runs.values()])  # a name, path, Ontology or DiGraph
+    onto, detection = choose_ontology(
+        ontology, _codes([gold, *runs.values()])
+    )  # a name, path, Ontology or DiGraph
     corpus = encode(gold, dict(runs), onto, system=system)
     rows = {
         name: np.flatnonzero(
@@ -327,7 +329,7 @@ def decide_run(
                 f"{dev_scores.name}: holds code sets, not scores; --tune-on needs the development "
                 "split's scores (doc_id,code,score rows, or one score column per code)"
             )
-        ontology, detection = _ontology_for(ontology, [dev_gold, gold, dev_scores, read])
+        ontology, detection = choose_ontology(ontology, _codes([dev_gold, gold, dev_scores, read]))
         dev = score_run(dev_gold, dev_scores, ontology, system=system, max_level=max_level)
         curve = dev.curve()
         threshold = tune_threshold(curve, measure)
@@ -346,16 +348,6 @@ def _keywords(rule: Rule) -> dict[str, Any]:
     return {rule[0]: rule[1]}
 
 
-def _ontology_for(
-    ontology: str | Ontology | nx.DiGraph, inputs: list[RawLabels]
-) -> tuple[Ontology, str | None]:
-    """The ontology asked for, or with ``"auto"`` the one detected from the codes of all inputs, and how."""
-    if not (isinstance(ontology, str) and ontology == "auto"):
-        return load_ontology(ontology), None
-    from .ontology.detect import detect_system
-
-    codes = set().union(*(set(r.pairs.code) for r in inputs))
-    found = detect_system(codes)
-    if found.ontology is None:
-        raise InputError(f"cannot tell the code system: {found.message}")
-    return load_ontology(found.ontology), f"detected {found.message}"
+def _codes(inputs: list[RawLabels]) -> set[str]:
+    """The distinct codes of the inputs, for detecting their code system."""
+    return set().union(*(set(r.pairs.code) for r in inputs))

@@ -62,7 +62,7 @@ import pandas as pd
 
 from .files import InputError
 from .labels import NothingScorable
-from .ontology import Ontology, load_ontology
+from .ontology import Ontology, choose_ontology
 from .readers import REJECTED_COLUMNS, RawScores, read_frame
 from .stream import (
     CodeTable,
@@ -70,6 +70,7 @@ from .stream import (
     StreamedEvaluation,
     count_partition,
     nothing_scorable,
+    rejected_codes,
     resolve_table,
 )
 
@@ -229,7 +230,7 @@ def score_dask(
             sides.append(side)
     summaries = _compute(dask, client, [dask.delayed(_summary)(n) for n in normalised])
     codes = sorted({str(c) for s in summaries for c in s[0]})
-    onto, detection = _ontology(ontology, codes)
+    onto, detection = choose_ontology(ontology, codes)
     max_level = max_level or onto.default_level
     onto.level_index(max_level)
     table = resolve_table(codes, onto, system=system)
@@ -299,18 +300,6 @@ def _compute(dask: Any, client: Any, objs: list[Any]) -> list[Any]:
     return list(dask.compute(*objs))
 
 
-def _ontology(ontology: str | Ontology | nx.DiGraph, codes: list[str]) -> tuple[Ontology, str | None]:
-    """As :func:`cophe_core.stream.score_dataset` chooses it: the one asked for, or detected from the codes."""
-    if not (isinstance(ontology, str) and ontology == "auto"):
-        return load_ontology(ontology), None
-    from .ontology.detect import detect_system
-
-    found = detect_system(set(codes))
-    if found.ontology is None:
-        raise InputError(f"cannot tell the code system: {found.message}")
-    return load_ontology(found.ontology), f"detected {found.message}"
-
-
 def _check_scorable(
     table: CodeTable,
     summaries: list[tuple[np.ndarray, int, pd.DataFrame, list[str]]],
@@ -338,19 +327,7 @@ def _check_scorable(
                 rejected=_no_rows(),
                 needs_system=False,
             )
-        codes = [
-            pd.DataFrame(
-                {
-                    "file": files[i],
-                    "line": pd.array([None] * len(a), dtype="Int64"),
-                    "value": table.codes[np.sort(a)],
-                    "reason": table.reason[np.sort(a)],
-                    "kind": table.reason_kind[np.sort(a)],
-                },
-                columns=REJECTED_COLUMNS,
-            )
-            for i, a in zip(mine, at)
-        ]
+        codes = [rejected_codes(table, files[i], a) for i, a in zip(mine, at)]
         raise nothing_scorable(name, n_rows, _concat_rows([read_bad, *codes]), table.ontology, system)
 
 

@@ -29,7 +29,7 @@ from .ontology import Ontology, systems
 from .ontology.base import Placement
 from .readers import REJECTED_COLUMNS, RawLabels, RawScores
 
-__all__ = ["Corpus", "NothingScorable", "Reason", "Resolution", "encode", "resolve_codes"]
+__all__ = ["Corpus", "NothingScorable", "Reason", "Resolution", "encode", "resolve_codes", "summarise_rows"]
 
 
 class NothingScorable(InputError):
@@ -230,7 +230,7 @@ def encode(
         else pd.DataFrame(columns=REJECTED_COLUMNS)
     )
     notes = warnings + [w for raw in inputs.values() for w in raw.warnings]
-    summaries = _summarise(rejected_df, "not scored") + _summarise(flagged, "scored with a caveat")
+    summaries = summarise_rows(rejected_df, "not scored") + summarise_rows(flagged, "scored with a caveat")
     return Corpus(
         onto,
         all_docs,
@@ -345,8 +345,14 @@ def _highest_scores(
     return m
 
 
-def _summarise(rows: pd.DataFrame, what: str) -> list[str]:
-    """One warning per file: the count and the first example with its reason."""
+def summarise_rows(rows: pd.DataFrame, what: str) -> list[str]:
+    """One warning per file of a rejected or flagged table: the count and the first example with its reason.
+
+    >>> rows = pd.DataFrame({"file": ["g.csv", "g.csv"], "line": [3, 7], "value": ["zz", "yy"],
+    ...                      "reason": ["not a code", "not a code"]})
+    >>> summarise_rows(rows, "not scored")
+    ["g.csv: 2 rows not scored; e.g. line 3, value 'zz': not a code"]
+    """
     out = []
     for file, group in rows.groupby("file", sort=False):
         first = group.iloc[0]

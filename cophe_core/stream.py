@@ -54,7 +54,7 @@ import pyarrow.dataset as ds
 import scipy.sparse as sp
 
 from .files import InputError, decode_text, parse_delimited, sniff_separator
-from .labels import NothingScorable, resolve_codes
+from .labels import NothingScorable, resolve_codes, summarise_rows
 from .metrics import (
     DocumentCounts,
     Evaluation,
@@ -67,7 +67,7 @@ from .metrics import (
     nodes_table,
     systems_table,
 )
-from .ontology import Ontology, load_ontology, system_of
+from .ontology import Ontology, choose_ontology, system_of
 from .readers import REJECTED_COLUMNS, RawScores, read_frame
 
 if TYPE_CHECKING:
@@ -82,6 +82,7 @@ __all__ = [
     "is_dataset",
     "resolve_table",
     "nothing_scorable",
+    "rejected_codes",
     "score_dataset",
     "DEFAULT_CHUNK_ROWS",
 ]
@@ -217,6 +218,7 @@ class PartitionCounts:
     def combine(parts: Sequence[PartitionCounts]) -> PartitionCounts:
         """The counts of the union of disjoint partitions: counts summed, tables concatenated once.
 
+        >>> from cophe_core.ontology import load_ontology
         >>> a = count_partition(pd.DataFrame({"doc_id": ["1"], "code": ["401.9"]}),
         ...                     pd.DataFrame({"doc_id": ["1"], "code": ["401.1"]}), load_ontology("icd9"))
         >>> b = PartitionCounts.combine([a, a])
@@ -355,6 +357,7 @@ def count_partition(
 
     Examples
     --------
+    >>> from cophe_core.ontology import load_ontology
     >>> gold = pd.DataFrame({"doc_id": ["1", "1", "2"], "code": ["401.9", "428.0", "XYZ"]})
     >>> pred = pd.DataFrame({"doc_id": ["1"], "code": ["401.1"]})
     >>> part = count_partition(gold, pred, load_ontology("icd9"))
@@ -456,6 +459,7 @@ class StreamedEvaluation:
         predicted sources' (in the notes), ``files`` the file names of the rejected rows in the order they
         are listed, ``read_rejected`` the readers' own rejected rows (listed first).
 
+        >>> from cophe_core.ontology import load_ontology
         >>> t = resolve_table(["401.9", "401.1"], load_ontology("icd9"))
         >>> part = count_partition(pd.DataFrame({"doc_id": ["1"], "code": ["401.9"]}),
         ...                        pd.DataFrame({"doc_id": ["1"], "code": ["401.1"]}), t)
@@ -930,7 +934,7 @@ def score_dataset(
                 spill.add(side, index, raw.pairs, np.asarray(raw.docs, dtype=object))
         spill.close()
         codes = spill.codes()
-        onto, detection = _ontology(ontology, codes)
+        onto, detection = choose_ontology(ontology, codes)
         max_level = max_level or onto.default_level
         onto.level_index(max_level)
         table = resolve_table(codes, onto, system=system)
@@ -1005,18 +1009,6 @@ class _Kept:
         )
 
 
-def _ontology(ontology: str | Ontology | nx.DiGraph, codes: list[str]) -> tuple[Ontology, str | None]:
-    """As :func:`cophe_core.api.score_labels` chooses it: the one asked for, or detected from all the codes."""
-    if not (isinstance(ontology, str) and ontology == "auto"):
-        return load_ontology(ontology), None
-    from .ontology.detect import detect_system
-
-    found = detect_system(set(codes))
-    if found.ontology is None:
-        raise InputError(f"cannot tell the code system: {found.message}")
-    return load_ontology(found.ontology), f"detected {found.message}"
-
-
 def _check_scorable(
     spill: _Spill,
     table: CodeTable,
@@ -1053,20 +1045,30 @@ def _check_scorable(
             )
         # the reader's rejected rows, then each distinct rejected code of each file once (their lines are
         # known in the counting pass only, which a source with nothing scorable does not reach)
-        codes = [
-            pd.DataFrame(
-                {
-                    "file": f.name,
-                    "line": pd.array([None] * len(m), dtype="Int64"),
-                    "value": table.codes[np.sort(at[m])],
-                    "reason": table.reason[np.sort(at[m])],
-                    "kind": table.reason_kind[np.sort(at[m])],
-                },
-                columns=REJECTED_COLUMNS,
-            )
-            for f, m in zip(files, mine)
-        ]
+        codes = [rejected_codes(table, f.name, at[m]) for f, m in zip(files, mine)]
         raise nothing_scorable(name, n_rows, _concat([read_bad, *codes]), table.ontology, system)
+
+
+def rejected_codes(table: CodeTable, file: str, positions: np.ndarray) -> pd.DataFrame:
+    """The rejected table of a file's distinct codes (``positions`` in ``table``), without lines: a source
+    with nothing scorable stops before the pass that knows them.
+
+    >>> from cophe_core.ontology import icd9_ontology
+    >>> t = resolve_table(["401.9", "XYZ"], icd9_ontology())
+    >>> rejected_codes(t, "g.csv", t.index.get_indexer(["XYZ"]))[["file", "value"]].values.tolist()
+    [['g.csv', 'XYZ']]
+    """
+    at = np.sort(positions)
+    return pd.DataFrame(
+        {
+            "file": file,
+            "line": pd.array([None] * len(at), dtype="Int64"),
+            "value": table.codes[at],
+            "reason": table.reason[at],
+            "kind": table.reason_kind[at],
+        },
+        columns=REJECTED_COLUMNS,
+    )
 
 
 def nothing_scorable(
@@ -1150,7 +1152,7 @@ def _assemble(
             f"{names[1]}: {only_pred} documents are not in the gold standard; scored with an empty gold set"
         )
     notes += reader_notes
-    summaries = _summarise(rejected, "not scored") + _summarise(flagged, "scored with a caveat")
+    summaries = summarise_rows(rejected, "not scored") + summarise_rows(flagged, "scored with a caveat")
     parts.clear()  # the blocks are copied into values: let them go before the caller builds anything else
     return StreamedEvaluation(
         onto, max_level, counts, docs, values, columns, rejected, flagged, notes + summaries, notes, detection
@@ -1164,14 +1166,3 @@ def _in_file_order(rows: pd.DataFrame, files: list[str]) -> pd.DataFrame:
     which = pd.Categorical(rows["file"], categories=files).codes
     order = np.lexsort((rows["line"].to_numpy(), which))
     return rows.iloc[order].reset_index(drop=True)
-
-
-def _summarise(rows: pd.DataFrame, what: str) -> list[str]:
-    """One warning per file: the count and the first example with its reason (as the in-memory path)."""
-    out = []
-    for file, group in rows.groupby("file", sort=False):
-        first = group.iloc[0]
-        out.append(
-            f"{file}: {len(group)} rows {what}; e.g. line {first.line}, value {first.value!r}: {first.reason}"
-        )
-    return out

@@ -18,6 +18,7 @@ Each ontology records the code-set releases it was built from in
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,6 +42,7 @@ __all__ = [
     "icd10pcs_ontology",
     "icd10_ontology",
     "load_ontology",
+    "choose_ontology",
     "load_hierarchy",
     "hierarchy_from_networkx",
     "level_name",
@@ -104,3 +106,24 @@ def load_ontology(name: str | os.PathLike | Ontology | nx.DiGraph) -> Ontology:
             "hierarchy file (CSV child,parent[,title] or CoPHE JSON)"
         )
     return hierarchy_from_networkx(name)
+
+
+def choose_ontology(
+    ontology: str | os.PathLike | Ontology | nx.DiGraph, codes: Iterable[str]
+) -> tuple[Ontology, str | None]:
+    """The ontology asked for (:func:`load_ontology`), or with ``"auto"`` the one detected from all the
+    ``codes`` (:func:`~cophe_core.ontology.detect.detect_system`), and how it was detected (None when asked
+    for). Codes that no code system decides are an ``InputError`` saying why.
+
+    >>> onto, how = choose_ontology("auto", ["401.9", "428.0", "V45.81"])
+    >>> onto.name, how.split(" (")[0]
+    ('icd9', 'detected icd9')
+    """
+    if not (isinstance(ontology, str) and ontology == "auto"):
+        return load_ontology(ontology), None
+    from .detect import detect_system  # only when asked: it may consult the code lists
+
+    found = detect_system(set(codes))
+    if found.ontology is None:
+        raise InputError(f"cannot tell the code system: {found.message}")
+    return load_ontology(found.ontology), f"detected {found.message}"
