@@ -105,11 +105,16 @@ def choose(pg, label: str, option: str):
     """Open the Streamlit selectbox labelled ``label`` and return the ``option`` to click (the timed part)."""
     box = pg.get_by_label(label, exact=True)
     listbox = pg.get_by_role("listbox")
-    for _ in range(3):  # a first click may only move focus out of another widget
+    wanted = pg.get_by_role("option", name=option, exact=True)
+    # A first click may only move focus out of another widget, and a rerun under way may redraw the box
+    # and close its list: open it until the option itself is shown.
+    for _ in range(4):
         box.click()
         try:
             listbox.wait_for(state="visible", timeout=5_000)
+            wanted.wait_for(state="visible", timeout=5_000)
             break
         except playwright.TimeoutError:
+            pg.keyboard.press("Escape")  # a list left open would take the next click
             continue
-    return pg.get_by_role("option", name=option, exact=True)
+    return wanted
