@@ -63,6 +63,37 @@ class NothingScorable(InputError):
         self.rejected = rejected
         self.needs_system = needs_system
 
+    @classmethod
+    def of(cls, name: str, n_rows: int, rows: pd.DataFrame, *, needs_system: bool) -> NothingScorable:
+        """The error for an input whose ``n_rows`` rows cannot be scored, ``rows`` the rejected ones: it names
+        the input and the first rejected value (its file when another, its line when known), and says what
+        to do: name the system of undotted codes when ``needs_system``, else check the codes and columns.
+
+        >>> rows = pd.DataFrame({"file": ["g.csv"], "line": [2], "value": ["zz"], "reason": ["not a code"]})
+        >>> str(NothingScorable.of("g.csv", 1, rows, needs_system=False)).split("; ")[1]
+        "e.g. line 2, value 'zz': not a code. Check that it holds codes of the chosen code system, in the expected columns."
+        """
+        first = rows.iloc[0]
+        advice = (
+            "say which system its undotted codes are: system='diagnosis' or 'procedure' (command line: "
+            "--system diagnosis or --system procedure)"
+            if needs_system
+            else "check that it holds codes of the chosen code system, in the expected columns"
+        )
+        summary = (
+            f"{name}: none of its {n_rows:,} rows can be scored, so no score is given; e.g. "
+            + (f"{first.file}, " if first.file != name else "")
+            + (f"line {first.line}, " if not pd.isna(first.line) else "")
+            + f"value {first.value!r}: {first.reason}."
+        )
+        return cls(
+            f"{summary} {advice[0].upper()}{advice[1:]}.",
+            file=name,
+            rejected=rows,
+            needs_system=needs_system,
+            summary=summary,
+        )
+
 
 @dataclass(frozen=True, eq=False)
 class Corpus:
@@ -311,24 +342,7 @@ def _check_scorable(
                 rejected=rows,
                 needs_system=False,
             )
-        first = rows.iloc[0]
-        advice = (
-            "say which system its undotted codes are: system='diagnosis' or 'procedure' (command line: "
-            "--system diagnosis or --system procedure)"
-            if needs_system
-            else "check that it holds codes of the chosen code system, in the expected columns"
-        )
-        summary = (
-            f"{raw.name}: none of its {n_rows:,} rows can be scored, so no score is given; e.g. line "
-            f"{first.line}, value {first.value!r}: {first.reason}."
-        )
-        raise NothingScorable(
-            f"{summary} {advice[0].upper()}{advice[1:]}.",
-            file=raw.name,
-            rejected=rows,
-            needs_system=needs_system,
-            summary=summary,
-        )
+        raise NothingScorable.of(raw.name, n_rows, rows, needs_system=needs_system)
 
 
 def _highest_scores(

@@ -1088,26 +1088,7 @@ def nothing_scorable(
     """
     found = system_of(ontology)  # undotted codes that the system named would read
     needs_system = system == "auto" and found is not None and any(map(found.readable_with_system, rows.value))
-    first = rows.iloc[0]
-    advice = (
-        "say which system its undotted codes are: system='diagnosis' or 'procedure' (command line: "
-        "--system diagnosis or --system procedure)"
-        if needs_system
-        else "check that it holds codes of the chosen code system, in the expected columns"
-    )
-    summary = (
-        f"{name}: none of its {n_rows:,} rows can be scored, so no score is given; e.g. "
-        + (f"{first.file}, " if first.file != name else "")
-        + (f"line {first.line}, " if not pd.isna(first.line) else "")
-        + f"value {first.value!r}: {first.reason}."
-    )
-    return NothingScorable(
-        f"{summary} {advice[0].upper()}{advice[1:]}.",
-        file=name,
-        rejected=rows,
-        needs_system=needs_system,
-        summary=summary,
-    )
+    return NothingScorable.of(name, n_rows, rows, needs_system=needs_system)
 
 
 def _assemble(
