@@ -360,7 +360,7 @@ def _highest_scores(
 
 
 def summarise_rows(rows: pd.DataFrame, what: str) -> list[str]:
-    """One warning per file of a rejected or flagged table: the count and the first example with its reason.
+    """One warning per file of a rejected or flagged table: the count and its first line's row as an example.
 
     >>> rows = pd.DataFrame({"file": ["g.csv", "g.csv"], "line": [3, 7], "value": ["zz", "yy"],
     ...                      "reason": ["not a code", "not a code"]})
@@ -369,7 +369,9 @@ def summarise_rows(rows: pd.DataFrame, what: str) -> list[str]:
     """
     out = []
     for file, group in rows.groupby("file", sort=False):
-        first = group.iloc[0]
+        # the example is the first line (rows without a line last): the same whatever order the rows
+        # were gathered in, in memory or bucket by bucket
+        first = group.iloc[int(np.argmin(group["line"].fillna(np.iinfo(np.int64).max).to_numpy()))]
         out.append(
             f"{file}: {len(group)} rows {what}; e.g. line {first.line}, value {first.value!r}: {first.reason}"
         )
