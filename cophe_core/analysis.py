@@ -31,12 +31,12 @@ import math
 import numbers
 import re
 import zipfile
-import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .archive import open_archive, read_member, show, write_zip, zip_member
 from .files import InputError
 from .ontology import NAMES
 
@@ -64,23 +64,15 @@ MAX_MEMBERS = 64
 MAX_MANIFEST = 2**20  # bytes of manifest.json
 MAX_NAME = 255  # characters of a run name, a file name or a column name
 MAX_TEXT = 100  # characters of created and cophe_version
-_DIRECTORY_PER_MEMBER = 1024  # bytes of the zip's central directory allowed per member
 ROLES = ("gold", "run", "hierarchy", "metadata", "training")
 RULES = ("threshold", "top_k")
 ONTOLOGIES = ("auto", *NAMES, "custom")  # "custom": the hierarchy input
 SYSTEMS = ("auto", "diagnosis", "procedure")
-_ZIP_TIME = (2020, 1, 1, 0, 0, 0)  # fixed member times: the same analysis gives the same bytes
 README = """This is a saved cophe analysis (cophe: hierarchical evaluation of clinical coding). Open it in the
 cophe dashboard (Source: Open a saved analysis). It holds the input files exactly as they were given
 (inputs/), and manifest.json says how they were read and what was on screen. It contains the inputs
 themselves: share it as you would share them. The format is described in docs/analysis-format.md.
 """
-
-
-def _show(value: Any) -> str:
-    """A value for a message, cut short."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "…"
 
 
 @dataclass(frozen=True)
@@ -96,9 +88,7 @@ class InputFile:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip() or len(self.name) > MAX_NAME:
-            raise ValueError(
-                f"a file name must be text of 1 to {MAX_NAME} characters, not {_show(self.name)}"
-            )
+            raise ValueError(f"a file name must be text of 1 to {MAX_NAME} characters, not {show(self.name)}")
         if not isinstance(self.data, bytes):
             raise ValueError(f"{self.name}: the contents must be bytes, not {type(self.data).__name__}")
 
@@ -168,7 +158,7 @@ def _check(a: Analysis) -> None:
     for run, f in a.runs.items():
         if not isinstance(run, str) or not run.strip() or len(run) > MAX_NAME:
             raise ValueError(
-                f"every run needs a name of its own, text of 1 to {MAX_NAME} characters, not {_show(run)}"
+                f"every run needs a name of its own, text of 1 to {MAX_NAME} characters, not {show(run)}"
             )
         if not isinstance(f, InputFile):
             raise ValueError(f"run {run!r} must be an InputFile, not {type(f).__name__}")
@@ -183,11 +173,11 @@ def _check(a: Analysis) -> None:
     if not isinstance(a.code_sets, Mapping) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in a.code_sets.items()
     ):
-        raise ValueError(f"code_sets must map text to text, not {_show(a.code_sets)}")
+        raise ValueError(f"code_sets must map text to text, not {show(a.code_sets)}")
     for key in ("created", "cophe_version"):
         value = getattr(a, key)
         if not isinstance(value, str) or len(value) > MAX_TEXT:
-            raise ValueError(f"{key} must be text of at most {MAX_TEXT} characters, not {_show(value)}")
+            raise ValueError(f"{key} must be text of at most {MAX_TEXT} characters, not {show(value)}")
     try:
         json.dumps([a.options, a.slice, a.view], allow_nan=False)
     except (TypeError, ValueError, RecursionError) as e:
@@ -200,21 +190,21 @@ def _check(a: Analysis) -> None:
 
 def _check_options(options: Any, hierarchy: InputFile | None) -> None:
     if not isinstance(options, Mapping) or not all(isinstance(k, str) for k in options):
-        raise ValueError(f"options must be an object with text keys, not {_show(options)}")
+        raise ValueError(f"options must be an object with text keys, not {show(options)}")
     onto = options.get("ontology", "auto")
     if not isinstance(onto, str) or onto not in ONTOLOGIES:
         # a path here would make whoever opens the file read a file of their own machine
-        raise ValueError(f"options: ontology must be one of {', '.join(ONTOLOGIES)}, not {_show(onto)}")
+        raise ValueError(f"options: ontology must be one of {', '.join(ONTOLOGIES)}, not {show(onto)}")
     if onto == "custom" and hierarchy is None:
         raise ValueError("options: ontology is 'custom' but there is no hierarchy input")
     system = options.get("system", "auto")
     if not isinstance(system, str) or system not in SYSTEMS:
-        raise ValueError(f"options: system must be one of {', '.join(SYSTEMS)}, not {_show(system)}")
+        raise ValueError(f"options: system must be one of {', '.join(SYSTEMS)}, not {show(system)}")
     for key in ("doc_col", "code_col", "max_level"):
         value = options.get(key)
         if value is not None and (not isinstance(value, str) or not value or len(value) > MAX_NAME):
             raise ValueError(
-                f"options: {key} must be text of 1 to {MAX_NAME} characters or null, not {_show(value)}"
+                f"options: {key} must be text of 1 to {MAX_NAME} characters or null, not {show(value)}"
             )
 
 
@@ -223,7 +213,7 @@ def _check_rule(rule: Any) -> tuple | None:
     if rule is None:
         return None
     if not isinstance(rule, list | tuple) or len(rule) != 2 or rule[0] not in RULES:
-        raise ValueError(f'the decision rule must be ["threshold", t] or ["top_k", k], not {_show(rule)}')
+        raise ValueError(f'the decision rule must be ["threshold", t] or ["top_k", k], not {show(rule)}')
     kind, value = rule
     if kind == "threshold":
         if (
@@ -232,10 +222,10 @@ def _check_rule(rule: Any) -> tuple | None:
             or not math.isfinite(value)
             or not 0 <= float(value) <= 1
         ):
-            raise ValueError(f"the threshold must be a number from 0 to 1, not {_show(value)}")
+            raise ValueError(f"the threshold must be a number from 0 to 1, not {show(value)}")
         return ("threshold", float(value))
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"top_k must be a whole number of at least 1, not {_show(value)}")
+        raise ValueError(f"top_k must be a whole number of at least 1, not {show(value)}")
     return ("top_k", int(value))
 
 
@@ -243,14 +233,6 @@ def _safe(name: str) -> str:
     """A member file name from a user's file name: letters, digits and ``._-`` only, never empty."""
     base = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(name.replace("\\", "/")).name).strip("._") or "file"
     return base[:80]
-
-
-def _member(path: str, content: bytes) -> tuple[zipfile.ZipInfo, bytes]:
-    info = zipfile.ZipInfo(path, date_time=_ZIP_TIME)
-    info.compress_type = zipfile.ZIP_DEFLATED
-    info.create_system = 3  # the same bytes on every platform
-    info.external_attr = 0o644 << 16
-    return info, content
 
 
 def write_analysis(analysis: Analysis) -> bytes:
@@ -288,7 +270,7 @@ def write_analysis(analysis: Analysis) -> bytes:
                 "sha256": hashlib.sha256(f.data).hexdigest(),
             }
         )
-        members.append(_member(path, f.data))
+        members.append(zip_member(path, f.data))
     manifest = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -306,39 +288,9 @@ def write_analysis(analysis: Analysis) -> bytes:
         raise ValueError(
             f"the manifest would be larger than {MAX_MANIFEST // 2**20} MB: make the view smaller"
         )
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-        for info, content in [
-            _member("manifest.json", text),
-            _member("README.txt", README.encode()),
-            *members,
-        ]:
-            z.writestr(info, content)
-    return out.getvalue()
-
-
-def _directory_size(data: bytes) -> int | None:
-    """The size of the zip's central directory as :mod:`zipfile` will find it (None: no end record; -1: a
-    zip64 archive, which a saved analysis never needs), read before :mod:`zipfile` parses the directory."""
-    n, signature = len(data), b"PK\x05\x06"
-    if n >= 22 and data[-22:-18] == signature and data[-2:] == b"\0\0":
-        start = n - 22  # no archive comment
-    else:
-        start = data.rfind(signature, max(n - 2**16 - 22, 0))
-        if start < 0 or n - start < 22:
-            return None
-    if start >= 20 and data[start - 20 : start - 16] == b"PK\x06\x07":
-        return -1
-    return int.from_bytes(data[start + 12 : start + 16], "little")
-
-
-def _unsafe_path(member: str) -> bool:
-    return (
-        member.startswith("/")
-        or "\\" in member
-        or ".." in member.split("/")
-        or re.match(r"^[A-Za-z]:", member) is not None
-    )
+    data = write_zip([zip_member("manifest.json", text), zip_member("README.txt", README.encode()), *members])
+    assert data is not None
+    return data
 
 
 def read_analysis(
@@ -365,40 +317,15 @@ def read_analysis(
         data = bytes(data)
     if not isinstance(data, bytes):
         raise TypeError(f"read_analysis takes the file's bytes, not {type(data).__name__}")
-    not_zip = InputError(
+    not_zip = (
         f"{name}: not a cophe analysis file (a zip with manifest.json); make one with Save "
         "analysis in the dashboard or `cophe score … --save`"
     )
-    directory = _directory_size(data)
-    if directory is None:
-        raise not_zip
-    if directory < 0 or directory > max_members * _DIRECTORY_PER_MEMBER:
-        raise InputError(
-            f"{name}: the zip lists too many members (a cophe analysis has at most {max_members}); "
-            "this file is not a cophe analysis"
-        )
-    try:
-        z = zipfile.ZipFile(io.BytesIO(data))
-        infos = z.infolist()
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError):
-        raise not_zip from None
-    if len(infos) > max_members:
-        raise InputError(f"{name}: {len(infos)} members; a cophe analysis has at most {max_members}")
-    by_name: dict[str, zipfile.ZipInfo] = {}
-    for info in infos:
-        if _unsafe_path(info.filename):
-            raise InputError(
-                f"{name}: member {_show(info.filename)} has a path outside the archive; the file is refused"
-            )
-        if info.filename in by_name:
-            raise InputError(f"{name}: member {_show(info.filename)} appears twice; the file is refused")
-        by_name[info.filename] = info
-    if sum(i.file_size for i in infos) > max_bytes:
-        raise InputError(f"{name}: its members inflate to more than {max_bytes:,} bytes")
-    # each member is read up to its declared size and no further, so the declared total bounds what is inflated
+    archive = open_archive(data, name=name, not_zip=not_zip, max_members=max_members, max_bytes=max_bytes)
+    by_name = archive.members
 
     def member(info: zipfile.ZipInfo) -> bytes:
-        return _read_member(z, info, info.file_size, name)
+        return read_member(archive.zip, info, info.file_size, name)
 
     if "manifest.json" not in by_name:
         raise InputError(f"{name}: no manifest.json; not a cophe analysis file")
@@ -415,9 +342,7 @@ def read_analysis(
         raise InputError(f"{name}: manifest.json does not describe a cophe analysis (format {FORMAT!r})")
     version = manifest.get("format_version")
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise InputError(
-            f"{name}: manifest.json: format_version must be a whole number, not {_show(version)}"
-        )
+        raise InputError(f"{name}: manifest.json: format_version must be a whole number, not {show(version)}")
     if version > FORMAT_VERSION:
         raise InputError(
             f"{name}: format version {version}; this cophe opens version {FORMAT_VERSION} or older: "
@@ -435,7 +360,7 @@ def read_analysis(
         value = manifest.get(key)
         if value is not None and not isinstance(value, kinds):
             kind = "an object" if kinds is dict else "text"
-            raise InputError(f"{name}: manifest.json: {key} must be {kind} or null, not {_show(value)}")
+            raise InputError(f"{name}: manifest.json: {key} must be {kind} or null, not {show(value)}")
         fields[key] = value
     try:
         rule = _check_rule(manifest.get("rule"))
@@ -466,31 +391,6 @@ def read_analysis(
         raise InputError(f"{name}: manifest.json: {e}") from None
 
 
-def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, name: str) -> bytes:
-    """A member's bytes, inflated at most ``limit`` bytes (its declared size) whatever the data hold."""
-    try:
-        with z.open(info) as f:
-            data = f.read(limit + 1)
-    except (
-        zipfile.BadZipFile,
-        zlib.error,
-        EOFError,
-        OSError,
-        NotImplementedError,
-        RuntimeError,
-        ValueError,
-    ) as e:
-        raise InputError(
-            f"{name}: {_show(info.filename)} is damaged ({type(e).__name__}); save the analysis again"
-        ) from None
-    if len(data) > limit:
-        raise InputError(
-            f"{name}: {_show(info.filename)} inflates beyond the {limit:,} bytes its header declares; "
-            "the file is damaged or not a cophe analysis"
-        )
-    return data
-
-
 def _inputs(
     entries: Any, by_name: dict[str, zipfile.ZipInfo], member: Any, name: str, max_members: int
 ) -> list[tuple[str, str | None, InputFile]]:
@@ -509,29 +409,27 @@ def _inputs(
         if role != "run" and any(r == role for r, _, _ in out):
             raise InputError(f"{name}: manifest.json: two inputs have the role {role}; there is one at most")
         if path not in by_name or path in ("manifest.json", "README.txt"):
-            raise InputError(f"{name}: the input {_show(path)} is listed in manifest.json but missing")
+            raise InputError(f"{name}: the input {show(path)} is listed in manifest.json but missing")
         if path in seen_members:
-            raise InputError(f"{name}: manifest.json: the input {_show(path)} is listed twice")
+            raise InputError(f"{name}: manifest.json: the input {show(path)} is listed twice")
         seen_members.add(path)
         run = e.get("run")
         if role == "run":
             if not isinstance(run, str) or not run.strip() or run in seen_runs:
-                raise InputError(
-                    f"{name}: manifest.json: every run needs a name of its own, not {_show(run)}"
-                )
+                raise InputError(f"{name}: manifest.json: every run needs a name of its own, not {show(run)}")
             seen_runs.add(run)
         else:
             run = None
         file_name = e.get("file", Path(path).name)
         if not isinstance(file_name, str):
-            raise InputError(f"{name}: manifest.json: the file name of {_show(path)} must be text")
+            raise InputError(f"{name}: manifest.json: the file name of {show(path)} must be text")
         size = e.get("size")
         if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
-            raise InputError(f"{name}: manifest.json: the size of {_show(path)} must be a whole number")
+            raise InputError(f"{name}: manifest.json: the size of {show(path)} must be a whole number")
         content = member(by_name[path])
         if size is not None and len(content) != size:
             raise InputError(
-                f"{name}: {_show(path)} holds {len(content):,} bytes, not the {size:,} manifest.json "
+                f"{name}: {show(path)} holds {len(content):,} bytes, not the {size:,} manifest.json "
                 "lists; the file was altered or damaged"
             )
         if hashlib.sha256(content).hexdigest() != e.get("sha256"):

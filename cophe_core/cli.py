@@ -1,4 +1,5 @@
-"""Command line: ``cophe score --gold G --pred P`` (also ``python -m cophe_core``), and ``cophe dashboard``.
+"""Command line: ``cophe score --gold G --pred P`` (also ``python -m cophe_core``), ``cophe aggregate --gold G
+--run NAME=P … --out FILE.cophe`` and ``cophe dashboard``.
 
 Argument parsing and printing only; the work is done by :mod:`cophe_core.api`.
 Exit codes: 0 on success, 2 on bad input (message on stderr).
@@ -14,13 +15,15 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from . import __version__
-from .api import Decision, decide_run, score_labels
+from .api import Decision, decide_run, score_files, score_labels
 from .files import InputError, excerpt
 from .labels import NothingScorable
+from .ontology import NAMES
 from .readers import RawScores, read_input, read_labels
 from .report import safe_csv
 from .stats import bootstrap
@@ -148,12 +151,159 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--doc-col", help="document id column (default: detected)")
     s.add_argument("--code-col", help="code column (default: detected)")
     s.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
+    _aggregate_parser(sub)
     sub.add_parser(
         "dashboard",
         help="start the dashboard (streamlit run dashboard/app.py); other options go to Streamlit, "
         "such as --server.port 8502",
     )
     return p
+
+
+def _named_run(text: str) -> tuple[str, str]:
+    """``NAME=PATH``, or a path alone (named by its file's stem)."""
+    name, sep, path = text.partition("=")
+    if not sep:
+        name, path = Path(text.rstrip("/")).stem or "run", text
+    if not name.strip() or not path:
+        raise argparse.ArgumentTypeError(f"{excerpt(text, 60)}: give NAME=PATH, such as model_a=preds_a.csv")
+    return name.strip(), path
+
+
+def _edges(text: str) -> tuple[int, ...] | None:
+    if text.strip().lower() == "none":
+        return None
+    try:
+        edges = tuple(int(p) for p in text.replace(";", ",").split(",") if p.strip())
+    except ValueError:
+        edges = ()
+    if not edges or any(e <= 0 for e in edges) or list(edges) != sorted(set(edges)):
+        raise argparse.ArgumentTypeError(
+            f"{excerpt(text, 40)}: give increasing whole numbers of documents, such as 10,100, or none"
+        )
+    return edges
+
+
+def _aggregate_parser(sub) -> None:
+    a = sub.add_parser(
+        "aggregate",
+        help="write an aggregate analysis (counts, not codes) of runs too large to upload, for the dashboard",
+        description="Score one or more runs against a gold standard, in memory or streamed, and write the "
+        "counts the dashboard's views need (per-node counts, per-document counts, code-frequency slices, the "
+        "ontology and its titles) to one .cophe file (format: docs/analysis-format.md). Open it in the "
+        "dashboard: Source, Open a saved analysis.",
+    )
+    a.add_argument(
+        "--gold", required=True, help="gold labels: a file, or a folder or glob of Parquet/CSV files"
+    )
+    a.add_argument(
+        "--run",
+        required=True,
+        action="append",
+        type=_named_run,
+        metavar="NAME=PATH",
+        help="a run's predictions (code sets), any input --gold takes; repeat for each run",
+    )
+    a.add_argument("--out", required=True, metavar="FILE.cophe", help="the aggregate analysis to write")
+    a.add_argument("--ontology", default="auto", help="as for cophe score")
+    a.add_argument(
+        "--system", default="auto", choices=["auto", "diagnosis", "procedure"], help="as for cophe score"
+    )
+    a.add_argument("--max-level", default=None, help="the level shown by default (every level is kept)")
+    a.add_argument(
+        "--slice-edges",
+        type=_edges,
+        default=(10, 100),
+        metavar="E1,E2",
+        help="code-frequency slices of the gold standard to count (default 10,100: rare, medium and frequent "
+        "codes), or none",
+    )
+    a.add_argument("--stream", action="store_true", help="score in chunks (automatic for folders and globs)")
+    a.add_argument(
+        "--chunk-rows", type=_positive, default=DEFAULT_CHUNK_ROWS, metavar="N", help="as for cophe score"
+    )
+    a.add_argument("--doc-col", help="document id column (default: detected)")
+    a.add_argument("--code-col", help="code column (default: detected)")
+    a.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
+
+
+def _aggregate(args: argparse.Namespace) -> int:
+    """``cophe aggregate``: every run scored (streamed when asked or when a source is a dataset, each run with
+    the ontology the previous one returned, so that their nodes agree), then one aggregate file written."""
+    from .aggregate import aggregate_of, aggregate_scoring, write_aggregate
+
+    runs = dict(args.run)
+    if len(runs) != len(args.run):
+        print("cophe: error: --run: two runs have the same name; name each NAME=PATH", file=sys.stderr)
+        return 2
+    if not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
+        print(
+            f"cophe: error: --out {args.out}: no such folder; give a path in a folder that exists",
+            file=sys.stderr,
+        )
+        return 2
+    sources = {r: {"gold": Path(args.gold).name, "pred": Path(p).name} for r, p in runs.items()}
+    options = {
+        "ontology": args.ontology if args.ontology in ("auto", *NAMES) else "custom",
+        "system": args.system,
+    }
+    try:
+        if args.stream or is_dataset(args.gold) or any(is_dataset(p) for p in runs.values()):
+            evs = {}
+            ontology: Any = args.ontology
+            for run, path in runs.items():
+                evs[run] = score_dataset(
+                    args.gold,
+                    path,
+                    ontology=ontology,
+                    system=args.system,
+                    doc_col=args.doc_col,
+                    code_col=args.code_col,
+                    chunk_rows=args.chunk_rows,
+                    slice_edges=args.slice_edges,
+                    every_level=True,
+                )
+                ontology = evs[run].ontology
+            onto = ontology
+            agg = aggregate_of(
+                evs,
+                max_level=args.max_level or onto.default_level,
+                slice_edges=args.slice_edges,
+                options=options,
+                sources=sources,
+            )
+        else:
+            scoring = score_files(
+                args.gold,
+                runs,
+                ontology=args.ontology,
+                system=args.system,
+                doc_col=args.doc_col,
+                code_col=args.code_col,
+            )
+            agg = aggregate_scoring(
+                scoring,
+                max_level=args.max_level,
+                slice_edges=args.slice_edges,
+                options=options,
+                sources=sources,
+            )
+        write_aggregate(agg, args.out)
+    except (InputError, ValueError, KeyError) as e:
+        print(f"cophe: error: {excerpt(e, 300)}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"cophe: error: --out {args.out}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    for run in agg.run_names:
+        for w in agg.warnings.get(run, []):
+            print(f"cophe: warning: {run}: {w}", file=sys.stderr)
+        f1 = agg.evaluation(run).score("cophe").f1
+        print(f"{run}: {agg.n_documents:,} documents, CoPHE F1 up to {agg.max_level} {f1:.4f}")
+    print(
+        f"wrote {args.out} ({os.path.getsize(args.out):,} bytes); open it in the dashboard (Source: Open a saved analysis)"
+    )
+    return 0
 
 
 def dashboard_app() -> Path | None:
@@ -249,7 +399,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
-        return _score(args)
+        return _aggregate(args) if args.command == "aggregate" else _score(args)
     except RecursionError:
         print(
             "cophe: error: an input is nested too deeply to read (JSON within JSON, thousands deep); "
@@ -455,7 +605,6 @@ def _save(args: argparse.Namespace, ev, decision: Decision | None) -> None:
     from datetime import UTC, datetime
 
     from .analysis import analysis_from_files, write_analysis
-    from .ontology import NAMES
 
     custom = args.ontology not in (
         "auto",

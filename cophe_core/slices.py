@@ -49,7 +49,7 @@ import scipy.sparse as sp
 
 from .files import InputError, parse_delimited, sniff_separator
 from .labels import Corpus, NothingScorable, encode
-from .metrics import Evaluation, evaluate
+from .metrics import Evaluation, NodeCounts, evaluate
 from .readers import DOC_COLUMNS as LABEL_DOC_COLUMNS
 from .readers import RawLabels
 from .stats import bootstrap
@@ -60,6 +60,7 @@ __all__ = [
     "codes_in_play",
     "code_frequency",
     "code_frequency_slices",
+    "counted_frequency",
     "training_frequency",
     "TrainingFrequency",
     "gold_count_slices",
@@ -337,6 +338,23 @@ def code_frequency_slices(
             )
         )
     return out
+
+
+def counted_frequency(counts: NodeCounts) -> tuple[np.ndarray, np.ndarray]:
+    """The gold standard's :func:`code_frequency` and the :func:`codes_in_play`, from an evaluation's summed
+    per-node counts (no matrices): a node's flat counts compare its own label column, so the documents whose
+    gold holds the code are its flat TP + FN, and those predicting it its flat TP + FP.
+
+    >>> from cophe_core import score_files
+    >>> s = score_files(b"doc_id,code\\n1,401.9\\n2,401.9\\n", {"A": b"doc_id,code\\n1,428.0\\n"})
+    >>> ev = s.evaluation("A")
+    >>> freq, in_play = counted_frequency(ev.node_counts)
+    >>> bool((freq == code_frequency(ev.gold)).all()), bool((in_play == codes_in_play(ev.gold, ev.pred)).all())
+    (True, True)
+    """
+    c = counts
+    frequency = (c.flat_tp + c.flat_fn).astype(np.int64)
+    return frequency, (frequency > 0) | (c.flat_fp > 0)
 
 
 @dataclass(frozen=True, eq=False)

@@ -36,6 +36,7 @@ pair of partitions, and :meth:`PartitionCounts.combine` the results.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import math
 import os
@@ -75,6 +76,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CodeTable",
+    "CountedFigures",
     "PartitionCounts",
     "StreamedEvaluation",
     "count_partition",
@@ -397,36 +399,12 @@ def count_partition(
 # ------------------------------------------------------------------ the streamed evaluation
 
 
-@dataclass(frozen=True, eq=False)
-class StreamedEvaluation:
-    """The figures of a streamed scoring (:func:`score_dataset`): those of
-    :class:`~cophe_core.metrics.Evaluation` (the same tables, from the same functions of the summed
-    per-node counts, and the same JSON), without the documents × nodes matrices.
-
-    Attributes
-    ----------
-    ontology : Ontology
-        Extended with the unlisted codes found.
-    max_level : str
-    node_counts : NodeCounts
-        Summed over all documents.
-    docs : Index of str
-        The evaluated documents, sorted (Arrow-backed: about 20 bytes a document).
-    document_values : ndarray, optional
-        The per-document table (:attr:`documents`) as int32, rows in the order of ``docs``; ``None`` when not
-        kept (``keep_documents=False``): then :attr:`documents`, :meth:`document_counts` and
-        :meth:`bootstrap` are not available.
-    document_columns : list of str
-        Its columns.
-    rejected, flagged : DataFrame
-        Every row not scored, and every row scored with a caveat: ``file, line, value, reason, kind``.
-    warnings : list of str
-        :attr:`notes`, then one line per file summing up its rejected rows and one its flagged rows.
-    notes : list of str
-        Duplicates collapsed, documents on one side only, the readers' warnings.
-    detection : str, optional
-        How the ontology was chosen, when detected from the codes.
-    """
+class CountedFigures:
+    """The figures of an evaluation known by its summed per-node counts and its per-document table: those of
+    :class:`~cophe_core.metrics.Evaluation` (the same tables, from the same functions of the counts, and the
+    same JSON), without the documents × nodes matrices. A class using it has the attributes ``ontology``,
+    ``max_level``, ``node_counts``, ``docs``, ``document_values`` (documents × ``document_columns``, or None)
+    and ``document_columns``: :class:`StreamedEvaluation` and the aggregate analysis's evaluations."""
 
     ontology: Ontology
     max_level: str
@@ -434,51 +412,6 @@ class StreamedEvaluation:
     docs: pd.Index
     document_values: np.ndarray | None
     document_columns: list[str]
-    rejected: pd.DataFrame
-    flagged: pd.DataFrame
-    warnings: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    detection: str | None = None
-
-    @classmethod
-    def of(
-        cls,
-        counted: PartitionCounts,
-        ontology: Ontology,
-        max_level: str,
-        *,
-        names: Sequence[str] = ("gold", "pred"),
-        files: Sequence[str] = (),
-        read_rejected: pd.DataFrame | None = None,
-        notes: Sequence[str] = (),
-        detection: str | None = None,
-        keep_documents: bool = True,
-    ) -> StreamedEvaluation:
-        """The evaluation of all documents' counts (the partitions of :func:`count_partition` summed, on
-        any engine), assembled as :func:`score_dataset` assembles its buckets': ``names`` are the gold and
-        predicted sources' (in the notes), ``files`` the file names of the rejected rows in the order they
-        are listed, ``read_rejected`` the readers' own rejected rows (listed first).
-
-        >>> from cophe_core.ontology import load_ontology
-        >>> t = resolve_table(["401.9", "401.1"], load_ontology("icd9"))
-        >>> part = count_partition(pd.DataFrame({"doc_id": ["1"], "code": ["401.9"]}),
-        ...                        pd.DataFrame({"doc_id": ["1"], "code": ["401.1"]}), t)
-        >>> ev = StreamedEvaluation.of(part, t.ontology, "block")
-        >>> round(ev.score("cophe", "e0").f1, 2), ev.docs.tolist()
-        (1.0, ['1'])
-        """
-        empty = pd.DataFrame(columns=REJECTED_COLUMNS)
-        return _assemble(
-            [_Kept.of(counted, keep_documents)],
-            counted.counts,
-            ontology,
-            max_level,
-            list(names),
-            list(files),
-            empty if read_rejected is None else read_rejected,
-            list(notes),
-            detection,
-        )
 
     @cached_property
     def levels(self) -> list[str]:
@@ -545,6 +478,95 @@ class StreamedEvaluation:
         from .stats import bootstrap
 
         return bootstrap(self, n_resamples=n_resamples, seed=seed, confidence=confidence)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, eq=False)
+class StreamedEvaluation(CountedFigures):
+    """The figures of a streamed scoring (:func:`score_dataset`): those of
+    :class:`~cophe_core.metrics.Evaluation` (the same tables, from the same functions of the summed
+    per-node counts, and the same JSON), without the documents × nodes matrices.
+
+    Attributes
+    ----------
+    ontology : Ontology
+        Extended with the unlisted codes found.
+    max_level : str
+    node_counts : NodeCounts
+        Summed over all documents.
+    docs : Index of str
+        The evaluated documents, sorted (Arrow-backed: about 20 bytes a document).
+    document_values : ndarray, optional
+        The per-document table (:attr:`documents`) as int32, rows in the order of ``docs``; ``None`` when not
+        kept (``keep_documents=False``): then :attr:`documents`, :meth:`document_counts` and
+        :meth:`bootstrap` are not available.
+    document_columns : list of str
+        Its columns.
+    rejected, flagged : DataFrame
+        Every row not scored, and every row scored with a caveat: ``file, line, value, reason, kind``.
+    warnings : list of str
+        :attr:`notes`, then one line per file summing up its rejected rows and one its flagged rows.
+    notes : list of str
+        Duplicates collapsed, documents on one side only, the readers' warnings.
+    detection : str, optional
+        How the ontology was chosen, when detected from the codes.
+    slice_counts : dict of str → NodeCounts
+        Per code slice (by its key: :func:`cophe_core.slices.code_frequency_slices` of the gold standard's
+        frequencies, the edges given to :func:`score_dataset`), the counts of the slice's codes alone, as
+        :func:`cophe_core.slices.restrict` counts them.
+    """
+
+    ontology: Ontology
+    max_level: str
+    node_counts: NodeCounts
+    docs: pd.Index
+    document_values: np.ndarray | None
+    document_columns: list[str]
+    rejected: pd.DataFrame
+    flagged: pd.DataFrame
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    detection: str | None = None
+    slice_counts: dict[str, NodeCounts] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls,
+        counted: PartitionCounts,
+        ontology: Ontology,
+        max_level: str,
+        *,
+        names: Sequence[str] = ("gold", "pred"),
+        files: Sequence[str] = (),
+        read_rejected: pd.DataFrame | None = None,
+        notes: Sequence[str] = (),
+        detection: str | None = None,
+        keep_documents: bool = True,
+    ) -> StreamedEvaluation:
+        """The evaluation of all documents' counts (the partitions of :func:`count_partition` summed, on
+        any engine), assembled as :func:`score_dataset` assembles its buckets': ``names`` are the gold and
+        predicted sources' (in the notes), ``files`` the file names of the rejected rows in the order they
+        are listed, ``read_rejected`` the readers' own rejected rows (listed first).
+
+        >>> from cophe_core.ontology import load_ontology
+        >>> t = resolve_table(["401.9", "401.1"], load_ontology("icd9"))
+        >>> part = count_partition(pd.DataFrame({"doc_id": ["1"], "code": ["401.9"]}),
+        ...                        pd.DataFrame({"doc_id": ["1"], "code": ["401.1"]}), t)
+        >>> ev = StreamedEvaluation.of(part, t.ontology, "block")
+        >>> round(ev.score("cophe", "e0").f1, 2), ev.docs.tolist()
+        (1.0, ['1'])
+        """
+        empty = pd.DataFrame(columns=REJECTED_COLUMNS)
+        return _assemble(
+            [_Kept.of(counted, keep_documents)],
+            counted.counts,
+            ontology,
+            max_level,
+            list(names),
+            list(files),
+            empty if read_rejected is None else read_rejected,
+            list(notes),
+            detection,
+        )
 
 
 # ------------------------------------------------------------------ sources
@@ -856,6 +878,8 @@ def score_dataset(
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     temp_dir: str | None = None,
     keep_documents: bool = True,
+    slice_edges: Sequence[int] | None = None,
+    every_level: bool = False,
 ) -> StreamedEvaluation:
     """Score a prediction source against a gold source of any size, in chunks, in bounded memory.
 
@@ -882,6 +906,13 @@ def score_dataset(
     keep_documents : bool
         Keep the per-document table (about 140 bytes a document), for :attr:`~StreamedEvaluation.documents`
         and the bootstrap; without it, memory is the per-node counts and the sorted document ids.
+    slice_edges : sequence of int, optional
+        Also count each code-frequency slice of the gold standard with these edges (such as ``(10, 100)``:
+        rare, medium and frequent codes) in a third pass over the buckets, for
+        :attr:`StreamedEvaluation.slice_counts` and the aggregate analysis's slices.
+    every_level : bool
+        Evaluate up to the ontology's top level whatever ``max_level`` says (the aggregate analysis keeps
+        every level's per-document counts, to be shown up to any level).
 
     Returns
     -------
@@ -935,7 +966,7 @@ def score_dataset(
         spill.close()
         codes = spill.codes()
         onto, detection = choose_ontology(ontology, codes)
-        max_level = max_level or onto.default_level
+        max_level = onto.levels[-1] if every_level else max_level or onto.default_level
         onto.level_index(max_level)
         table = resolve_table(codes, onto, system=system)
         read_rejected_df = _concat(read_rejected or [pd.DataFrame(columns=REJECTED_COLUMNS)])
@@ -946,27 +977,16 @@ def score_dataset(
         parts = []
         counts: NodeCounts | None = None
         for bucket in spill.buckets():
-            frames = []
-            for side in (0, 1):
-                rows = bucket.filter(pc.equal(bucket["side"], side))
-                code = rows["code"].to_numpy()
-                line = rows["line"].to_numpy()
-                frames.append(
-                    pd.DataFrame(
-                        {
-                            "doc_id": rows["doc_id"].to_pandas(),
-                            "code": pd.Categorical.from_codes(
-                                np.where(code >= 0, to_table[np.maximum(code, 0)], -1), categories
-                            ),
-                            "line": line & _LINE_MASK,
-                            "file": pd.Categorical.from_codes(line >> _FILE_SHIFT, file_names),
-                        }
-                    )
-                )
-            part = count_partition(frames[0], frames[1], table, max_level=max_level, documents=keep_documents)
+            gold_rows, pred_rows = _bucket_frames(bucket, to_table, categories, file_names)
+            part = count_partition(gold_rows, pred_rows, table, max_level=max_level, documents=keep_documents)
             counts = part.counts if counts is None else counts + part.counts
             parts.append(_Kept.of(part, keep_documents))
-    return _assemble(
+        slice_counts = {}
+        if slice_edges is not None and counts is not None:
+            slice_counts = _count_slices(
+                spill, table, counts, slice_edges, to_table, categories, file_names, max_level
+            )
+    ev = _assemble(
         parts,
         counts if counts is not None else NodeCounts.zeros(table.ontology.n_nodes),
         table.ontology,
@@ -977,6 +997,63 @@ def score_dataset(
         reader_notes,
         detection,
     )
+    return dataclasses.replace(ev, slice_counts=slice_counts) if slice_counts else ev
+
+
+def _bucket_frames(
+    bucket: pa.Table, to_table: np.ndarray, categories: pd.Index, file_names: list[str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A spilled bucket as the gold and predicted frames :func:`count_partition` takes."""
+    frames = []
+    for side in (0, 1):
+        rows = bucket.filter(pc.equal(bucket["side"], side))
+        code = rows["code"].to_numpy()
+        line = rows["line"].to_numpy()
+        frames.append(
+            pd.DataFrame(
+                {
+                    "doc_id": rows["doc_id"].to_pandas(),
+                    "code": pd.Categorical.from_codes(
+                        np.where(code >= 0, to_table[np.maximum(code, 0)], -1), categories
+                    ),
+                    "line": line & _LINE_MASK,
+                    "file": pd.Categorical.from_codes(line >> _FILE_SHIFT, file_names),
+                }
+            )
+        )
+    return frames[0], frames[1]
+
+
+def _count_slices(
+    spill: _Spill,
+    table: CodeTable,
+    counts: NodeCounts,
+    edges: Sequence[int],
+    to_table: np.ndarray,
+    categories: pd.Index,
+    file_names: list[str],
+    max_level: str,
+) -> dict[str, NodeCounts]:
+    """A third pass over the buckets: the counts of each code-frequency slice's codes alone (the rows of its
+    codes only, as :func:`cophe_core.slices.restrict` keeps its label columns), for the aggregate analysis."""
+    from .slices import code_frequency_slices, counted_frequency
+
+    frequency, in_play = counted_frequency(counts)
+    slices = code_frequency_slices(frequency, edges, in_play=in_play)
+    out: dict[str, NodeCounts] = {s.key: NodeCounts.zeros(table.ontology.n_nodes) for s in slices}
+    for bucket in spill.buckets():
+        frames = _bucket_frames(bucket, to_table, categories, file_names)
+        nodes = []
+        for f in frames:
+            c = f["code"].cat.codes.to_numpy()
+            nodes.append(np.where(c >= 0, table.nodes[np.maximum(c, 0)], -1))
+        for s in slices:
+            keep = [(n >= 0) & s.mask[np.maximum(n, 0)] for n in nodes]
+            part = count_partition(
+                frames[0][keep[0]], frames[1][keep[1]], table, max_level=max_level, documents=False
+            )
+            out[s.key] = out[s.key] + part.counts
+    return out
 
 
 @dataclass(frozen=True, eq=False)

@@ -19,12 +19,12 @@ from cophe_core.analysis import (
     SYSTEMS,
     Analysis,
     InputFile,
-    _read_member,
     analysis_from_files,
     read_analysis,
     score_analysis,
     write_analysis,
 )
+from cophe_core.archive import read_member
 from cophe_core.cli import main
 from tests.conftest import SAMPLE
 
@@ -321,7 +321,7 @@ def test_headers_that_understate_a_size_do_not_get_past_the_bounded_read():
     with pytest.raises(
         InputError, match=r"^shared\.cophe: 'inputs/01-run-a.csv' inflates beyond the 1,000 bytes"
     ):
-        _read_member(z, z.getinfo("inputs/01-run-a.csv"), 1_000, "shared.cophe")
+        read_member(z, z.getinfo("inputs/01-run-a.csv"), 1_000, "shared.cophe")
     with pytest.raises(InputError, match=r"^shared\.cophe: its members inflate to more than 1,000,000 bytes"):
         read_analysis(bomb, name="shared.cophe", max_bytes=1_000_000)  # the declared sizes are checked first
 
@@ -346,7 +346,7 @@ def test_a_member_is_read_no_further_than_its_bound():
             return Endless()
 
     with pytest.raises(InputError, match=r"^shared\.cophe: 'inputs/x' inflates beyond the 1,000 bytes"):
-        _read_member(Archive(), zipfile.ZipInfo("inputs/x"), 1_000, "shared.cophe")
+        read_member(Archive(), zipfile.ZipInfo("inputs/x"), 1_000, "shared.cophe")
 
 
 @settings(max_examples=150, deadline=None)

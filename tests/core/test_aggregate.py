@@ -1,0 +1,299 @@
+"""The aggregate analysis (cophe_core.aggregate): every figure a view reads equals the in-memory path's, from
+the file written by the in-memory, streamed and multi-run paths, on every code and on each code slice; the
+file is checked like any upload."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cophe_core import score_files
+from cophe_core.aggregate import (
+    aggregate_of,
+    aggregate_scoring,
+    is_aggregate,
+    read_aggregate,
+    write_aggregate,
+)
+from cophe_core.analysis import read_analysis
+from cophe_core.files import InputError
+from cophe_core.slices import code_frequency, code_frequency_slices, codes_in_play, restrict
+from cophe_core.stats import bootstrap, compare_runs, paired_bootstrap
+from cophe_core.stream import score_dataset
+from tests.conftest import SAMPLE
+
+RUNS = ["run_siblings.csv", "run_overcoder.csv", "run_conservative.csv"]
+TABLES = ("levels_table", "macro_table", "nodes")
+
+
+@pytest.fixture(scope="module")
+def scoring():
+    return score_files(SAMPLE / "gold.csv", {r.removesuffix(".csv"): SAMPLE / r for r in RUNS})
+
+
+@pytest.fixture(scope="module")
+def opened(scoring):
+    return read_aggregate(write_aggregate(aggregate_scoring(scoring)), name="sample.cophe")
+
+
+def same(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True), check_dtype=False)
+
+
+@pytest.mark.parametrize("level", ["e0", "block", "chapter"])
+def test_every_table_equals_the_in_memory_one(scoring, opened, level):
+    for run in scoring.run_names:
+        want, got = scoring.evaluation(run, max_level=level), opened.evaluation(run, max_level=level)
+        for table in TABLES:
+            same(getattr(got, table), getattr(want, table))
+        same(got.documents, want.documents)
+        assert got.to_dict() == want.to_dict()
+
+
+def test_the_intervals_and_paired_comparisons_equal_the_in_memory_ones(scoring, opened):
+    want = bootstrap(scoring.evaluation("run_siblings"), n_resamples=200, seed=3)
+    got = bootstrap(opened.evaluation("run_siblings"), n_resamples=200, seed=3)
+    same(got, want)
+    evs = {r: scoring.evaluation(r) for r in scoring.run_names}
+    back = {r: opened.evaluation(r) for r in opened.run_names}
+    same(compare_runs(back, n_resamples=100), compare_runs(evs, n_resamples=100))
+    a, b = "run_siblings", "run_overcoder"
+    same(paired_bootstrap(back[a], back[b], n_resamples=100), paired_bootstrap(evs[a], evs[b], n_resamples=100))
+
+
+def test_code_slices_equal_restricting_the_matrices(scoring, opened):
+    gold = scoring.corpus.gold
+    in_play = codes_in_play(gold, *scoring.corpus.runs.values())
+    slices = code_frequency_slices(code_frequency(gold), (10, 100), in_play=in_play)
+    assert [(s.key, s.size, s.fingerprint) for s in opened.slices] == [
+        (s.key, s.size, s.fingerprint) for s in slices
+    ]
+    for s in slices:
+        for run in scoring.run_names:
+            want = restrict(scoring.evaluation(run), s)
+            got = opened.evaluation(run, slice=opened.slice_named(s.key))
+            same(got.levels_table, want.levels_table)
+            same(got.nodes, want.nodes)
+            with pytest.raises(ValueError, match="counts only"):
+                got.documents  # noqa: B018
+
+
+def test_the_ontology_comes_back_with_its_titles_and_code_sets(scoring, opened):
+    o, want = opened.ontology, scoring.corpus.ontology
+    assert o.n_nodes == want.n_nodes and o.levels == want.levels and o.code_sets == want.code_sets
+    assert (o.titles == want.titles).all() and (o.keys == want.keys).all() and o.codes == want.codes
+    assert o.code_system == want.code_system == "icd9"
+    assert (o.closure != want.closure).nnz == 0
+
+
+def test_the_rows_not_scored_and_the_warnings_come_back():
+    gold = b"doc_id,code\n1,401.9\n1,XYZ\n2,428.0\n"
+    s = score_files(gold, {"A": b"doc_id,code\n1,401.9\n3,250.00\n"})
+    agg = read_aggregate(write_aggregate(aggregate_scoring(s)))
+    ev = agg.evaluation("A")
+    assert (
+        ev.rejected[["file", "line", "value"]].values.tolist() == [["gold", 3, "XYZ"]]
+        or len(ev.rejected) == 1
+    )
+    assert ev.rejected.value.tolist() == ["XYZ"] and ev.rejected.line.tolist() == [3]
+    assert ev.warnings == list(s.corpus.warnings)
+
+
+def test_the_streamed_path_writes_the_same_figures_as_memory(tmp_path, scoring):
+    previous = None
+    evs = {}
+    for r in RUNS:  # each run scored with the ontology the previous one returned: their nodes agree
+        ev = score_dataset(
+            SAMPLE / "gold.csv",
+            SAMPLE / r,
+            ontology=previous or "auto",
+            max_level="chapter",
+            chunk_rows=700,
+            slice_edges=(10, 100),
+        )
+        previous = ev.ontology
+        evs[r.removesuffix(".csv")] = ev
+    path = tmp_path / "streamed.cophe"
+    write_aggregate(aggregate_of(evs, max_level="block"), path)
+    back = read_aggregate(path)
+    memory = read_aggregate(write_aggregate(aggregate_scoring(scoring)))
+    for run in back.run_names:
+        for level in ("e1", "block"):
+            for table in (*TABLES, "documents"):
+                same(
+                    getattr(back.evaluation(run, max_level=level), table),
+                    getattr(memory.evaluation(run, max_level=level), table),
+                )
+        for s in memory.slices:
+            same(
+                back.evaluation(run, slice=back.slice_named(s.key)).levels_table,
+                memory.evaluation(run, slice=s).levels_table,
+            )
+
+
+def test_runs_with_other_documents_are_aligned_with_zeros_as_in_memory():
+    gold = b"doc_id,code\n1,401.9\n2,428.0\n"
+    runs = {"A": b"doc_id,code\n1,401.9\n", "B": b"doc_id,code\n2,428.0\n9,250.00\n"}
+    s = score_files(gold, runs)
+    separate = {r: score_files(gold, {r: runs[r]}).evaluation(r) for r in runs}
+    agg = read_aggregate(write_aggregate(aggregate_of(separate)))
+    for r in runs:
+        same(agg.evaluation(r).documents, s.evaluation(r).documents)
+    assert agg.n_documents == 3
+
+
+def test_runs_on_other_ontologies_are_refused():
+    a = score_files(b"doc_id,code\n1,401.9\n", {"A": b"doc_id,code\n1,401.9\n"}).evaluation("A")
+    b = score_files(b"doc_id,code\n1,E11.9\n", {"B": b"doc_id,code\n1,E11.9\n"}).evaluation("B")
+    with pytest.raises(ValueError, match="different ontologies"):
+        aggregate_of({"A": a, "B": b})
+
+
+def test_the_per_document_table_is_read_only_when_asked(opened):
+    agg = read_aggregate(
+        write_aggregate(aggregate_scoring(score_files(SAMPLE / "gold.csv", {"A": SAMPLE / RUNS[0]})))
+    )
+    ev = agg.evaluation("A")
+    ev.levels_table  # noqa: B018
+    assert "_documents" not in ev.__dict__
+    assert ev.to_dict()["documents"] == 1000 and "_documents" not in ev.__dict__
+    assert len(ev.documents) == 1000
+
+
+def test_a_saved_analysis_reader_and_an_aggregate_reader_tell_the_files_apart(opened, scoring):
+    data = write_aggregate(aggregate_scoring(scoring))
+    assert is_aggregate(data) and not is_aggregate(b"PK\x05\x06" + b"\0" * 18)
+    with pytest.raises(InputError, match="format version 2; this cophe opens version 1"):
+        read_analysis(data, name="big.cophe")
+
+
+def rewrite(data: bytes, change) -> bytes:
+    """The zip with its members changed by ``change(name, bytes) -> bytes`` (members stored as they were)."""
+    src = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        for info in src.infolist():
+            z.writestr(info, change(info.filename, src.read(info)))
+    return out.getvalue()
+
+
+def manifest_edit(edit):
+    def change(name, content):
+        if name != "manifest.json":
+            return content
+        m = json.loads(content)
+        edit(m)
+        return json.dumps(m).encode()
+
+    return change
+
+
+@pytest.fixture(scope="module")
+def small():
+    s = score_files(b"doc_id,code\n1,401.9\n2,428.0\n", {"A": b"doc_id,code\n1,401.1\n"})
+    return write_aggregate(aggregate_scoring(s, slice_edges=(1,)))
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (manifest_edit(lambda m: m.update(format_version=3)), "format version 3; this cophe opens version 2"),
+        (manifest_edit(lambda m: m.update(kind="inputs")), "a saved analysis of inputs, not an aggregate"),
+        (manifest_edit(lambda m: m.update(runs=[])), "runs must list 1 to 32 runs"),
+        (manifest_edit(lambda m: m.update(documents="many")), "documents must be a whole number"),
+        (
+            manifest_edit(lambda m: m["options"].update(max_level="galaxy")),
+            "max_level 'galaxy' is not a level",
+        ),
+        (manifest_edit(lambda m: m["slices"].update(edges=[100, 10])), "slices.edges must be increasing"),
+        (manifest_edit(lambda m: m["slices"].update(keys=["x"])), "slices.keys do not match"),
+        (manifest_edit(lambda m: m["ontology"].update(nodes=3)), "nodes; manifest.json says 3"),
+        (
+            manifest_edit(lambda m: m["members"].pop("counts.parquet")),
+            "does not list the member counts.parquet",
+        ),
+        (
+            lambda n, c: c[:-9] + b"123456789" if n == "counts.parquet" else c,
+            "does not match its size and SHA-256",
+        ),
+        (lambda n, c: b"not json" if n == "manifest.json" else c, "manifest.json is not valid JSON"),
+    ],
+)
+def test_a_damaged_or_altered_file_is_refused_naming_what(small, change, message):
+    with pytest.raises(InputError, match=f"^big.cophe: .*{message}"):
+        read_aggregate(rewrite(small, change), name="big.cophe")
+
+
+def forged(small, member, frame: pd.DataFrame) -> bytes:
+    """The file with one Parquet member replaced by ``frame`` and the manifest's checksum updated to match:
+    what only the table checks can catch."""
+    import hashlib
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = io.BytesIO()
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), sink)
+    table = sink.getvalue()
+
+    def change(name, content):
+        if name == member:
+            return table
+        if name == "manifest.json":
+            m = json.loads(content)
+            m["members"][member] = {"size": len(table), "sha256": hashlib.sha256(table).hexdigest()}
+            return json.dumps(m).encode()
+        return content
+
+    return rewrite(small, change)
+
+
+def counts_frame(small) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(io.BytesIO(zipfile.ZipFile(io.BytesIO(small)).read("counts.parquet"))).to_pandas()
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda t: t.assign(node=10**6), "names a node that does not exist"),
+        (lambda t: t.assign(run=5), "names a run that does not exist"),
+        (lambda t: t.assign(tp=-1), "column tp holds a negative count"),
+        (lambda t: pd.concat([t, t.iloc[:1]]), r"a \(run, slice, node\) row is repeated"),
+        (lambda t: t.drop(columns="fn"), "lacks the column"),
+        (lambda t: t.assign(tp=t.tp.astype(str)), "column tp holds (large_)?string, not int"),
+    ],
+)
+def test_forged_counts_are_refused(small, edit, message):
+    with pytest.raises(InputError, match=f"^big.cophe: counts.parquet.*{message}"):
+        read_aggregate(forged(small, "counts.parquet", edit(counts_frame(small))), name="big.cophe")
+
+
+def test_a_forged_ontology_is_refused(small):
+    import pyarrow.parquet as pq
+
+    nodes = pq.read_table(
+        io.BytesIO(zipfile.ZipFile(io.BytesIO(small)).read("ontology/nodes.parquet"))
+    ).to_pandas()
+    leaf = int(np.flatnonzero(nodes.level == 0)[0])
+    parent = np.where(nodes.parent >= 0, leaf, -1)  # every other node under a leaf code
+    parent[leaf] = nodes.parent[leaf]
+    bad = nodes.assign(parent=parent)
+    with pytest.raises(InputError, match="a node's parent is not above it"):
+        read_aggregate(forged(small, "ontology/nodes.parquet", bad), name="big.cophe")
+
+
+def test_a_zip_that_is_not_one_and_a_path_outside_are_refused(small):
+    with pytest.raises(InputError, match="^x.cophe: not a cophe aggregate analysis"):
+        read_aggregate(b"doc_id,code\n1,401.9\n", name="x.cophe")
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("../manifest.json", b"{}")
+    with pytest.raises(InputError, match="outside the archive"):
+        read_aggregate(out.getvalue(), name="x.cophe")
