@@ -133,7 +133,7 @@ class AggregateEvaluation(CountedFigures):
         return docs, values[:, keep], [columns[i] for i in keep]
 
     @cached_property
-    def docs(self) -> pd.Index:  # type: ignore[override]
+    def docs(self) -> pd.Index:
         """The evaluated documents, sorted (read from the file when first asked for)."""
         return self._documents[0]
 
@@ -287,13 +287,46 @@ class Aggregate:
             )
         return cache[key]
 
+    def slice_scores(
+        self, runs: Sequence[str] | None = None, *, max_level: str | None = None
+    ) -> pd.DataFrame:
+        """Each run's overall precision, recall and F1 of each measure on each of :attr:`slices`, as
+        :func:`cophe_core.slices.slice_scores` gives them in memory, without intervals (``low`` and ``high``
+        NaN): a slice's counts are summed over its documents, which are not kept one by one.
+
+        >>> from cophe_core import score_files
+        >>> s = score_files(b"doc_id,code\\n1,401.9\\n2,428.0\\n", {"A": b"doc_id,code\\n1,401.9\\n"})
+        >>> t = aggregate_scoring(s, slice_edges=(5,)).slice_scores()
+        >>> t[(t.measure == "flat") & (t.statistic == "recall")][["slice", "value", "gold_codes"]].values.tolist()
+        [['Rare: fewer than 5 documents', 0.5, 2], ['Frequent: 5 documents or more', nan, 0]]
+        """
+        from .slices import SCORE_COLUMNS, slice_rows
+
+        rows = []
+        for s in self.slices:
+            for run in runs or self.run_names:
+                ev = self.evaluation(run, max_level=max_level, slice=s)
+                c = ev.node_counts  # the slice's own counts: its flat counts hold its codes' labels
+                n_gold, n_pred = int((c.flat_tp + c.flat_fn).sum()), int((c.flat_tp + c.flat_fp).sum())
+                figures = {}
+                for measure in ("flat", "set_based", "cophe"):
+                    score = ev.score(measure, "overall")
+                    name = "flat" if measure == "flat" else f"{measure} overall"
+                    for stat in ("precision", "recall", "f1"):
+                        figures[f"{name} {stat}"] = (float(getattr(score, stat)), np.nan, np.nan)
+                has = self.n_documents and (n_gold or n_pred)
+                rows += slice_rows(run, s, self.n_documents, n_gold, n_pred, figures if has else None)
+        return pd.DataFrame(rows, columns=SCORE_COLUMNS)
+
 
 def _up_to(counts: NodeCounts, ontology: Ontology, level: str) -> NodeCounts:
     """The counts of the nodes up to ``level``; those above are 0, as an evaluation up to it counts them."""
     above = ontology.level[: counts.n_nodes] > ontology.level_index(level)
     if not above.any():
         return counts
-    arrays = {f: None if (a := getattr(counts, f)) is None else np.where(above, 0, a) for f in COUNT_FIELDS}
+    arrays: dict[str, Any] = {
+        f: None if (a := getattr(counts, f)) is None else np.where(above, 0, a) for f in COUNT_FIELDS
+    }
     return NodeCounts(**arrays)
 
 
@@ -811,7 +844,7 @@ class _Reader:
         n_docs = self.field(m, "documents", int, "a whole number")
         if n_docs < 0:
             raise self.fail("manifest.json: documents must not be negative")
-        options = m.get("options") if isinstance(m.get("options"), dict) else {}
+        options: dict[str, Any] = m["options"] if isinstance(m.get("options"), dict) else {}
         max_level = options.get("max_level") or onto.default_level
         if max_level not in onto.levels:
             raise self.fail(f"manifest.json: max_level {show(max_level)} is not a level of the ontology")
@@ -907,7 +940,7 @@ class _Reader:
             in pq.ParquetFile(io.BytesIO(self.archive.read("ontology/nodes.parquet"))).schema_arrow.names
         ):
             systems = self.table("ontology/nodes.parquet", {"system": "str"})["system"].to_numpy(dtype=object)
-        code_sets = m.get("code_sets") if isinstance(m.get("code_sets"), dict) else {}
+        code_sets: dict[str, Any] = m["code_sets"] if isinstance(m.get("code_sets"), dict) else {}
         default = about.get("default_max_level")
         return Ontology(
             name=str(about.get("name") or "ontology")[:100],

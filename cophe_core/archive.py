@@ -36,7 +36,12 @@ def show(value: Any) -> str:
 
 def zip_member(path: str, content: bytes, *, compress: bool = True) -> tuple[zipfile.ZipInfo, bytes]:
     """A member with fixed time and attributes (the same bytes on every platform); ``compress=False`` stores
-    it as is (for Parquet, compressed already, which can then be read without inflating)."""
+    it as is (for Parquet, compressed already, which can then be read without inflating).
+
+    >>> info, data = zip_member("a.parquet", b"PAR1", compress=False)
+    >>> info.compress_type == zipfile.ZIP_STORED, info.date_time
+    (True, (2020, 1, 1, 0, 0, 0))
+    """
     info = zipfile.ZipInfo(path, date_time=ZIP_TIME)
     info.compress_type = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
     info.create_system = 3
@@ -142,7 +147,15 @@ def open_archive(data: bytes, *, name: str, not_zip: str, max_members: int, max_
 
 
 def read_member(z: Any, info: zipfile.ZipInfo, limit: int, name: str) -> bytes:
-    """A member's bytes, inflated at most ``limit`` bytes (its declared size) whatever the data hold."""
+    """A member's bytes, inflated at most ``limit`` bytes (its declared size) whatever the data hold.
+
+    >>> z = zipfile.ZipFile(io.BytesIO(write_zip([zip_member("a.txt", b"hello")])))
+    >>> read_member(z, z.getinfo("a.txt"), 5, "x.cophe")
+    b'hello'
+    >>> read_member(z, z.getinfo("a.txt"), 3, "x.cophe")
+    Traceback (most recent call last):
+    cophe_core.files.InputError: x.cophe: 'a.txt' inflates beyond the 3 bytes its header declares; the file is damaged or not a cophe analysis
+    """
     try:
         with z.open(info) as f:
             data = f.read(limit + 1)

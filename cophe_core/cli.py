@@ -540,8 +540,9 @@ def _emit(result: dict, format: str, warnings: list[str]) -> None:
 
 # what streamed scoring does not offer, each with the reason given on the command line
 _NOT_STREAMED = {
-    "metrics": "--metrics suite is not available for streamed scoring (a folder, a glob or --stream): ICM "
-    "needs the class probabilities of the whole gold standard first; score in memory for the suite",
+    "metrics": "--metrics suite with --bootstrap is not available for streamed scoring (a folder, a glob or "
+    "--stream): the suite's intervals resample every document's values, which are not kept; give one of "
+    "them, or score in memory",
     "scores": "--threshold, --top-k and --tune-on are not available for streamed scoring (a folder, a glob "
     "or --stream), which takes code sets; decide the codes first, or score the scores file in memory",
     "save": "--save is not available for streamed scoring (a folder, a glob or --stream): a saved analysis "
@@ -554,7 +555,7 @@ def _score_streamed(args: argparse.Namespace) -> int:
     table, warnings and CSV outputs."""
     refused = (
         "metrics"
-        if args.metrics == "suite"
+        if args.metrics == "suite" and args.bootstrap
         else "scores"
         if args.threshold is not None or args.top_k is not None or args.tune_on
         else "save"
@@ -575,6 +576,7 @@ def _score_streamed(args: argparse.Namespace) -> int:
             code_col=args.code_col,
             chunk_rows=args.chunk_rows,
             keep_documents=bool(args.documents or args.bootstrap),  # else memory does not grow with them
+            suite=args.metrics == "suite",  # two passes: the gold standard's frequencies first
         )
     except (InputError, ValueError) as e:
         if isinstance(e, NothingScorable) and args.rejected:
@@ -582,9 +584,11 @@ def _score_streamed(args: argparse.Namespace) -> int:
         print(f"cophe: error: {e}", file=sys.stderr)
         return 2
     result = {"version": __version__, **ev.to_dict()}
+    if ev.suite is not None:
+        result["suite"] = ev.suite
     if args.bootstrap:
         result["intervals"] = _intervals(ev.bootstrap(n_resamples=args.bootstrap, seed=args.seed), args)
-    result["warnings"] = list(ev.warnings)
+    result["warnings"] = list(ev.warnings) + [n for n in [ev.icm_note] if n]
     if ev.detection:
         print(f"cophe: ontology {ev.detection}", file=sys.stderr)
     for option, table in (("nodes", "nodes"), ("documents", "documents"), ("rejected", "rejected")):

@@ -16,6 +16,7 @@ says so in words.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,22 +41,27 @@ def within_family(ev: Evaluation) -> pd.DataFrame:
     >>> int(row.over), float(row.over_share)
     (1, 1.0)
     """
-    # the families both hold in a document: X and Y each kept where the other is non-zero (same pattern)
-    xs_m, ys_m = ev.X.multiply(ev.Y.sign()).tocsr(), ev.Y.multiply(ev.X.sign()).tocsr()
-    xs_m.sum_duplicates()
-    ys_m.sum_duplicates()
-    xs, ys = xs_m.data, ys_m.data
-    lv = ev.ontology.level[xs_m.indices]
+    # a function of the per-node counts (so of streamed and aggregate evaluations too): over the (document,
+    # family) pairs that both hold, Σx and Σy are shared_predicted and shared_gold, min(x, y) sums to the
+    # family's TP (it is 0 where either is), so over = Σ max(x − y, 0) = Σx − TP and under = Σy − TP
+    c = ev.node_counts
+    if c.shared_gold is None or c.shared_predicted is None:
+        raise ValueError("within_family needs counts with shared_gold and shared_predicted")
+    lv = ev.ontology.level[: c.n_nodes]
     n = len(ev.levels)
+
+    def per_level(values: np.ndarray) -> np.ndarray:
+        return np.bincount(lv, weights=values, minlength=len(ev.ontology.levels))[:n].astype(int)
+
     table = ev.levels_table
     out = pd.DataFrame(
         {
             "level": ev.levels,
-            "shared_families": np.bincount(lv, minlength=n)[:n],
-            "gold_codes": np.bincount(lv, weights=ys, minlength=n)[:n].astype(int),
-            "predicted_codes": np.bincount(lv, weights=xs, minlength=n)[:n].astype(int),
-            "over": np.bincount(lv, weights=np.maximum(xs - ys, 0), minlength=n)[:n].astype(int),
-            "under": np.bincount(lv, weights=np.maximum(ys - xs, 0), minlength=n)[:n].astype(int),
+            "shared_families": per_level(c.set_tp),
+            "gold_codes": per_level(c.shared_gold),
+            "predicted_codes": per_level(c.shared_predicted),
+            "over": per_level(c.shared_predicted - c.tp),
+            "under": per_level(c.shared_gold - c.tp),
         }
     )
     denom = out.gold_codes.where(out.gold_codes > 0, 1)
@@ -177,6 +183,9 @@ def family_changes(
     families, the expected share of false discoveries is at most ``fdr``. A family the two runs code
     identically in every document has p = 1.
 
+    Evaluations known by their per-node counts only (streamed, or of an aggregate analysis) give the same
+    counts and ``delta_f1``, with ``low``, ``high``, ``p_value`` and ``q_value`` NaN and nothing flagged.
+
     >>> from cophe_core import score_files
     >>> gold = b"doc_id,code\\n1,401.9\\n2,401.9\\n3,428.0\\n"
     >>> s = score_files(gold, {"A": b"doc_id,code\\n1,401.9\\n1,401.1\\n2,401.1\\n3,428.0\\n", "B": gold})
@@ -186,6 +195,8 @@ def family_changes(
     >>> float(t.loc["428", "delta_f1"]), float(t.loc["428", "p_value"])
     (0.0, 1.0)
     """
+    if not isinstance(a, Evaluation) or not isinstance(b, Evaluation):
+        return _family_table(a.ontology, *_counted_point(a, b, level), None, fdr)
     if len(a.docs) != len(b.docs) or not np.array_equal(a.docs, b.docs) or a.levels != b.levels:
         raise ValueError("the two runs must be scored on the same documents and levels")
     o = a.ontology
@@ -207,14 +218,41 @@ def family_changes(
         for i in range(0, len(w), step)
     ]
     d = np.vstack(draws) if draws else np.empty((0, m))
+    return _family_table(o, at[in_play], point, (d, confidence), fdr)
+
+
+def _counted_point(a: Any, b: Any, level: str) -> tuple[np.ndarray, np.ndarray]:
+    """The families of ``level`` in play and their summed (TP, x of A | TP, x of B | y) blocks, from the
+    per-node counts of evaluations without matrices (streamed or aggregate)."""
+    if a.levels != b.levels or a.ontology.n_nodes != b.ontology.n_nodes:
+        raise ValueError("the two runs must be scored on the same ontology and levels")
+    o = a.ontology
+    at = np.flatnonzero(o.level == o.level_index(level))
+    ca, cb = a.node_counts, b.node_counts
+    blocks = [ca.tp[at], ca.predicted[at], cb.tp[at], cb.predicted[at], ca.gold[at]]
+    in_play = np.flatnonzero(ca.gold[at] + ca.predicted[at] + cb.predicted[at] > 0)
+    return at[in_play], np.concatenate([x[in_play] for x in blocks]).astype(np.float64)
+
+
+def _family_table(
+    o: Any, nodes: np.ndarray, point: np.ndarray, draws: tuple[np.ndarray, float] | None, fdr: float
+) -> pd.DataFrame:
+    """The table of :func:`family_changes` from the summed blocks, with the bootstrap ``draws`` of delta F1
+    and the confidence (None: no interval, test or flag; the documents were not kept one by one)."""
+    m = len(nodes)
     obs = _delta_f1(point[None, :], m)[0]
-    alpha = (1 - confidence) / 2
-    low, high = np.quantile(d, [alpha, 1 - alpha], axis=0) if len(d) else (np.full(m, np.nan),) * 2
-    sd = d.std(axis=0, ddof=1) if len(d) > 1 else np.zeros(m)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(sd > 0, 2 * sps.norm.sf(np.abs(obs) / sd), np.where(obs == 0, 1.0, 0.0))
+    if draws is None:
+        low = high = p = np.full(m, np.nan)
+        q = np.full(m, np.nan)
+    else:
+        d, confidence = draws
+        alpha = (1 - confidence) / 2
+        low, high = np.quantile(d, [alpha, 1 - alpha], axis=0) if len(d) else (np.full(m, np.nan),) * 2
+        sd = d.std(axis=0, ddof=1) if len(d) > 1 else np.zeros(m)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = np.where(sd > 0, 2 * sps.norm.sf(np.abs(obs) / sd), np.where(obs == 0, 1.0, 0.0))
+        q = sps.false_discovery_control(p, method="bh") if m else p
     tp_a, x_a, tp_b, x_b, gold = point.reshape(5, m).astype(np.int64)
-    nodes = at[in_play]
     out = pd.DataFrame(
         {
             "node": nodes,
@@ -233,7 +271,7 @@ def family_changes(
     out["change_missed"] = out.b_missed - out.a_missed
     out["change_errors"] = out.change_extra + out.change_missed
     out["delta_f1"], out["low"], out["high"], out["p_value"] = obs, low, high, p
-    out["q_value"] = sps.false_discovery_control(p, method="bh") if m else p
+    out["q_value"] = q
     out["flagged"] = out.q_value <= fdr
     order = np.lexsort((-np.abs(out.delta_f1.to_numpy()), -np.abs(out.change_errors.to_numpy())))
     return out.iloc[order].reset_index(drop=True)

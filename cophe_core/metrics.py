@@ -174,7 +174,10 @@ class NodeCounts:
     - ``set_tp``, ``set_fp``, ``set_fn``: the same on x > 0 and y > 0;
     - ``flat_tp``, ``flat_fp``, ``flat_fn``: the node's own code compared as a set (the flat measure);
     - ``docs_over``, ``docs_under``: documents with x > y and with x < y; ``None`` when not counted (they
-      cost the most, and only the node table needs them).
+      cost the most, and only the node table needs them);
+    - ``shared_gold``, ``shared_predicted``: Σy and Σx over the documents where both x > 0 and y > 0 (the
+      family is in the gold and the prediction: where a count can be over or under); ``None`` when not
+      counted, like ``docs_over``.
 
     Every field is a sum over documents, so the counts of disjoint sets of documents add up to the counts
     of their union: ``a + b`` (the shorter is padded with zeros, for nodes added by a later extension of
@@ -198,6 +201,8 @@ class NodeCounts:
     flat_fn: np.ndarray
     docs_over: np.ndarray | None = None
     docs_under: np.ndarray | None = None
+    shared_gold: np.ndarray | None = None
+    shared_predicted: np.ndarray | None = None
 
     @classmethod
     def zeros(cls, n_nodes: int) -> NodeCounts:
@@ -347,10 +352,14 @@ class Evaluation:
         n = self.ontology.n_nodes
         diff = (self.X - self.Y).tocsr()
         diff.eliminate_zeros()
+        # x and y where the other is non-zero too (same pattern): the documents that share the family
+        xs, ys = self.X.multiply(self.Y.sign()).tocsr(), self.Y.multiply(self.X.sign()).tocsr()
         return replace(
             self._counts,
             docs_over=np.bincount(diff.indices[diff.data > 0], minlength=n),
             docs_under=np.bincount(diff.indices[diff.data < 0], minlength=n),
+            shared_gold=np.bincount(ys.indices, weights=ys.data, minlength=n).astype(np.int64),
+            shared_predicted=np.bincount(xs.indices, weights=xs.data, minlength=n).astype(np.int64),
         )
 
     # ----------------------------------------------------------------- tables

@@ -68,6 +68,7 @@ __all__ = [
     "metadata_columns",
     "metadata_slices",
     "slice_scores",
+    "slice_rows",
     "DOC_COLUMNS",
 ]
 
@@ -838,6 +839,81 @@ def _distinct(names: list[str]) -> list[str]:
     return out
 
 
+def _slice_figures(
+    ev: Evaluation, s: Slice, n_resamples: int, seed: int, confidence: float
+) -> tuple[int, int, int, dict[str, tuple[float, float, float]] | None]:
+    """Documents, gold and predicted codes in the slice, and each headline figure's (value, low, high), from
+    the bootstrap of :func:`restrict` (None when the slice holds nothing to score)."""
+    sub = restrict(ev, s)
+    n_docs, n_gold, n_pred = len(sub.docs), int(sub.gold.nnz), int(sub.pred.nnz)
+    if not n_docs or not (n_gold or n_pred):
+        return n_docs, n_gold, n_pred, None
+    table = bootstrap(sub, n_resamples=n_resamples, seed=seed, confidence=confidence)
+    return (
+        n_docs,
+        n_gold,
+        n_pred,
+        {r.figure: (float(r.value), float(r.low), float(r.high)) for r in table.itertuples()},
+    )
+
+
+def slice_rows(
+    run: str,
+    s: Slice,
+    n_docs: int,
+    n_gold: int,
+    n_pred: int,
+    figures: Mapping[str, tuple[float, float, float]] | None,
+) -> list[tuple]:
+    """The rows of :func:`slice_scores` for one run on one slice: its sizes, and each headline figure's
+    ``(value, low, high)`` by its :func:`cophe_core.stats.bootstrap` name (``"cophe overall f1"``; None when
+    there is nothing to score). Undefined figures are NaN, and ``note`` says why.
+
+    >>> s = Slice("c", "Codes", "rare", "codes", np.array([True]), 1)
+    >>> rows = slice_rows("A", s, 10, 0, 3, {"flat precision": (0.0, np.nan, np.nan)})
+    >>> rows[0][9:12], rows[0][-1][:22]
+    (('flat', 'precision', 0.0), 'No gold code in this s')
+    """
+    note = (
+        "No document in this slice."
+        if not n_docs
+        else "No gold or predicted code in this slice."
+        if not (n_gold or n_pred)
+        else "No gold code in this slice: recall and F1 are undefined, and every predicted code is "
+        "a false positive."
+        if not n_gold
+        else "No predicted code in this slice: precision is 0 by convention."
+        if not n_pred
+        else ""
+    )
+    rows = []
+    for measure, pattern in _HEADLINE.items():
+        for stat in _STATISTICS:
+            value = low = high = np.nan
+            if figures is not None and (n_gold or stat == "precision"):
+                value, low, high = figures.get(pattern.format(stat), (np.nan, np.nan, np.nan))
+            rows.append(
+                (
+                    run,
+                    s.name,
+                    s.key,
+                    s.dimension,
+                    s.kind,
+                    s.size,
+                    n_docs,
+                    n_gold,
+                    n_pred,
+                    measure,
+                    stat,
+                    value,
+                    low,
+                    high,
+                    note,
+                )
+            )
+    return rows
+
+
 _HEADLINE = {"flat": "flat {}", "set_based": "set_based overall {}", "cophe": "cophe overall {}"}
 _STATISTICS = ("precision", "recall", "f1")
 SCORE_COLUMNS = [
@@ -890,48 +966,5 @@ def slice_scores(
     rows = []
     for s in slices:
         for run, ev in evals.items():
-            sub = restrict(ev, s)
-            n_docs, n_gold, n_pred = len(sub.docs), int(sub.gold.nnz), int(sub.pred.nnz)
-            note = (
-                "No document in this slice."
-                if not n_docs
-                else "No gold or predicted code in this slice."
-                if not (n_gold or n_pred)
-                else "No gold code in this slice: recall and F1 are undefined, and every predicted code is "
-                "a false positive."
-                if not n_gold
-                else "No predicted code in this slice: precision is 0 by convention."
-                if not n_pred
-                else ""
-            )
-            table = None
-            if n_docs and (n_gold or n_pred):
-                table = bootstrap(sub, n_resamples=n_resamples, seed=seed, confidence=confidence).set_index(
-                    "figure"
-                )
-            for measure, pattern in _HEADLINE.items():
-                for stat in _STATISTICS:
-                    value = low = high = np.nan
-                    if table is not None and (n_gold or stat == "precision"):
-                        fig = table.loc[pattern.format(stat)]
-                        value, low, high = float(fig["value"]), float(fig["low"]), float(fig["high"])
-                    rows.append(
-                        (
-                            run,
-                            s.name,
-                            s.key,
-                            s.dimension,
-                            s.kind,
-                            s.size,
-                            n_docs,
-                            n_gold,
-                            n_pred,
-                            measure,
-                            stat,
-                            value,
-                            low,
-                            high,
-                            note,
-                        )
-                    )
+            rows += slice_rows(run, s, *_slice_figures(ev, s, n_resamples, seed, confidence))
     return pd.DataFrame(rows, columns=SCORE_COLUMNS)

@@ -20,8 +20,16 @@ last digit:
 
 The result, :class:`StreamedEvaluation`, offers the figures of :class:`~cophe_core.metrics.Evaluation`
 (levels, macro, node and document tables, ``to_dict``) and the bootstrap; the tables are the metrics
-module's functions of the summed counts. The ICM suite (``--metrics suite``) needs class probabilities
-estimated on the whole gold standard before any document is scored, and is not offered here.
+module's functions of the summed counts.
+
+**The ICM paper's metrics** (``suite=True``, ``--metrics suite``) need the gold standard's class
+probabilities before any document is scored, so they take two passes: step 3 also counts the gold
+standard's :class:`~cophe_core.suite.Frequencies` (sums over documents), and a further pass over the buckets
+scores each document with the whole gold standard's frequencies (:func:`suite_partition`) and sums the
+per-document values. Their bootstrap intervals are not offered (they would need every document's values).
+
+**Code slices** (``slice_edges=``) take one more pass: each code-frequency slice's codes counted alone,
+for the aggregate analysis (:mod:`cophe_core.aggregate`).
 
 **Memory.** Pass 1 holds one chunk; pass 2 one bucket (about ``chunk_rows`` rows); the result holds the
 per-node counts, the sorted document ids (about 20 bytes a document), the per-document table (about 140 bytes
@@ -70,6 +78,7 @@ from .metrics import (
 )
 from .ontology import Ontology, choose_ontology, system_of
 from .readers import REJECTED_COLUMNS, RawScores, read_frame
+from .suite import Frequencies, document_sums, left_out_note, per_document, suite_of_sums, sum_frequencies
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -86,6 +95,7 @@ __all__ = [
     "nothing_scorable",
     "rejected_codes",
     "score_dataset",
+    "suite_partition",
     "DEFAULT_CHUNK_ROWS",
 ]
 
@@ -202,6 +212,8 @@ class PartitionCounts:
         Documents with rows on one side only.
     scored : dict of str → int
         Rows scored per file.
+    frequencies : Frequencies, optional
+        The gold standard's frequencies in the partition (``count_partition(..., frequencies=True)``).
     """
 
     counts: NodeCounts
@@ -212,6 +224,7 @@ class PartitionCounts:
     only_gold: int = 0
     only_pred: int = 0
     scored: dict[str, int] = field(default_factory=dict)
+    frequencies: Frequencies | None = None
 
     def __add__(self, other: PartitionCounts) -> PartitionCounts:
         return PartitionCounts.combine([self, other])
@@ -245,6 +258,9 @@ class PartitionCounts:
             sum(p.only_gold for p in parts),
             sum(p.only_pred for p in parts),
             scored,
+            None
+            if any(p.frequencies is None for p in parts)
+            else sum_frequencies([p.frequencies for p in parts]),  # type: ignore[misc]
         )
 
 
@@ -327,6 +343,7 @@ def count_partition(
     max_level: str | None = None,
     system: str = "auto",
     documents: bool = True,
+    frequencies: bool = False,
 ) -> PartitionCounts:
     """Count one partition of the documents: every row of its documents, gold and predicted.
 
@@ -351,6 +368,9 @@ def count_partition(
         For ICD-9, with an ontology: which table undotted codes come from.
     documents : bool
         Count the per-document table; without it, ``documents`` has the ``doc_id`` column only.
+    frequencies : bool
+        Also count the partition's :class:`~cophe_core.suite.Frequencies` (the first pass of the ICM paper's
+        metrics; see :func:`suite_partition`).
 
     Returns
     -------
@@ -368,6 +388,25 @@ def count_partition(
     >>> part.rejected[["file", "line", "value"]].values.tolist(), part.only_gold
     ([['gold', 3, 'XYZ']], 1)
     """
+    ev, g, p, dups, in_gold, in_pred = _partition_evaluation(gold, pred, codes, max_level, system)
+    return PartitionCounts(
+        ev.node_counts,
+        ev.documents if documents else pd.DataFrame({"doc_id": ev.docs}),
+        _concat([g.rejected, p.rejected]),
+        _concat([g.flagged, p.flagged]),
+        dups,
+        int((in_gold & ~in_pred).sum()),
+        int((in_pred & ~in_gold).sum()),
+        {**g.scored, **{k: p.scored.get(k, 0) + g.scored.get(k, 0) for k in p.scored}},
+        Frequencies.of(ev) if frequencies else None,
+    )
+
+
+def _partition_evaluation(
+    gold: pd.DataFrame, pred: pd.DataFrame, codes: CodeTable | Ontology, max_level: str | None, system: str
+) -> tuple[Evaluation, _Side, _Side, tuple[int, int], np.ndarray, np.ndarray]:
+    """The in-memory evaluation of one partition's documents, with its sides' resolved rows, the repeated
+    rows collapsed on each side, and which documents have gold and predicted rows."""
     if isinstance(codes, Ontology):
         values = pd.concat([gold["code"], pred["code"]], ignore_index=True).dropna().astype(str)
         codes = resolve_table(values.unique(), codes, system=system)
@@ -384,16 +423,35 @@ def count_partition(
     in_gold[gi] = True
     in_pred = np.zeros(len(docs), dtype=bool)
     in_pred[pi] = True
-    return PartitionCounts(
-        ev.node_counts,
-        ev.documents if documents else pd.DataFrame({"doc_id": docs}),
-        _concat([g.rejected, p.rejected]),
-        _concat([g.flagged, p.flagged]),
-        (gdups, pdups),
-        int((in_gold & ~in_pred).sum()),
-        int((in_pred & ~in_gold).sum()),
-        {**g.scored, **{k: p.scored.get(k, 0) + g.scored.get(k, 0) for k in p.scored}},
-    )
+    return ev, g, p, (gdups, pdups), in_gold, in_pred
+
+
+def suite_partition(
+    gold: pd.DataFrame,
+    pred: pd.DataFrame,
+    codes: CodeTable,
+    frequencies: Frequencies,
+    *,
+    max_level: str | None = None,
+) -> dict[str, float]:
+    """The second pass of the ICM paper's metrics on one partition of the documents: the
+    :func:`cophe_core.suite.document_sums` of its documents, scored with the ``frequencies`` of the whole
+    gold standard (the first pass: :attr:`PartitionCounts.frequencies` summed). Like :func:`count_partition`,
+    a pure function of its arguments, for any engine; the sums of all partitions add up, and
+    :func:`cophe_core.suite.suite_of_sums` makes the suite of them.
+
+    >>> from cophe_core.ontology import load_ontology
+    >>> from cophe_core.suite import suite_of_sums
+    >>> gold = pd.DataFrame({"doc_id": ["1", "2"], "code": ["401.9", "428.0"]})
+    >>> pred = pd.DataFrame({"doc_id": ["1"], "code": ["401.9"]})
+    >>> table = resolve_table(["401.9", "428.0"], load_ontology("icd9"))
+    >>> first = count_partition(gold, pred, table, frequencies=True)
+    >>> sums = suite_partition(gold, pred, table, first.frequencies)
+    >>> suite_of_sums(sums, first.counts, 2)["eb_subacc"]
+    0.5
+    """
+    ev = _partition_evaluation(gold, pred, codes, max_level, "auto")[0]
+    return document_sums(per_document(ev, frequencies))
 
 
 # ------------------------------------------------------------------ the streamed evaluation
@@ -513,6 +571,8 @@ class StreamedEvaluation(CountedFigures):
         Per code slice (by its key: :func:`cophe_core.slices.code_frequency_slices` of the gold standard's
         frequencies, the edges given to :func:`score_dataset`), the counts of the slice's codes alone, as
         :func:`cophe_core.slices.restrict` counts them.
+    suite : dict of str → float, optional
+        The ICM paper's metrics (``score_dataset(..., suite=True)``), as :func:`cophe_core.suite.suite`.
     """
 
     ontology: Ontology
@@ -527,6 +587,13 @@ class StreamedEvaluation(CountedFigures):
     notes: list[str] = field(default_factory=list)
     detection: str | None = None
     slice_counts: dict[str, NodeCounts] = field(default_factory=dict)
+    suite: dict[str, float] | None = None
+    icm_left_out: int = 0
+
+    @property
+    def icm_note(self) -> str | None:
+        """As :func:`cophe_core.suite.icm_note`, when the suite was computed."""
+        return None if self.suite is None else left_out_note(self.icm_left_out)
 
     @classmethod
     def of(
@@ -880,6 +947,7 @@ def score_dataset(
     keep_documents: bool = True,
     slice_edges: Sequence[int] | None = None,
     every_level: bool = False,
+    suite: bool = False,
 ) -> StreamedEvaluation:
     """Score a prediction source against a gold source of any size, in chunks, in bounded memory.
 
@@ -913,6 +981,11 @@ def score_dataset(
     every_level : bool
         Evaluate up to the ontology's top level whatever ``max_level`` says (the aggregate analysis keeps
         every level's per-document counts, to be shown up to any level).
+    suite : bool
+        Also compute the ICM paper's metrics (:func:`cophe_core.suite.suite`) in two passes: the gold
+        standard's frequencies are counted with the per-node counts, then each bucket's documents are
+        scored with them (:func:`suite_partition`), for :attr:`StreamedEvaluation.suite`. The sums of
+        floating-point values over buckets may differ from the in-memory means in the last digits.
 
     Returns
     -------
@@ -975,17 +1048,32 @@ def score_dataset(
         to_table = table.index.get_indexer(book).astype(np.int32) if len(book) else np.zeros(0, np.int32)
         categories = pd.Index(table.codes, dtype=object)
         parts = []
+        found: list[Frequencies] = []
         counts: NodeCounts | None = None
         for bucket in spill.buckets():
             gold_rows, pred_rows = _bucket_frames(bucket, to_table, categories, file_names)
-            part = count_partition(gold_rows, pred_rows, table, max_level=max_level, documents=keep_documents)
+            part = count_partition(
+                gold_rows, pred_rows, table, max_level=max_level, documents=keep_documents, frequencies=suite
+            )
             counts = part.counts if counts is None else counts + part.counts
+            if part.frequencies is not None:
+                found.append(part.frequencies)
             parts.append(_Kept.of(part, keep_documents))
         slice_counts = {}
         if slice_edges is not None and counts is not None:
             slice_counts = _count_slices(
                 spill, table, counts, slice_edges, to_table, categories, file_names, max_level
             )
+        metrics, left_out = None, 0
+        if suite and counts is not None:  # the second pass of the suite, with the whole gold's frequencies
+            frequencies = sum_frequencies(found)
+            sums: dict[str, float] = {}
+            for bucket in spill.buckets():
+                frames = _bucket_frames(bucket, to_table, categories, file_names)
+                part_sums = suite_partition(*frames, table, frequencies, max_level=max_level)
+                sums = {k: sums.get(k, 0.0) + v for k, v in part_sums.items()}
+            metrics = suite_of_sums(sums, counts, frequencies.n_docs)
+            left_out = frequencies.n_docs - frequencies.n_gold_docs
     ev = _assemble(
         parts,
         counts if counts is not None else NodeCounts.zeros(table.ontology.n_nodes),
@@ -997,7 +1085,7 @@ def score_dataset(
         reader_notes,
         detection,
     )
-    return dataclasses.replace(ev, slice_counts=slice_counts) if slice_counts else ev
+    return dataclasses.replace(ev, slice_counts=slice_counts, suite=metrics, icm_left_out=left_out)
 
 
 def _bucket_frames(

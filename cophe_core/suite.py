@@ -56,18 +56,25 @@ telescope: the root path of c below its first parent p is the path of p plus c.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .metrics import Evaluation, prf
+from .metrics import Evaluation, NodeCounts, prf
 
 __all__ = [
     "suite",
+    "suite_of_sums",
+    "document_sums",
     "per_document",
+    "Frequencies",
+    "sum_frequencies",
     "information_content",
     "icm_left_out",
     "icm_note",
+    "left_out_note",
     "PROPERTIES",
     "ALPHA1",
     "ALPHA2",
@@ -77,6 +84,93 @@ __all__ = [
 ALPHA1 = ALPHA2 = 2.0
 BETA = 3.0
 PROP_A, PROP_B = 0.55, 1.5
+
+
+@dataclass(frozen=True)
+class Frequencies:
+    """What the example-based metrics and ICM need of the whole gold standard, before any document is scored:
+    its documents (``n_docs``, and ``n_gold_docs`` with a gold code), per node the gold documents that hold
+    the code (``holding``: propensities, and the codes annotated anywhere for Hamming loss) and those that
+    hold it or a descendant (``covering``: ICM's P(c)). Every field is a sum over documents, so a streamed
+    scoring gets them from its first pass (:meth:`of_counts`) and scores each chunk of documents with them
+    in the second.
+
+    >>> from cophe_core import score_files
+    >>> s = score_files(b"doc_id,code\\n1,401.9\\n2,401.1\\n", {"A": b"doc_id,code\\n3,428.0\\n"})
+    >>> f = Frequencies.of(s.evaluation("A", max_level="chapter"))
+    >>> f.n_docs, f.n_gold_docs, int(f.covering[s.corpus.ontology.codes["401"]])
+    (3, 2, 2)
+    """
+
+    n_docs: int
+    n_gold_docs: int
+    holding: np.ndarray
+    covering: np.ndarray
+
+    @classmethod
+    def of(cls, ev: Evaluation) -> Frequencies:
+        """The frequencies of ``ev``'s own documents (the in-memory scoring's)."""
+        g = ev.gold
+        covered = _covered(g, ev.ontology.closure_of(g.indices))
+        n = ev.ontology.n_nodes
+        return cls(
+            len(ev.docs),
+            int(_gold_docs(ev).sum()),
+            np.bincount(_binary(g).indices, minlength=n).astype(np.int64),
+            np.bincount(covered.indices, minlength=n).astype(np.int64),
+        )
+
+    @classmethod
+    def of_counts(cls, counts: NodeCounts, n_docs: int, n_gold_docs: int) -> Frequencies:
+        """From the summed per-node counts of an evaluation up to the ontology's top level: a node's flat gold
+        count is the documents holding it, its set-based gold count (TP + FN) those covering it."""
+        return cls(
+            n_docs,
+            n_gold_docs,
+            (counts.flat_tp + counts.flat_fn).astype(np.int64),
+            (counts.set_tp + counts.set_fn).astype(np.int64),
+        )
+
+    @property
+    def gold_codes(self) -> int:
+        """Codes annotated anywhere in the gold standard (at least 1: Hamming loss divides by it)."""
+        return max(int(np.count_nonzero(self.holding)), 1)
+
+    @property
+    def information_content(self) -> np.ndarray:
+        """IC(v) = −log2 P(v) per node (see :func:`information_content`)."""
+        n_gold = max(self.n_gold_docs, 1)  # no gold document: every ICM value is masked anyway
+        p = np.where(self.covering > 0, self.covering / n_gold, 1.0 / n_gold)
+        return 0.0 - np.log2(p)  # not -log2: IC 0.0 rather than -0.0 for a node every gold document holds
+
+
+def sum_frequencies(parts: list[Frequencies]) -> Frequencies:
+    """The frequencies of the union of disjoint sets of documents (the node arrays padded with zeros for
+    nodes added by a later extension of the ontology).
+
+    >>> a = Frequencies(2, 1, np.array([1, 0]), np.array([1, 1]))
+    >>> sum_frequencies([a, Frequencies(1, 1, np.array([0, 1, 1]), np.array([1, 1, 1]))]).covering.tolist()
+    [2, 2, 1]
+    """
+    n = max(len(p.holding) for p in parts)
+
+    def total(name: str) -> np.ndarray:
+        out = np.zeros(n, dtype=np.int64)
+        for p in parts:
+            values = getattr(p, name)
+            out[: len(values)] += values
+        return out
+
+    return Frequencies(
+        sum(p.n_docs for p in parts), sum(p.n_gold_docs for p in parts), total("holding"), total("covering")
+    )
+
+
+def _binary(m: sp.csr_matrix) -> sp.csr_matrix:
+    out = sp.csr_matrix(m, copy=True)
+    out.sum_duplicates()
+    out.eliminate_zeros()
+    return out
 
 
 def information_content(ev: Evaluation) -> np.ndarray:
@@ -93,20 +187,12 @@ def information_content(ev: Evaluation) -> np.ndarray:
     >>> float(ic[ev.ontology.codes["401"]]), float(ic[ev.ontology.codes["401.9"]])
     (0.0, 1.0)
     """
-    return _ic(_covered(ev.gold, ev.ontology.closure_of(ev.gold.indices)), _gold_docs(ev))
+    return Frequencies.of(ev).information_content
 
 
 def _gold_docs(ev: Evaluation) -> np.ndarray:
     """Boolean mask of the documents with at least one gold code: the documents ICM is defined on."""
     return np.asarray((ev.gold != 0).sum(axis=1)).ravel() > 0
-
-
-def _ic(gold_covered: sp.csr_matrix, gold_docs: np.ndarray) -> np.ndarray:
-    """IC of every node from the covered gold matrix; ``gold_docs`` gives the denominator of P."""
-    n_gold = max(int(gold_docs.sum()), 1)  # no gold document: every ICM value is masked anyway
-    docs_with = np.bincount(gold_covered.indices, minlength=gold_covered.shape[1])  # one per (doc, node) pair
-    p = np.where(docs_with > 0, docs_with / n_gold, 1.0 / n_gold)
-    return 0.0 - np.log2(p)  # not -log2: IC 0.0 rather than -0.0 for a node every gold document holds
 
 
 def icm_left_out(ev: Evaluation) -> int:
@@ -128,7 +214,15 @@ def icm_note(ev: Evaluation) -> str | None:
     >>> icm_note(s.evaluation("A"))
     'ICM and ICM-Norm leave out 1 document with no gold codes, as PyEvALL does'
     """
-    n = icm_left_out(ev)
+    return left_out_note(icm_left_out(ev))
+
+
+def left_out_note(n: int) -> str | None:
+    """:func:`icm_note` for ``n`` documents left out (the streamed scoring counts them in its first pass).
+
+    >>> left_out_note(0), left_out_note(2)
+    (None, 'ICM and ICM-Norm leave out 2 documents with no gold codes, as PyEvALL does')
+    """
     if n == 0:
         return None
     return (
@@ -161,7 +255,7 @@ def _tree_closure(ev: Evaluation) -> sp.csr_matrix:
     )
 
 
-def per_document(ev: Evaluation) -> pd.DataFrame:
+def per_document(ev: Evaluation, frequencies: Frequencies | None = None) -> pd.DataFrame:
     """Per-document values of every example-based metric, one row per document of ``ev.docs``.
 
     Columns ``eb_jacc, eb_hamm, eb_subacc, eb_precision, eb_recall, eb_f, prop_f, hf`` (module docs), then
@@ -169,6 +263,9 @@ def per_document(ev: Evaluation) -> pd.DataFrame:
     ``icm_scored``: whether the document has a gold code. ICM is defined on those documents only (as in
     PyEvALL), so ``icm`` and ``icm_gold`` are NaN where ``icm_scored`` is False; their means over the
     scored rows are :func:`suite`'s ICM and ICM(g, g).
+
+    ``frequencies`` are those of the whole gold standard when ``ev`` holds a part of its documents (a chunk
+    of a streamed scoring); by default, ``ev``'s own (:meth:`Frequencies.of`).
 
     Example (tree A → {A0, A1}, B → {B0, B1}; gold {d1: A0}, {d2: A1, B0}, {d3: B}; so P(A) = P(B) = 2/3 and
     every leaf has P = 1/3): predicting {A0} for d2 gives IC(s) = log2 3, IC(g) = 2·log2 3 and
@@ -185,20 +282,21 @@ def per_document(ev: Evaluation) -> pd.DataFrame:
     >>> per_document(b)[["eb_jacc", "eb_f"]].round(3).values.tolist()
     [[1.0, 1.0], [0.0, 0.0]]
     """
+    f = Frequencies.of(ev) if frequencies is None else frequencies
     g, p = ev.gold, ev.pred
     n_g = np.asarray(g.sum(1)).ravel().astype(float)
     n_p = np.asarray(p.sum(1)).ravel().astype(float)
     inter = np.asarray(g.multiply(p).sum(1)).ravel().astype(float)
     union = n_g + n_p - inter
     both_empty = union == 0
-    gold_codes = max(int(np.count_nonzero(np.asarray(g.sum(0)).ravel())), 1)
+    gold_codes = f.gold_codes
     prec = np.where(n_p > 0, inter / np.maximum(n_p, 1), 0.0)
     rec = np.where(n_g > 0, inter / np.maximum(n_g, 1), 0.0)
     ebf = np.where(both_empty, 1.0, prf(inter, n_p - inter, n_g - inter)[2])
 
     # propensity F with the empty class
-    n_docs = max(len(ev.docs), 1)
-    n_c = np.asarray(g.sum(0)).ravel().astype(float)
+    n_docs = max(f.n_docs, 1)
+    n_c = f.holding.astype(float)
     big_c = (np.log(n_docs) - 1) * (PROP_B + 1) ** PROP_A
 
     def inv_prop(n):
@@ -220,7 +318,7 @@ def per_document(ev: Evaluation) -> pd.DataFrame:
 
     # ICM, on the documents with a gold code only (module docs)
     scored = _gold_docs(ev)
-    w = _weights(ev, _ic(ga, scored))
+    w = _weights(ev, f.information_content)
     if ev.ontology.is_dag:  # root paths follow first parents
         tc = _tree_closure(ev)
         ga, pa = _covered(g, tc), _covered(p, tc)
@@ -249,7 +347,7 @@ def per_document(ev: Evaluation) -> pd.DataFrame:
     )
 
 
-def suite(ev: Evaluation) -> dict[str, float]:
+def suite(ev: Evaluation, frequencies: Frequencies | None = None) -> dict[str, float]:
     """Every metric of the module docstring, as one dict (the CLI's ``"suite"`` key).
 
     >>> from cophe_core import score_files
@@ -258,24 +356,58 @@ def suite(ev: Evaluation) -> dict[str, float]:
     >>> r["eb_f"], r["hf"], r["icm_norm"]
     (1.0, 1.0, 1.0)
     """
-    docs = per_document(ev)
-    c = ev.node_counts
+    return suite_of_sums(document_sums(per_document(ev, frequencies)), ev.node_counts, len(ev.docs))
+
+
+EXAMPLE_BASED = ("eb_jacc", "eb_hamm", "eb_subacc", "eb_f", "prop_f", "hf")
+
+
+def document_sums(docs: pd.DataFrame) -> dict[str, float]:
+    """The sums of :func:`per_document`'s columns that :func:`suite` averages: each example-based metric
+    over every document, ``icm`` and ``icm_gold`` over the documents with a gold code, and their number
+    (``icm_scored``). Sums of disjoint sets of documents add up.
+
+    >>> d = pd.DataFrame({"eb_jacc": [1.0, 0.5], "eb_hamm": [0, 0.1], "eb_subacc": [1.0, 0], "eb_f": [1.0, 0.5],
+    ...                   "prop_f": [1.0, 0.5], "hf": [1.0, 0.8], "icm": [2.0, np.nan], "icm_gold": [2.0, np.nan],
+    ...                   "icm_scored": [True, False]})
+    >>> document_sums(d)["icm"], document_sums(d)["icm_scored"], document_sums(d)["eb_jacc"]
+    (2.0, 1.0, 1.5)
+    """
+    scored = docs.icm_scored.to_numpy(dtype=bool)
+    out = {k: float(docs[k].to_numpy(dtype=float).sum()) for k in EXAMPLE_BASED}
+    out["icm"] = float(docs.icm.to_numpy(dtype=float)[scored].sum())
+    out["icm_gold"] = float(docs.icm_gold.to_numpy(dtype=float)[scored].sum())
+    out["icm_scored"] = float(scored.sum())
+    return out
+
+
+def suite_of_sums(sums: dict[str, float], counts: NodeCounts, n_docs: int) -> dict[str, float]:
+    """:func:`suite` from the :func:`document_sums` of every document (summed over chunks, for a streamed
+    scoring), the flat per-node counts (label-based metrics) and the number of documents.
+
+    >>> from cophe_core import score_files
+    >>> s = score_files(b"doc_id,code\\n1,401.9\\n2,428.0\\n", {"A": b"doc_id,code\\n1,401.9\\n"})
+    >>> ev = s.evaluation("A")
+    >>> suite_of_sums(document_sums(per_document(ev)), ev.node_counts, 2) == suite(ev)
+    True
+    """
+    c = counts
     tp, fp, fn = c.flat_tp, c.flat_fp, c.flat_fn
     in_play = (tp + fp + fn) > 0
-    n = max(len(ev.docs), 1)
+    n = max(n_docs, 1)
     tn = n - tp - fp - fn
     lb_acc = float(((tp + tn)[in_play] / n).mean()) if in_play.any() else 1.0
     lb_f = float(prf(tp[in_play], fp[in_play], fn[in_play])[2].mean()) if in_play.any() else 1.0
-    scored = docs.icm_scored.to_numpy()
-    if scored.any():  # the documents with a gold code (module docs)
-        icm, icm_gold = float(docs.icm[scored].mean()), float(docs.icm_gold[scored].mean())
+    scored = sums["icm_scored"]
+    if scored:  # the documents with a gold code (module docs)
+        icm, icm_gold = sums["icm"] / scored, sums["icm_gold"] / scored
     else:
         icm = icm_gold = float("nan")
     # undefined when the gold sets carry no information (every document has the same codes)
     icm_norm = max(0.0, (icm + icm_gold) / (2 * icm_gold)) if icm_gold > 0 else float("nan")
     out = {"lb_acc": lb_acc, "lb_f": lb_f}
-    for k in ("eb_jacc", "eb_hamm", "eb_subacc", "eb_f", "prop_f", "hf"):
-        out[k] = float(docs[k].mean())
+    for k in EXAMPLE_BASED:
+        out[k] = sums[k] / n if n_docs else float("nan")
     out["icm"], out["icm_norm"] = icm, icm_norm
     return out
 

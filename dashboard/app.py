@@ -117,7 +117,7 @@ try:
             "cophe · CoPHE: Falis et al., EMNLP 2021. Every figure comes from the cophe scoring core."
         )
         if ctx.files is not None and ctx.scoring is not None:
-            saved.save_button(st.sidebar, ctx.files, page.url_path, ctx.scoring.corpus.ontology)
+            saved.save_button(st.sidebar, ctx.files, page.url_path, ctx.ontology)
         saved_view(page)
         slicing.banner(ctx, page.title)
         page.run()

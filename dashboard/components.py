@@ -4,11 +4,14 @@ question of the code system, and the download buttons of figures and tables."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import downloads
+import pandas as pd
 import streamlit as st
 
 from cophe_core import Scoring
+from cophe_core.aggregate import Aggregate
 from cophe_core.labels import NothingScorable
 from cophe_core.report import figure_html
 
@@ -39,9 +42,36 @@ def rows(n: int) -> str:
     return f"{n:,} input row was" if n == 1 else f"{n:,} input rows were"
 
 
-def problems_panel(scoring: Scoring) -> None:
+@dataclass(frozen=True)
+class Problems:
+    """What an input set's problems panel shows."""
+
+    rejected: pd.DataFrame
+    flagged: pd.DataFrame
+    notes: list[str]
+    needs_system: bool = False
+
+    @classmethod
+    def of(cls, scoring: Scoring | Aggregate) -> Problems:
+        if isinstance(scoring, Scoring):
+            c = scoring.corpus
+            return cls(c.rejected, c.flagged, list(c.notes), c.needs_system)
+
+        # an aggregate lists the gold standard's rows under each run that read them: once here
+        def once(rows: pd.DataFrame) -> pd.DataFrame:
+            return (
+                rows.drop(columns="run")
+                .drop_duplicates(subset=["file", "line", "value"])
+                .reset_index(drop=True)
+            )
+
+        notes = list(dict.fromkeys(n for run in scoring.run_names for n in scoring.notes.get(run, [])))
+        return cls(once(scoring.rejected), once(scoring.flagged), notes)
+
+
+def problems_panel(scoring: Scoring | Aggregate) -> None:
     """Rejected and flagged rows, and input warnings: counts, first rows with reasons, downloads."""
-    c = scoring.corpus
+    c = Problems.of(scoring)
     if len(c.rejected):
         with st.container(border=True):
             st.error(

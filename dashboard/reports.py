@@ -39,7 +39,7 @@ def readable(df: pd.DataFrame, onto, extra: dict | None = None) -> pd.DataFrame:
 
 def settings_lines(ctx, resamples: int) -> list[str]:
     """What every number of a report depends on: version, code sets, documents, levels, rule, slice."""
-    onto = ctx.scoring.corpus.ontology
+    onto = ctx.ontology
     rule = ctx.rule and (
         f"codes scoring at least {ctx.rule[1]}"
         if ctx.rule[0] == "threshold"
@@ -49,7 +49,7 @@ def settings_lines(ctx, resamples: int) -> list[str]:
         f"cophe {cophe_version}. Code sets: "
         + "; ".join(f"{k} ({v})" for k, v in onto.code_sets.items())
         + ".",
-        f"{len(ctx.evaluation(ctx.scoring.run_names[0]).docs):,} documents; levels up to "
+        f"{ctx.n_documents:,} documents; levels up to "
         f"{level(onto, ctx.max_level)}." + (f" Runs given as scores are decided by {rule}." if rule else ""),
         ctx.slice_words,
         f"Intervals and tests: {resamples:,} bootstrap resamples of the documents, seed 0; 95% intervals.",
@@ -58,7 +58,7 @@ def settings_lines(ctx, resamples: int) -> list[str]:
 
 def compare_report(ctx, evals: dict, a: str, b: str, *, resamples: int, focus: int | None = None) -> str:
     """The Compare page as one HTML file (computed with the page's cache keys, so what the page showed)."""
-    onto = ctx.scoring.corpus.ontology
+    onto = ctx.ontology
     ea, eb = evals[a], evals[b]
     shown = list(evals)[:MAX_RUNS]
     table = state.cached(

@@ -15,6 +15,7 @@ import streamlit as st
 import urlstate
 
 from cophe_core import InputError, __version__
+from cophe_core.aggregate import Aggregate, is_aggregate, read_aggregate
 from cophe_core.analysis import Analysis, InputFile, read_analysis, write_analysis
 
 FILE_KEY = "analysis_file"
@@ -37,14 +38,16 @@ SLICE_KEYS = ("slice_dimension", "slice_edges", "slice_name")
 MAX_ANALYSIS_MB = 500
 
 
-def open_file(sb, max_mb: int) -> Analysis | None:
-    """The "Open a saved analysis" uploader; the analysis it holds, checked (its settings applied once)."""
+def open_file(sb, max_mb: int) -> Analysis | Aggregate | None:
+    """The "Open a saved analysis" uploader; the analysis it holds, checked (its settings applied once), or
+    the aggregate analysis (counts of runs too large to upload, written by ``cophe aggregate``)."""
     f = sb.file_uploader(
         "Saved analysis (.cophe)",
         type=["cophe", "zip"],
         key=FILE_KEY,
         max_upload_size=max_mb,
-        help="A file made with Save analysis, or by `cophe score … --save`.",
+        help="A file made with Save analysis, by `cophe score … --save`, or by `cophe aggregate` (the counts "
+        "of runs too large to upload).",
     )
     if f is None:
         return None
@@ -54,12 +57,20 @@ def open_file(sb, max_mb: int) -> Analysis | None:
     if digest not in store:
         try:
             store.clear()  # one opened analysis per session
-            store[digest] = read_analysis(content, name=f.name)
+            if is_aggregate(content):
+                store[digest] = read_aggregate(content, name=f.name)
+            else:
+                store[digest] = read_analysis(content, name=f.name)
         except InputError as e:
             store[digest] = e
     found = store[digest]
     if isinstance(found, InputError):
         raise InputError(str(found))
+    if isinstance(found, Aggregate):
+        if st.session_state.get(OPENED_KEY) != digest:
+            st.session_state[OPENED_KEY] = digest
+            urlstate.offer({"level": found.max_level})
+        return found
     if st.session_state.get(OPENED_KEY) != digest:
         st.session_state[OPENED_KEY] = digest
         apply(found)

@@ -26,8 +26,22 @@ from loading import (
 )
 from state import Context
 
-from cophe_core import InputError
+from cophe_core import InputError, Scoring
+from cophe_core.aggregate import Aggregate
 from cophe_core.labels import NothingScorable
+
+
+def aggregate_caption(agg: Aggregate) -> str:
+    """What an opened aggregate analysis holds, in one line (every user string escaped)."""
+    n = len(agg.run_names)
+    sources = sorted({v for src in agg.sources.values() for v in src.values()})
+    shown = ", ".join(md(x) for x in sources[:4]) + (" …" if len(sources) > 4 else "")
+    return (
+        f"Opened: an aggregate analysis (counts) of {n} run{'s' if n != 1 else ''} on "
+        f"{agg.n_documents:,} documents, written {md(agg.created)} with cophe {md(agg.cophe_version)}"
+        + (f", from {shown}" if shown else "")
+        + ". Pages that need each document's codes are not available."
+    )
 
 
 def _run_name(file_name: str, taken: set[str]) -> str:
@@ -50,7 +64,7 @@ def sidebar() -> Context:
         "error profiles (see sample_data/README.md).",
     )
     error = notice = blocked = None
-    scoring = None
+    scoring: Scoring | Aggregate | None = None
     label = source
     gold: tuple[str, bytes] | None = None
     runs: list[tuple[str, str, bytes]] = []
@@ -72,6 +86,10 @@ def sidebar() -> Context:
             opened, error = None, str(e)
         if opened is None:
             notice = None if error else "Open a file made with Save analysis (or by cophe score … --save)."
+        elif isinstance(opened, Aggregate):
+            scoring = opened
+            label = f"aggregate analysis of {opened.created}"
+            sb.caption(aggregate_caption(opened))
         else:
             o = opened.options
             onto = o.get("ontology") or "auto"
@@ -172,8 +190,9 @@ def sidebar() -> Context:
     run = None
     max_level = None
     if scoring is not None:
-        tree = scoring.corpus.ontology
-        if scoring.detection:
+        tree = scoring.ontology if isinstance(scoring, Aggregate) else scoring.corpus.ontology
+        default = scoring.max_level if isinstance(scoring, Aggregate) else tree.default_level
+        if isinstance(scoring, Scoring) and scoring.detection:
             sb.caption(f"Code system {md(scoring.detection)}")
         sb.caption(
             "Code sets: " + "; ".join(f"{md(k)} ({md(v)})" for k, v in tree.code_sets.items()),
@@ -185,7 +204,7 @@ def sidebar() -> Context:
         max_level = sb.selectbox(
             "Highest level",
             levels,
-            index=levels.index(tree.default_level),
+            index=levels.index(default),
             key=f"max_level_{tree.name}",
             format_func=lambda lv: texts.level(tree, lv),
             help="Codes are scored at each level from the exact codes up to this one, and "
@@ -215,7 +234,7 @@ def sidebar() -> Context:
         max_level,
         run,
         error,
-        (scoring.scored or None) if scoring else None,
+        (scoring.scored or None) if isinstance(scoring, Scoring) else None,
         st.session_state.get("_rule") if scored else None,
         reading,
         notice,

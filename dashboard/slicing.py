@@ -13,6 +13,7 @@ import streamlit as st
 from components import md
 
 from cophe_core import InputError
+from cophe_core.aggregate import Aggregate
 from cophe_core.slices import (
     Slice,
     code_frequency,
@@ -60,6 +61,8 @@ def uploaded(key: str) -> tuple[str, bytes] | None:
 
 def sidebar(scoring, system: str = "auto") -> Slice | None:
     """The "Slice" section of the sidebar; returns the chosen slice (None: everything)."""
+    if isinstance(scoring, Aggregate):
+        return _aggregate_sidebar(scoring)
     sb = st.sidebar
     active = st.session_state.get(DIMENSION_KEY, NONE) != NONE
     with sb.expander("Slice: look at part of the data", expanded=active, icon=":material/filter_alt:"):
@@ -97,8 +100,41 @@ def sidebar(scoring, system: str = "auto") -> Slice | None:
         return by_key[chosen]
 
 
+def _aggregate_sidebar(agg: Aggregate) -> Slice | None:
+    """An aggregate analysis's slices: the code-frequency slices counted when it was written, nothing else
+    (the documents' details and codes are not in it)."""
+    options = [NONE, FREQUENCY] if agg.slices else [NONE]
+    active = st.session_state.get(DIMENSION_KEY, NONE) != NONE
+    with st.sidebar.expander(
+        "Slice: look at part of the data", expanded=active, icon=":material/filter_alt:"
+    ):
+        if st.session_state.get(DIMENSION_KEY) not in options:
+            st.session_state[DIMENSION_KEY] = NONE
+        dimension = st.selectbox("Look at", options, key=DIMENSION_KEY, format_func=dimension_words)
+        edges = ", ".join(str(e) for e in agg.slices[0].key.split(":")[2].split(",")) if agg.slices else ""
+        st.caption(
+            f"An aggregate analysis holds the slices counted when it was written (codes by how often they "
+            f"occur, edges {edges} documents)."
+            if agg.slices
+            else "This aggregate analysis was written without slices (cophe aggregate --slice-edges)."
+        )
+        st.session_state["_slices"] = list(agg.slices)
+        if dimension == NONE:
+            return None
+        keys = [s.key for s in agg.slices]
+        if st.session_state.get(SLICE_KEY) not in keys:
+            st.session_state[SLICE_KEY] = keys[0]
+        by_key = {s.key: s for s in agg.slices}
+        chosen = st.radio(
+            "Show only", keys, key=SLICE_KEY, format_func=lambda k: f"{by_key[k].name} ({by_key[k].size:,})"
+        )
+        return by_key[chosen]
+
+
 def shown_slices(scoring) -> list[Slice]:
     """The slices of the dimension chosen in the sidebar; with none chosen, codes by frequency (10, 100)."""
+    if isinstance(scoring, Aggregate):
+        return list(scoring.slices)
     return st.session_state.get("_slices") or state.cached(
         scoring,
         ("slices", FREQUENCY, (10, 100)),

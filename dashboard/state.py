@@ -20,16 +20,19 @@ import streamlit as st
 from components import blocked_panel, md
 
 from cophe_core import Scoring
+from cophe_core.aggregate import Aggregate
 from cophe_core.labels import NothingScorable
 from cophe_core.metrics import Evaluation
+from cophe_core.ontology import Ontology
 from cophe_core.slices import Slice, restrict
 
 
 @dataclass
 class Context:
-    """What every view needs: the scored inputs and the user's current choices."""
+    """What every view needs: the scored inputs (or an aggregate analysis: counts only) and the user's
+    current choices."""
 
-    scoring: Scoring | None
+    scoring: Scoring | Aggregate | None
     source: str
     max_level: str | None
     run: str | None
@@ -42,13 +45,36 @@ class Context:
     slice: Slice | None = None  # the part of the data every page shows (None: everything)
     files: dict | None = None  # the inputs as given and how they were read: what Save analysis writes
 
+    @property
+    def aggregate(self) -> Aggregate | None:
+        """The opened aggregate analysis, if that is what is shown (counts, no document's codes)."""
+        return self.scoring if isinstance(self.scoring, Aggregate) else None
+
+    @property
+    def ontology(self) -> Ontology:
+        s = self.scoring
+        if s is None:
+            raise LookupError("no scored run")
+        return s.ontology if isinstance(s, Aggregate) else s.corpus.ontology
+
+    @property
+    def n_documents(self) -> int:
+        s = self.scoring
+        if s is None:
+            return 0
+        return s.n_documents if isinstance(s, Aggregate) else len(s.corpus.docs)
+
     def evaluation(self, run: str | None = None, *, max_level: str | None = None) -> Evaluation:
         """The run's evaluation (up to ``max_level``, by default the sidebar's), restricted to the slice: a mask
-        on the cached matrices, kept per slice."""
+        on the cached matrices, kept per slice. For an aggregate analysis, the same figures from its counts
+        (an :class:`~cophe_core.aggregate.AggregateEvaluation`, which offers what the views read of an
+        Evaluation but its matrices)."""
         level = max_level or self.max_level
         name, scoring, part = run or self.run, self.scoring, self.slice
         if scoring is None or name is None:
             raise LookupError("no scored run to evaluate")  # views ask only through require_scoring()
+        if isinstance(scoring, Aggregate):
+            return cast(Evaluation, scoring.evaluation(name, max_level=level, slice=part))
         ev = scoring.evaluation(name, max_level=level)
         if part is None:
             return ev
@@ -57,8 +83,8 @@ class Context:
     def evaluations_ahead(self, slices: list[Slice]) -> None:
         """Restrict every run to each of ``slices`` (the other choices of the sidebar's slice) in the
         background, with the tables every page reads first, so that choosing one of them is quick."""
-        if self.scoring is None:
-            return
+        if self.scoring is None or isinstance(self.scoring, Aggregate):
+            return  # an aggregate's slices are counted already
         for s in slices:
             if self.slice is not None and s.fingerprint == self.slice.fingerprint:
                 continue
@@ -95,7 +121,7 @@ def _warm(ev):
     return ev
 
 
-def is_cached(scoring: Scoring, key: tuple) -> bool:
+def is_cached(scoring: Scoring | Aggregate, key: tuple) -> bool:
     """Whether :func:`cached` holds ``key`` for this scoring already (so a view can skip a spinner)."""
     return key in scoring.__dict__.get("_dashboard_cache", {})
 
@@ -112,7 +138,7 @@ _AHEAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cophe-ahead")
 _LOCK = threading.Lock()
 
 
-def _stores(scoring: Scoring) -> tuple[dict, dict]:
+def _stores(scoring: Scoring | Aggregate) -> tuple[dict, dict]:
     with _LOCK:
         return (
             scoring.__dict__.setdefault("_dashboard_cache", {}),
@@ -127,7 +153,7 @@ def _keep(store: dict, key: tuple, value) -> None:
             store.pop(next(iter(store)))
 
 
-def cached(scoring: Scoring, key: tuple, compute):
+def cached(scoring: Scoring | Aggregate, key: tuple, compute):
     """A result computed once per scored input set (kept on the Scoring itself, the last
     :data:`CACHED_PER_SCORING` used: a sample's is shared by every session, so it is bounded)."""
     store, ahead = _stores(scoring)
@@ -181,7 +207,7 @@ def heavy(*, take: bool = True) -> Iterator[None]:
             _HEAVY.release()
 
 
-def compute_ahead(scoring: Scoring, key: tuple, compute) -> None:
+def compute_ahead(scoring: Scoring | Aggregate, key: tuple, compute) -> None:
     """Start computing a result in the background, once, for :func:`cached` to find. ``compute`` must be
     pure core work: no Streamlit call."""
     store, ahead = _stores(scoring)
@@ -210,9 +236,23 @@ class Ready(Context):
     """A :class:`Context` with a scored run to show, as :func:`require_scoring` returns it: the same object,
     with the type checker told that its scoring, run and highest level are set."""
 
-    scoring: Scoring
+    scoring: Scoring | Aggregate
     max_level: str
     run: str
+
+
+def documents_needed(ctx: Context, what: str) -> bool:
+    """With an aggregate analysis, say that ``what`` needs the documents' own codes and return True (the view
+    then stops); otherwise False."""
+    if ctx.aggregate is None:
+        return False
+    st.info(
+        f"**{what} is not available for an aggregate analysis.** The file holds counts (per code, per family "
+        "and per document), not each document's codes. Open the gold standard and the runs themselves "
+        "(Source: Upload files) to see it.",
+        icon=":material/info:",
+    )
+    return True
 
 
 def require_scoring() -> Ready | None:

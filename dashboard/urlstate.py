@@ -84,7 +84,7 @@ def publish(page: str, ctx) -> None:
             q["runs"] = ",".join(runs)
         if page == "tree":
             focus = st.session_state.get("focus")
-            onto = ctx.scoring.corpus.ontology
+            onto = ctx.ontology
             if focus is not None and 0 <= focus < onto.n_nodes:
                 q["focus"] = str(onto.node_names[focus])
             q["colour"] = st.session_state.get("tree_colour", "balance")

@@ -329,11 +329,15 @@ def families_section(ctx, a: str, b: str, ea, eb, onto) -> None:
         elif order.endswith("fewer errors"):
             shown = table[table.change_errors < 0].sort_values("change_errors", kind="stable")
         flagged = int(table.flagged.sum())
+        tested = (
+            f"{flagged:,} differ beyond chance between the runs (Benjamini–Hochberg: at most 5% of the flagged "
+            "families are expected to be false alarms)"
+            if table.p_value.notna().any() or table.empty
+            else "no test: an aggregate analysis's family counts are summed over the documents"
+        )
         st.caption(
             f"**A** is {md(a)}, **B** is {md(b)}. {len(table):,} families with codes at this level; "
-            f"{flagged:,} differ beyond chance between the runs (Benjamini–Hochberg: at most 5% of the flagged "
-            "families are expected to be false alarms). Change in errors: B's extra plus missed codes minus "
-            "A's; below 0, B makes fewer."
+            f"{tested}. Change in errors: B's extra plus missed codes minus A's; below 0, B makes fewer."
         )
         st.dataframe(
             family_grid(shown.head(FAMILY_ROWS), a, b),
@@ -469,11 +473,20 @@ if ctx:
     if len(names) < 2:
         st.info("Upload two or more runs to compare them.")
         st.stop()
-    onto = ctx.scoring.corpus.ontology
+    if ctx.aggregate is not None and ctx.slice is not None:
+        st.info(
+            "**Comparing runs on a slice of an aggregate analysis is not available.** Its intervals and tests "
+            "resample documents, and an aggregate analysis holds each slice's counts summed over them. Choose "
+            "Show everything to compare the runs on every code.",
+            icon=":material/info:",
+        )
+        st.stop()
+    onto = ctx.ontology
     runs_section(ctx, names, onto)
     st.divider()
     pair = pair_section(ctx, names, onto)
     if pair:
         families_section(ctx, *pair, onto)
         tree_section(ctx, *pair, onto)
-        documents_section(*pair, onto)
+        if ctx.aggregate is None:
+            documents_section(*pair, onto)

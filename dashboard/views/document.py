@@ -396,5 +396,7 @@ def page(ctx) -> None:
 
 st.title("One document")
 ctx = state.require_scoring()
+if ctx and state.documents_needed(ctx, "One document"):
+    ctx = None
 if ctx:
     page(ctx)

@@ -3,6 +3,7 @@
 The CSV files keep cophe_core's column names (``tp``, ``e0``), so that scripts can read them; the charts and
 the reports use the words the page shows."""
 
+import components
 import downloads
 import reports
 import state
@@ -51,7 +52,12 @@ if ctx:
         c, f"Document by document · {run}", ev.documents, f"documents_{run}.csv", key="dl_docs", **now
     )
     downloads.table(
-        d, "Rows that were not scored", ctx.scoring.corpus.rejected, "rejected_rows.csv", key="dl_rej", **now
+        d,
+        "Rows that were not scored",
+        components.Problems.of(ctx.scoring).rejected,
+        "rejected_rows.csv",
+        key="dl_rej",
+        **now,
     )
 
     st.subheader("Figures (interactive HTML, works offline)", anchor=False)

@@ -19,6 +19,9 @@ PENDING = "…"  # an interval cell while the intervals are computed
 # Above this many documents × runs without intervals, the values are drawn first and the intervals after
 # them (1,000 resamples of 3,372 documents for five runs take about 0.2 s: drawing twice would cost more).
 PENDING_ABOVE = 50_000
+# An aggregate analysis of more documents × runs than this computes its intervals on request: they read its
+# per-document tables (hundreds of MB for 10⁷ documents) and resample them, and at that size they are narrow.
+ON_REQUEST_ABOVE = 2_000_000
 
 
 def interval_key(run: str, key: tuple) -> tuple:
@@ -29,7 +32,7 @@ def interval(low: float, high: float) -> str:
     return "–" if pd.isna(low) else f"{low:.3f}–{high:.3f}"
 
 
-def headline_table(t: pd.DataFrame, *, ready: bool):
+def headline_table(t: pd.DataFrame, *, ready: bool, pending: str = PENDING):
     """The runs × headline figures table as shown: F1 of each measure with its 95% interval, then the
     precision and recall of right family and count; the best value of each column in bold."""
     shown = pd.DataFrame({term("run"): t.index})
@@ -42,7 +45,7 @@ def headline_table(t: pd.DataFrame, *, ready: bool):
             shown[f"{term(m)}: {term('interval')}"] = (
                 [interval(lo, hi) for lo, hi in zip(t[f"{col}_low"], t[f"{col}_high"])]
                 if ready
-                else [PENDING] * len(t)
+                else [pending] * len(t)
             )
 
     def bold_best(values: pd.Series) -> list[str]:
@@ -74,9 +77,9 @@ st.title("Scores by level")
 ctx = state.require_scoring()
 if ctx:
     components.problems_panel(ctx.scoring)
-    onto = ctx.scoring.corpus.ontology
+    onto = ctx.ontology
     st.caption(
-        f"Data: {md(ctx.source)} · {len(ctx.scoring.corpus.docs):,} documents · "
+        f"Data: {md(ctx.source)} · {ctx.n_documents:,} documents · "
         f"levels up to **{md(level(onto, ctx.max_level))}**"
     )
     runs = st.multiselect("Runs", ctx.scoring.run_names, default=ctx.scoring.run_names, key="levels_runs")
@@ -85,30 +88,56 @@ if ctx:
         st.info("Choose at least one run.")
         st.stop()
 
-    # Headlines with their intervals, every run missing them on the same resamples; on large inputs the
-    # values are shown first, while the intervals are computed
+    # An aggregate analysis's slices hold counts summed over their documents: nothing to resample
+    counts_only = ctx.aggregate is not None and ctx.slice is not None
+    large = ctx.aggregate is not None and ctx.n_documents * len(evals) > ON_REQUEST_ABOVE
     slot = st.empty()
-    keys = {r: interval_key(r, ctx.key) for r in evals}
-    missing = {r: ev for r, ev in evals.items() if not state.is_cached(ctx.scoring, keys[r])}
-    if missing:
-        if len(missing) * len(ctx.scoring.corpus.docs) > PENDING_ABOVE:
-            slot.table(headline_table(headlines(evals), ready=False), hide_index=True)
-        with st.spinner("Computing 95% intervals…"):
-            for r, table in bootstrap_runs(missing, n_resamples=RESAMPLES, seed=SEED).items():
-                state.cached(ctx.scoring, keys[r], lambda table=table: table)
-    cis = {
-        r: state.cached(
-            ctx.scoring,
-            keys[r],
-            lambda r=r, ev=ev: bootstrap_runs({r: ev}, n_resamples=RESAMPLES, seed=SEED)[r],
+    cis: dict[str, pd.DataFrame] = {}
+    if (
+        large
+        and not counts_only
+        and not st.toggle(
+            "Compute 95% intervals",
+            key="levels_agg_ci",
+            help="Reads each run's per-document counts from the file and resamples them 1,000 times: "
+            "minutes for millions of documents, whose intervals are narrow.",
         )
-        for r, ev in evals.items()
-    }
-    slot.table(headline_table(headlines(evals, cis), ready=True), hide_index=True)
-    st.caption(
-        f"All levels up to {md(level(onto, ctx.max_level))} together. **Bold**: the best run in each "
-        "column. 95% interval: 1,000 bootstrap resamples of the documents, seed 0."
-    )
+    ):
+        slot.table(headline_table(headlines(evals), ready=False, pending="on request"), hide_index=True)
+        st.caption(
+            f"All levels up to {md(level(onto, ctx.max_level))} together. **Bold**: the best run in each "
+            f"column. {ctx.n_documents:,} documents: the 95% intervals are computed on request (above)."
+        )
+    elif counts_only:
+        slot.table(headline_table(headlines(evals), ready=False, pending="–"), hide_index=True)
+        st.caption(
+            f"All levels up to {md(level(onto, ctx.max_level))} together. **Bold**: the best run in each "
+            "column. No intervals: an aggregate analysis holds a slice's counts summed over its documents."
+        )
+    else:
+        # Headlines with their intervals, every run missing them on the same resamples; on large inputs the
+        # values are shown first, while the intervals are computed
+        keys = {r: interval_key(r, ctx.key) for r in evals}
+        missing = {r: ev for r, ev in evals.items() if not state.is_cached(ctx.scoring, keys[r])}
+        if missing:
+            if len(missing) * ctx.n_documents > PENDING_ABOVE:
+                slot.table(headline_table(headlines(evals), ready=False), hide_index=True)
+            with st.spinner("Computing 95% intervals…"):
+                for r, table in bootstrap_runs(missing, n_resamples=RESAMPLES, seed=SEED).items():
+                    state.cached(ctx.scoring, keys[r], lambda table=table: table)
+        cis = {
+            r: state.cached(
+                ctx.scoring,
+                keys[r],
+                lambda r=r, ev=ev: bootstrap_runs({r: ev}, n_resamples=RESAMPLES, seed=SEED)[r],
+            )
+            for r, ev in evals.items()
+        }
+        slot.table(headline_table(headlines(evals, cis), ready=True), hide_index=True)
+        st.caption(
+            f"All levels up to {md(level(onto, ctx.max_level))} together. **Bold**: the best run in each "
+            "column. 95% interval: 1,000 bootstrap resamples of the documents, seed 0."
+        )
     with st.expander("What the columns mean"):
         st.markdown("\n".join(f"- {md(HELP[k])}" for k in (*MEASURES, "precision", "recall", "interval")))
 
@@ -165,7 +194,7 @@ if ctx:
             ),  # blue: a score, not a warning (red is for what goes wrong)
         },
     )
-    if st.toggle("95% intervals of every figure (bootstrap over documents)", key="levels_ci"):
+    if cis and st.toggle("95% intervals of every figure (bootstrap over documents)", key="levels_ci"):
         st.caption(
             "1,000 resamples of the documents, seed 0; the percentile interval of each figure. "
             "Two runs whose intervals overlap may still differ: use Compare runs for a paired test."

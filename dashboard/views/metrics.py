@@ -22,6 +22,8 @@ NAMES = {
 
 st.title("More metrics")
 ctx = state.require_scoring()
+if ctx and state.documents_needed(ctx, "The ICM paper's metrics"):
+    ctx = None
 if ctx:
     st.caption(
         "The metric families surveyed by Amigó & Delgado (ACL 2022), computed on the same inputs. "

@@ -1,6 +1,8 @@
 """Slices: every run's scores on each part of the data (rare or frequent codes, short or long documents, a
 metadata column), with intervals; choosing one in the sidebar restricts every page to it."""
 
+from typing import cast
+
 import components
 import slicing
 import state
@@ -8,6 +10,7 @@ import streamlit as st
 from components import md
 from texts import HELP, MEASURES, measure, term
 
+from cophe_core import Scoring
 from cophe_core.plotting import slices_chart
 from cophe_core.slices import slice_scores
 
@@ -42,14 +45,22 @@ if ctx:
         or "f1"
     )
     names = ctx.scoring.run_names[:10]
-    evals = {
-        r: ctx.scoring.evaluation(r, max_level=ctx.max_level) for r in names
-    }  # the whole data, then masks
+    agg = ctx.aggregate
     key = ("slice_scores", tuple(names), ctx.max_level, tuple(s.fingerprint for s in slices))
-    with st.spinner(f"Scoring {len(slices)} slices of {len(names)} runs, with intervals…"):
-        table = state.cached(
-            ctx.scoring, key, lambda: slice_scores(evals, slices, n_resamples=RESAMPLES, seed=0)
-        )
+    if not slices:
+        st.info("This aggregate analysis holds no slices: write it again with cophe aggregate --slice-edges.")
+        st.stop()
+    if agg is not None:  # counts only: the values, without intervals
+        table = state.cached(agg, key, lambda: agg.slice_scores(names, max_level=ctx.max_level))
+    else:
+        scoring = cast(Scoring, ctx.scoring)
+        evals = {
+            r: scoring.evaluation(r, max_level=ctx.max_level) for r in names
+        }  # the whole data, then masks
+        with st.spinner(f"Scoring {len(slices)} slices of {len(names)} runs, with intervals…"):
+            table = state.cached(
+                scoring, key, lambda: slice_scores(evals, slices, n_resamples=RESAMPLES, seed=0)
+            )
     rows = table[(table.measure == m) & (table.statistic == stat)]
     title = f"{measure(m)} {term(stat)}"
     fig = slices_chart(rows, title=title)
@@ -67,6 +78,10 @@ if ctx:
         column_config={r: st.column_config.NumberColumn(r, format="%.3f") for r in names},
     )
     st.caption(
-        f"Intervals: {RESAMPLES} bootstrap resamples of each slice's documents (seed 0), 95%. A code slice "
-        "keeps every document and only the slice's codes, at every level."
+        (
+            "No intervals: an aggregate analysis holds each slice's counts summed over the documents. "
+            if agg is not None
+            else f"Intervals: {RESAMPLES} bootstrap resamples of each slice's documents (seed 0), 95%. "
+        )
+        + "A code slice keeps every document and only the slice's codes, at every level."
     )

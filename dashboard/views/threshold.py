@@ -55,7 +55,7 @@ def dev_curve(
     run = score_run(
         gold,
         scores,
-        ctx.scoring.corpus.ontology,
+        ctx.ontology,
         system=reading.get("system") or "auto",
         max_level=ctx.max_level,
     )
@@ -64,6 +64,8 @@ def dev_curve(
 
 st.title("Threshold")
 ctx = state.require_scoring()
+if ctx and state.documents_needed(ctx, "Choosing a threshold"):
+    ctx = None
 if ctx:
     if not ctx.scored:
         st.info(

@@ -330,11 +330,14 @@ def written_instead(ctx, ev, focus: int | None, head: str) -> None:
     )
 
 
-def detail(ev, focus: int) -> None:
+def detail(ev, focus: int, *, documents: bool = True) -> None:
+    """The family's counts in words, then (with ``documents``) the documents behind them."""
     onto = ev.ontology
     row = ev.nodes.set_index("node").loc[focus]
-    docs = ev.node_documents(focus)
-    st.subheader(f"Documents behind {md(onto.keys[focus])} {md(onto.titles[focus])}", anchor=False)
+    st.subheader(
+        f"{'Documents behind' if documents else 'Counts of'} {md(onto.keys[focus])} {md(onto.titles[focus])}",
+        anchor=False,
+    )
     t = texts.term
     st.markdown(
         f"{t('gold')}: **{row.gold:,}** · {t('predicted').lower()}: **{row.predicted:,}** · "
@@ -343,6 +346,9 @@ def detail(ev, focus: int) -> None:
         f"**{row.docs_under:,}**. Counted for the family as a whole: a code written in place of another code "
         "of this family is neither extra nor missed here."
     )
+    if not documents:
+        return
+    docs = ev.node_documents(focus)
     which = st.segmented_control(
         "Show the documents with",
         ["extra codes", "missed codes", "any codes"],
@@ -412,7 +418,7 @@ ctx = state.require_scoring()
 if ctx:
     # The tree is scored up to the top level (chapters), whatever the sidebar's highest level: a family's
     # counts do not depend on it, and chapters give the root view tiles large enough to be read.
-    ev = ctx.evaluation(ctx.run, max_level=ctx.scoring.corpus.ontology.levels[-1])
+    ev = ctx.evaluation(ctx.run, max_level=ctx.ontology.levels[-1])
     onto = ev.ontology
     urlstate.resolve_focus(onto)
     urlstate.take_choice("colour", "tree_colour", COLOURS)
@@ -470,6 +476,12 @@ if ctx:
     components.figure_download(fig, f"tree_{ctx.run}", f"dl_tree_{focus}", table=sub.drop(columns="merged"))
     other_panel(ev, sub)
     children_table(ev, focus, head)
-    written_instead(ctx, ev, focus, head)
+    if ctx.aggregate is None:
+        written_instead(ctx, ev, focus, head)
+    else:
+        st.caption(
+            "Which code the run writes instead of a missed one, and the documents behind each family, need "
+            "each document's codes: an aggregate analysis holds counts only."
+        )
     if focus is not None:
-        detail(ev, focus)
+        detail(ev, focus, documents=ctx.aggregate is None)

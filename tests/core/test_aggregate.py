@@ -63,7 +63,9 @@ def test_the_intervals_and_paired_comparisons_equal_the_in_memory_ones(scoring, 
     back = {r: opened.evaluation(r) for r in opened.run_names}
     same(compare_runs(back, n_resamples=100), compare_runs(evs, n_resamples=100))
     a, b = "run_siblings", "run_overcoder"
-    same(paired_bootstrap(back[a], back[b], n_resamples=100), paired_bootstrap(evs[a], evs[b], n_resamples=100))
+    same(
+        paired_bootstrap(back[a], back[b], n_resamples=100), paired_bootstrap(evs[a], evs[b], n_resamples=100)
+    )
 
 
 def test_code_slices_equal_restricting_the_matrices(scoring, opened):
@@ -297,3 +299,55 @@ def test_a_zip_that_is_not_one_and_a_path_outside_are_refused(small):
         z.writestr("../manifest.json", b"{}")
     with pytest.raises(InputError, match="outside the archive"):
         read_aggregate(out.getvalue(), name="x.cophe")
+
+
+def test_family_changes_and_within_family_from_counts_equal_the_matrices(scoring, opened):
+    from cophe_core.families import family_changes, within_family
+
+    a, b = "run_siblings", "run_overcoder"
+    for level in ("e0", "block"):
+        want = family_changes(scoring.evaluation(a), scoring.evaluation(b), level, n_resamples=50)
+        got = family_changes(opened.evaluation(a), opened.evaluation(b), level)
+        exact = [
+            "node",
+            "code",
+            "gold",
+            "a_extra",
+            "a_missed",
+            "b_extra",
+            "b_missed",
+            "change_errors",
+            "delta_f1",
+        ]
+        same(got[exact], want[exact])
+        assert got[["low", "high", "p_value", "q_value"]].isna().all().all() and not got.flagged.any()
+    for run in scoring.run_names:
+        same(within_family(opened.evaluation(run)), within_family(scoring.evaluation(run)))
+
+
+def test_within_family_equals_a_naive_loop_over_documents(scoring):
+    from cophe_core.families import within_family
+
+    ev = scoring.evaluation("run_overcoder")
+    X, Y = ev.X.toarray(), ev.Y.toarray()
+    level = ev.ontology.level
+    got = within_family(ev).set_index("level")
+    for i, name in enumerate(ev.levels):
+        cols = level == i
+        x, y = X[:, cols], Y[:, cols]
+        both = (x > 0) & (y > 0)
+        row = got.loc[name]
+        assert row.shared_families == both.sum()
+        assert row.over == np.maximum(x - y, 0)[both].sum() and row.under == np.maximum(y - x, 0)[both].sum()
+        assert row.gold_codes == y[both].sum() and row.predicted_codes == x[both].sum()
+
+
+def test_an_icd10_aggregate_keeps_the_code_systems_and_their_table():
+    icd10 = SAMPLE.parent / "icd10"
+    s = score_files(icd10 / "gold.csv", {"A": icd10 / "run_overcoder.csv"}, ontology="icd10")
+    back = read_aggregate(write_aggregate(aggregate_scoring(s)))
+    want, got = s.evaluation("A"), back.evaluation("A")
+    assert want.systems_table is not None
+    same(got.systems_table, want.systems_table)
+    same(got.nodes, want.nodes)
+    assert (back.ontology.systems == s.corpus.ontology.systems).all() and got.to_dict() == want.to_dict()

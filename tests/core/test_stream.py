@@ -444,7 +444,7 @@ def test_the_cli_streams_a_folder_with_the_same_json(capsys, split_sample, tmp_p
 @pytest.mark.parametrize(
     ("extra", "said"),
     [
-        (["--metrics", "suite"], "--metrics suite is not available for streamed scoring"),
+        (["--metrics", "suite", "--bootstrap", "5"], "--metrics suite with --bootstrap is not available"),
         (["--threshold", "0.5"], "--threshold, --top-k and --tune-on are not available for streamed scoring"),
         (["--save", "x.cophe"], "--save is not available for streamed scoring"),
     ],
@@ -478,3 +478,61 @@ def test_the_cli_writes_the_rejected_rows_of_a_dataset_with_nothing_scorable(cap
     )
     assert code == 2 and "g: none of its 2 rows can be scored" in err
     assert pd.read_csv(out).value.tolist() == ["QQQ", "XYZ"]
+
+
+@pytest.mark.parametrize(
+    ("folder", "run", "ontology"), [(ICD9, "run_siblings.csv", "auto"), (ICD10, "run_overcoder.csv", "icd10")]
+)
+def test_the_icm_suite_in_two_passes_equals_the_in_memory_suite(folder, run, ontology):
+    from cophe_core.suite import suite
+
+    # a prediction-only document and a gold document whose only code is rejected: both left out of ICM
+    gold = (folder / "gold.csv").read_bytes() + b"gold-only,NOT-A-CODE\n"
+    pred = (
+        (folder / run).read_bytes()
+        + b"pred-only,"
+        + (folder / run).read_bytes().splitlines()[1].split(b",")[1]
+        + b"\n"
+    )
+    s = score_files(gold, {"A": pred}, ontology=ontology)
+    want = suite(s.evaluation("A"))
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        g, p = Path(tmp, "gold.csv"), Path(tmp, "pred.csv")
+        g.write_bytes(gold)
+        p.write_bytes(pred)
+        ev = score_dataset(g, p, ontology=ontology, chunk_rows=900, suite=True)
+    assert ev.suite is not None and set(ev.suite) == set(want)
+    for k, v in want.items():  # sums over buckets: equal up to the last bits of a float
+        assert ev.suite[k] == pytest.approx(v, rel=1e-12, abs=1e-15), k
+    assert ev.icm_left_out == 2 and "leave out 2 documents" in (ev.icm_note or "")
+
+
+def test_the_cli_streams_the_suite_with_the_in_memory_figures(capsys, split_sample):
+    code, out, _ = run_cli(
+        capsys,
+        "--gold",
+        str(ICD9 / "gold.csv"),
+        "--pred",
+        str(ICD9 / "run_siblings.csv"),
+        "--metrics",
+        "suite",
+        "--format",
+        "json",
+    )
+    memory = out
+    code, out, _ = run_cli(
+        capsys,
+        "--gold",
+        str(split_sample / "gold"),
+        "--pred",
+        str(split_sample / "pred"),
+        "--metrics",
+        "suite",
+        "--format",
+        "json",
+    )
+    assert code == 0 and out is not None and memory is not None
+    assert out["suite"] == pytest.approx(memory["suite"], rel=1e-12)
