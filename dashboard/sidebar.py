@@ -3,6 +3,7 @@ rule for runs given as scores, the highest level and the run; it returns the :cl
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import saved
@@ -31,6 +32,19 @@ from cophe_core.aggregate import Aggregate
 from cophe_core.labels import NothingScorable
 
 
+def when(created: str) -> str:
+    """An ISO 8601 time as people read it ("25 Nov 2026, 04:33 UTC"); anything else as it is.
+
+    >>> when("2026-11-25T04:33:41+00:00"), when("yesterday")
+    ('25 Nov 2026, 04:33 UTC', 'yesterday')
+    """
+    try:
+        t = datetime.fromisoformat(created).astimezone(UTC)
+    except ValueError:
+        return created
+    return t.strftime("%d %b %Y, %H:%M UTC")
+
+
 def aggregate_caption(agg: Aggregate) -> str:
     """What an opened aggregate analysis holds, in one line (every user string escaped)."""
     n = len(agg.run_names)
@@ -38,7 +52,7 @@ def aggregate_caption(agg: Aggregate) -> str:
     shown = ", ".join(md(x) for x in sources[:4]) + (" …" if len(sources) > 4 else "")
     return (
         f"Opened: an aggregate analysis (counts) of {n} run{'s' if n != 1 else ''} on "
-        f"{agg.n_documents:,} documents, written {md(agg.created)} with cophe {md(agg.cophe_version)}"
+        f"{agg.n_documents:,} documents, written {md(when(agg.created))} with cophe {md(agg.cophe_version)}"
         + (f", from {shown}" if shown else "")
         + ". Pages that need each document's codes are not available."
     )
@@ -88,7 +102,7 @@ def sidebar() -> Context:
             notice = None if error else "Open a file made with Save analysis (or by cophe score … --save)."
         elif isinstance(opened, Aggregate):
             scoring = opened
-            label = f"aggregate analysis of {opened.created}"
+            label = f"aggregate analysis written {when(opened.created)}"
             sb.caption(aggregate_caption(opened))
         else:
             o = opened.options
