@@ -140,7 +140,7 @@ def test_the_streamed_path_writes_the_same_figures_as_memory(tmp_path, scoring):
 
 def test_runs_with_other_documents_are_aligned_with_zeros_as_in_memory():
     gold = b"doc_id,code\n1,401.9\n2,428.0\n"
-    runs = {"A": b"doc_id,code\n1,401.9\n", "B": b"doc_id,code\n2,428.0\n9,250.00\n"}
+    runs = {"A": b"doc_id,code\n1,401.9\n", "B": b"doc_id,code\n2,428.0\n0,250.00\n"}  # 0 sorts first
     s = score_files(gold, runs)
     separate = {r: score_files(gold, {r: runs[r]}).evaluation(r) for r in runs}
     agg = read_aggregate(write_aggregate(aggregate_of(separate)))
