@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .archive import Archive, open_archive, show, write_zip, zip_member
@@ -79,6 +80,7 @@ FORMAT = "cophe-analysis"
 KIND = "aggregate"
 FORMAT_VERSION = 2
 MAX_RUNS = 32
+MAX_NAME = 255  # characters of a run's name
 MAX_MEMBERS = 2 * MAX_RUNS + 8
 MAX_BYTES = 4 * 2**30  # inflated bytes read from one file (the members are stored, so about its size)
 MAX_TABLE_BYTES = 8 * 2**30  # uncompressed bytes of one Parquet member, as its footer declares
@@ -362,6 +364,9 @@ def aggregate_of(
     if len(evaluations) > MAX_RUNS:
         raise ValueError(f"{len(evaluations)} runs; an aggregate analysis holds at most {MAX_RUNS}")
     evs = dict(evaluations)
+    for run in evs:
+        if not isinstance(run, str) or not run.strip() or len(run) > MAX_NAME:
+            raise ValueError(f"every run needs a name of 1 to {MAX_NAME} characters, not {show(run)}")
     onto = _common_ontology([ev.ontology for ev in evs.values()])
     n = onto.n_nodes
     counts = {run: ev.node_counts.padded(n) for run, ev in evs.items()}
@@ -477,35 +482,46 @@ def _resized(s: Slice, n: int) -> Slice:
     return Slice(s.key, s.dimension, s.name, s.kind, s.mask[:n], s.size, s.note, s.members)
 
 
+def _document_table(ev: Evaluation | StreamedEvaluation) -> tuple[pd.Index, np.ndarray, list[str]]:
+    """A run's documents, and its per-document table as int32 (a streamed evaluation's own block, not copied)."""
+    if isinstance(ev, StreamedEvaluation):
+        if ev.document_values is None:
+            raise ValueError(
+                "the streamed evaluation kept no per-document table: score with keep_documents=True"
+            )
+        return pd.Index(ev.docs, dtype=object), ev.document_values, list(ev.document_columns)
+    table = ev.documents
+    columns = [c for c in table.columns if c != "doc_id"]
+    return pd.Index(ev.docs, dtype=object), table[columns].to_numpy(dtype=np.int32), columns
+
+
 def _union_docs(
     evs: dict[str, Evaluation | StreamedEvaluation],
 ) -> tuple[pd.Index, dict[str, np.ndarray], list[str]]:
     """The documents of every run, sorted, and each run's per-document table on them (zeros where a run does
     not have a document: it is in another run's predictions only, so it has no gold and no prediction here)."""
-    first = next(iter(evs.values()))
-    columns = [c for c in first.documents.columns if c != "doc_id"]
-    ids = [pd.Index(np.asarray(ev.docs, dtype=object).astype(str)) for ev in evs.values()]
-    union = ids[0]
-    for other in ids[1:]:
-        if not union.equals(other):
-            union = union.union(other)
-    union = pd.Index(np.sort(np.asarray(union, dtype=object).astype(str)), dtype=object)
-    tables = {}
-    for (run, ev), own in zip(evs.items(), ids):
-        table = ev.documents
-        if [c for c in table.columns if c != "doc_id"] != columns:
+    tables = {run: _document_table(ev) for run, ev in evs.items()}
+    first = next(iter(tables.values()))
+    union, columns = first[0], first[2]
+    for _, (own, _, cols) in tables.items():
+        if cols != columns:
             raise ValueError(
-                f"run {run!r} was evaluated up to another level than the first run; evaluate every run up to "
-                "the same level (the ontology's top level keeps every level)"
+                "the runs were evaluated up to different levels; evaluate every run up to the same level (the "
+                "ontology's top level keeps every level)"
             )
-        values = table[columns].to_numpy(dtype=np.int64)
-        if len(own) == len(union) and own.equals(union):
-            tables[run] = values
+        if not own.equals(union):
+            union = union.union(own)
+    if not union.is_monotonic_increasing:
+        union = union.sort_values()
+    out = {}
+    for run, (own, values, _) in tables.items():
+        if own.equals(union):
+            out[run] = values
             continue
-        out = np.zeros((len(union), len(columns)), dtype=np.int64)
-        out[union.get_indexer(own)] = values
-        tables[run] = out
-    return union, tables, columns
+        placed = np.zeros((len(union), len(columns)), dtype=np.int32)
+        placed[union.get_indexer(own)] = values
+        out[run] = placed
+    return union, out, columns
 
 
 def _in_memory_documents(
@@ -544,7 +560,9 @@ def _smallest(values: np.ndarray) -> np.ndarray:
 
 
 def _ontology_tables(o: Ontology) -> dict[str, bytes]:
-    systems = None if o.systems is None else pa.array(np.asarray(o.systems, dtype=object).astype(str))
+    systems = pa.array(
+        [""] * o.n_nodes if o.systems is None else [str(x or "") for x in o.systems], pa.string()
+    )
     nodes = {
         "key": pa.array(np.asarray(o.keys, dtype=object).astype(str)),
         "title": pa.array(np.asarray(o.titles, dtype=object).astype(str)),
@@ -552,8 +570,7 @@ def _ontology_tables(o: Ontology) -> dict[str, bytes]:
         "parent": pa.array(np.asarray(o.parent, dtype=np.int32)),
         "listed": pa.array(np.asarray(o.listed, dtype=bool)),
     }
-    if systems is not None:
-        nodes["system"] = systems
+    nodes["system"] = systems
     codes = pa.table(
         {
             "code": pa.array(list(o.codes.keys()), pa.string()),
@@ -690,8 +707,14 @@ def write_aggregate(agg: Aggregate, target: str | os.PathLike | None = None) -> 
     members += [zip_member(path, data, compress=False) for path, data in tables.items()]
     if target is None:
         return write_zip(members)
-    with open(target, "wb") as f:
-        write_zip(members, f)
+    part = f"{os.fspath(target)}.part"  # written whole, then renamed: a failure never leaves half a file
+    try:
+        with open(part, "wb") as f:
+            write_zip(members, f)
+        os.replace(part, target)
+    finally:
+        if os.path.exists(part):
+            os.remove(part)
     return None
 
 
@@ -789,6 +812,10 @@ class _Reader:
         return value
 
     def table(self, path: str, columns: Mapping[str, str]) -> pd.DataFrame:
+        """:meth:`arrow_table` as a DataFrame."""
+        return self.arrow_table(path, columns).to_pandas()
+
+    def arrow_table(self, path: str, columns: Mapping[str, str]) -> pa.Table:
         """A Parquet member checked against its size and SHA-256 in the manifest, with these columns of
         these kinds (``int``, ``bool``, ``str``)."""
         entry = self.members.get(path)
@@ -825,7 +852,7 @@ class _Reader:
                 raise self.fail(f"{path}: column {c} holds {t}, not {kind}")
             if kind != "str" and table[c].null_count and c != "line":
                 raise self.fail(f"{path}: column {c} has empty cells")
-        return table.select(list(columns)).to_pandas()
+        return table.select(list(columns))
 
     def aggregate(self) -> Aggregate:
         m = self.manifest()
@@ -838,7 +865,7 @@ class _Reader:
         for r in runs:
             if not isinstance(r, dict) or not isinstance(r.get("name"), str) or not r["name"].strip():
                 raise self.fail(f"manifest.json: every run needs a name, not {show(r)}")
-            if r["name"] in names or len(r["name"]) > 255:
+            if r["name"] in names or len(r["name"]) > MAX_NAME:
                 raise self.fail(f"manifest.json: the run name {show(r['name'])} is repeated or too long")
             names.append(r["name"])
         n_docs = self.field(m, "documents", int, "a whole number")
@@ -904,7 +931,14 @@ class _Reader:
             raise self.fail("manifest.json: ontology.levels repeats a level")
         nodes = self.table(
             "ontology/nodes.parquet",
-            {"key": "str", "title": "str", "level": "int", "parent": "int", "listed": "bool"},
+            {
+                "key": "str",
+                "title": "str",
+                "level": "int",
+                "parent": "int",
+                "listed": "bool",
+                "system": "str",
+            },
         )
         n = len(nodes)
         level = nodes["level"].to_numpy(np.int64)
@@ -934,12 +968,8 @@ class _Reader:
             raise self.fail(
                 "ontology/edges.parquet: an edge joins nodes that do not exist, or does not go up"
             )
-        systems = None
-        if (
-            "system"
-            in pq.ParquetFile(io.BytesIO(self.archive.read("ontology/nodes.parquet"))).schema_arrow.names
-        ):
-            systems = self.table("ontology/nodes.parquet", {"system": "str"})["system"].to_numpy(dtype=object)
+        system = nodes["system"].to_numpy(dtype=object)
+        systems = None if not n or (system == "").all() else system  # "": an ontology of one code system
         code_sets: dict[str, Any] = m["code_sets"] if isinstance(m.get("code_sets"), dict) else {}
         default = about.get("default_max_level")
         return Ontology(
@@ -1019,25 +1049,30 @@ class _Reader:
     def document_loader(
         self, members: dict[str, str], columns: list[str], n_docs: int
     ) -> Callable[[str], tuple[pd.Index, np.ndarray, list[str]]]:
-        kept: dict[str, Any] = {}
+        kept: dict[str, Any] = {}  # each member read and checked once
 
         def load(run: str) -> tuple[pd.Index, np.ndarray, list[str]]:
             if "ids" not in kept:
-                ids = self.table("documents/ids.parquet", {"doc_id": "str"})["doc_id"]
-                if (
-                    len(ids) != n_docs
-                    or ids.isna().any()
-                    or not ids.is_monotonic_increasing
-                    or not ids.is_unique
-                ):
+                ids = (
+                    self.arrow_table("documents/ids.parquet", {"doc_id": "str"})
+                    .column("doc_id")
+                    .combine_chunks()
+                )
+                ascending = len(ids) < 2 or pc.all(pc.greater(ids[1:], ids[:-1])).as_py()
+                if len(ids) != n_docs or ids.null_count or not ascending:
                     raise self.fail("documents/ids.parquet must hold the documents' ids, sorted, each once")
-                kept["ids"] = pd.Index(ids.astype(str), dtype=object)
-            table = self.table(members[run], dict.fromkeys(columns, "int"))
-            if len(table) != n_docs:
-                raise self.fail(f"{members[run]} has {len(table):,} rows for {n_docs:,} documents")
-            values = table.to_numpy(dtype=np.int64)
-            if values.size and values.min() < 0:
-                raise self.fail(f"{members[run]} holds a negative count")
-            return kept["ids"], values.astype(np.int32), list(columns)
+                kept["ids"] = pd.Index(ids.to_numpy(zero_copy_only=False), dtype=object)
+            if run not in kept:
+                table = self.arrow_table(members[run], dict.fromkeys(columns, "int"))
+                if table.num_rows != n_docs:
+                    raise self.fail(f"{members[run]} has {table.num_rows:,} rows for {n_docs:,} documents")
+                values = np.empty((n_docs, len(columns)), dtype=np.int32)
+                for j, c in enumerate(columns):
+                    column = table.column(c).to_numpy()
+                    if column.size and (column.min() < 0 or column.max() > np.iinfo(np.int32).max):
+                        raise self.fail(f"{members[run]}: column {c} holds a count below 0 or above 2³¹ − 1")
+                    values[:, j] = column
+                kept[run] = values
+            return kept["ids"], kept[run], list(columns)
 
         return load

@@ -163,7 +163,7 @@ def _parser() -> argparse.ArgumentParser:
 def _named_run(text: str) -> tuple[str, str]:
     """``NAME=PATH``, or a path alone (named by its file's stem)."""
     name, sep, path = text.partition("=")
-    if not sep:
+    if not sep or "/" in name or os.path.exists(text):  # a path with "=" in it: hive's year=2024/
         name, path = Path(text.rstrip("/")).stem or "run", text
     if not name.strip() or not path:
         raise argparse.ArgumentTypeError(f"{excerpt(text, 60)}: give NAME=PATH, such as model_a=preds_a.csv")
@@ -235,6 +235,12 @@ def _aggregate(args: argparse.Namespace) -> int:
     runs = dict(args.run)
     if len(runs) != len(args.run):
         print("cophe: error: --run: two runs have the same name; name each NAME=PATH", file=sys.stderr)
+        return 2
+    if os.path.isdir(args.out):
+        print(
+            f"cophe: error: --out {args.out}: is a folder; give the path of the file to write",
+            file=sys.stderr,
+        )
         return 2
     if not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
         print(

@@ -351,3 +351,34 @@ def test_an_icd10_aggregate_keeps_the_code_systems_and_their_table():
     same(got.systems_table, want.systems_table)
     same(got.nodes, want.nodes)
     assert (back.ontology.systems == s.corpus.ontology.systems).all() and got.to_dict() == want.to_dict()
+
+
+def test_a_run_name_the_reader_would_refuse_is_refused_when_written(scoring):
+    ev = scoring.evaluation("run_siblings")
+    for bad in ("", "  ", "r" * 256):
+        with pytest.raises(ValueError, match="every run needs a name of 1 to 255 characters"):
+            aggregate_of({bad: ev})
+
+
+def test_a_document_count_beyond_int32_is_refused_not_wrapped(small):
+    import pyarrow.parquet as pq
+
+    member = "documents/run-00.parquet"
+    table = pq.read_table(io.BytesIO(zipfile.ZipFile(io.BytesIO(small)).read(member))).to_pandas()
+    bad = table.astype("int64").assign(n_gold=2**32 + 1)
+    agg = read_aggregate(forged(small, member, bad), name="big.cophe")
+    with pytest.raises(InputError, match=r"column n_gold holds a count below 0 or above 2³¹ − 1"):
+        agg.evaluation("A").documents  # noqa: B018 - read when first asked for
+
+
+def test_a_failed_write_leaves_no_file(tmp_path, scoring, monkeypatch):
+    import cophe_core.aggregate as module
+
+    def broken(members, target=None):
+        target.write(b"PK half a zip")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(module, "write_zip", broken)
+    with pytest.raises(OSError, match="disk full"):
+        write_aggregate(aggregate_scoring(scoring, slice_edges=None), tmp_path / "x.cophe")
+    assert list(tmp_path.iterdir()) == []

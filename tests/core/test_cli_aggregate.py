@@ -125,3 +125,17 @@ def test_bad_input_exits_2_with_one_error_line(tmp_path, capsys, case, said):
         assert len(err) == 1  # cophe's own errors: that line alone
     assert said.format(out_missing=out, missing=missing) in errors[0]
     assert not out.exists()
+
+
+def test_a_run_path_with_an_equals_sign_is_a_path_and_out_must_be_a_file(tmp_path, capsys):
+    hive = tmp_path / "year=2024"
+    hive.mkdir()
+    run = hive / "preds.csv"
+    run.write_bytes(SIBLINGS.read_bytes())
+    out = tmp_path / "hive.cophe"
+    code, stdout, _ = aggregate(capsys, "--gold", str(GOLD), "--run", str(run), "--out", str(out))
+    assert code == 0 and read_aggregate(out).run_names == ["preds"]
+    code, stdout, err = aggregate(capsys, "--gold", str(GOLD), "--run", str(run), "--out", str(tmp_path))
+    assert code == 2 and err == [
+        f"cophe: error: --out {tmp_path}: is a folder; give the path of the file to write"
+    ]
