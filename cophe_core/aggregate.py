@@ -88,6 +88,8 @@ MAX_MANIFEST = 2**20
 MAX_WARNINGS = 200  # warnings kept per run, each cut to MAX_WARNING characters
 MAX_WARNING = 1000
 COUNT_FIELDS = [f.name for f in fields(NodeCounts)]
+# the counts that may be missing (None: not counted), written as -1
+OPTIONAL_FIELDS = frozenset(f.name for f in fields(NodeCounts) if f.default is None)
 WHOLE = ""  # the slice key of the counts of every code
 README = """This is a cophe aggregate analysis (cophe: hierarchical evaluation of clinical coding). Open it in
 the cophe dashboard (Source: Open a saved analysis). It holds counts, not documents' codes: per-node counts per
@@ -1016,7 +1018,7 @@ class _Reader:
             raise self.fail("counts.parquet: a (run, slice, node) row is repeated")
         values = {f: t[f].to_numpy(np.int64) for f in COUNT_FIELDS}
         for f, v in values.items():
-            if len(v) and v.min() < (-1 if f.startswith("docs_") else 0):
+            if len(v) and v.min() < (-1 if f in OPTIONAL_FIELDS else 0):
                 raise self.fail(f"counts.parquet: column {f} holds a negative count")
 
         def counted(i: int, j: int) -> NodeCounts:
@@ -1025,7 +1027,7 @@ class _Reader:
             arrays: dict[str, Any] = {}
             for f, v in values.items():
                 mine = v[rows]
-                if f.startswith("docs_") and (mine < 0).any():
+                if f in OPTIONAL_FIELDS and (mine < 0).any():
                     arrays[f] = None  # not counted
                     continue
                 full = np.zeros(n, dtype=np.int64)

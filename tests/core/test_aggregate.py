@@ -382,3 +382,14 @@ def test_a_failed_write_leaves_no_file(tmp_path, scoring, monkeypatch):
     with pytest.raises(OSError, match="disk full"):
         write_aggregate(aggregate_scoring(scoring, slice_edges=None), tmp_path / "x.cophe")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_counts_not_counted_come_back_as_not_counted(scoring):
+    import dataclasses
+
+    agg = aggregate_scoring(scoring, slice_edges=None)
+    counts = {r: dataclasses.replace(c, shared_gold=None, docs_over=None) for r, c in agg.counts.items()}
+    back = read_aggregate(write_aggregate(dataclasses.replace(agg, counts=counts)))
+    c = back.counts["run_siblings"]
+    assert c.shared_gold is None and c.docs_over is None and c.shared_predicted is not None
+    same(back.evaluation("run_siblings").levels_table, scoring.evaluation("run_siblings").levels_table)
