@@ -29,7 +29,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,7 +39,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-from bench_stream import _field, generate  # noqa: E402
+from bench_stream import generate, timed  # noqa: E402
 
 RUN = "siblings"
 OPEN = """
@@ -60,30 +59,6 @@ if sys.argv[3] == "documents":
     out["documents_s"] = time.perf_counter() - t3
 print(json.dumps(out))
 """
-
-
-def timed(cmd: list[str]) -> tuple[dict, str]:
-    """``cmd`` in a child process: its wall and CPU seconds and peak MB, and its stdout."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    t0 = time.perf_counter()
-    if Path("/usr/bin/time").exists():
-        done = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, env=env)
-        wall = time.perf_counter() - t0
-        peak = _field(done.stderr, r"Maximum resident set size \(kbytes\)") / 1024
-        cpu = _field(done.stderr, r"User time \(seconds\)") + _field(done.stderr, r"System time \(seconds\)")
-    else:
-        wrapper = (
-            "import resource, subprocess, sys, json; r = subprocess.run(sys.argv[1:]); "
-            "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
-            "print(json.dumps([u.ru_maxrss, u.ru_utime + u.ru_stime, r.returncode]), file=sys.stderr)"
-        )
-        done = subprocess.run([sys.executable, "-c", wrapper, *cmd], capture_output=True, text=True, env=env)
-        wall = time.perf_counter() - t0
-        rss, cpu, _ = json.loads(done.stderr.strip().splitlines()[-1])
-        peak = rss / 1024
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd[:4])} … failed:\n{done.stderr[-3000:]}")
-    return {"wall_s": wall, "cpu_s": cpu, "peak_mb": peak}, done.stdout
 
 
 def write(folder: Path, out: Path, chunk_rows: int | None) -> dict:

@@ -70,33 +70,45 @@ def _field(text: str, label: str) -> float:
     return float(found.group(1)) if found else float("nan")
 
 
-def run_cli(folder: Path, chunk_rows: int | None) -> dict:
-    """The CLI on the dataset, in a child process: wall time and peak RSS of that process alone."""
-    cmd = [sys.executable, "-m", "cophe_core", "score", "--gold", str(folder / "gold")]
-    cmd += ["--pred", str(folder / "pred"), "--format", "json"]
-    if chunk_rows:
-        cmd += ["--chunk-rows", str(chunk_rows)]
+def timed(cmd: list[str]) -> tuple[dict, str]:
+    """``cmd`` in a child process: its wall and CPU (user + system) seconds and peak resident MB, from
+    ``/usr/bin/time -v`` when it exists (else ``getrusage`` of a fresh wrapper), and its stdout."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     t0 = time.perf_counter()
     if Path("/usr/bin/time").exists():
         done = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, env=env)
         wall = time.perf_counter() - t0
         peak = _field(done.stderr, r"Maximum resident set size \(kbytes\)") / 1024
-        user = _field(done.stderr, r"User time \(seconds\)") + _field(done.stderr, r"System time \(seconds\)")
+        cpu = _field(done.stderr, r"User time \(seconds\)") + _field(done.stderr, r"System time \(seconds\)")
     else:
         wrapper = (
-            "import resource, subprocess, sys, json; r = subprocess.run(sys.argv[1:], capture_output=True); "
+            "import resource, subprocess, sys, json; r = subprocess.run(sys.argv[1:]); "
             "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
             "print(json.dumps([u.ru_maxrss, u.ru_utime + u.ru_stime, r.returncode]), file=sys.stderr)"
         )
         done = subprocess.run([sys.executable, "-c", wrapper, *cmd], capture_output=True, text=True, env=env)
         wall = time.perf_counter() - t0
-        rss, user, _ = json.loads(done.stderr.strip().splitlines()[-1])
+        rss, cpu, _ = json.loads(done.stderr.strip().splitlines()[-1])
         peak = rss / 1024
     if done.returncode != 0:
-        raise SystemExit(f"cophe failed:\n{done.stderr[-2000:]}")
-    result = json.loads(done.stdout)
-    return {"seconds": wall, "cpu_s": user, "peak_mb": peak, "cophe_f1": result["cophe"]["overall"]["f1"]}
+        raise SystemExit(f"{' '.join(cmd[:4])} … failed:\n{done.stderr[-3000:]}")
+    return {"wall_s": wall, "cpu_s": cpu, "peak_mb": peak}, done.stdout
+
+
+def run_cli(folder: Path, chunk_rows: int | None) -> dict:
+    """The CLI on the dataset, in a child process: wall time and peak RSS of that process alone."""
+    cmd = [sys.executable, "-m", "cophe_core", "score", "--gold", str(folder / "gold")]
+    cmd += ["--pred", str(folder / "pred"), "--format", "json"]
+    if chunk_rows:
+        cmd += ["--chunk-rows", str(chunk_rows)]
+    figures, stdout = timed(cmd)
+    result = json.loads(stdout)
+    return {
+        "seconds": figures["wall_s"],
+        "cpu_s": figures["cpu_s"],
+        "peak_mb": figures["peak_mb"],
+        "cophe_f1": result["cophe"]["overall"]["f1"],
+    }
 
 
 def main() -> None:

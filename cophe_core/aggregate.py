@@ -239,6 +239,11 @@ class Aggregate:
     def code_sets(self) -> dict[str, str]:
         return dict(self.ontology.code_sets)
 
+    @property
+    def slice_edges(self) -> list[int] | None:
+        """The edges of the code-frequency slices (``[10, 100]``), None without slices."""
+        return _edges(self.slices)
+
     def slice_named(self, key: str) -> Slice:
         """The slice with this key (``KeyError`` naming the keys there are)."""
         for s in self.slices:
@@ -692,7 +697,7 @@ def write_aggregate(agg: Aggregate, target: str | os.PathLike | None = None) -> 
         "document_columns": columns,
         "runs": run_entries,
         "slices": {
-            "edges": _edges(agg.slices),
+            "edges": agg.slice_edges,
             "keys": [s.key for s in agg.slices],
         },
         "members": {

@@ -111,7 +111,7 @@ def _aggregate_sidebar(agg: Aggregate) -> Slice | None:
         if st.session_state.get(DIMENSION_KEY) not in options:
             st.session_state[DIMENSION_KEY] = NONE
         dimension = st.selectbox("Look at", options, key=DIMENSION_KEY, format_func=dimension_words)
-        edges = ", ".join(str(e) for e in agg.slices[0].key.split(":")[2].split(",")) if agg.slices else ""
+        edges = ", ".join(map(str, agg.slice_edges or []))
         st.caption(
             f"An aggregate analysis holds the slices counted when it was written (codes by how often they "
             f"occur, edges {edges} documents)."
