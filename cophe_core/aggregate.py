@@ -134,6 +134,8 @@ class AggregateEvaluation(CountedFigures):
             raise ValueError(self.why_no_documents or "this aggregate analysis holds no per-document table")
         docs, values, columns = self.load_documents()
         keep = [i for i, c in enumerate(columns) if _column_level(c) in (None, *self.levels)]
+        if len(keep) == len(columns):  # every level: the loader's block itself, not a copy
+            return docs, values, columns
         return docs, values[:, keep], [columns[i] for i in keep]
 
     @cached_property

@@ -48,6 +48,12 @@ MAX_UPLOAD_MB = 50
 MAX_RUN_UPLOAD_MB = 200
 
 
+# A saved analysis holds its inputs, an aggregate analysis the counts of runs too large to upload (58 MB for
+# 10⁸ label rows): the largest upload, and so the server's own limit (server.maxUploadSize in
+# .streamlit/config.toml, which a test keeps equal to this).
+MAX_ANALYSIS_MB = 500
+
+
 # The code system chooser: detection, each built-in code system in its own words, a user hierarchy.
 ONTOLOGIES = {
     "auto": "Detect from the codes",
@@ -96,6 +102,19 @@ class Inputs:
     def scored(self) -> list[str]:
         """The runs given as probabilities."""
         return [run for run, raw in self.runs.items() if isinstance(raw, RawScores)]
+
+
+def content(f, max_mb: int) -> bytes:
+    """An uploaded file's bytes, refused (:class:`InputError` naming it and its size) above its uploader's
+    limit: the browser keeps to each uploader's ``max_upload_size``, but the server takes any file up to the
+    largest limit (``server.maxUploadSize``, :data:`MAX_ANALYSIS_MB`), so a request sent by other means is
+    checked here, per uploader."""
+    if f.size > max_mb * 2**20:
+        raise InputError(
+            f"{f.name}: {f.size / 2**20:,.1f} MB; this upload takes files of at most {max_mb} MB. Give a smaller "
+            "file, or score large inputs with cophe aggregate and open the file it writes"
+        )
+    return f.getvalue()
 
 
 def file_digest(name: str, data: bytes) -> str:

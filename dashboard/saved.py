@@ -11,6 +11,7 @@ import hashlib
 from datetime import UTC, datetime
 
 import downloads
+import loading
 import streamlit as st
 import urlstate
 
@@ -35,7 +36,6 @@ VIEW_KEYS = (
     "slices_measure",
 )
 SLICE_KEYS = ("slice_dimension", "slice_edges", "slice_name")
-MAX_ANALYSIS_MB = 500
 
 
 def open_file(sb, max_mb: int) -> Analysis | Aggregate | None:
@@ -51,7 +51,7 @@ def open_file(sb, max_mb: int) -> Analysis | Aggregate | None:
     )
     if f is None:
         return None
-    content = f.getvalue()
+    content = loading.content(f, max_mb)
     digest = hashlib.sha256(content).hexdigest()
     store = st.session_state.setdefault("_analyses", {})
     if digest not in store:
@@ -116,7 +116,7 @@ def snapshot() -> dict:
     out = {k: state.get(k) for k in keys}
     for key in ("metadata_file", "training_file"):
         f = state.get(key)
-        out[key] = (f.name, f.getvalue()) if f is not None else saved_file(key)
+        out[key] = (f.name, loading.content(f, loading.MAX_UPLOAD_MB)) if f is not None else saved_file(key)
     return out
 
 

@@ -13,6 +13,7 @@ import urlstate
 from components import label_md, md
 from loading import (
     DEFAULT_RULE,
+    MAX_ANALYSIS_MB,
     MAX_RUN_UPLOAD_MB,
     MAX_UPLOAD_MB,
     ONTOLOGIES,
@@ -21,6 +22,7 @@ from loading import (
     SYSTEMS,
     UPLOAD,
     UPLOAD_TYPES,
+    content,
     read_inputs,
     sample_inputs,
     scoring_for,
@@ -95,7 +97,7 @@ def sidebar() -> Context:
     elif source == OPEN:
         onto = "auto"
         try:
-            opened = saved.open_file(sb, saved.MAX_ANALYSIS_MB)
+            opened = saved.open_file(sb, MAX_ANALYSIS_MB)
         except InputError as e:
             opened, error = None, str(e)
         if opened is None:
@@ -146,7 +148,10 @@ def sidebar() -> Context:
                 "several rows for a node make a DAG), or the JSON hierarchy files "
                 "released with the CoPHE paper.",
             )
-            hierarchy = (hfile.name, hfile.getvalue()) if hfile else None
+            try:
+                hierarchy = (hfile.name, content(hfile, MAX_UPLOAD_MB)) if hfile else None
+            except InputError as e:
+                error = str(e)
         gold_file = sb.file_uploader(
             "Gold standard",
             type=UPLOAD_TYPES,
@@ -173,7 +178,10 @@ def sidebar() -> Context:
             if name in taken:  # two runs never share a name
                 name = _run_name(name, taken)
             taken.add(name)
-            runs.append((name, f.name, f.getvalue()))
+            try:
+                runs.append((name, f.name, content(f, MAX_RUN_UPLOAD_MB)))
+            except InputError as e:  # over this uploader's limit: said, and the file left out
+                error = str(e)
         follow_renames([r[0] for r in runs], [r[1] for r in runs])
         with sb.expander("Reading options"):
             system = st.selectbox(
@@ -188,11 +196,13 @@ def sidebar() -> Context:
             code_col = st.text_input("Code column", key="code_col", placeholder="detected") or None
         reading = {"doc_col": doc_col, "code_col": code_col, "system": system}
         if gold_file is None or not runs:
-            notice = "Upload a gold standard and at least one model run, or choose a sample."
-        else:
+            notice = (
+                None if error else "Upload a gold standard and at least one model run, or choose a sample."
+            )
+        elif not error:  # a file over its uploader's limit is said, and nothing is scored without it
             label = ", ".join([gold_file.name] + [r[1] for r in runs])
-            gold = (gold_file.name, gold_file.getvalue())
             try:
+                gold = (gold_file.name, content(gold_file, MAX_UPLOAD_MB))
                 inputs = read_inputs(gold, runs, doc_col=doc_col, code_col=code_col)
                 scored = inputs.scored
                 rule = decision_rule(sb, scored)

@@ -56,7 +56,8 @@ def parse_edges(text: str) -> tuple[int, ...]:
 def uploaded(key: str) -> tuple[str, bytes] | None:
     """The file of an optional uploader, or the one that came with an opened analysis."""
     f = st.session_state.get(key)
-    return (f.name, f.getvalue()) if f is not None else saved.saved_file(key)
+    limit = loading.MAX_RUN_UPLOAD_MB if key == TRAINING_FILE_KEY else loading.MAX_UPLOAD_MB
+    return (f.name, loading.content(f, limit)) if f is not None else saved.saved_file(key)
 
 
 def sidebar(scoring, system: str = "auto") -> Slice | None:

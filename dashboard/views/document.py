@@ -128,7 +128,7 @@ def notes_upload() -> dict[str, str] | None:
             "session: they are not stored and leave with it.",
         )
         if f is not None:
-            raw = f.getvalue()
+            raw = f.getvalue()  # its size is checked below, with the notes' own message
             digest = loading.file_digest(f.name, raw)
             if held is None or held.get("digest") != digest:
                 if len(raw) > loading.MAX_UPLOAD_MB * 2**20:

@@ -105,7 +105,10 @@ if ctx:
             max_upload_size=loading.MAX_RUN_UPLOAD_MB,
         )
         if dg and ds:
-            dev = ((dg.name, dg.getvalue()), (ds.name, ds.getvalue()))
+            dev = (
+                (dg.name, loading.content(dg, loading.MAX_UPLOAD_MB)),
+                (ds.name, loading.content(ds, loading.MAX_RUN_UPLOAD_MB)),
+            )
     tuned = None
     if dev is not None:
         key = (

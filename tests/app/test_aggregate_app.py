@@ -3,6 +3,8 @@ aggregates feed show the same numbers as the inputs themselves; the others say t
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -141,3 +143,36 @@ def test_a_damaged_aggregate_is_a_panel_naming_it(aggregate_file):
         "year.cophe: counts.parquet does not match its size and SHA-256" in e.value.replace("\\", "")
         for e in at.error
     )
+
+
+def test_an_upload_over_its_uploaders_limit_is_refused_naming_its_size():
+    """The server takes files up to the largest uploader's limit (an analysis's); each uploader's own is
+    checked again on the server, for a request that bypassed the browser's check."""
+    big = b"doc_id,code\n" + b"1,401.9\n" * (51 * 2**20 // 8)
+    at = run_app()
+    at.radio(key="source").set_value("Upload files").run()
+    at.file_uploader(key="gold_file").set_value(("huge.csv", big, "text/csv"))
+    at.file_uploader(key="run_files").set_value([("run.csv", b"doc_id,code\n1,401.9\n", "text/csv")])
+    at.run()
+    assert not at.exception
+    said = [e.value.replace("\\", "") for e in at.error]
+    assert any(s.startswith("huge.csv: 51.0 MB; this upload takes files of at most 50 MB") for s in said), (
+        said
+    )
+
+
+def test_an_analysis_over_its_limit_is_refused(aggregate_file, monkeypatch):
+    import sidebar
+
+    monkeypatch.setattr(sidebar, "MAX_ANALYSIS_MB", 1)  # the sample's aggregate is about 1 MB
+    at = run_app()
+    at.radio(key="source").set_value("Open a saved analysis").run()
+    at.file_uploader(key="analysis_file").set_value(
+        ("year.cophe", aggregate_file + b"\0" * 2**20, "application/zip")
+    )
+    at.run()
+    assert not at.exception
+    said = [e.value.replace("\\", "") for e in at.error]
+    assert any(
+        re.match(r"year.cophe: \d+\.\d MB; this upload takes files of at most 1 MB", s) for s in said
+    ), said

@@ -137,7 +137,7 @@ assert (loading.SAMPLE / "icd9" / "gold.csv").is_file()
 from streamlit import config
 config._main_script_path = str(app)
 config.get_config_options(force_reparse=True)
-assert config.get_option("server.maxUploadSize") == 50
+assert config.get_option("server.maxUploadSize") == loading.MAX_ANALYSIS_MB == 500
 assert config.get_option("server.fileWatcherType") == "none"
 print("ok")
 """

@@ -152,3 +152,22 @@ def test_the_spark_wrapper_round_trips_without_spark():
     assert_same(ev, sv)
     with pytest.raises(ValueError, match="no counted partitions"):
         combine_counted([])
+
+
+def test_a_dask_job_writes_an_aggregate_the_dashboard_reads(client):
+    from cophe_core.aggregate import aggregate_of, read_aggregate, write_aggregate
+
+    gold = pd.read_csv(ICD9 / "gold.csv", dtype=str)
+    pred = pd.read_csv(ICD9 / "run_siblings.csv", dtype=str)
+    sv = score_dask(shuffled(gold, 0, 3), shuffled(pred, 1, 2), client=client, max_level="chapter")
+    back = read_aggregate(
+        write_aggregate(aggregate_of({"siblings": sv}, max_level="block", slice_edges=None))
+    )
+    ev, _, _ = in_memory(ICD9 / "gold.csv", ICD9 / "run_siblings.csv", max_level="block")
+    got = back.evaluation("siblings")
+    for table in ("levels_table", "nodes", "documents"):
+        pd.testing.assert_frame_equal(
+            getattr(got, table).reset_index(drop=True),
+            getattr(ev, table).reset_index(drop=True),
+            check_dtype=False,
+        )
