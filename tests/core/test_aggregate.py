@@ -393,3 +393,24 @@ def test_counts_not_counted_come_back_as_not_counted(scoring):
     c = back.counts["run_siblings"]
     assert c.shared_gold is None and c.docs_over is None and c.shared_predicted is not None
     same(back.evaluation("run_siblings").levels_table, scoring.evaluation("run_siblings").levels_table)
+
+
+def test_slice_scores_from_counts_equal_the_in_memory_values(scoring, opened):
+    from cophe_core.slices import slice_scores
+
+    evs = {r: scoring.evaluation(r) for r in scoring.run_names}
+    want = slice_scores(evs, opened.slices, n_resamples=20)
+    got = opened.slice_scores()
+    keys = [
+        "run",
+        "slice",
+        "key",
+        "size",
+        "documents",
+        "gold_codes",
+        "predicted_codes",
+        "measure",
+        "statistic",
+    ]
+    same(got[[*keys, "value", "note"]], want[[*keys, "value", "note"]])
+    assert got[["low", "high"]].isna().all().all()
