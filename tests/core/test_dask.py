@@ -5,6 +5,7 @@ wrapper round-trips without Spark."""
 from __future__ import annotations
 
 import sys
+import types
 
 import dask.dataframe as dd
 import numpy as np
@@ -22,13 +23,21 @@ from tests.core.test_stream import BAD_GOLD, BAD_PRED, ICD9, UNLISTED, assert_sa
 
 @pytest.fixture(scope="module")
 def client():
-    with (
-        LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, memory_limit="1GiB"
-        ) as cluster,
-        Client(cluster) as c,
-    ):
-        yield c
+    # Worker processes are spawned, and a spawned process first runs the parent's __main__ module. In a
+    # pytest worker that has run the dashboard under AppTest, __main__ is the dashboard's app.py, which
+    # cannot run there: the workers start with a bare __main__ instead.
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        with (
+            LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, memory_limit="1GiB"
+            ) as cluster,
+            Client(cluster) as c,
+        ):
+            yield c
+    finally:
+        sys.modules["__main__"] = main
 
 
 def shuffled(frame: pd.DataFrame, seed: int, npartitions: int):
