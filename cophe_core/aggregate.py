@@ -559,6 +559,12 @@ def _parquet(table: pa.Table) -> bytes:
     return sink.getvalue()
 
 
+def _text(values: Any, kind: pa.DataType | None = None) -> pa.Array:
+    """Text values as an Arrow string array (from Python strings: pyarrow 14 converts no NumPy text array to
+    large_string)."""
+    return pa.array([str(v) for v in values], kind or pa.string())
+
+
 def _smallest(values: np.ndarray) -> np.ndarray:
     """Counts in the smallest unsigned type that holds them (the file's size, not its meaning)."""
     top = int(values.max()) if values.size else 0
@@ -573,8 +579,8 @@ def _ontology_tables(o: Ontology) -> dict[str, bytes]:
         [""] * o.n_nodes if o.systems is None else [str(x or "") for x in o.systems], pa.string()
     )
     nodes = {
-        "key": pa.array(np.asarray(o.keys, dtype=object).astype(str)),
-        "title": pa.array(np.asarray(o.titles, dtype=object).astype(str)),
+        "key": _text(o.keys),
+        "title": _text(o.titles),
         "level": pa.array(np.asarray(o.level, dtype=np.int16)),
         "parent": pa.array(np.asarray(o.parent, dtype=np.int32)),
         "listed": pa.array(np.asarray(o.listed, dtype=bool)),
@@ -665,7 +671,7 @@ def write_aggregate(agg: Aggregate, target: str | os.PathLike | None = None) -> 
         for i, run in enumerate(runs):
             docs, values, columns = agg.documents(run)
             if i == 0:
-                ids = pa.array(np.asarray(docs, dtype=object).astype(str), pa.large_string())
+                ids = _text(docs, pa.large_string())
                 tables["documents/ids.parquet"] = _parquet(pa.table({"doc_id": ids}))
             table = pa.table({c: _smallest(values[:, j]) for j, c in enumerate(columns)})
             tables[f"documents/run-{i:02d}.parquet"] = _parquet(table)
