@@ -108,10 +108,12 @@ class Frequencies:
     covering: np.ndarray
 
     @classmethod
-    def of(cls, ev: Evaluation) -> Frequencies:
-        """The frequencies of ``ev``'s own documents (the in-memory scoring's)."""
+    def of(cls, ev: Evaluation, covered: sp.csr_matrix | None = None) -> Frequencies:
+        """The frequencies of ``ev``'s own documents (the in-memory scoring's); ``covered``, the gold codes with
+        their ancestors (documents × nodes, 0/1), when computed already."""
         g = ev.gold
-        covered = _covered(g, ev.ontology.closure_of(g.indices))
+        if covered is None:
+            covered = _covered(g, ev.ontology.closure_of(g.indices))
         n = ev.ontology.n_nodes
         return cls(
             len(ev.docs),
@@ -282,8 +284,11 @@ def per_document(ev: Evaluation, frequencies: Frequencies | None = None) -> pd.D
     >>> per_document(b)[["eb_jacc", "eb_f"]].round(3).values.tolist()
     [[1.0, 1.0], [0.0, 0.0]]
     """
-    f = Frequencies.of(ev) if frequencies is None else frequencies
     g, p = ev.gold, ev.pred
+    # the codes with their ancestors (hierarchical F, ICM), and the gold's frequencies unless given
+    closure = ev.ontology.closure_of(np.union1d(g.indices, p.indices))
+    ga, pa = _covered(g, closure), _covered(p, closure)
+    f = Frequencies.of(ev, ga) if frequencies is None else frequencies  # the gold's own, unless given
     n_g = np.asarray(g.sum(1)).ravel().astype(float)
     n_p = np.asarray(p.sum(1)).ravel().astype(float)
     inter = np.asarray(g.multiply(p).sum(1)).ravel().astype(float)
@@ -310,8 +315,6 @@ def per_document(ev: Evaluation, frequencies: Frequencies | None = None) -> pd.D
     propf = np.where(pp + pr > 0, 2 * pp * pr / (pp + pr), 0.0)
 
     # hierarchical F on ancestor-augmented sets
-    closure = ev.ontology.closure_of(np.union1d(g.indices, p.indices))
-    ga, pa = _covered(g, closure), _covered(p, closure)
     h_inter = np.asarray(ga.multiply(pa).sum(1)).ravel()
     h_g, h_p = np.asarray(ga.sum(1)).ravel(), np.asarray(pa.sum(1)).ravel()
     hf = np.where((h_g + h_p) == 0, 1.0, prf(h_inter, h_p - h_inter, h_g - h_inter)[2])
