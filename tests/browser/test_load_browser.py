@@ -77,7 +77,7 @@ def run_sessions(pages, server: str, files) -> None:
             pages,
             lambda i, pg, label=label: pg.get_by_role(
                 "button", name=re.compile("^" + re.escape(label))
-            ).click(),
+            ).click(timeout=WAIT_MS),  # a bound for the button to be drawn: five sessions take turns
         )
     tables = (*TABLES, "Every code and family · session", "Document by document · session")
     for label in tables:
@@ -85,7 +85,7 @@ def run_sessions(pages, server: str, files) -> None:
             pages,
             lambda i, pg, label=label: pg.get_by_role(
                 "button", name=re.compile("^" + re.escape(label))
-            ).click(),
+            ).click(timeout=WAIT_MS),  # a bound for the button to be drawn: five sessions take turns
         )
     for label in MADE:  # the same words, now with the file's size
         all_at_once(
