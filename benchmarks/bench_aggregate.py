@@ -28,9 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -39,7 +37,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-from bench_stream import generate, timed  # noqa: E402
+from bench_stream import data_folder, generate, timed  # noqa: E402
 
 RUN = "siblings"
 OPEN = """
@@ -91,9 +89,7 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes] + ([10**8] if args.with_1e8 else [])
     print(f"machine: {os.cpu_count()} cores; load {load()}", flush=True)
     for n in sizes:
-        base = Path(tempfile.mkdtemp(prefix="cophe-agg-", dir=args.keep)) if args.keep else None
-        with tempfile.TemporaryDirectory(prefix="cophe-agg-") as tmp:
-            folder = base or Path(tmp)
+        with data_folder(args.keep, "cophe-agg-") as folder:
             t0 = time.perf_counter()
             data = generate(folder, n)
             gen = time.perf_counter() - t0
@@ -126,8 +122,6 @@ def main() -> None:
                 f"{d['page_peak_mb']:.0f} MB) (load {load()})",
                 flush=True,
             )
-            if base is None:
-                shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -24,11 +24,12 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,6 +69,18 @@ def _field(text: str, label: str) -> float:
     """A number of /usr/bin/time -v's report."""
     found = re.search(label + r": ([\d.]+)", text)
     return float(found.group(1)) if found else float("nan")
+
+
+@contextmanager
+def data_folder(keep: Path | None, prefix: str) -> Iterator[Path]:
+    """A temporary folder for generated data, removed after; with ``keep``, a new folder under it (made if
+    missing), kept."""
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        yield Path(tempfile.mkdtemp(prefix=prefix, dir=keep))
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        yield Path(tmp)
 
 
 def timed(cmd: list[str]) -> tuple[dict, str]:
@@ -126,9 +139,7 @@ def main() -> None:
     )
     done = []
     for n in sizes:
-        base = Path(tempfile.mkdtemp(prefix="cophe-bench-", dir=args.keep)) if args.keep else None
-        with tempfile.TemporaryDirectory(prefix="cophe-bench-") as tmp:
-            folder = base or Path(tmp)
+        with data_folder(args.keep, "cophe-bench-") as folder:
             t0 = time.perf_counter()
             data = generate(folder, n)
             gen = time.perf_counter() - t0
@@ -140,8 +151,6 @@ def main() -> None:
                 f"{data['rows'] / r['cpu_s']:>12,.0f} {r['peak_mb']:>8.0f} {os.getloadavg()[0]:>5.2f}",
                 flush=True,
             )
-            if base is None:
-                shutil.rmtree(folder, ignore_errors=True)
     if len(done) > 1:  # the cost of one more row, start-up (imports, ontology) left out
         (r1, w1, c1), (r2, w2, c2) = done[-2], done[-1]
         print(
