@@ -241,6 +241,17 @@ class Ready(Context):
     run: str
 
 
+# An aggregate analysis of more documents × runs than this resamples on request (levels, compare): 1,000
+# resamples of millions of documents take minutes, and would hold the server's turn to compute meanwhile.
+ON_REQUEST_ABOVE = 2_000_000
+
+
+def on_request(ctx: Context, n_runs: int) -> bool:
+    """Whether intervals and tests wait to be asked for: an aggregate analysis of more than
+    :data:`ON_REQUEST_ABOVE` documents × runs (its per-document tables are then read and resampled only then)."""
+    return ctx.aggregate is not None and ctx.n_documents * n_runs > ON_REQUEST_ABOVE
+
+
 def documents_needed(ctx: Context, what: str) -> bool:
     """With an aggregate analysis, say that ``what`` needs the documents' own codes and return True (the view
     then stops); otherwise False."""

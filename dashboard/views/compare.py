@@ -8,7 +8,15 @@ import streamlit as st
 from components import md
 from texts import HELP, chart_words, figure_name, level, measure, term
 
-from cophe_core.compare import delta_subtree, disagreements, figure_parts, level_deltas, levels_side_by_side
+from cophe_core.compare import (
+    HEADLINE_COLUMNS,
+    delta_subtree,
+    disagreements,
+    figure_parts,
+    headlines,
+    level_deltas,
+    levels_side_by_side,
+)
 from cophe_core.families import family_changes
 from cophe_core.metrics import Evaluation
 from cophe_core.ontology import family_level
@@ -80,12 +88,45 @@ def column_heads(shown: str, figs: list[str], onto) -> tuple[dict[str, str], str
     return {f: short_words(f, onto) for f in figs}, ""
 
 
-def runs_section(ctx, names: list[str], onto) -> None:
+def resampling_now(ctx, names: list[str]) -> bool:
+    """Whether the page resamples: always for inputs; for a large aggregate analysis, once asked to."""
+    if not state.on_request(ctx, min(len(names), MAX_RUNS)):
+        return True
+    return st.toggle(
+        "Compute intervals and tests",
+        key="cmp_agg_tests",
+        help="Resamples every run's per-document counts 1,000 times: minutes for millions of documents, whose "
+        "intervals are narrow.",
+    )
+
+
+def values_only(ctx, names: list[str]) -> None:
+    """The runs' headline figures without intervals (a large aggregate analysis, until asked)."""
+    table = headlines({r: ctx.evaluation(r) for r in names})
+    heads = {
+        col: f"{measure(m)} {term(stat)}" if stat == "f1" else f"{term(m)}: {term(stat)}"
+        for col, (m, stat) in HEADLINE_COLUMNS.items()
+    }
+    st.dataframe(
+        table.rename(columns=heads).rename_axis(index=term("run")),
+        width="stretch",
+        column_config={h: st.column_config.NumberColumn(h, format="%.3f") for h in heads.values()},
+    )
+    st.caption(
+        f"{ctx.n_documents:,} documents: the 95% intervals and the tests of each difference are computed on "
+        "request (Compute intervals and tests, above)."
+    )
+
+
+def runs_section(ctx, names: list[str], onto, resample: bool = True) -> None:
     """Every run's figures with intervals, the best marked, and each run against the baseline."""
     st.subheader("All runs at a glance", anchor=False)
     if len(names) > MAX_RUNS:
         st.warning(f"Showing the first {MAX_RUNS} of {len(names)} runs.")
         names = names[:MAX_RUNS]
+    if not resample:
+        values_only(ctx, names)
+        return
     c1, c2, c3 = st.columns([2, 4, 2])
     baseline = c1.selectbox(
         "Baseline",
@@ -182,7 +223,9 @@ def readable_runs(table: pd.DataFrame, onto) -> pd.DataFrame:
     return table.assign(figure_name=[figure_name(f, onto) for f in table.figure])
 
 
-def pair_section(ctx, names: list[str], onto) -> tuple[str, str, Evaluation, Evaluation] | None:
+def pair_section(
+    ctx, names: list[str], onto, resample: bool = True
+) -> tuple[str, str, Evaluation, Evaluation] | None:
     """Run A against run B: headline tiles, the change by level, and whether each headline change is real."""
     st.subheader("Two runs in depth", anchor=False)
     a_col, b_col = st.columns(2)
@@ -205,13 +248,16 @@ def pair_section(ctx, names: list[str], onto) -> tuple[str, str, Evaluation, Eva
         help=HELP["cophe"],
     )
     c3.metric(f"{term('flat')} F1: change ({b} − {a})", f"{flat.delta_f1:+.3f}", help=HELP["flat"])
-    significance(ctx, a, b, ea, eb, onto)
+    significance(ctx, a, b, ea, eb, onto, resample)
     by_level(deltas, a, b, ea, eb, onto)
     return a, b, ea, eb
 
 
-def significance(ctx, a: str, b: str, ea, eb, onto) -> None:
+def significance(ctx, a: str, b: str, ea, eb, onto, resample: bool = True) -> None:
     st.markdown(f"**Is the difference real?** {md(b)} − {md(a)}")
+    if not resample:
+        st.caption("Tested on request: Compute intervals and tests, at the top of the page.")
+        return
     st.caption(
         "Documents are resampled: a paired bootstrap gives a 95% interval for the change, and an "
         "approximate randomisation test (each document's outputs swapped between the runs at random) "
@@ -482,9 +528,10 @@ if ctx:
         )
         st.stop()
     onto = ctx.ontology
-    runs_section(ctx, names, onto)
+    resample = resampling_now(ctx, names)
+    runs_section(ctx, names, onto, resample)
     st.divider()
-    pair = pair_section(ctx, names, onto)
+    pair = pair_section(ctx, names, onto, resample)
     if pair:
         families_section(ctx, *pair, onto)
         tree_section(ctx, *pair, onto)

@@ -19,9 +19,6 @@ PENDING = "…"  # an interval cell while the intervals are computed
 # Above this many documents × runs without intervals, the values are drawn first and the intervals after
 # them (1,000 resamples of 3,372 documents for five runs take about 0.2 s: drawing twice would cost more).
 PENDING_ABOVE = 50_000
-# An aggregate analysis of more documents × runs than this computes its intervals on request: they read its
-# per-document tables (hundreds of MB for 10⁷ documents) and resample them, and at that size they are narrow.
-ON_REQUEST_ABOVE = 2_000_000
 
 
 def interval_key(run: str, key: tuple) -> tuple:
@@ -90,7 +87,7 @@ if ctx:
 
     # An aggregate analysis's slices hold counts summed over their documents: nothing to resample
     counts_only = ctx.aggregate is not None and ctx.slice is not None
-    large = ctx.aggregate is not None and ctx.n_documents * len(evals) > ON_REQUEST_ABOVE
+    large = state.on_request(ctx, len(evals))
     slot = st.empty()
     cis: dict[str, pd.DataFrame] = {}
     if (

@@ -176,3 +176,20 @@ def test_an_analysis_over_its_limit_is_refused(aggregate_file, monkeypatch):
     assert any(
         re.match(r"year.cophe: \d+\.\d MB; this upload takes files of at most 1 MB", s) for s in said
     ), said
+
+
+def test_a_large_aggregate_resamples_on_request(aggregate_file, monkeypatch):
+    import state
+
+    monkeypatch.setattr(state, "ON_REQUEST_ABOVE", 1_000)  # the sample's 1,000 documents × 2 runs is "large"
+    at = opened(aggregate_file)
+    assert "on request" in at.table[0].value.to_string()
+    at.toggle(key="levels_agg_ci").set_value(True).run()
+    assert "on request" not in at.table[0].value.to_string() and not at.exception
+    at.switch_page("views/compare.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = texts(at)
+    assert "are computed on request (Compute intervals and tests, above)" in said
+    assert "Tested on request" in said
+    at.toggle(key="cmp_agg_tests").set_value(True).run()
+    assert not at.exception and "Tested on request" not in texts(at)
