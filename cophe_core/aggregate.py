@@ -384,10 +384,7 @@ def aggregate_of(
     slices: list[Slice] = []
     slice_counts: dict[tuple[str, str], NodeCounts] = {}
     if slice_edges is not None:
-        total = sum(counts.values(), NodeCounts.zeros(n))
-        frequency, in_play = counted_frequency(counts[next(iter(counts))])
-        _, in_play = counted_frequency(total)
-        slices = code_frequency_slices(frequency, slice_edges, in_play=in_play)
+        slices = _frequency_slices(counts, slice_edges, n)
         for run, ev in evs.items():
             for s in slices:
                 slice_counts[(run, s.key)] = _slice_counts(ev, s, n)
@@ -445,6 +442,14 @@ def aggregate_scoring(
         warnings={r: list(c.warnings) for r in scoring.run_names},
         notes={r: list(c.notes) for r in scoring.run_names},
     )
+
+
+def _frequency_slices(counts: dict[str, NodeCounts], edges: Sequence[int], n: int) -> list[Slice]:
+    """The gold standard's code-frequency slices (the same in every run's counts: the first's are read) over
+    the codes in play in any run: what the writer counts and the reader rebuilds from the counts."""
+    frequency, _ = counted_frequency(next(iter(counts.values())))
+    _, in_play = counted_frequency(sum(counts.values(), NodeCounts.zeros(n)))
+    return code_frequency_slices(frequency, edges, in_play=in_play)
 
 
 def _version() -> str:
@@ -896,9 +901,7 @@ class _Reader:
         slices: list[Slice] = []
         slice_counts: dict[tuple[str, str], NodeCounts] = {}
         if edges:
-            frequency, _ = counted_frequency(whole[names[0]])
-            _, in_play = counted_frequency(sum(whole.values(), NodeCounts.zeros(onto.n_nodes)))
-            slices = code_frequency_slices(frequency, edges, in_play=in_play)
+            slices = _frequency_slices(whole, edges, onto.n_nodes)
             keys = (m.get("slices") or {}).get("keys")
             if keys != [x.key for x in slices]:
                 raise self.fail("manifest.json: slices.keys do not match the slices of slices.edges")
