@@ -18,6 +18,7 @@ from typing import cast
 
 import streamlit as st
 from components import blocked_panel, md
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from cophe_core import Scoring
 from cophe_core.aggregate import Aggregate
@@ -197,7 +198,7 @@ def heavy(*, take: bool = True) -> Iterator[None]:
     acquire = depth == 0 and take
     if acquire and not _HEAVY.acquire(blocking=False):
         with st.spinner("Another user's work is running on this server; yours starts when it ends…"):
-            _HEAVY.acquire()
+            _wait_for_turn()
     _IN_HEAVY.depth = depth + 1
     try:
         yield
@@ -205,6 +206,26 @@ def heavy(*, take: bool = True) -> Iterator[None]:
         _IN_HEAVY.depth = depth
         if acquire:
             _HEAVY.release()
+
+
+# How often a session waiting for its turn lets Streamlit stop or restart it (a poll while it waits, not a delay).
+TURN_POLL_S = 0.5
+
+
+def _wait_for_turn() -> None:
+    """Wait for a turn, and give up the place when Streamlit asks the script to stop or rerun.
+
+    Streamlit asks at once when a tab is closed or a click restarts the page, but it acts on the request only
+    at the script's next element call, and a thread blocked on the semaphore makes none: the old script stayed
+    queued and, when its turn came, computed for nobody while the others waited behind it. The wait makes an
+    element call every :data:`TURN_POLL_S`.
+    """
+    if get_script_run_ctx(suppress_warning=True) is None:  # not in a Streamlit script: nothing can ask
+        _HEAVY.acquire()
+        return
+    beat = st.empty()
+    while not _HEAVY.acquire(timeout=TURN_POLL_S):
+        beat.empty()  # Streamlit raises its stop or rerun here when asked
 
 
 def compute_ahead(scoring: Scoring | Aggregate, key: tuple, compute) -> None:

@@ -1,10 +1,14 @@
-"""Sessions take turns to compute (state.heavy): one at a time, a nested computation takes no second turn, and a
-session's opening (take=False) goes ahead."""
+"""Sessions take turns to compute (state.heavy): one at a time, a nested computation takes no second turn, a
+session's opening (take=False) goes ahead, and a session whose browser has gone gives up its place."""
 
 from __future__ import annotations
 
 import sys
 import threading
+
+import pytest
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import ROOT
 
@@ -56,3 +60,47 @@ def test_an_opening_goes_ahead_while_another_session_holds_the_turn():
         release.set()
         t.join(timeout=60)
     assert done and not t.is_alive()
+
+
+WAITING_PAGE = """
+import state
+import streamlit as st
+
+with state.heavy():
+    st.write("computed")
+"""
+
+
+class TurnHeldElsewhere:
+    """The turn, held by another session for ``polls`` waits; on the first, this tab is closed (when
+    ``closed``): Streamlit's disconnect asks the script to stop, as it does with a real browser."""
+
+    def __init__(self, closed: bool, polls: int = 20):
+        self.closed, self.polls, self.waits = closed, polls, 0
+
+    def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
+        if not blocking:
+            return False
+        assert timeout is not None, "a wait Streamlit cannot interrupt"
+        self.waits += 1
+        if self.closed and self.waits == 1:
+            ctx = get_script_run_ctx()
+            assert ctx is not None and ctx.script_requests is not None
+            ctx.script_requests.request_stop()
+        return self.waits > self.polls
+
+    def release(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("closed", [True, False])
+def test_a_session_waiting_for_its_turn_stops_when_its_tab_is_closed(tmp_path, monkeypatch, closed):
+    """A closed tab's queued work used to compute for nobody while the others waited behind it."""
+    page = tmp_path / "page.py"
+    page.write_text(WAITING_PAGE)
+    turn = TurnHeldElsewhere(closed)
+    monkeypatch.setattr(state, "_HEAVY", turn)
+    at = AppTest.from_file(str(page), default_timeout=60).run()
+    assert not at.exception
+    assert [m.value for m in at.markdown] == ([] if closed else ["computed"])
+    assert turn.waits == (1 if closed else turn.polls + 1)  # stopped at the element call after the request

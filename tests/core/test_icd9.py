@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from cophe_core.ontology.icd9 import parse_code, place_unlisted
 from tests.conftest import score_pairs
+from tests.core.naive import icd9_one_code_at_a_time
 
 
 def path_keys(onto, code: str) -> list[tuple[str, str]]:
@@ -120,6 +122,21 @@ def test_nested_sections_are_separate_blocks(icd9, gold, gold_block, pred, pred_
 )
 def test_section_titles_follow_the_cms_tabular_list(icd9, block, title):
     assert icd9.titles[icd9.node("block", block)] == title
+
+
+def test_the_build_equals_one_code_at_a_time(icd9):
+    """The fast build (codes split by their known CMS form, categories' blocks found once) gives the same nodes,
+    in the same order, as parsing every code and adding its path node by node: saved node ids depend on it."""
+    ref = icd9_one_code_at_a_time()
+    assert icd9.n_nodes == ref.n_nodes == 22_404
+    for field in ("keys", "titles", "level", "parent", "listed"):
+        np.testing.assert_array_equal(getattr(icd9, field), getattr(ref, field), err_msg=field)
+    assert list(icd9.codes.items()) == list(ref.codes.items())
+    assert (icd9.code_sets, icd9.default_max_level, icd9.systems) == (
+        ref.code_sets,
+        ref.default_max_level,
+        None,
+    )
 
 
 def test_every_category_lies_in_its_block_range(icd9):
