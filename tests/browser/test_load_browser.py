@@ -6,6 +6,7 @@ Bounded: 5 browser contexts in one Chromium, 6 downloads each, one upload each; 
 
 from __future__ import annotations
 
+import contextlib
 import re
 from urllib.parse import urlparse
 
@@ -43,8 +44,14 @@ def test_five_sessions_are_isolated_and_every_download_arrives(page, server, tmp
         page.context.browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True)
         for _ in range(SESSIONS)
     ]
+    pages = [c.new_page() for c in contexts]
     try:
-        run_sessions([c.new_page() for c in contexts], server, files)
+        run_sessions(pages, server, files)
+    except Exception:
+        for i, pg in enumerate(pages):  # each session as it stood: which one was still waiting, and for what
+            with contextlib.suppress(Exception):  # a page that cannot be drawn must not hide the failure
+                pg.screenshot(path=ARTIFACTS / f"failure_load_session{i}.png", full_page=True)
+        raise
     finally:
         for c in contexts:
             c.close()
