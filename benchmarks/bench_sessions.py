@@ -3,6 +3,7 @@ uploads.
 
     python benchmarks/bench_sessions.py                  # 9 busy sessions, then a 10th opens; memory
     python benchmarks/bench_sessions.py --busy 5 --opens 3
+    python benchmarks/bench_sessions.py --upload-from /tmp/mimic   # the large upload written there once, then reused
 
 On a fresh ``streamlit run dashboard/app.py`` (127.0.0.1, free port), in one chromium-headless-shell at
 1440×900:
@@ -137,13 +138,16 @@ def opening_while_busy(
 
 
 def large_upload(folder: Path, n_docs: int) -> dict[str, Path]:
-    """The gold standard and runs of ``benchmarks/mimic_upload.py``, written before the server starts: writing
-    200,000 documents takes minutes, which would otherwise idle the browser's connection and load the machine
-    while the other figures are measured."""
+    """The gold standard and runs of ``benchmarks/mimic_upload.py`` in ``folder``, written there before the
+    server starts unless they are there already (``--upload-from``): writing 200,000 documents takes minutes,
+    which would otherwise idle the browser's connection and load the machine while the other figures are
+    measured."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    from mimic_upload import write_upload
+    from mimic_upload import GOLD, RUNS, SCORES, write_upload
 
-    return write_upload(folder / "mimic", n_docs=n_docs)
+    named = {"gold": GOLD, **RUNS, "scores": SCORES}
+    files = {role: folder / name for role, name in named.items()}
+    return files if all(p.exists() for p in files.values()) else write_upload(folder, n_docs=n_docs)
 
 
 def memory_after_uploads(browser, url: str, pid: int, files: dict[str, Path]) -> list[float]:
@@ -185,10 +189,15 @@ def main() -> None:
     ap.add_argument("--opens", type=int, default=3)
     ap.add_argument("--no-memory", action="store_true", help="skip the three large uploads")
     ap.add_argument("--upload-docs", type=int, default=200_000, help="documents in the large upload")
+    ap.add_argument(
+        "--upload-from", type=Path, help="a folder of the large upload written earlier (mimic_upload.py)"
+    )
     opts = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="cophe_sessions_") as tmp:
         folder = Path(tmp)
-        large = None if opts.no_memory else large_upload(folder, opts.upload_docs)
+        large = (
+            None if opts.no_memory else large_upload(opts.upload_from or folder / "mimic", opts.upload_docs)
+        )
         runs = folder / "runs.txt"
         proc, url = start_server(folder / "streamlit.log", runs)
         try:

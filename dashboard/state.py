@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import cast
 
+import pyarrow as pa
 import streamlit as st
 from components import blocked_panel, md
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -206,6 +207,18 @@ def heavy(*, take: bool = True) -> Iterator[None]:
         _IN_HEAVY.depth = depth
         if acquire:
             _HEAVY.release()
+        if depth == 0:
+            return_freed_memory()
+
+
+def return_freed_memory() -> None:
+    """Give the memory that Arrow's allocator keeps for reuse back to the system, at the end of each script run.
+
+    pandas holds text in Arrow arrays, and Arrow's allocator (mimalloc or jemalloc) keeps the memory they free:
+    scoring an 82 MB upload left 0.9 GB held once its arrays were gone, and a closed session's uploads, dropped
+    by Streamlit, stayed held the same way. Releasing takes about 4 ms after such a run, microseconds otherwise.
+    """
+    pa.default_memory_pool().release_unused()
 
 
 # How often a session waiting for its turn lets Streamlit stop or restart it (a poll while it waits, not a delay).

@@ -104,3 +104,23 @@ def test_a_session_waiting_for_its_turn_stops_when_its_tab_is_closed(tmp_path, m
     assert not at.exception
     assert [m.value for m in at.markdown] == ([] if closed else ["computed"])
     assert turn.waits == (1 if closed else turn.polls + 1)  # stopped at the element call after the request
+
+
+def test_arrow_memory_is_given_back_once_at_the_end_of_a_script_run(monkeypatch):
+    """Arrow's allocator keeps freed memory for reuse: 0.9 GB after scoring an 82 MB upload. It is released when
+    the outermost turn ends (a script run), not inside it."""
+    released = []
+
+    class Pool:
+        def release_unused(self) -> None:
+            released.append(getattr(state._IN_HEAVY, "depth", 0))
+
+    monkeypatch.setattr(state.pa, "default_memory_pool", Pool)
+    with state.heavy(take=False):
+        with state.heavy():
+            pass
+        assert released == []
+    assert released == [0]
+    with state.heavy():
+        pass
+    assert released == [0, 0]
