@@ -25,7 +25,6 @@ Prints figures and asserts nothing.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -37,7 +36,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-from bench_stream import data_folder, generate, timed  # noqa: E402
+from bench_stream import data_folder, generate, parse_size_options, timed  # noqa: E402
 
 RUN = "siblings"
 OPEN = """
@@ -78,15 +77,7 @@ def load() -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument(
-        "--sizes", nargs="*", type=float, default=[1e6, 1e7], help="label rows (none: only --with-1e8)"
-    )
-    ap.add_argument("--with-1e8", action="store_true", help="add 10^8 label rows")
-    ap.add_argument("--chunk-rows", type=int, default=None, help="the CLI's --chunk-rows (default its own)")
-    ap.add_argument("--keep", type=Path, help="generate into (and keep) this folder instead of a temp dir")
-    args = ap.parse_args()
-    sizes = [int(s) for s in args.sizes] + ([10**8] if args.with_1e8 else [])
+    args, sizes = parse_size_options(__doc__ or "", [1e6, 1e7], "*")
     print(f"machine: {os.cpu_count()} cores; load {load()}", flush=True)
     for n in sizes:
         with data_folder(args.keep, "cophe-agg-") as folder:

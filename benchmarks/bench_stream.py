@@ -124,14 +124,21 @@ def run_cli(folder: Path, chunk_rows: int | None) -> dict:
     }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", nargs="+", type=float, default=[1e5, 1e6, 1e7], help="label rows")
+def parse_size_options(doc: str, sizes: list[float], nargs: str) -> tuple[argparse.Namespace, list[int]]:
+    """The options of the benchmarks on generated datasets (label rows, 10^8, chunk rows, a folder to keep),
+    and the sizes to run."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    wording = "label rows" if nargs == "+" else "label rows (none: only --with-1e8)"
+    ap.add_argument("--sizes", nargs=nargs, type=float, default=sizes, help=wording)
     ap.add_argument("--with-1e8", action="store_true", help="add 10^8 label rows")
     ap.add_argument("--chunk-rows", type=int, default=None, help="the CLI's --chunk-rows (default its own)")
     ap.add_argument("--keep", type=Path, help="generate into (and keep) this folder instead of a temp dir")
     args = ap.parse_args()
-    sizes = [int(s) for s in args.sizes] + ([10**8] if args.with_1e8 else [])
+    return args, [int(s) for s in args.sizes] + ([10**8] if args.with_1e8 else [])
+
+
+def main() -> None:
+    args, sizes = parse_size_options(__doc__ or "", [1e5, 1e6, 1e7], "+")
     print(f"machine: {os.cpu_count()} cores; load {os.getloadavg()}", flush=True)
     print(
         f"{'rows':>12} {'docs':>10} {'files':>6} {'MB disk':>8} {'gen s':>7} {'wall s':>7} {'CPU s':>7} "

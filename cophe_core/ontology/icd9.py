@@ -222,7 +222,7 @@ def icd9_ontology() -> Ontology:
         for child, parent in zip(keys, keys[1:]):
             children.setdefault(parent, []).append(titles.get(child, child))
     # Keys of e0, e1 and e2 never coincide (the dot's place and the digits after it tell the level apart), so
-    # one dict finds a code's node. Longest paths first: a family's title is derived from its listed children.
+    # one dict finds a code's node. Longest paths first: the node ids, kept in saved analyses, follow this order.
     node: dict[str, int] = {}
     for keys, _ in sorted(paths, key=lambda kt: len(kt[0]), reverse=True):
         above = -1  # the node above the next key
