@@ -295,7 +295,7 @@ def families_tabs(ev_of: dict, doc: str) -> None:
         # a family only one run writes codes of: the other writes none, and the gold standard has none
         merged[status_cols] = merged[status_cols].fillna("")
         merged = merged.sort_values("code", ignore_index=True)
-        shown = texts.columns(merged)
+        shown = texts.columns(merged, {c: c for c in status_cols})  # run names are shown as written
         style = shown.style.map(
             lambda v: f"background-color: {CELL[kind_of[v]]}" if v in kind_of else "", subset=status_cols
         )
