@@ -20,6 +20,7 @@ import pyarrow as pa
 import streamlit as st
 from components import blocked_panel, md
 from streamlit.runtime.scriptrunner import get_script_run_ctx
+from turns import Turn
 
 from cophe_core import Scoring
 from cophe_core.aggregate import Aggregate
@@ -175,14 +176,15 @@ def cached(scoring: Scoring | Aggregate, key: tuple, compute):
     return value
 
 
-# Sessions computing at once. Python runs one thread at a time (the GIL), and every session's script is a
+# Sessions computing at once: one. Python runs one thread at a time (the GIL), and every session's script is a
 # thread of the one server: ten sessions computing together made each ten times slower, and opening the app
 # took half a minute. The rest wait their turn (first come, roughly first served), so a session that only
 # draws (opening the app, a rerun on cached results) shares the processor with one computation at most.
-HEAVY_AT_ONCE = 1
+# A turn held longer than this is taken over (and logged): the longest computation measured, 1,000 resamples
+# of a MIMIC-IV-sized aggregate on request, takes about a minute.
+TURN_MAX_HOLD_S = 300.0
 
-
-_HEAVY = threading.Semaphore(HEAVY_AT_ONCE)
+_TURN = Turn(max_hold_s=TURN_MAX_HOLD_S)
 
 
 # how deep this thread is in heavy(): a computation inside another takes no turn
@@ -191,23 +193,25 @@ _IN_HEAVY = threading.local()
 
 @contextmanager
 def heavy(*, take: bool = True) -> Iterator[None]:
-    """Hold one of the :data:`HEAVY_AT_ONCE` turns to compute (at once if this thread holds one already).
+    """Hold the turn to compute (at once if this thread holds it already).
     With ``take`` false, go ahead without a turn, and so do the computations inside: a session's opening.
     Work done ahead in the background takes no turn: it is one thread, and a turn held while waiting for it
-    would deadlock."""
+    would deadlock.
+
+    The turn is taken inside the ``try`` whose ``finally`` gives it back: Streamlit raises its stop or rerun
+    at any element call, the waiting spinner's own exit included, and a turn taken before such a call and given
+    back only after it was kept for good, every other session waiting behind it.
+    """
     depth = getattr(_IN_HEAVY, "depth", 0)
-    acquire = depth == 0 and take
-    if acquire and not _HEAVY.acquire(blocking=False):
-        with st.spinner("Another user's work is running on this server; yours starts when it ends…"):
-            _wait_for_turn()
-    _IN_HEAVY.depth = depth + 1
     try:
+        if depth == 0 and take:
+            _take_turn()
+        _IN_HEAVY.depth = depth + 1
         yield
     finally:
         _IN_HEAVY.depth = depth
-        if acquire:
-            _HEAVY.release()
         if depth == 0:
+            _TURN.give_back()  # a no-op unless this thread holds the turn
             return_freed_memory()
 
 
@@ -225,20 +229,24 @@ def return_freed_memory() -> None:
 TURN_POLL_S = 0.5
 
 
-def _wait_for_turn() -> None:
-    """Wait for a turn, and give up the place when Streamlit asks the script to stop or rerun.
+def _take_turn() -> None:
+    """Take the turn, and give up the place when Streamlit asks the script to stop or rerun.
 
     Streamlit asks at once when a tab is closed or a click restarts the page, but it acts on the request only
-    at the script's next element call, and a thread blocked on the semaphore makes none: the old script stayed
-    queued and, when its turn came, computed for nobody while the others waited behind it. The wait makes an
-    element call every :data:`TURN_POLL_S`.
+    at the script's next element call, and a thread blocked waiting makes none: the old script stayed queued
+    and, when its turn came, computed for nobody while the others waited behind it. The wait makes an element
+    call every :data:`TURN_POLL_S`.
     """
-    if get_script_run_ctx(suppress_warning=True) is None:  # not in a Streamlit script: nothing can ask
-        _HEAVY.acquire()
+    if _TURN.take(timeout=0):
         return
-    beat = st.empty()
-    while not _HEAVY.acquire(timeout=TURN_POLL_S):
-        beat.empty()  # Streamlit raises its stop or rerun here when asked
+    if get_script_run_ctx(suppress_warning=True) is None:  # not in a Streamlit script: nothing can ask
+        while not _TURN.take(timeout=TURN_POLL_S):
+            pass
+        return
+    with st.spinner("Another user's work is running on this server; yours starts when it ends…"):
+        beat = st.empty()
+        while not _TURN.take(timeout=TURN_POLL_S):
+            beat.empty()  # Streamlit raises its stop or rerun here when asked
 
 
 def compute_ahead(scoring: Scoring | Aggregate, key: tuple, compute) -> None:

@@ -3,6 +3,7 @@ session's opening (take=False) goes ahead, and a session whose browser has gone 
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 
@@ -14,6 +15,7 @@ from tests.app.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "dashboard"))
 import state
+from turns import Turn
 
 
 def test_one_turn_at_a_time_and_a_nested_computation_takes_none():
@@ -31,15 +33,14 @@ def test_one_turn_at_a_time_and_a_nested_computation_takes_none():
     a = threading.Thread(target=first)
     a.start()
     assert held.wait(timeout=60)
-    assert not state._HEAVY.acquire(blocking=False)  # the one turn is taken
+    assert not state._TURN.free  # the one turn is taken
     b = threading.Thread(target=second)
     b.start()
     release.set()
     assert second_in.wait(timeout=60)  # the second session computes once the first is done
     a.join(timeout=60)
     b.join(timeout=60)
-    assert state._HEAVY.acquire(blocking=False)  # and every turn was given back
-    state._HEAVY.release()
+    assert state._TURN.free  # and the turn was given back
 
 
 def test_an_opening_goes_ahead_while_another_session_holds_the_turn():
@@ -64,6 +65,7 @@ def test_an_opening_goes_ahead_while_another_session_holds_the_turn():
 
 WAITING_PAGE = """
 import state
+from turns import Turn
 import streamlit as st
 
 with state.heavy():
@@ -71,26 +73,24 @@ with state.heavy():
 """
 
 
-class TurnHeldElsewhere:
+class TurnHeldElsewhere(Turn):
     """The turn, held by another session for ``polls`` waits; on the first, this tab is closed (when
     ``closed``): Streamlit's disconnect asks the script to stop, as it does with a real browser."""
 
     def __init__(self, closed: bool, polls: int = 20):
+        super().__init__(max_hold_s=3600)
         self.closed, self.polls, self.waits = closed, polls, 0
 
-    def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
-        if not blocking:
+    def take(self, *, timeout: float) -> bool:
+        if timeout == 0 and self.waits == 0:
             return False
-        assert timeout is not None, "a wait Streamlit cannot interrupt"
+        assert timeout > 0, "a wait Streamlit cannot interrupt"
         self.waits += 1
         if self.closed and self.waits == 1:
             ctx = get_script_run_ctx()
             assert ctx is not None and ctx.script_requests is not None
             ctx.script_requests.request_stop()
-        return self.waits > self.polls
-
-    def release(self) -> None:
-        pass
+        return self.waits > self.polls and super().take(timeout=0)
 
 
 @pytest.mark.parametrize("closed", [True, False])
@@ -99,11 +99,108 @@ def test_a_session_waiting_for_its_turn_stops_when_its_tab_is_closed(tmp_path, m
     page = tmp_path / "page.py"
     page.write_text(WAITING_PAGE)
     turn = TurnHeldElsewhere(closed)
-    monkeypatch.setattr(state, "_HEAVY", turn)
+    monkeypatch.setattr(state, "_TURN", turn)
     at = AppTest.from_file(str(page), default_timeout=60).run()
     assert not at.exception
     assert [m.value for m in at.markdown] == ([] if closed else ["computed"])
     assert turn.waits == (1 if closed else turn.polls + 1)  # stopped at the element call after the request
+    assert turn.free
+
+
+# A page that waits for the turn (held elsewhere for two polls) and computes with it, and asks Streamlit to stop
+# or rerun the script at its element call number AT (every call goes through ctx.enqueue): the wait's beats,
+# the spinner's show and clearing, the computation's own output.
+INTERRUPTED_PAGE = """
+import state
+from turns import Turn
+import streamlit as st
+from streamlit.runtime.scriptrunner import RerunData, get_script_run_ctx
+
+ctx = get_script_run_ctx()
+calls = st.session_state.setdefault("calls", [])
+send = ctx._enqueue
+
+
+def counted(msg):
+    calls.append(len(calls) + 1)
+    if len(calls) == AT:
+        if KIND == "stop":
+            ctx.script_requests.request_stop()
+        else:
+            ctx.script_requests.request_rerun(RerunData())
+    send(msg)
+
+
+ctx._enqueue = counted
+with state.heavy():
+    st.write("computed")
+    st.write("and shown")
+"""
+
+
+class HeldForTwoPolls(Turn):
+    """Held by another session until this one has polled twice, then free."""
+
+    def __init__(self) -> None:
+        super().__init__(max_hold_s=3600)
+        self.polls = 0
+
+    def take(self, *, timeout: float) -> bool:
+        self.polls += 1
+        return self.polls > 2 and super().take(timeout=0)
+
+
+@pytest.mark.parametrize("kind", ["stop", "rerun"])
+def test_the_turn_is_free_after_a_stop_or_rerun_at_any_element_call(tmp_path, monkeypatch, kind):
+    """Streamlit raises its stop or rerun at any element call. One raised at the waiting spinner's exit, after
+    the turn was taken but before the ``try`` that gave it back, kept the turn for good: every session on the
+    server then waited behind it."""
+    calls = 0
+    for at_call in range(1, 12):
+        page = tmp_path / f"page_{kind}_{at_call}.py"
+        page.write_text(f"AT = {at_call}\nKIND = {kind!r}\n" + INTERRUPTED_PAGE)
+        turn = HeldForTwoPolls()
+        monkeypatch.setattr(state, "_TURN", turn)
+        at = AppTest.from_file(str(page), default_timeout=60).run()
+        assert not at.exception, (at_call, [e.value for e in at.exception])
+        assert turn.free, f"the turn was kept after a {kind} at element call {at_call}"
+        calls = max(calls, len(at.session_state["calls"]) if "calls" in at.session_state else 0)
+    assert calls >= 4  # the beats, the spinner's clearing and the page's output were all interrupted once
+
+
+def test_a_turn_whose_holder_ended_without_giving_it_back_is_taken_over(caplog):
+    turn = Turn(max_hold_s=3600)
+    t = threading.Thread(target=lambda: turn.take(timeout=0))
+    t.start()
+    t.join()
+    assert not turn.free  # held by a thread that has ended: it can never give it back
+    with caplog.at_level(logging.WARNING, logger="cophe.dashboard"):
+        assert turn.take(timeout=0)
+    assert turn.held_by_me
+    assert "its thread has ended" in caplog.text
+
+
+def test_a_turn_held_past_its_bound_is_taken_over_and_the_old_holder_gives_back_nothing(caplog):
+    turn = Turn(max_hold_s=0.0)
+    taken, leave = threading.Event(), threading.Event()
+
+    def holder():
+        turn.take(timeout=0)
+        taken.set()
+        leave.wait(timeout=60)
+        turn.give_back()  # no longer the holder: must not free the turn of the one who took it over
+
+    t = threading.Thread(target=holder)
+    t.start()
+    assert taken.wait(timeout=60)
+    with caplog.at_level(logging.WARNING, logger="cophe.dashboard"):
+        assert turn.take(timeout=0)
+    assert "longer than the bound" in caplog.text
+    leave.set()
+    t.join(timeout=60)
+    assert turn.held_by_me
+    turn.give_back()
+    assert turn.free
 
 
 def test_arrow_memory_is_given_back_once_at_the_end_of_a_script_run(monkeypatch):
