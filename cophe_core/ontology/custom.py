@@ -27,7 +27,8 @@ up). Levels are named ``L0`` (deepest) … ``Lk``.
 **Validation** (one path for CSV rows, edge lists and networkx graphs, in arrays so
 that the cost follows the rows): a cycle (named by ``networkx.find_cycle`` once it
 is found), a node that is its own parent, parents that are not themselves listed
-(CSV), several roots without a common root, and more than ``MAX_LEVELS`` levels are
+(CSV), several roots without a common root, and more levels than the ancestors can be kept for
+(``MAX_ANCESTOR_CELLS`` levels × nodes, and at most ``MAX_LEVELS``) are
 rejected with an :class:`~cophe_core.files.InputError` naming the rows at fault
 (file and line numbers) or, for a graph, the edges. In the JSON form, two entries
 that give one ancestor two different parents are rejected.
@@ -66,6 +67,10 @@ __all__ = [
 
 GRAPH_CODE_SET = "networkx graph"
 MAX_LEVELS = 32_767  # levels are stored as int16: no hierarchy people write comes near
+# Each node's ancestor at every level is kept (Ontology.ancestors, int32) and the closure has one entry per
+# (node, ancestor) pair, so a hierarchy costs its levels × its nodes: a chain 32,766 deep (0.4 MB of rows) took
+# 5.3 GB. This bound (80 MB of ancestors) holds ICD-10-CM 36 times over and a 350,000-node, 57-level hierarchy.
+MAX_ANCESTOR_CELLS = 20_000_000
 
 
 def file_code_set(name: str, data: bytes) -> str:
@@ -421,7 +426,7 @@ def _depths(edges: _Edges, source: str) -> np.ndarray:
     joins generation k once all its parents are in earlier ones, so k = 1 + the largest parent depth.
 
     Raises ``InputError`` for a cycle (naming the rows, with their line numbers, or the edges on it), for
-    several roots, and for more than ``MAX_LEVELS`` levels.
+    several roots, and for more levels than ``MAX_LEVELS`` or than ``MAX_ANCESTOR_CELLS`` / nodes.
 
     >>> e = _Edges(pd.Index(["r", "a", "b"]), None, np.arange(3), np.array([0, 1, 0]), np.array([1, 2, 2]),
     ...            np.arange(3))
@@ -434,13 +439,20 @@ def _depths(edges: _Edges, source: str) -> np.ndarray:
     waiting = np.bincount(child, minlength=n)  # parents not yet placed
     depth = np.full(n, -1, dtype=np.int64)
     roots = frontier = np.flatnonzero(waiting == 0)
-    for d in range(MAX_LEVELS + 1):
+    most = min(MAX_LEVELS, MAX_ANCESTOR_CELLS // n)
+    for d in range(most + 1):
         if not len(frontier):
             break
-        if d == MAX_LEVELS:
+        if d == most:
             raise InputError(
-                f"{source}: the hierarchy is {MAX_LEVELS + 1:,} or more levels deep (down to "
-                f"{edges.where(frontier[0])}); at most {MAX_LEVELS:,} levels are supported"
+                f"{source}: the hierarchy is {most + 1:,} or more levels deep (down to "
+                f"{edges.where(frontier[0])}); "
+                + (
+                    f"at most {MAX_LEVELS:,} levels are supported"
+                    if most == MAX_LEVELS
+                    else f"cophe keeps each node's ancestor at every level, at most {MAX_ANCESTOR_CELLS:,} "
+                    f"(levels × nodes), so a hierarchy of {n:,} nodes may have at most {most:,} levels"
+                )
             )
         depth[frontier] = d
         starts, counts = indptr[frontier], indptr[frontier + 1] - indptr[frontier]
@@ -502,7 +514,20 @@ def _ontology(
     )
 
 
+# A cycle's message lists at most this many of its edges (a 10,000-node cycle once printed all 10,000 rows).
+CYCLE_SHOWN = 20
+
+
 def _cycle_message(g: nx.DiGraph, cycle: list[tuple[str, str]], source: str) -> str:
+    """The cycle in words: its path and rows (line numbers when it came from a file), the first
+    :data:`CYCLE_SHOWN` of them and then how many more.
+
+    >>> import networkx as nx
+    >>> g = nx.DiGraph([(str(i), str((i + 1) % 30)) for i in range(30)])
+    >>> m = _cycle_message(g, list(g.edges), "tree.csv")
+    >>> "0 → 1 → " in m, "19 → 20" in m, "… and 10 more" in m, "20 → 21" in m
+    (True, True, True, False)
+    """
     lines = [g.edges[e].get("line") for e in cycle]
     if None not in lines:  # start at the earliest row, so the message follows the file
         k = lines.index(min(lines))
@@ -514,16 +539,19 @@ def _cycle_message(g: nx.DiGraph, cycle: list[tuple[str, str]], source: str) -> 
             f"{source}{where}: {node!r} is its own parent; a node cannot be its own ancestor: "
             "remove that " + ("row" if where else "edge")
         )
-    path = " → ".join([u for u, _ in cycle] + [cycle[0][0]])
+    more = len(cycle) - CYCLE_SHOWN
+    shown, lines = cycle[:CYCLE_SHOWN], lines[:CYCLE_SHOWN]
+    path = " → ".join([u for u, _ in shown] + (["…"] if more > 0 else []) + [cycle[0][0]])
+    rest = f", … and {more:,} more (a cycle of {len(cycle):,} nodes)" if more > 0 else ""
     if None in lines:
-        rows = "the edges " + ", ".join(f"{u} → {v}" for u, v in cycle)
+        rows = "the edges " + ", ".join(f"{u} → {v}" for u, v in shown) + rest
         fix = "remove or reverse one of them"
     else:
-        rows = "the rows at lines " + ", ".join(f"{ln} ({v},{u})" for (u, v), ln in zip(cycle, lines))
+        rows = "the rows at lines " + ", ".join(f"{ln} ({v},{u})" for (u, v), ln in zip(shown, lines)) + rest
         fix = "remove or fix one of these rows"
     return (
-        f"{source}: the hierarchy has a cycle {path} (each node the parent of the next), from {rows}; "
-        f"a node cannot be its own ancestor: {fix}"
+        f"{source}: the hierarchy has a cycle {path} (each node the parent of the next), "
+        f"from {rows}; a node cannot be its own ancestor: {fix}"
     )
 
 

@@ -286,3 +286,37 @@ def test_rows_with_more_fields_keep_the_first_three(text, titles):
 def test_a_row_of_one_field_is_refused_with_its_line():
     with pytest.raises(InputError, match=r"h.csv, line 4: expected child,parent\[,title\], got 'B'"):
         load_hierarchy(b"child,parent\nr,\nA,r\nB\n", name="h.csv")
+
+
+def test_a_long_cycle_is_named_by_its_first_rows_and_a_count():
+    """A 10,000-node cycle once printed all 10,000 rows (296 KB on stderr): the message lists 20, then the count."""
+    n = 10_000
+    rows = "child,parent\nroot,\nn0,root\n" + "".join(f"n{(i + 1) % n},n{i}\n" for i in range(n))
+    with pytest.raises(InputError) as e:
+        load_hierarchy(rows.encode(), name="loop.csv")
+    message = str(e.value)
+    assert len(message) < 2_000, len(message)
+    assert message.count("(n") == 20  # twenty rows, each "line (child,parent)"
+    assert "… and 9,980 more (a cycle of 10,000 nodes)" in message
+    assert message.startswith("loop.csv: the hierarchy has a cycle n")
+
+
+def test_a_chain_deeper_than_its_ancestors_can_be_kept_for_is_refused_early():
+    """A chain 32,766 deep (0.4 MB of rows) peaked at 5.3 GB: its nodes × levels ancestors grow as its square.
+    Levels × nodes are bounded (MAX_ANCESTOR_CELLS), and the message says why."""
+    from cophe_core.ontology.custom import MAX_ANCESTOR_CELLS
+
+    n = 32_766
+    rows = "child,parent\nn0,\n" + "".join(f"n{i + 1},n{i}\n" for i in range(n - 1))
+    most = MAX_ANCESTOR_CELLS // n
+    with pytest.raises(InputError) as e:
+        load_hierarchy(rows.encode(), name="chain.csv")
+    assert str(e.value) == (
+        f"chain.csv: the hierarchy is {most + 1:,} or more levels deep (down to n{most} at line {most + 2}); "
+        f"cophe keeps each node's ancestor at every level, at most {MAX_ANCESTOR_CELLS:,} (levels × nodes), "
+        f"so a hierarchy of {n:,} nodes may have at most {most:,} levels"
+    )
+    # the deepest chain of that many nodes allowed is read, its levels exact
+    short = "child,parent\nn0,\n" + "".join(f"n{i + 1},n{i}\n" for i in range(most - 1))
+    onto = load_hierarchy(short.encode(), name="short.csv")
+    assert len(onto.levels) == most and onto.ancestors.shape == (most, most)
