@@ -17,6 +17,7 @@ Files are kept per session under the button's key, while what they were made fro
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -56,6 +57,21 @@ def _size(n: int) -> str:
     return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{max(n // 1024, 1):,} KB"
 
 
+def safe_file_name(name: str) -> str:
+    """A download's file name with only letters, digits, ``.``, ``_`` and ``-`` (anything else becomes ``_``),
+    at most 120 characters: run names go into file names, and a run name may hold slashes, which a browser
+    refuses in a file name, or Markdown, which a spinner's words would render.
+
+    >>> safe_file_name("nodes_![n](http://x.invalid/n.png).csv")
+    'nodes___n__http___x.invalid_n.png_.csv'
+    """
+    stem, dot, ext = name.rpartition(".")
+    if not dot:
+        stem, ext = name, ""
+    clean = re.sub(r"[^\w.\-]", "_", stem)[: 120 - len(ext) - 1]
+    return f"{clean}.{ext}" if dot else clean
+
+
 def file(
     where: Any,
     label: str,
@@ -71,7 +87,7 @@ def file(
     data = _kept(key, source)
     if data is None:
         data = _keep(key, source, make())
-    where.download_button(label, data, file_name, mime, key=key, on_click="ignore", **button)
+    where.download_button(label, data, safe_file_name(file_name), mime, key=key, on_click="ignore", **button)
 
 
 def table(where: Any, label: str, frame: Any, file_name: str, *, key: str, **button: Any) -> None:
@@ -97,6 +113,7 @@ def prepared(
     it on the next run. The made file is kept while ``source`` is the same, so the download button stays
     across reruns.
     """
+    file_name = safe_file_name(file_name)
     data = _kept(key, source)
     if data is None:
         if key not in st.session_state.get(ASKED, set()):

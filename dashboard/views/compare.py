@@ -5,7 +5,7 @@ import components
 import pandas as pd
 import state
 import streamlit as st
-from components import md
+from components import label_md, md
 from texts import HELP, chart_words, figure_name, level, measure, term
 
 from cophe_core.compare import (
@@ -240,14 +240,18 @@ def pair_section(
     overall = deltas[(deltas.level == "overall") & (deltas.measure == "cophe")].iloc[0]
     flat = deltas[deltas.measure == "flat"].iloc[0]
     c1, c2, c3 = st.columns(3)
-    c1.metric(f"{term('cophe')} F1 · {a}", f"{overall.a_f1:.3f}", help=HELP["cophe"])
+    c1.metric(f"{term('cophe')} F1 · {label_md(a)}", f"{overall.a_f1:.3f}", help=HELP["cophe"])
     c2.metric(
-        f"{term('cophe')} F1 · {b}",
+        f"{term('cophe')} F1 · {label_md(b)}",
         f"{overall.b_f1:.3f}",
         delta=f"{overall.delta_f1:+.3f}",
         help=HELP["cophe"],
     )
-    c3.metric(f"{term('flat')} F1: change ({b} − {a})", f"{flat.delta_f1:+.3f}", help=HELP["flat"])
+    c3.metric(
+        f"{term('flat')} F1: change ({label_md(b)} − {label_md(a)})",
+        f"{flat.delta_f1:+.3f}",
+        help=HELP["flat"],
+    )
     significance(ctx, a, b, ea, eb, onto, resample)
     by_level(deltas, a, b, ea, eb, onto)
     return a, b, ea, eb

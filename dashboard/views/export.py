@@ -8,6 +8,7 @@ import downloads
 import reports
 import state
 import streamlit as st
+from components import label_md
 from texts import chart_words, level, term
 
 from cophe_core.compare import levels_side_by_side
@@ -47,9 +48,16 @@ if ctx:
         source=runs_now,
         **now,
     )
-    downloads.table(b, f"Every code and family · {run}", ev.nodes, f"nodes_{run}.csv", key="dl_nodes", **now)
     downloads.table(
-        c, f"Document by document · {run}", ev.documents, f"documents_{run}.csv", key="dl_docs", **now
+        b, f"Every code and family · {label_md(run)}", ev.nodes, f"nodes_{run}.csv", key="dl_nodes", **now
+    )
+    downloads.table(
+        c,
+        f"Document by document · {label_md(run)}",
+        ev.documents,
+        f"documents_{run}.csv",
+        key="dl_docs",
+        **now,
     )
     downloads.table(
         d,
@@ -77,7 +85,7 @@ if ctx:
     )
     downloads.prepared(
         f,
-        f"Code-family tree · {run} (current focus)",
+        f"Code-family tree · {label_md(run)} (current focus)",
         lambda: figure_html(tree_figure(focused_subtree(ev.nodes, ev.ontology, focus), words=tree_words)),
         f"tree_{run}.html",
         "text/html",
@@ -142,7 +150,7 @@ if ctx:
     g, h = st.columns(2)
     downloads.prepared(
         g,
-        f"Report for run {run}",
+        f"Report for run {label_md(run)}",
         run_report,
         f"report_{run}.html",
         "text/html",
@@ -154,7 +162,7 @@ if ctx:
         resamples = st.session_state.get("cmp_resamples", 1000)
         downloads.prepared(
             h,
-            f"Comparison report: {run_b} − {run_a}, with every run against {run_a}",
+            f"Comparison report: {label_md(run_b)} − {label_md(run_a)}, with every run against {label_md(run_a)}",
             lambda: reports.compare_report(ctx, evals, run_a, run_b, resamples=resamples, focus=focus),
             f"compare_{run_b}_vs_{run_a}.html",
             "text/html",

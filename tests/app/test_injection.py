@@ -18,6 +18,7 @@ DOC = f"![d]({BEACON}/d.png)"
 GOLD = f'doc_id,code\n"{DOC}",a1\n2,b1\n3,a1\n'.encode()
 RUN = f'doc_id,code\n"{DOC}",a2\n2,b1\n3,a1\n3,a2\n'.encode()
 RUN_FILE = f"![r]({BEACON}/r.png).csv"
+RUN_NAME = f"![n]({BEACON}/n.png)"  # typed as the run's name: a file name cannot hold its slashes
 PLAIN = {
     "arrow_data_frame",
     "dataframe",
@@ -53,7 +54,9 @@ def hostile():
     at = upload_with_hierarchy(
         ("tree.csv", HIERARCHY), ("gold.csv", GOLD), [(RUN_FILE, RUN), ("plain.csv", GOLD)]
     )
+    at.text_input(key=f"run_name_0_{RUN_FILE}").set_value(RUN_NAME).run()
     assert not at.error, [e.value for e in at.error]
+    assert at.session_state["_ctx"].scoring.run_names[0] == RUN_NAME
     return at
 
 
