@@ -55,6 +55,7 @@ __all__ = [
     "MAX_BYTES",
     "MAX_MEMBERS",
     "MAX_MANIFEST",
+    "INPUT_MB",
 ]
 
 FORMAT = "cophe-analysis"
@@ -65,6 +66,10 @@ MAX_MANIFEST = 2**20  # bytes of manifest.json
 MAX_NAME = 255  # characters of a run name, a file name or a column name
 MAX_TEXT = 100  # characters of created and cophe_version
 ROLES = ("gold", "run", "hierarchy", "metadata", "training")
+# The largest input of each role a saved analysis may hold: the dashboard's upload limits for the same files, so
+# that an input zipped small (a 199 MB gold standard deflates to 0.3 MB) costs no more than its upload would.
+# Binary megabytes (2**20 bytes), as everywhere in cophe.
+INPUT_MB = {"gold": 50, "run": 200, "hierarchy": 50, "metadata": 50, "training": 200}
 RULES = ("threshold", "top_k")
 ONTOLOGIES = ("auto", *NAMES, "custom")  # "custom": the hierarchy input
 SYSTEMS = ("auto", "diagnosis", "procedure")
@@ -252,6 +257,12 @@ def write_analysis(analysis: Analysis) -> bytes:
     inputs = analysis.inputs()
     if len(inputs) + 2 > MAX_MEMBERS:
         raise ValueError(f"{len(inputs)} inputs; a saved analysis holds at most {MAX_MEMBERS - 2}")
+    for role, _, f in inputs:
+        if len(f.data) > INPUT_MB[role] * 2**20:
+            raise ValueError(
+                f"the {role} input {show(f.name)} is larger than {INPUT_MB[role]} MB; a saved analysis could "
+                "not be opened: score it with cophe aggregate instead"
+            )
     if sum(len(f.data) for _, _, f in inputs) > MAX_BYTES - MAX_MANIFEST:
         raise ValueError(
             f"the inputs are larger than {(MAX_BYTES - MAX_MANIFEST) // 2**20} MB in all; a saved "
@@ -324,8 +335,8 @@ def read_analysis(
     archive = open_archive(data, name=name, not_zip=not_zip, max_members=max_members, max_bytes=max_bytes)
     by_name = archive.members
 
-    def member(info: zipfile.ZipInfo) -> bytes:
-        return read_member(archive.zip, info, info.file_size, name)
+    def member(info: zipfile.ZipInfo, limit: int | None = None) -> bytes:
+        return read_member(archive.zip, info, info.file_size if limit is None else limit, name)
 
     if "manifest.json" not in by_name:
         raise InputError(f"{name}: no manifest.json; not a cophe analysis file")
@@ -391,6 +402,28 @@ def read_analysis(
         raise InputError(f"{name}: manifest.json: {e}") from None
 
 
+def _bounded_input(
+    size: Any, role: str, file_name: str, path: str, info: zipfile.ZipInfo, member: Any, name: str
+) -> bytes:
+    """An input's bytes, once its size listed in manifest.json is known to be within its role's bound
+    (:data:`INPUT_MB`) and to agree with the zip's own header: nothing is inflated beyond the listed size."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise InputError(f"{name}: manifest.json: the size of {show(path)} must be a whole number")
+    limit = INPUT_MB[role] * 2**20
+    if size > limit:
+        raise InputError(
+            f"{name}: the {role} input {show(file_name)} is {size / 2**20:,.1f} MB; a saved analysis holds "
+            f"inputs of at most {INPUT_MB[role]} MB for a {role}, as an upload does: score it with cophe aggregate "
+            "and open the file it writes"
+        )
+    if info.file_size != size:
+        raise InputError(
+            f"{name}: {show(path)} holds {info.file_size:,} bytes, not the {size:,} manifest.json "
+            "lists; the file was altered or damaged"
+        )
+    return bytes(member(info, size))
+
+
 def _inputs(
     entries: Any, by_name: dict[str, zipfile.ZipInfo], member: Any, name: str, max_members: int
 ) -> list[tuple[str, str | None, InputFile]]:
@@ -423,15 +456,7 @@ def _inputs(
         file_name = e.get("file", Path(path).name)
         if not isinstance(file_name, str):
             raise InputError(f"{name}: manifest.json: the file name of {show(path)} must be text")
-        size = e.get("size")
-        if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
-            raise InputError(f"{name}: manifest.json: the size of {show(path)} must be a whole number")
-        content = member(by_name[path])
-        if size is not None and len(content) != size:
-            raise InputError(
-                f"{name}: {show(path)} holds {len(content):,} bytes, not the {size:,} manifest.json "
-                "lists; the file was altered or damaged"
-            )
+        content = _bounded_input(e.get("size"), role, file_name, path, by_name[path], member, name)
         if hashlib.sha256(content).hexdigest() != e.get("sha256"):
             raise InputError(
                 f"{name}: {path[:80]} does not match its SHA-256 in manifest.json; the file was "

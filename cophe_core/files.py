@@ -96,10 +96,11 @@ def load_bytes(source: Source, name: str | None) -> tuple[bytes, str]:
         return path.read_bytes(), name or path.name
     if isinstance(source, bytes):
         return source, name or "<bytes>"
+    name = name or str(getattr(source, "name", "<stream>"))
     data = source.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
         raise InputError(f"{name}: larger than {MAX_BYTES // 2**20} MB; split the file")
-    return data, name or str(getattr(source, "name", "<stream>"))
+    return data, name
 
 
 def detect_format(name: str, data: bytes) -> str:

@@ -16,6 +16,7 @@ import streamlit as st
 from state import heavy
 
 from cophe_core import InputError, Scoring, score_labels
+from cophe_core.analysis import INPUT_MB
 from cophe_core.ontology import REGISTRY, load_ontology
 from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.readers import RawLabels, RawScores, read_input, read_labels
@@ -40,12 +41,11 @@ UPLOAD, OPEN = "Upload files", "Open a saved analysis"  # the sources besides th
 UPLOAD_TYPES = ["csv", "tsv", "txt", "psv", "json", "jsonl", "ndjson", "parquet", "feather", "arrow"]
 
 
-MAX_UPLOAD_MB = 50
-
-
-# A run may be a matrix of probabilities: MIMIC-III full's (3,372 documents × 8,922 codes, float32) is 124 MB
-# as Edin et al.'s feather file.
-MAX_RUN_UPLOAD_MB = 200
+# The same limits as a saved analysis's inputs (a file costs the same uploaded or inside an analysis). A run may
+# be a matrix of probabilities: MIMIC-III full's (3,372 documents × 8,922 codes, float32) is 124 MB as Edin et
+# al.'s feather file.
+MAX_UPLOAD_MB = INPUT_MB["gold"]
+MAX_RUN_UPLOAD_MB = INPUT_MB["run"]
 
 
 # A saved analysis holds its inputs, an aggregate analysis the counts of runs too large to upload (58 MB for

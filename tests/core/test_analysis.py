@@ -312,9 +312,9 @@ def test_headers_that_understate_a_size_do_not_get_past_the_bounded_read():
     declared = (2_000_000).to_bytes(4, "little")
     assert bomb.count(declared) == 2  # the local header and the central directory
     lying = bomb.replace(declared, (16).to_bytes(4, "little"))
-    # zipfile stops at the declared size and finds the CRC wrong; the read is bounded all the same
+    # the zip's header and the manifest disagree: refused before anything is inflated
     with pytest.raises(
-        InputError, match=r"^shared\.cophe: 'inputs/01-run-a.csv' (inflates beyond the 16 bytes|is damaged)"
+        InputError, match=r"^shared\.cophe: 'inputs/01-run-a.csv' holds 16 bytes, not the 2,000,000 manifest"
     ):
         read_analysis(lying, name="shared.cophe", max_bytes=1_000_000)
     z = zipfile.ZipFile(io.BytesIO(bomb))
@@ -582,3 +582,54 @@ def test_the_format_doc_example_writes_a_file_that_opens(tmp_path, monkeypatch):
         "gold",
         "run",
     }
+
+
+def _spy_reads(monkeypatch) -> list[tuple[str, int]]:
+    """Every member read by read_analysis, with the bound it was read to."""
+    import cophe_core.analysis as module
+
+    reads: list[tuple[str, int]] = []
+
+    def spy(z, info, limit, name):
+        reads.append((info.filename, limit))
+        return read_member(z, info, limit, name)
+
+    monkeypatch.setattr(module, "read_member", spy)
+    return reads
+
+
+def test_an_input_over_its_upload_limit_is_refused_before_it_is_inflated(monkeypatch):
+    """A gold standard of 100-199 MB deflated into a 0.15-0.29 MB saved analysis was scored, at 2.4-4.5 GB."""
+    from cophe_core.analysis import INPUT_MB
+
+    big = b"doc_id,code\n" + b"1,401.9\n" * ((INPUT_MB["gold"] * 2**20) // 8 + 1)
+    manifest_and_members = members_of(analysis(gold=GOLD))
+    inputs = json.loads(manifest_and_members["manifest.json"])["inputs"]
+    gold_member = inputs[0]["member"]
+    manifest = json.loads(manifest_and_members["manifest.json"])
+    manifest["inputs"][0].update(size=len(big), sha256=hashlib.sha256(big).hexdigest())
+    bomb = zipped({**manifest_and_members, gold_member: big, "manifest.json": json.dumps(manifest).encode()})
+    assert len(bomb) < 500_000
+    reads = _spy_reads(monkeypatch)
+    with pytest.raises(InputError) as e:
+        read_analysis(bomb, name="shared.cophe")
+    assert str(e.value).startswith(
+        f"shared.cophe: the gold input 'gold.csv' is {len(big) / 2**20:,.1f} MB; a saved analysis holds inputs "
+        f"of at most {INPUT_MB['gold']} MB for a gold"
+    )
+    assert gold_member not in [m for m, _ in reads]  # refused from the listed size, nothing inflated
+    with pytest.raises(ValueError, match="larger than 50 MB"):
+        write_analysis(analysis(gold=InputFile("gold.csv", big)))  # what cannot be opened is not written
+
+
+def test_a_member_larger_than_its_listed_size_is_refused_before_it_is_inflated(monkeypatch):
+    """The manifest listed 63 B, the zip's header 499 MB: the member was inflated before the sizes were compared."""
+    m = members_of(analysis())
+    manifest = json.loads(m["manifest.json"])
+    run = manifest["inputs"][1]
+    listed = run["size"]
+    m[run["member"]] = b"0" * 3_000_000  # the zip now says 3 MB, the manifest still its listed size
+    reads = _spy_reads(monkeypatch)
+    with pytest.raises(InputError, match=rf"holds 3,000,000 bytes, not the {listed:,} manifest.json lists"):
+        read_analysis(zipped(m), name="shared.cophe")
+    assert run["member"] not in [name for name, _ in reads]

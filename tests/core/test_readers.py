@@ -411,3 +411,16 @@ def test_a_wide_labels_file_with_a_blank_line_names_the_long_rows_line():
     rows = ["1,401.9" + ",x" * 100, "", "2,428.0" + ",y" * 101]
     with pytest.raises(InputError, match="wide.csv: .*line 4 has more fields than the header's 102"):
         read_labels(_wide_labels(rows), name="wide.csv")
+
+
+def test_a_stream_over_the_size_limit_is_named_in_the_refusal(monkeypatch):
+    """A too-large stream was refused as "None: larger than 200 MB": the name was taken after the check."""
+    import io
+
+    from cophe_core import files
+
+    monkeypatch.setattr(files, "MAX_BYTES", 10)
+    stream = io.BytesIO(b"doc_id,code\n1,401.9\n")
+    stream.name = "gold.csv"
+    with pytest.raises(InputError, match=r"^gold\.csv: larger than"):
+        files.load_bytes(stream, None)
