@@ -452,12 +452,14 @@ class ICD10:
 
     def has_form(self, code: str) -> bool:
         """Written as only this system writes codes: CM with a letter first (not an undotted string that may
-        be a PCS code or prefix); PCS as seven characters starting with a digit, or a prefix of 3 to 6 with a
-        letter that is not CM-shaped."""
+        be a PCS code or prefix); PCS as seven characters starting with a digit, or a listed prefix of 3 to 6
+        with a letter that is not CM-shaped."""
         c = code.strip().upper()
         undotted_pcs = "." not in c and (len(c) == 7 or bool(_PCS_LETTER_PREFIX.match(c)))
         cm = self.cm and bool(_CM_ONLY.match(c)) and not undotted_pcs
-        pcs = bool(_PCS_ONLY.match(c)) or (bool(_PCS_PREFIX_ONLY.match(c)) and not _CM_FORM.match(c))
+        # a prefix is told by the list too: three letters of junk (XYZ) have the form
+        prefix = bool(_PCS_PREFIX_ONLY.match(c)) and not _CM_FORM.match(c) and c in pcs_prefixes()
+        pcs = bool(_PCS_ONLY.match(c)) or prefix
         return cm or (self.pcs and pcs)
 
     def in_code_list(self, code: str) -> bool:

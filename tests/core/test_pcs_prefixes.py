@@ -186,3 +186,9 @@ def test_detection_of_prefix_files(codes, expected):
 
 def test_detecting_an_icd9_file_with_v_codes_still_needs_no_icd10():
     assert detect_system(["401.9", "V45.81", "E849.7", "4019"]).ontology == "icd9"
+
+
+def test_letters_of_junk_are_no_pcs_prefix():
+    """XYZ has the form of a prefix (a letter, no CM shape) but starts no listed code: it decides nothing."""
+    assert detect_system(["401.9", "428.0", "XYZ"]).ontology == "icd9"
+    assert PCS_SYSTEM.has_form("bw21") and not PCS_SYSTEM.has_form("XYZ")
