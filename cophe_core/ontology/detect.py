@@ -2,11 +2,13 @@
 
 Most codes tell by their form alone: ``401.9``, ``39.95`` and MIMIC's undotted
 ``4019`` are ICD-9; ``I10`` and ``S52.044Q`` ICD-10-CM; seven characters
-starting with a digit (``0DTJ4ZZ``) ICD-10-PCS. V and E codes exist in both
-ICD-9 and ICD-10-CM, and a few seven-character codes could be CM or PCS; they
-follow the system the other codes decide. Only when the forms alone decide
-nothing are the official code lists consulted, so detecting an ICD-9 file does
-not load ICD-10.
+starting with a digit (``0DTJ4ZZ``) ICD-10-PCS, and so are the prefixes of 3 to 6
+characters that shared tasks' procedure gold holds (``0bh1``, ``bw21``). V and E
+codes exist in both ICD-9 and ICD-10-CM, a few seven-character codes could be
+CM or PCS, ``B20`` is a CM category and a PCS prefix, and ``3023`` an undotted
+ICD-9 code and a PCS prefix. The official code lists are consulted only when
+the forms alone decide nothing, or the chosen system's list lacks some of the
+codes of shared form, so detecting an ICD-9 file does not load ICD-10.
 """
 
 from __future__ import annotations
@@ -36,6 +38,15 @@ def _single_systems() -> list[CodeSystem]:
 
 def _form(code: str) -> str:
     return next((s.name for s in _single_systems() if s.has_form(code)), "shared-form")
+
+
+def _by_form_and_lists(code: str, form: str) -> str:
+    """A code's system when the forms alone decide nothing: a shared form by the lists, and a code of one
+    system's form by the lists too if another system's list holds it (``3023``, an undotted ICD-9 code by its
+    form, is also the ICD-10-PCS prefix of a transfusion into a peripheral vein)."""
+    if form == "shared-form" or any(s.name != form and s.in_code_list(code) for s in _single_systems()):
+        return _by_lists(code)
+    return form
 
 
 def _by_lists(code: str) -> str:
@@ -70,13 +81,18 @@ def detect_system(codes: Iterable[str], *, threshold: float = 0.9) -> Detection:
     'icd9'
     >>> detect_system(["I10", "E11.9", "0DTJ4ZZ"]).ontology
     'icd10'
+    >>> detect_system(["0bh1", "bw21", "5a19", "b24b", "3023"]).ontology
+    'icd10pcs'
     """
     distinct = set(codes)
     forms = {c: _form(c) for c in distinct}
     counts = Counter(forms.values())
     decided = _decide(counts, threshold)
-    if decided is None:  # only then do the shared-form codes (V, E, …) need the official lists
-        counts = Counter(_by_lists(c) if f == "shared-form" else f for c, f in forms.items())
+    shared = [c for c, f in forms.items() if f == "shared-form"]
+    if decided is not None and not all(REGISTRY[decided].in_code_list(c) for c in shared):
+        decided = None  # codes of shared form (B20: a CM category or a PCS prefix) that it does not hold
+    if decided is None:  # only then are the official lists needed
+        counts = Counter(_by_form_and_lists(c, f) for c, f in forms.items())
         decided = _decide(counts, threshold)
     summary = ", ".join(f"{v} {k}" for k, v in counts.most_common())
     if decided is not None:

@@ -43,7 +43,9 @@ __all__ = [
     "longest_prefix",
     "normalise_cm",
     "normalise_pcs",
+    "normalise_pcs_prefix",
     "pcs_code_list",
+    "pcs_prefixes",
     "place_by_prefix",
     "ICD10",
     "SYSTEM",
@@ -112,6 +114,9 @@ PCS_BODY_SYSTEMS = {  # the Medical and Surgical section, which holds most PCS c
 CM_CATEGORY = r"[A-Z][0-9A][0-9AB]"
 _CM_FORM = re.compile(rf"^{CM_CATEGORY}(?:\.?[0-9A-Z]{{1,4}})?$")
 _PCS_FORM = re.compile(r"^[0-9A-HJ-NP-Z]{7}$")
+# A PCS prefix, as shared tasks' procedure gold writes them (CodiEsp-P: 0bh1, bw21): from the root
+# operation (3 characters) to the device (6); shorter strings name a section or body system only.
+_PCS_PREFIX_FORM = re.compile(r"^[0-9A-HJ-NP-Z]{3,6}$")
 _RANGE = re.compile(r"\s*\(([A-Z0-9]{3}(?:-[A-Z0-9]{3})?)\)\s*$")
 
 
@@ -145,6 +150,28 @@ def normalise_pcs(raw: str) -> str | None:
     """
     code = raw.strip().upper().replace(" ", "")
     return code if _PCS_FORM.match(code) else None
+
+
+def normalise_pcs_prefix(raw: str) -> str | None:
+    """An ICD-10-PCS prefix of 3 to 6 characters in upper case (``0bh1`` → ``0BH1``), or None if not of
+    that form; whether the code list has it is :func:`pcs_prefixes`' business.
+
+    Examples
+    --------
+    >>> normalise_pcs_prefix("0bh1"), normalise_pcs_prefix("bw21"), normalise_pcs_prefix("0DTJ4ZZ")
+    ('0BH1', 'BW21', None)
+    """
+    code = raw.strip().upper().replace(" ", "")
+    return code if _PCS_PREFIX_FORM.match(code) else None
+
+
+def pcs_prefix_level(prefix: str) -> str:
+    """The PCS level of a prefix: its length read as the axis it ends on (3 characters: the root operation).
+
+    >>> pcs_prefix_level("0BH"), pcs_prefix_level("0BH1"), pcs_prefix_level("0BH10"), pcs_prefix_level("0BH102")
+    ('operation', 'body_part', 'approach', 'device')
+    """
+    return PCS_LEVELS[7 - len(prefix)]
 
 
 def _split_range(description: str) -> tuple[str | None, str]:
@@ -204,6 +231,19 @@ def pcs_code_list() -> dict[str, str]:
     (True, True)
     """
     return read_code_list(_PCS_LIST)
+
+
+@lru_cache(maxsize=1)
+def pcs_prefixes() -> frozenset[str]:
+    """The prefixes of 3 to 6 characters of the codes in :func:`pcs_code_list`: the nodes of the PCS tables
+    from root operation to device (a prefix exists only if some listed code starts with it).
+
+    Examples
+    --------
+    >>> "0BH1" in pcs_prefixes(), "BW21" in pcs_prefixes(), "BW2Q" in pcs_prefixes()
+    (True, True, False)
+    """
+    return frozenset(code[:n] for code in pcs_code_list() for n in range(3, 7))
 
 
 def _cm_release() -> str:
@@ -366,6 +406,13 @@ def place_by_prefix(onto: Ontology, codes: list[str]) -> tuple[Ontology, dict[st
 # (E and V codes exist in both), and not seven undotted characters (which PCS may hold too).
 _CM_ONLY = re.compile(rf"^(?![EV]){CM_CATEGORY}(\.?[0-9A-Z]{{1,4}})?$")
 _PCS_ONLY = re.compile(r"^[0-9][0-9A-HJ-NP-Z]{6}$")
+# A PCS prefix no other system writes: a letter in it, and not of the CM form (``0BH1``, ``BW21``, ``5A19``).
+# All-digit prefixes (``3023``) are also undotted ICD-9 codes; ``B24B`` is CM-shaped.
+_PCS_PREFIX_ONLY = re.compile(r"^(?=.*[A-HJ-NP-Z])[0-9A-HJ-NP-Z]{3,6}$")
+# An undotted CM-shaped code that may be a PCS prefix of a section written with a letter (imaging B, nuclear
+# medicine C, radiation therapy D, rehabilitation F, mental health G, substance abuse H, new technology X):
+# its form tells neither, so the code lists do.
+_PCS_LETTER_PREFIX = re.compile(r"^[BCDFGHX][0-9A-HJ-NP-Z]{2,5}$")
 
 
 @lru_cache(maxsize=1)
@@ -404,66 +451,48 @@ class ICD10:
         return icd10cm_ontology() if self.cm else icd10pcs_ontology()
 
     def has_form(self, code: str) -> bool:
+        """Written as only this system writes codes: CM with a letter first (not an undotted string that may
+        be a PCS code or prefix); PCS as seven characters starting with a digit, or a listed prefix of 3 to 6
+        with a letter that is not CM-shaped."""
         c = code.strip().upper()
-        cm = self.cm and bool(_CM_ONLY.match(c)) and not (len(c) == 7 and "." not in c)
-        return cm or (self.pcs and bool(_PCS_ONLY.match(c)))
+        undotted_pcs = "." not in c and (len(c) == 7 or bool(_PCS_LETTER_PREFIX.match(c)))
+        cm = self.cm and bool(_CM_ONLY.match(c)) and not undotted_pcs
+        # a prefix is told by the list too: three letters of junk (XYZ) have the form
+        prefix = bool(_PCS_PREFIX_ONLY.match(c)) and not _CM_FORM.match(c) and c in pcs_prefixes()
+        pcs = bool(_PCS_ONLY.match(c)) or prefix
+        return cm or (self.pcs and pcs)
 
     def in_code_list(self, code: str) -> bool:
+        """In the CM tabular list, or the PCS code list as a full code or a prefix of 3 to 6 characters."""
         cm = normalise_cm(code) if self.cm else None
-        pcs = normalise_pcs(code) if self.pcs else None
-        return (cm is not None and cm in _cm_categories()) or (pcs is not None and pcs in pcs_code_list())
+        return (cm is not None and cm in _cm_categories()) or (self.pcs and _is_pcs(code))
 
     def readable_with_system(self, code: str) -> bool:
         return False  # ICD-10 codes read the same in any system
 
     def resolve(self, codes: np.ndarray, onto: Ontology, system: str) -> Placement:
-        """Normalise each code (CM with or without its dot), reject the malformed and the ambiguous (an
-        undotted code that reads as CM and as PCS), place well-formed codes outside the code set under their
-        longest known prefix and flag them."""
+        """Normalise each code (CM with or without its dot, PCS in any case), reject the malformed and the
+        ambiguous (an undotted code that reads as CM and as PCS), place well-formed codes outside the code set
+        under their longest known prefix and flag them.
+
+        A PCS prefix of 3 to 6 characters (``0bh1``: root operation, body part) is the node of the PCS tables
+        at its level, as a CM category is, and flagged as not a full code; one that starts no listed code is
+        rejected. In the combined ontology an undotted string that is also a CM code (``B20``) is read as CM.
+        """
         ids = np.full(len(codes), -1, dtype=np.int64)
         reasons: dict[int, tuple[Reason, str]] = {}
         flags: dict[int, tuple[Reason, str]] = {}
-        has_cm, has_pcs = self.cm, self.pcs
         canonical: dict[int, str] = {}
         for i, c in enumerate(codes):
-            cm = normalise_cm(c) if has_cm else None
-            pcs = normalise_pcs(c) if has_pcs else None
-            hits = [k for k in (cm, pcs) if k is not None and k in onto.codes]
-            if len(hits) == 2 and hits[0] != hits[1]:
-                reasons[i] = (
-                    Reason.AMBIGUOUS,
-                    f"ambiguous: ICD-10-CM {cm} or ICD-10-PCS {pcs}; write CM codes with their dot",
-                )
-            elif hits:
-                canonical[i] = hits[0]
-            elif (
-                cm and pcs and "." not in c
-            ):  # an unlisted undotted code of both forms: the deeper known prefix
-                depth = {
-                    k: (found[1] if (found := longest_prefix(onto, k, pcs=k == pcs)) else 0)
-                    for k in (cm, pcs)
-                }
-                if depth[cm] == depth[pcs]:
-                    reasons[i] = (
-                        Reason.AMBIGUOUS,
-                        f"ambiguous: unlisted ICD-10-CM {cm} or ICD-10-PCS {pcs}; write CM codes with their dot",
-                    )
-                else:
-                    canonical[i] = max(depth, key=depth.__getitem__)
-            elif cm and not has_pcs and "." not in c and c.strip().upper() in pcs_code_list():
-                reasons[i] = (
-                    Reason.OTHER_SYSTEM,
-                    f"{c.strip()} is an ICD-10-PCS procedure code; choose the ontology icd10 (CM + PCS)",
-                )
-            elif cm or pcs:
-                canonical[i] = str(cm or pcs)  # well-formed, not in the code set: placed below
-            else:
-                what = CM if not has_pcs else PCS if not has_cm else "ICD-10-CM or PCS"
-                reasons[i] = (
-                    Reason.MALFORMED_CODE,
-                    f"not a well-formed {what} code (CM looks like E11.9 or S52.044Q; PCS is seven "
-                    "characters such as 0DTJ4ZZ)",
-                )
+            cm = normalise_cm(c) if self.cm else None
+            if self.pcs and (prefix := normalise_pcs_prefix(c)) is not None and cm not in onto.codes:
+                found = self._pcs_prefix(i, prefix, onto, cm is not None, reasons, flags)
+                if found is not None:
+                    ids[i] = found
+                elif cm is not None:  # a well-formed CM code that is no PCS prefix: CM, placed below
+                    canonical[i] = cm
+                continue
+            self._read(i, c, cm, onto, canonical, reasons)
         missing = sorted({k for k in canonical.values() if k not in onto.codes})
         onto, unplaced = place_by_prefix(onto, missing)
         for i, key in canonical.items():
@@ -479,6 +508,94 @@ class ICD10:
             elif not onto.listed[ids[i]]:
                 flags[i] = (Reason.NOT_BILLABLE, f"{key} is a category, not a billable code")
         return Placement(ids, reasons, flags, onto)
+
+    @staticmethod
+    def _pcs_prefix(
+        i: int,
+        prefix: str,
+        onto: Ontology,
+        cm_form: bool,
+        reasons: dict[int, tuple[Reason, str]],
+        flags: dict[int, tuple[Reason, str]],
+    ) -> int | None:
+        """The node of a PCS prefix (flagged: not a full code), or None: rejected with its reason, unless it
+        may still be read as a CM code (``cm_form``)."""
+        level = pcs_prefix_level(prefix)
+        # A prefix key is PCS's own in onto.codes: the one CM key it could share, a category (B52), is read as
+        # CM before this. The level is checked all the same (the combined ontology names it by depth).
+        node = onto.codes.get(prefix)
+        if (
+            node is None
+            or int(onto.level[node]) != 7 - len(prefix)
+            or onto.system_of(node) not in (PCS, None)
+        ):
+            if not cm_form:
+                reasons[i] = (
+                    Reason.MALFORMED_CODE,
+                    f"{prefix} is not the start of any ICD-10-PCS code in the code set ({_pcs_release()}); a "
+                    "PCS prefix such as 0BH1 names the first 3 to 6 characters of listed codes",
+                )
+            return None
+        flags[i] = (
+            Reason.NOT_BILLABLE,
+            f"{prefix} is an ICD-10-PCS prefix, not a full seven-character code; placed at its level, "
+            f"{level.replace('_', ' ')}",
+        )
+        return node
+
+    def _read(
+        self,
+        i: int,
+        c: str,
+        cm: str | None,
+        onto: Ontology,
+        canonical: dict[int, str],
+        reasons: dict[int, tuple[Reason, str]],
+    ) -> None:
+        """A code that is no PCS prefix: its canonical key in ``canonical``, or its reason in ``reasons``."""
+        pcs = normalise_pcs(c) if self.pcs else None
+        hits = [k for k in (cm, pcs) if k is not None and k in onto.codes]
+        if len(hits) == 2 and hits[0] != hits[1]:
+            reasons[i] = (
+                Reason.AMBIGUOUS,
+                f"ambiguous: ICD-10-CM {cm} or ICD-10-PCS {pcs}; write CM codes with their dot",
+            )
+        elif hits:
+            canonical[i] = hits[0]
+        elif cm and pcs and "." not in c:  # an unlisted undotted code of both forms: the deeper known prefix
+            depth = {
+                k: (found[1] if (found := longest_prefix(onto, k, pcs=k == pcs)) else 0) for k in (cm, pcs)
+            }
+            if depth[cm] == depth[pcs]:
+                reasons[i] = (
+                    Reason.AMBIGUOUS,
+                    f"ambiguous: unlisted ICD-10-CM {cm} or ICD-10-PCS {pcs}; write CM codes with their dot",
+                )
+            else:
+                canonical[i] = max(depth, key=depth.__getitem__)
+        elif not self.pcs and "." not in c and (cm is None or len(c.strip()) == 7) and _is_pcs(c):
+            what, choose = (
+                ("procedure code", "icd10") if len(c.strip()) == 7 else ("prefix", "icd10pcs, or icd10")
+            )
+            reasons[i] = (
+                Reason.OTHER_SYSTEM,
+                f"{c.strip()} is an ICD-10-PCS {what}; choose the ontology {choose} (CM + PCS)",
+            )
+        elif cm or pcs:
+            canonical[i] = str(cm or pcs)  # well-formed, not in the code set: placed below
+        else:
+            what = CM if not self.pcs else PCS if not self.cm else "ICD-10-CM or PCS"
+            reasons[i] = (
+                Reason.MALFORMED_CODE,
+                f"not a well-formed {what} code (CM looks like E11.9 or S52.044Q; PCS is seven characters "
+                "such as 0DTJ4ZZ, or a prefix of 3 to 6 such as 0BH1)",
+            )
+
+
+def _is_pcs(raw: str) -> bool:
+    """A full code of the PCS list, or a prefix of 3 to 6 characters of one (case aside)."""
+    code = raw.strip().upper()
+    return code in pcs_code_list() or code in pcs_prefixes()
 
 
 _CM_COMMON = ("I10", "I48", "I50", "E11", "N17", "Z95", "E78", "I25", "J96", "D64", "E87", "N39", "A41",

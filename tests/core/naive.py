@@ -100,3 +100,24 @@ def icd9_one_code_at_a_time():
                 b.add(level, key, title, parent=parent, listed=key in titles, code=True)
             parent = (level, key)
     return b.build()
+
+
+# --- ICD-10-PCS prefixes, from the table structure -------------------------------------------------------------
+
+PCS_PREFIX_LEVELS = {3: "operation", 4: "body_part", 5: "approach", 6: "device"}
+
+
+def pcs_prefix_placement(prefix: str, codes: list[str]) -> tuple[str, str] | None:
+    """``(level, parent key)`` of a PCS prefix read from the table structure, or None if it starts no code.
+
+    A prefix of n characters ends on the n-th axis of the table (3: root operation … 6: device); its parent is
+    the prefix one shorter; it exists if some listed seven-character code starts with it. ``codes`` is the
+    list sorted, so a bisect finds the first code not below the prefix.
+    """
+    import bisect
+
+    key = prefix.upper()
+    at = bisect.bisect_left(codes, key)
+    if at == len(codes) or not codes[at].startswith(key):
+        return None
+    return PCS_PREFIX_LEVELS[len(key)], key[:-1]
