@@ -83,7 +83,16 @@ MAX_RUNS = 32
 MAX_NAME = 255  # characters of a run's name
 MAX_MEMBERS = 2 * MAX_RUNS + 8
 MAX_BYTES = 4 * 2**30  # inflated bytes read from one file (the members are stored, so about its size)
-MAX_TABLE_BYTES = 8 * 2**30  # uncompressed bytes of one Parquet member, as its footer declares
+# A Parquet member is decoded only when what it decodes to is in proportion to what it stores: at most
+# MAX_EXPANSION times its stored bytes (and never refused below TABLE_FLOOR). cophe's own tables decode to
+# a few times their size (zstd on small counts); a 1.2 MB member that decoded to 1 GiB, or a 0.5 MB one whose
+# run-length encoding declared 20 million rows (2.9 GB), did so 800 and 5,000 times over. The decoded size is
+# known before decoding: rows × width for numbers (from the footer), the dictionary's lengths for text.
+MAX_EXPANSION = 64
+TABLE_FLOOR = 16 * 2**20
+MAX_NODES = 2_000_000  # ICD-10-CM and PCS together have about 300,000
+MAX_DOCUMENTS = 100_000_000
+MAX_ROWS_NOT_SCORED = 10_000_000  # rejected or flagged rows listed, per file
 MAX_MANIFEST = 2**20
 MAX_WARNINGS = 200  # warnings kept per run, each cut to MAX_WARNING characters
 MAX_WARNING = 1000
@@ -831,13 +840,15 @@ class _Reader:
             raise self.fail(f"manifest.json: {key} must be {what}, not {show(value)}")
         return value
 
-    def table(self, path: str, columns: Mapping[str, str]) -> pd.DataFrame:
+    def table(self, path: str, columns: Mapping[str, str], *, rows: int | range) -> pd.DataFrame:
         """:meth:`arrow_table` as a DataFrame."""
-        return self.arrow_table(path, columns).to_pandas()
+        return self.arrow_table(path, columns, rows=rows).to_pandas()
 
-    def arrow_table(self, path: str, columns: Mapping[str, str]) -> pa.Table:
+    def arrow_table(self, path: str, columns: Mapping[str, str], *, rows: int | range) -> pa.Table:
         """A Parquet member checked against its size and SHA-256 in the manifest, with these columns of
-        these kinds (``int``, ``bool``, ``str``)."""
+        these kinds (``int``, ``bool``, ``str``) and ``rows`` rows (a number, or a range of them), whose decoded
+        size is in proportion to its stored size (:data:`MAX_EXPANSION`). Every bound is checked from the footer
+        and the text columns' dictionaries before anything is decoded."""
         entry = self.members.get(path)
         if not isinstance(entry, dict):
             raise self.fail(f"manifest.json does not list the member {path}")
@@ -846,12 +857,12 @@ class _Reader:
             raise self.fail(
                 f"{path} does not match its size and SHA-256 in manifest.json; the file was altered"
             )
+        text = [c for c, kind in columns.items() if kind == "str"]
         try:
-            f = pq.ParquetFile(io.BytesIO(data))
-            declared = sum(f.metadata.row_group(i).total_byte_size for i in range(f.metadata.num_row_groups))
-            if declared > MAX_TABLE_BYTES:
-                raise self.fail(f"{path} declares {declared:,} bytes of data; at most {MAX_TABLE_BYTES:,}")
-            table = f.read()
+            f = pq.ParquetFile(io.BytesIO(data), read_dictionary=text)
+            self._check_footer(path, f, columns, rows, len(data))
+            table = f.read(columns=[c for c in columns if c in f.schema_arrow.names])
+            table = self._decoded_text(path, table, text, len(data))
         except InputError:
             raise
         except (pa.ArrowException, OSError, ValueError, MemoryError) as e:
@@ -874,6 +885,44 @@ class _Reader:
                 raise self.fail(f"{path}: column {c} has empty cells")
         return table.select(list(columns))
 
+    def _check_footer(
+        self, path: str, f: pq.ParquetFile, columns: Mapping[str, str], rows: int | range, stored: int
+    ) -> None:
+        """The footer's row count against the manifest's, and the numbers' decoded size against the stored."""
+        n = f.metadata.num_rows
+        if isinstance(rows, int) and n != rows:
+            raise self.fail(f"{path} declares {n:,} rows; manifest.json says {rows:,}")
+        if isinstance(rows, range) and n not in rows:
+            raise self.fail(f"{path} declares {n:,} rows; manifest.json allows at most {rows.stop - 1:,}")
+        widths = {"int": 8, "bool": 1, "str": 4}  # text: its dictionary indices, its values checked after
+        numbers = n * sum(widths[kind] for kind in columns.values())
+        self._in_proportion(path, numbers, stored)
+
+    def _decoded_text(self, path: str, table: pa.Table, text: list[str], stored: int) -> pa.Table:
+        """``table`` with its text columns decoded from their dictionaries, once their decoded size is known to
+        be in proportion (a dictionary of one long value, repeated, decodes to any size)."""
+        decoded = 0
+        for c in text:
+            if c not in table.column_names:
+                continue
+            column = table.column(c)
+            for chunk in column.chunks:
+                lengths = pc.binary_length(chunk.dictionary)
+                decoded += int(pc.sum(pc.take(lengths, chunk.indices)).as_py() or 0)
+        self._in_proportion(path, decoded + table.num_rows * 8 * len(text), stored)
+        for c in text:
+            if c in table.column_names:
+                i = table.column_names.index(c)
+                table = table.set_column(i, c, pc.cast(table.column(c), pa.large_string()))
+        return table
+
+    def _in_proportion(self, path: str, decoded: int, stored: int) -> None:
+        if decoded > max(TABLE_FLOOR, MAX_EXPANSION * stored):
+            raise self.fail(
+                f"{path} would decode to {decoded:,} bytes from {stored:,} stored, more than {MAX_EXPANSION} times "
+                "its size; cophe's tables never expand so far: the file was not written by cophe aggregate"
+            )
+
     def aggregate(self) -> Aggregate:
         m = self.manifest()
         self.members = self.field(m, "members", dict, "an object")
@@ -889,8 +938,8 @@ class _Reader:
                 raise self.fail(f"manifest.json: the run name {show(r['name'])} is repeated or too long")
             names.append(r["name"])
         n_docs = self.field(m, "documents", int, "a whole number")
-        if n_docs < 0:
-            raise self.fail("manifest.json: documents must not be negative")
+        if not 0 <= n_docs <= MAX_DOCUMENTS:
+            raise self.fail(f"manifest.json: documents must be a whole number from 0 to {MAX_DOCUMENTS:,}")
         options: dict[str, Any] = m["options"] if isinstance(m.get("options"), dict) else {}
         max_level = options.get("max_level") or onto.default_level
         if max_level not in onto.levels:
@@ -947,6 +996,11 @@ class _Reader:
             raise self.fail("manifest.json: ontology.levels must be a list of level names")
         if len(set(levels)) != len(levels):
             raise self.fail("manifest.json: ontology.levels repeats a level")
+        n = about.get("nodes")
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_NODES:
+            raise self.fail(
+                f"manifest.json: ontology.nodes must be a whole number up to {MAX_NODES:,}, not {show(n)}"
+            )
         nodes = self.table(
             "ontology/nodes.parquet",
             {
@@ -957,14 +1011,10 @@ class _Reader:
                 "listed": "bool",
                 "system": "str",
             },
+            rows=n,
         )
-        n = len(nodes)
         level = nodes["level"].to_numpy(np.int64)
         parent = nodes["parent"].to_numpy(np.int64)
-        if n != about.get("nodes"):
-            raise self.fail(
-                f"ontology/nodes.parquet has {n:,} nodes; manifest.json says {show(about.get('nodes'))}"
-            )
         if n and (level.min() < 0 or level.max() >= len(levels)):
             raise self.fail("ontology/nodes.parquet: a node's level is not one of the ontology's levels")
         if n and (parent.min() < -1 or parent.max() >= n or (parent == np.arange(n)).any()):
@@ -972,11 +1022,15 @@ class _Reader:
         has_parent = parent >= 0
         if (level[parent[has_parent]] <= level[has_parent]).any():
             raise self.fail("ontology/nodes.parquet: a node's parent is not above it")
-        codes = self.table("ontology/codes.parquet", {"code": "str", "node": "int"})
+        # a node is named by a few codes at most (its forms with and without a dot); a DAG's extra edges are few
+        # per node (a layered DAG of 100 nodes a layer, each below every node above: 100)
+        codes = self.table("ontology/codes.parquet", {"code": "str", "node": "int"}, rows=range(8 * n + 1))
         code_nodes = codes["node"].to_numpy(np.int64)
         if len(codes) and (code_nodes.min() < 0 or code_nodes.max() >= n):
             raise self.fail("ontology/codes.parquet: a code names a node that does not exist")
-        edges = self.table("ontology/edges.parquet", {"child": "int", "parent": "int"})
+        edges = self.table(
+            "ontology/edges.parquet", {"child": "int", "parent": "int"}, rows=range(200 * n + 1)
+        )
         child, up = edges["child"].to_numpy(np.int64), edges["parent"].to_numpy(np.int64)
         if len(edges) and (
             min(child.min(), up.min()) < 0
@@ -1024,7 +1078,7 @@ class _Reader:
     def counts(self, n: int, n_runs: int, n_slices: int) -> Callable[[int, int], NodeCounts]:
         """The per-node counts of ``counts.parquet``, checked: a function of (run, slice) positions."""
         columns = {"run": "int", "slice": "int", "node": "int", **dict.fromkeys(COUNT_FIELDS, "int")}
-        t = self.table("counts.parquet", columns)
+        t = self.table("counts.parquet", columns, rows=range(n_runs * n_slices * n + 1))
         run, sl, node = (t[c].to_numpy(np.int64) for c in ("run", "slice", "node"))
         for values, top, what in ((run, n_runs, "run"), (sl, n_slices, "slice"), (node, n, "node")):
             if len(values) and (values.min() < 0 or values.max() >= top):
@@ -1055,7 +1109,9 @@ class _Reader:
 
     def rows(self, path: str, runs: list[str]) -> pd.DataFrame:
         t = self.table(
-            path, {"run": "int", "file": "str", "line": "int", "value": "str", "reason": "str", "kind": "str"}
+            path,
+            {"run": "int", "file": "str", "line": "int", "value": "str", "reason": "str", "kind": "str"},
+            rows=range(MAX_ROWS_NOT_SCORED * (len(runs) + 1) + 1),
         )
         run = t["run"].to_numpy(np.int64)
         if len(t) and (run.min() < 0 or run.max() >= len(runs)):
@@ -1072,7 +1128,7 @@ class _Reader:
         def load(run: str) -> tuple[pd.Index, np.ndarray, list[str]]:
             if "ids" not in kept:
                 ids = (
-                    self.arrow_table("documents/ids.parquet", {"doc_id": "str"})
+                    self.arrow_table("documents/ids.parquet", {"doc_id": "str"}, rows=n_docs)
                     .column("doc_id")
                     .combine_chunks()
                 )
@@ -1081,7 +1137,7 @@ class _Reader:
                     raise self.fail("documents/ids.parquet must hold the documents' ids, sorted, each once")
                 kept["ids"] = pd.Index(ids.to_numpy(zero_copy_only=False), dtype=object)
             if run not in kept:
-                table = self.arrow_table(members[run], dict.fromkeys(columns, "int"))
+                table = self.arrow_table(members[run], dict.fromkeys(columns, "int"), rows=n_docs)
                 if table.num_rows != n_docs:
                     raise self.fail(f"{members[run]} has {table.num_rows:,} rows for {n_docs:,} documents")
                 values = np.empty((n_docs, len(columns)), dtype=np.int32)

@@ -214,7 +214,7 @@ def small():
         ),
         (manifest_edit(lambda m: m["slices"].update(edges=[100, 10])), "slices.edges must be increasing"),
         (manifest_edit(lambda m: m["slices"].update(keys=["x"])), "slices.keys do not match"),
-        (manifest_edit(lambda m: m["ontology"].update(nodes=3)), "nodes; manifest.json says 3"),
+        (manifest_edit(lambda m: m["ontology"].update(nodes=3)), "rows; manifest.json says 3"),
         (
             manifest_edit(lambda m: m["members"].pop("counts.parquet")),
             "does not list the member counts.parquet",
@@ -414,3 +414,64 @@ def test_slice_scores_from_counts_equal_the_in_memory_values(scoring, opened):
     ]
     same(got[[*keys, "value", "note"]], want[[*keys, "value", "note"]])
     assert got[["low", "high"]].isna().all().all()
+
+
+def _nodes_frame(small) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    member = zipfile.ZipFile(io.BytesIO(small)).read("ontology/nodes.parquet")
+    return pq.read_table(io.BytesIO(member)).to_pandas()
+
+
+def test_a_text_column_that_decodes_out_of_proportion_is_refused_before_it_is_decoded(small, monkeypatch):
+    """A 1.2 MB aggregate whose nodes.parquet decoded to 1 GiB peaked at 2.2 GB: one long title, repeated, is a
+    dictionary of one value. Its decoded size is read from the dictionary before any title is made."""
+    import pyarrow.compute as pc
+
+    from cophe_core import aggregate
+
+    nodes = _nodes_frame(small)
+    bomb = forged(small, "ontology/nodes.parquet", nodes.assign(title="x" * 2_000))
+    decoded = len(nodes) * 2_000
+    assert decoded > aggregate.TABLE_FLOOR and len(bomb) < len(small) + 100_000
+    casts: list[object] = []
+    real = pc.cast
+    monkeypatch.setattr(aggregate.pc, "cast", lambda *a, **k: casts.append(a) or real(*a, **k))
+    with pytest.raises(
+        InputError, match=r"^big\.cophe: ontology/nodes\.parquet would decode to [\d,]+ bytes from"
+    ):
+        read_aggregate(bomb, name="big.cophe")
+    assert casts == []  # refused before a text column was decoded
+    # the same titles at their honest length are read
+    assert read_aggregate(
+        forged(small, "ontology/nodes.parquet", nodes), name="big.cophe"
+    ).ontology.n_nodes == len(nodes)
+
+
+def test_a_counts_table_declaring_more_rows_than_the_manifest_allows_is_refused(small):
+    """A 0.5 MB counts table whose footer declared 20,000,000 identical rows ran out of memory at 2.9 GB. Its
+    rows are bounded by runs × slices × nodes, from the manifest, before a column is read."""
+    counts = counts_frame(small)
+    m = json.loads(zipfile.ZipFile(io.BytesIO(small)).read("manifest.json"))
+    allowed = len(m["runs"]) * (2 + len(m["slices"]["edges"])) * m["ontology"]["nodes"]
+    many = pd.DataFrame({c: np.zeros(allowed + 1, dtype=np.int64) for c in counts.columns})
+    with pytest.raises(
+        InputError, match=rf"counts\.parquet declares {allowed + 1:,} rows; manifest\.json allows"
+    ):
+        read_aggregate(forged(small, "counts.parquet", many), name="big.cophe")
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            lambda m: m["ontology"].update(nodes=3_000_000),
+            "ontology.nodes must be a whole number up to 2,000,000",
+        ),
+        (lambda m: m["ontology"].update(nodes="many"), "ontology.nodes must be a whole number"),
+        (lambda m: m.update(documents=10**9), "documents must be a whole number from 0 to 100,000,000"),
+    ],
+)
+def test_counts_in_the_manifest_are_bounded(small, edit, message):
+    with pytest.raises(InputError, match=f"^big.cophe: manifest.json: {message}"):
+        read_aggregate(rewrite(small, manifest_edit(edit)), name="big.cophe")
