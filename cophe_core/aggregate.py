@@ -56,6 +56,7 @@ from .archive import Archive, open_archive, show, write_zip, zip_member
 from .files import InputError
 from .metrics import Evaluation, NodeCounts
 from .ontology import Ontology
+from .ontology.custom import MAX_ANCESTOR_CELLS, MAX_LEVELS
 from .readers import REJECTED_COLUMNS
 from .slices import Slice, code_frequency_slices, counted_frequency, restrict
 from .stream import CountedFigures, StreamedEvaluation
@@ -996,10 +997,19 @@ class _Reader:
             raise self.fail("manifest.json: ontology.levels must be a list of level names")
         if len(set(levels)) != len(levels):
             raise self.fail("manifest.json: ontology.levels repeats a level")
+        if len(levels) > MAX_LEVELS:
+            raise self.fail(
+                f"manifest.json: ontology.levels lists {len(levels):,} levels; at most {MAX_LEVELS:,}"
+            )
         n = about.get("nodes")
         if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_NODES:
             raise self.fail(
                 f"manifest.json: ontology.nodes must be a whole number up to {MAX_NODES:,}, not {show(n)}"
+            )
+        if n * len(levels) > MAX_ANCESTOR_CELLS:
+            raise self.fail(
+                f"manifest.json: {n:,} nodes on {len(levels):,} levels; an ontology holds at most "
+                f"{MAX_ANCESTOR_CELLS:,} (levels × nodes)"
             )
         nodes = self.table(
             "ontology/nodes.parquet",

@@ -533,7 +533,7 @@ def score_analysis(analysis: Analysis) -> Scoring:
     if ontology == "custom" and analysis.hierarchy is not None:
         ontology = load_hierarchy(analysis.hierarchy.data, name=analysis.hierarchy.name)
     rule = {analysis.rule[0]: analysis.rule[1]} if analysis.rule else {}
-    return score_files(
+    scoring = score_files(
         stream(analysis.gold),
         {run: stream(f) for run, f in analysis.runs.items()},
         ontology=ontology,
@@ -542,3 +542,10 @@ def score_analysis(analysis: Analysis) -> Scoring:
         code_col=o.get("code_col"),
         **rule,
     )
+    levels = scoring.corpus.ontology.levels
+    if o.get("max_level") is not None and o["max_level"] not in levels:
+        raise InputError(
+            f"manifest.json: options.max_level {show(o['max_level'])} is not a level of the ontology the inputs "
+            f"were scored with ({', '.join(levels)}); the file was altered"
+        )
+    return scoring

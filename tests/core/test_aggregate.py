@@ -475,3 +475,16 @@ def test_a_counts_table_declaring_more_rows_than_the_manifest_allows_is_refused(
 def test_counts_in_the_manifest_are_bounded(small, edit, message):
     with pytest.raises(InputError, match=f"^big.cophe: manifest.json: {message}"):
         read_aggregate(rewrite(small, manifest_edit(edit)), name="big.cophe")
+
+
+def test_a_manifest_listing_too_many_levels_is_refused_naming_the_field(small):
+    """A manifest listing 40,000 levels raised an uncaught ValueError."""
+    with pytest.raises(
+        InputError, match=r"^big\.cophe: manifest\.json: ontology\.levels lists 40,000 levels; at most"
+    ):
+        read_aggregate(
+            rewrite(
+                small, manifest_edit(lambda m: m["ontology"].update(levels=[f"l{i}" for i in range(40_000)]))
+            ),
+            name="big.cophe",
+        )

@@ -633,3 +633,18 @@ def test_a_member_larger_than_its_listed_size_is_refused_before_it_is_inflated(m
     with pytest.raises(InputError, match=rf"holds 3,000,000 bytes, not the {listed:,} manifest.json lists"):
         read_analysis(zipped(m), name="shared.cophe")
     assert run["member"] not in [name for name, _ in reads]
+
+
+def test_a_forged_max_level_is_an_input_error_naming_the_field():
+    """options.max_level "bogus" was accepted, then raised a bare ValueError when the analysis was scored."""
+    a = analysis(
+        runs={"A": InputFile("a.csv", b"doc_id,code\n1,401.1\n")},
+        options={"ontology": "icd9", "max_level": "bogus"},
+        rule=None,
+        metadata=None,
+        training=None,
+    )
+    with pytest.raises(
+        InputError, match=r"^manifest\.json: options\.max_level 'bogus' is not a level of the ontology"
+    ):
+        score_analysis(read_analysis(write_analysis(a), name="shared.cophe"))
