@@ -45,7 +45,6 @@ pair of partitions, and :meth:`PartitionCounts.combine` the results.
 from __future__ import annotations
 
 import dataclasses
-import glob
 import math
 import os
 import tempfile
@@ -62,6 +61,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import scipy.sparse as sp
 
+from .datasets import dataset_files, glob_root, is_dataset
 from .files import InputError, decode_text, parse_delimited, sniff_separator
 from .labels import NothingScorable, resolve_codes, summarise_rows
 from .metrics import (
@@ -105,7 +105,6 @@ STREAMED_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".ts
 # a spilled row's line holds its file's index in the high bits: one int64 column says file and line
 _FILE_SHIFT = 40
 _LINE_MASK = (1 << _FILE_SHIFT) - 1
-_GLOB_CHARS = frozenset("*?[")
 
 
 # ------------------------------------------------------------------ the code table
@@ -647,65 +646,9 @@ class _File:
     partition: dict[str, str] = field(default_factory=dict)  # hive keys of its folder
 
 
-def is_dataset(source: object) -> bool:
-    """Whether ``source`` names a dataset of several files to stream: a folder, or a glob pattern that is not
-    itself a file.
-
-    >>> is_dataset("sample_data/icd9"), is_dataset("sample_data/icd9/gold.csv"), is_dataset("runs/*.parquet")
-    (True, False, True)
-    """
-    if not isinstance(source, str | os.PathLike):
-        return False
-    text = os.fspath(source)
-    return Path(text).is_dir() or (not Path(text).exists() and bool(_GLOB_CHARS & set(str(text))))
-
-
-def dataset_files(source: str | os.PathLike) -> list[Path]:
-    """The data files of a source, sorted: the file itself; a folder's files at any depth (hive partitions
-    ``key=value/``), hidden and ``_``-prefixed names (``_SUCCESS``) left out; or a glob's matches.
-
-    >>> [p.name for p in dataset_files("sample_data/icd10")]
-    ['gold.csv', 'run_overcoder.csv', 'run_siblings.csv']
-    """
-    text = os.fspath(source)
-    path = Path(text)
-    if path.is_file():
-        return [path]
-    if path.is_dir():
-        found = [
-            p
-            for p in path.rglob("*")
-            if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(path).parts)
-        ]
-        if not found:
-            raise InputError(f"{text}: the folder holds no data files")
-        return sorted(found)
-    if _GLOB_CHARS & set(text):
-        matched = sorted(Path(p) for p in glob.glob(text, recursive=True) if Path(p).is_file())
-        if not matched:
-            raise InputError(f"{text}: no file matches this pattern")
-        return matched
-    raise InputError(f"{text}: no such file or folder")
-
-
-def _root(source: str) -> Path:
-    """The folder names and hive partitions are read from: the folder itself, or a glob's fixed prefix."""
-    path = Path(source)
-    if path.is_dir():
-        return path
-    if path.is_file():
-        return path.parent
-    fixed = []
-    for part in path.parts:
-        if _GLOB_CHARS & set(part):
-            break
-        fixed.append(part)
-    return Path(*fixed) if fixed else Path(".")
-
-
 def _source_files(source: str | os.PathLike) -> list[_File]:
     text = os.fspath(source)
-    root = _root(text)
+    root = glob_root(text)
     single = Path(text).is_file()
     out = []
     for p in dataset_files(text):
