@@ -294,9 +294,9 @@ class Evaluation:
     gold: sp.csr_matrix
     pred: sp.csr_matrix
     max_level: str
-    # the rows of the corpus's documents these are (Corpus.run_rows), when evaluated from a corpus: a
-    # document slice, a mask over the corpus's documents, is read on them
-    corpus_rows: np.ndarray | None = None
+    # which of the corpus's documents these are (Corpus.run_rows, as a mask over them), when evaluated from a
+    # corpus: a document slice, a mask over the corpus's documents, is read on them
+    corpus_mask: np.ndarray | None = None
 
     # ----------------------------------------------------------------- counts
     @cached_property
@@ -879,7 +879,9 @@ def evaluate_corpus(corpus: Corpus, run: str, *, max_level: str | None = None) -
     every = len(rows) == len(corpus.docs)  # the run has every document: the corpus's matrices as they are
     gold, pred = (corpus.gold, corpus.runs[run]) if every else (corpus.gold[rows], corpus.runs[run][rows])
     ev = evaluate(gold, pred, corpus.ontology, docs=corpus.docs[rows], max_level=max_level)
-    return replace(ev, corpus_rows=rows)
+    mask = np.zeros(len(corpus.docs), dtype=bool)
+    mask[rows] = True
+    return replace(ev, corpus_mask=mask)
 
 
 def on_shared_documents(evaluations: Mapping[str, Evaluation]) -> dict[str, Evaluation]:
@@ -919,13 +921,13 @@ def on_shared_documents(evaluations: Mapping[str, Evaluation]) -> dict[str, Eval
         gold = gold + places[name][:, new] @ ev.gold[new]
         held[at] = True
     _check_same_gold(evs, docs, gold)
-    rows = [ev.corpus_rows for ev in evs.values() if ev.corpus_rows is not None]
-    # a corpus's documents are sorted, and so each run's rows: the union of the rows is the union's
-    corpus_rows: np.ndarray | None = np.unique(np.concatenate(rows)) if len(rows) == len(evs) else None
+    masks = [ev.corpus_mask for ev in evs.values() if ev.corpus_mask is not None]
+    # a corpus's documents are sorted, and so each run's: the union of the masks is the union's documents
+    corpus_mask = np.logical_or.reduce(masks) if len(masks) == len(evs) else None
     return {
         name: replace(
             evaluate(gold, places[name] @ ev.pred, ev.ontology, docs=docs, max_level=ev.max_level),
-            corpus_rows=corpus_rows if corpus_rows is not None and len(corpus_rows) == n else None,
+            corpus_mask=corpus_mask if corpus_mask is not None and corpus_mask.sum() == n else None,
         )
         for name, ev in evs.items()
     }

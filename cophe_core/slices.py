@@ -170,10 +170,9 @@ def restrict(ev: Evaluation, s: Slice | None) -> Evaluation:
     if s is None:
         return ev
     if s.kind == "documents":
-        mask = s.mask
-        rows = ev.corpus_rows
-        if len(mask) != len(ev.docs) and rows is not None and len(rows) and len(mask) > rows[-1]:
-            mask = mask[rows]  # a mask over the corpus's documents, read on the run's own
+        mask, own = s.mask, ev.corpus_mask
+        if len(mask) != len(ev.docs) and own is not None and len(mask) == len(own):
+            mask = mask[own]  # a mask over the corpus's documents, read on the run's own
         if len(mask) != len(ev.docs):
             raise ValueError(
                 f"slice {s.name!r}: a mask of {len(s.mask):,} documents for an evaluation of "
