@@ -101,6 +101,8 @@ COUNT_FIELDS = [f.name for f in fields(NodeCounts)]
 # the counts that may be missing (None: not counted), written as -1
 OPTIONAL_FIELDS = frozenset(f.name for f in fields(NodeCounts) if f.default is None)
 WHOLE = ""  # the slice key of the counts of every code
+# the column of a run's per-document table marking its own documents among the file's (absent: all of them)
+EVALUATED = "evaluated"
 README = """This is a cophe aggregate analysis (cophe: hierarchical evaluation of clinical coding). Open it in
 the cophe dashboard (Source: Open a saved analysis). It holds counts, not documents' codes: per-node counts per
 run, per-document counts, the ontology with its titles, the rows not scored and the settings. The document ids
@@ -208,7 +210,7 @@ class Aggregate:
     counts : dict of str → NodeCounts
         Per run, in order, the per-node counts of every document.
     n_documents : int
-        Documents evaluated (the same for every run: gold's and the runs' together).
+        Documents of any run (the gold standard's and every run's together).
     max_level : str
         The highest level shown by default.
     slices : list of Slice
@@ -223,6 +225,11 @@ class Aggregate:
         The settings (ontology, system, max_level, chunk rows…) and, per run, its gold and prediction
         sources' names.
     created, cophe_version : str
+    documents : callable, optional
+        ``run`` → its own documents (sorted ids), its per-document table on them and the table's columns.
+    run_documents : dict of str → int
+        Per run, the documents it is evaluated on: the gold standard's and its own (default
+        :attr:`n_documents`). A run's figures count these only, as in memory.
     """
 
     ontology: Ontology
@@ -242,6 +249,7 @@ class Aggregate:
     documents: Callable[[str], tuple[pd.Index, np.ndarray, list[str]]] | None = field(
         default=None, repr=False
     )
+    run_documents: dict[str, int] = field(default_factory=dict)
 
     @property
     def run_names(self) -> list[str]:
@@ -296,7 +304,7 @@ class Aggregate:
                 self.ontology,
                 level,
                 counts,
-                self.n_documents,
+                self.run_documents.get(run, self.n_documents),
                 self.rejected[mine].drop(columns="run").reset_index(drop=True),
                 self.flagged[self.flagged.run == run].drop(columns="run").reset_index(drop=True),
                 list(self.warnings.get(run, [])),
@@ -335,8 +343,9 @@ class Aggregate:
                     name = "flat" if measure == "flat" else f"{measure} overall"
                     for stat in ("precision", "recall", "f1"):
                         figures[f"{name} {stat}"] = (float(getattr(score, stat)), np.nan, np.nan)
-                has = self.n_documents and (n_gold or n_pred)
-                rows += slice_rows(run, s, self.n_documents, n_gold, n_pred, figures if has else None)
+                n_docs = self.run_documents.get(run, self.n_documents)
+                has = n_docs and (n_gold or n_pred)
+                rows += slice_rows(run, s, n_docs, n_gold, n_pred, figures if has else None)
         return pd.DataFrame(rows, columns=SCORE_COLUMNS)
 
 
@@ -366,8 +375,9 @@ def aggregate_of(
     The runs' ontologies may differ by the unlisted codes each placed: each must be the same code set, and
     the later runs' ontologies extensions of the first's (as when each run is scored with the ontology the
     previous one returned, :func:`cophe_core.stream.score_dataset` with ``ontology=``); the counts of the
-    earlier runs are padded with zeros for the nodes added later. Documents missing from a run (in another
-    run's predictions only) count nothing there, as in memory.
+    earlier runs are padded with zeros for the nodes added later. Each run keeps its own documents (the gold
+    standard's and its own, as in memory): a document only in another run's predictions is none of its
+    figures, not even the number of documents.
 
     Code-frequency slices (``slice_edges``; None: none) are the gold standard's, counted per run: a streamed
     evaluation brings its own (``score_dataset(..., slice_edges=)``), an in-memory one is restricted here.
@@ -398,11 +408,12 @@ def aggregate_of(
         for run, ev in evs.items():
             for s in slices:
                 slice_counts[(run, s.key)] = _slice_counts(ev, s, n)
-    docs = _union_docs(evs) if documents else None
+    tables = {run: _document_table(ev) for run, ev in evs.items()} if documents else None
+    union = _union_docs(tables) if tables is not None else None
     return Aggregate(
         onto,
         counts,
-        len(docs[0]) if docs is not None else max(len(ev.docs) for ev in evs.values()),
+        len(union) if union is not None else _n_union(evs),
         level,
         slices,
         slice_counts,
@@ -414,7 +425,8 @@ def aggregate_of(
         {r: dict(v) for r, v in (sources or {}).items()},
         datetime.now(UTC).isoformat(timespec="seconds"),
         _version(),
-        None if docs is None else _in_memory_documents(*docs),
+        None if tables is None else tables.__getitem__,
+        {r: len(ev.docs) for r, ev in evs.items()},
     )
 
 
@@ -445,12 +457,13 @@ def aggregate_scoring(
         sources=sources,
     )
     c = scoring.corpus
-    return dataclasses.replace(
+    runs = scoring.run_names
+    return dataclasses.replace(  # each run with its own inputs' rows and warnings and the gold standard's
         agg,
-        rejected=_with_run(dict.fromkeys(scoring.run_names, c.rejected)),
-        flagged=_with_run(dict.fromkeys(scoring.run_names, c.flagged)),
-        warnings={r: list(c.warnings) for r in scoring.run_names},
-        notes={r: list(c.notes) for r in scoring.run_names},
+        rejected=_with_run({r: c.run_rejected(r) for r in runs}),
+        flagged=_with_run({r: c.run_flagged(r) for r in runs}),
+        warnings={r: c.run_warnings(r) for r in runs},
+        notes={r: c.run_notes(r) for r in runs},
     )
 
 
@@ -516,15 +529,20 @@ def _document_table(ev: Evaluation | StreamedEvaluation) -> tuple[pd.Index, np.n
         return pd.Index(ev.docs, dtype=object), ev.document_values, list(ev.document_columns)
     table = ev.documents
     columns = [c for c in table.columns if c != "doc_id"]
-    return pd.Index(ev.docs, dtype=object), table[columns].to_numpy(dtype=np.int32), columns
+    docs, values = pd.Index(ev.docs, dtype=object), table[columns].to_numpy(dtype=np.int32)
+    if not docs.is_monotonic_increasing:  # a file's documents are sorted, each run's among them
+        order = np.argsort(docs.to_numpy(dtype=str), kind="stable")
+        docs, values = docs[order], values[order]
+    return docs, values, columns
 
 
-def _union_docs(
-    evs: dict[str, Evaluation | StreamedEvaluation],
-) -> tuple[pd.Index, dict[str, np.ndarray], list[str]]:
-    """The documents of every run, sorted, and each run's per-document table on them (zeros where a run does
-    not have a document: it is in another run's predictions only, so it has no gold and no prediction here)."""
-    tables = {run: _document_table(ev) for run, ev in evs.items()}
+def _n_union(evs: Mapping[str, Evaluation | StreamedEvaluation]) -> int:
+    """The number of documents of any run (their ids are not kept without the per-document tables)."""
+    return len(pd.Index([]).append([pd.Index(ev.docs, dtype=object) for ev in evs.values()]).unique())
+
+
+def _union_docs(tables: Mapping[str, tuple[pd.Index, np.ndarray, list[str]]]) -> pd.Index:
+    """The documents of every run, sorted; each run's tables must have the same columns."""
     first = next(iter(tables.values()))
     union, columns = first[0], first[2]
     for _, (own, _, cols) in tables.items():
@@ -537,24 +555,7 @@ def _union_docs(
             union = union.union(own)
     if not union.is_monotonic_increasing:
         union = union.sort_values()
-    out = {}
-    for run, (own, values, _) in tables.items():
-        if own.equals(union):
-            out[run] = values
-            continue
-        placed = np.zeros((len(union), len(columns)), dtype=np.int32)
-        placed[union.get_indexer(own)] = values
-        out[run] = placed
-    return union, out, columns
-
-
-def _in_memory_documents(
-    docs: pd.Index, tables: dict[str, np.ndarray], columns: list[str]
-) -> Callable[[str], tuple[pd.Index, np.ndarray, list[str]]]:
-    def load(run: str) -> tuple[pd.Index, np.ndarray, list[str]]:
-        return docs, tables[run], columns
-
-    return load
+    return union
 
 
 def _with_run(tables: dict[str, pd.DataFrame | None]) -> pd.DataFrame:
@@ -683,18 +684,28 @@ def write_aggregate(agg: Aggregate, target: str | os.PathLike | None = None) -> 
     run_entries = []
     columns: list[str] = []
     if agg.documents is not None:
+        own = {run: agg.documents(run) for run in runs}
+        union = _union_docs(own)
+        tables["documents/ids.parquet"] = _parquet(pa.table({"doc_id": _text(union, pa.large_string())}))
         for i, run in enumerate(runs):
-            docs, values, columns = agg.documents(run)
-            if i == 0:
-                ids = _text(docs, pa.large_string())
-                tables["documents/ids.parquet"] = _parquet(pa.table({"doc_id": ids}))
+            docs, values, columns = own[run]
+            if not docs.equals(union):  # on every id of the file, the run's own documents marked
+                placed = np.zeros((len(union), len(columns)), dtype=values.dtype)
+                at = union.get_indexer(docs)
+                placed[at] = values
+                values = placed
             table = pa.table({c: _smallest(values[:, j]) for j, c in enumerate(columns)})
+            if len(docs) != len(union):
+                evaluated = np.zeros(len(union), dtype=bool)
+                evaluated[at] = True
+                table = table.append_column(EVALUATED, pa.array(evaluated))
             tables[f"documents/run-{i:02d}.parquet"] = _parquet(table)
     for i, run in enumerate(runs):
         run_entries.append(
             {
                 "name": run,
                 "documents": f"documents/run-{i:02d}.parquet" if agg.documents is not None else None,
+                "n_documents": int(agg.run_documents.get(run, agg.n_documents)),
                 "sources": agg.sources.get(run, {}),
                 "warnings": [w[:MAX_WARNING] for w in agg.warnings.get(run, [])[:MAX_WARNINGS]],
                 "notes": [w[:MAX_WARNING] for w in agg.notes.get(run, [])[:MAX_WARNINGS]],
@@ -980,10 +991,23 @@ class _Reader:
             {r["name"]: {str(k): str(v) for k, v in (r.get("sources") or {}).items()} for r in runs},
             str(m.get("created") or "")[:100],
             str(m.get("cophe_version") or "")[:100],
-            self.document_loader({r["name"]: r["documents"] for r in runs}, columns, n_docs)
+            self.document_loader(
+                {r["name"]: r["documents"] for r in runs},
+                columns,
+                n_docs,
+                {r["name"]: self.run_documents(r, n_docs) for r in runs},
+            )
             if has_docs
             else None,
+            {r["name"]: self.run_documents(r, n_docs) for r in runs},
         )
+
+    def run_documents(self, run: dict, n_docs: int) -> int:
+        """A run's own documents (files written before runs kept their own: every document)."""
+        n = run.get("n_documents", n_docs)
+        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= n_docs:
+            raise self.fail(f"manifest.json: run {show(run['name'])}: n_documents must be 0 to {n_docs:,}")
+        return n
 
     def texts(self, values: Any) -> list[str]:
         if not isinstance(values, list):
@@ -1131,7 +1155,7 @@ class _Reader:
         return t[["run", *REJECTED_COLUMNS]]
 
     def document_loader(
-        self, members: dict[str, str], columns: list[str], n_docs: int
+        self, members: dict[str, str], columns: list[str], n_docs: int, n_own: dict[str, int]
     ) -> Callable[[str], tuple[pd.Index, np.ndarray, list[str]]]:
         kept: dict[str, Any] = {}  # each member read and checked once
 
@@ -1147,7 +1171,9 @@ class _Reader:
                     raise self.fail("documents/ids.parquet must hold the documents' ids, sorted, each once")
                 kept["ids"] = pd.Index(ids.to_numpy(zero_copy_only=False), dtype=object)
             if run not in kept:
-                table = self.arrow_table(members[run], dict.fromkeys(columns, "int"), rows=n_docs)
+                partial = n_own[run] != n_docs  # the run's own documents are marked among the file's
+                wanted = dict.fromkeys(columns, "int") | ({EVALUATED: "bool"} if partial else {})
+                table = self.arrow_table(members[run], wanted, rows=n_docs)
                 if table.num_rows != n_docs:
                     raise self.fail(f"{members[run]} has {table.num_rows:,} rows for {n_docs:,} documents")
                 values = np.empty((n_docs, len(columns)), dtype=np.int32)
@@ -1156,7 +1182,14 @@ class _Reader:
                     if column.size and (column.min() < 0 or column.max() > np.iinfo(np.int32).max):
                         raise self.fail(f"{members[run]}: column {c} holds a count below 0 or above 2³¹ − 1")
                     values[:, j] = column
-                kept[run] = values
-            return kept["ids"], kept[run], list(columns)
+                ids = kept["ids"]
+                if partial:
+                    mine = table.column(EVALUATED)
+                    if (pc.sum(mine).as_py() or 0) != n_own[run]:
+                        raise self.fail(f"{members[run]}: {EVALUATED} must mark the run's n_documents rows")
+                    at = np.flatnonzero(mine.to_numpy(zero_copy_only=False))
+                    ids, values = ids[at], values[at]
+                kept[run] = ids, values
+            return *kept[run], list(columns)
 
         return load

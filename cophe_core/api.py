@@ -92,6 +92,10 @@ class Scoring:
         ``("threshold", t)`` or ``("top_k", k)``: how the scored runs were decided.
     dev : ScoredRun, optional
         The development split a threshold was tuned on (:func:`decide_run`).
+
+    Every run, scored or not, is evaluated on its own documents (:meth:`~cophe_core.labels.Corpus.run_rows`:
+    the gold standard's and the run's), so that none of its figures depends on the other runs loaded;
+    :func:`~cophe_core.metrics.on_shared_documents` puts two runs on the same documents to compare them.
     """
 
     corpus: Corpus
@@ -99,7 +103,6 @@ class Scoring:
     scored: dict[str, ScoredRun] = field(default_factory=dict)
     rule: tuple | None = None
     dev: ScoredRun | None = None
-    _rows: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # scored run → its corpus rows
     _cache: dict[tuple[str, str], Evaluation] = field(default_factory=dict, repr=False)
 
     @property
@@ -113,7 +116,8 @@ class Scoring:
 
     def evaluation(self, run: str, *, max_level: str | None = None) -> Evaluation:
         """The :class:`~cophe_core.metrics.Evaluation` of ``run`` up to ``max_level`` (default: the
-        ontology's), computed once and kept."""
+        ontology's) on the run's own documents (:func:`~cophe_core.metrics.evaluate_corpus`), computed once
+        and kept."""
         max_level = max_level or self.corpus.ontology.default_level
         key = (run, max_level)
         if key not in self._cache:
@@ -154,14 +158,18 @@ class Scoring:
         n_docs = len(self.corpus.docs)
         runs = dict(self.corpus.runs)
         for name, run in self.scored.items():
-            rows = self._rows[name]  # the run's decisions, placed back on the corpus's document rows
+            rows = self.corpus.run_rows(
+                name
+            )  # the run's decisions, placed back on the corpus's document rows
             place = sp.csr_matrix(
                 (np.ones(len(rows), dtype=np.int8), (rows, np.arange(len(rows)))), shape=(n_docs, len(rows))
             )
             runs[name] = (place @ run.decide(**_keywords(rule))).astype(np.int8).tocsr()
-        return Scoring(
-            replace(self.corpus, runs=runs), self._detection, self.scored, rule, self.dev, self._rows
-        )
+        return Scoring(replace(self.corpus, runs=runs), self._detection, self.scored, rule, self.dev)
+
+    def warnings_of(self, run: str) -> list[str]:
+        """The warnings about ``run``'s inputs: its own and the gold standard's, not another run's."""
+        return self.corpus.run_warnings(run)
 
 
 def score_labels(
@@ -215,17 +223,12 @@ def score_labels(
         ontology, _codes([gold, *runs.values()])
     )  # a name, path, Ontology or DiGraph
     corpus = encode(gold, dict(runs), onto, system=system)
-    rows = {
-        name: np.flatnonzero(
-            np.isin(corpus.docs, np.union1d(gold.docs.astype(str), runs[name].docs.astype(str)))
-        )
-        for name in scored_names
-    }
+    rows = {name: corpus.run_rows(name) for name in scored_names}
     scored = {
         name: ScoredRun(corpus.ontology, corpus.docs[r], corpus.gold[r], corpus.runs[name][r], None, corpus)
         for name, r in rows.items()
     }
-    scoring = Scoring(corpus, detection, scored, _rows=rows)
+    scoring = Scoring(corpus, detection, scored)
     return scoring.with_rule(**_keywords(rule)) if rule else scoring
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .metrics import Evaluation, balance, prf
+from .metrics import Evaluation, balance, on_shared_documents, prf
 from .tree import COUNTS
 
 __all__ = [
@@ -164,7 +164,8 @@ def disagreements(a: Evaluation, b: Evaluation, *, level: str = "e0", top: int =
 
     ``only_a`` / ``only_b``: codes predicted by one run and not the other;
     ``a_f1`` / ``b_f1``: the document's CoPHE F1 at ``level``; sorted by the number
-    of codes the runs disagree on, then by |B − A| F1.
+    of codes the runs disagree on, then by |B − A| F1. The two runs are compared on the union of their
+    documents (gold ∪ A ∪ B: :func:`~cophe_core.metrics.on_shared_documents`).
 
     Examples
     --------
@@ -176,6 +177,7 @@ def disagreements(a: Evaluation, b: Evaluation, *, level: str = "e0", top: int =
     >>> disagreements(a, b)[["doc_id", "only_a", "only_b"]].values.tolist()
     [['1', '401.1', '401.9, 428.0'], ['2', '250.00', '250.01']]
     """
+    a, b = on_shared_documents({"a": a, "b": b}).values()
     diff = (a.pred != b.pred).tocsr()
     only_a = a.pred.multiply(diff)
     only_b = b.pred.multiply(diff)

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from .files import InputError, Source, load_bytes
-from .metrics import Evaluation
+from .metrics import Evaluation, on_shared_documents
 from .ontology import Ontology, family_level
 from .substitutions import document_substitutions
 
@@ -264,8 +264,9 @@ def rank_documents(evaluations: Mapping[str, Evaluation]) -> pd.DataFrame:
     Parameters
     ----------
     evaluations : dict of run name → Evaluation
-        The runs to count; the documents are those of the first evaluation
-        (a document another run lacks adds no error from that run).
+        The runs to count; the documents are the union of theirs (each run is
+        evaluated on the gold standard's documents and its own; a document a run
+        lacks adds no error from that run).
 
     Returns
     -------
@@ -298,6 +299,8 @@ def rank_documents(evaluations: Mapping[str, Evaluation]) -> pd.DataFrame:
     if not evaluations:
         raise ValueError("rank_documents needs at least one evaluation")
     evs = list(evaluations.values())
+    if len({len(ev.docs) for ev in evs}) > 1 or any(not np.array_equal(ev.docs, evs[0].docs) for ev in evs):
+        evs = list(on_shared_documents({str(i): ev for i, ev in enumerate(evs)}).values())
     docs = np.asarray(evs[0].docs).astype(str)
     n = len(docs)
     gold = _row_counts(evs[0])[0]

@@ -23,7 +23,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy import stats as sps
 
-from .metrics import Evaluation
+from .metrics import Evaluation, on_shared_documents
 from .stats import document_weights
 
 __all__ = ["within_family", "describe_gaps", "family_errors", "family_changes"]
@@ -174,7 +174,8 @@ def family_changes(
     (extra + missed of B) − (extra + missed of A), negative when B makes fewer errors, and ``delta_f1`` =
     F1 of B − F1 of A. Rows are ranked by |change_errors|, then |delta_f1|.
 
-    The uncertainty resamples documents, both runs on the same resamples (:func:`~cophe_core.stats.document_weights`,
+    The uncertainty resamples documents, both runs on the same resamples of the union of their documents
+    (gold ∪ A ∪ B: :func:`~cophe_core.metrics.on_shared_documents`) (:func:`~cophe_core.stats.document_weights`,
     the same draws as :func:`~cophe_core.stats.paired_bootstrap` for the seed): ``low``/``high`` bound
     the percentile interval of ``delta_f1``. ``p_value`` is two-sided, from the bootstrap's standard error
     (z = delta_f1 / sd): a resampling p-value cannot fall below 1/(resamples + 1), which no family among
@@ -197,8 +198,9 @@ def family_changes(
     """
     if not isinstance(a, Evaluation) or not isinstance(b, Evaluation):
         return _family_table(a.ontology, *_counted_point(a, b, level), None, fdr)
-    if len(a.docs) != len(b.docs) or not np.array_equal(a.docs, b.docs) or a.levels != b.levels:
-        raise ValueError("the two runs must be scored on the same documents and levels")
+    if a.levels != b.levels:
+        raise ValueError("the two runs must be scored on the same levels")
+    a, b = on_shared_documents({"a": a, "b": b}).values()  # both resampled on gold ∪ A ∪ B
     o = a.ontology
     at = np.flatnonzero(o.level == o.level_index(level))
     y, xa, xb = a.Y[:, at], a.X[:, at], b.X[:, at]

@@ -104,7 +104,8 @@ class Corpus:
     ontology : Ontology
         The ontology, extended with any unlisted codes found in the inputs.
     docs : ndarray of str
-        Evaluated documents: the union of the ids of all inputs, sorted.
+        Every input's documents: the union of the ids of all inputs, sorted. A run is evaluated on its own
+        rows of them only (:attr:`rows`).
     gold : csr_matrix
         ``(n_docs, n_nodes)`` 0/1 int8: the gold codes of each document.
     runs : dict of str → csr_matrix
@@ -124,6 +125,14 @@ class Corpus:
     needs_system : bool
         Some rows were rejected only because their undotted ICD-9 codes need the
         system (diagnosis or procedure) to be read; ask the user, never guess.
+    rows : dict of str → ndarray of int
+        Per run, the rows of :attr:`docs` it is evaluated on, ascending: the gold standard's documents and
+        the run's own (the ids in its input), never another run's, so that a run's figures do not depend
+        on which other runs are scored beside it (:meth:`run_rows`).
+    files : dict of str → str
+        The file name of each input: ``""`` the gold standard's, else each run's.
+    note_inputs : list of str
+        For each of :attr:`notes`, the input it is about (``""``: the gold standard).
     """
 
     ontology: Ontology
@@ -135,6 +144,74 @@ class Corpus:
     warnings: list[str] = field(default_factory=list)
     needs_system: bool = False
     notes: list[str] = field(default_factory=list)
+    rows: dict[str, np.ndarray] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+    note_inputs: list[str] = field(default_factory=list)
+
+    def run_rows(self, run: str) -> np.ndarray:
+        """The rows of :attr:`docs` that ``run`` is evaluated on: the gold standard's documents and the run's
+        own, ascending (every row for a corpus built without them). The one place a run's documents are
+        chosen: its evaluation, its scores and the per-run warnings all follow it.
+
+        >>> from cophe_core.ontology import icd9_ontology
+        >>> from cophe_core.readers import read_labels
+        >>> g = read_labels(b"doc_id,code\\n1,401.9\\n")
+        >>> c = encode(g, {"A": read_labels(b"doc_id,code\\n1,401.9\\n"), "B": read_labels(b"doc_id,code\\n2,428.0\\n")},
+        ...            icd9_ontology())
+        >>> c.docs.tolist(), c.run_rows("A").tolist(), c.run_rows("B").tolist()
+        (['1', '2'], [0], [0, 1])
+        """
+        if run not in self.runs:
+            raise KeyError(f"no run {run!r}; the runs are {', '.join(self.runs)}")
+        return self.rows.get(run, np.arange(len(self.docs)))
+
+    def _mine(self, run: str) -> set[str]:
+        """The input keys whose rows and warnings belong to ``run``: the gold standard and the run."""
+        self.run_rows(run)
+        return {"", run}
+
+    def run_notes(self, run: str) -> list[str]:
+        """The :attr:`notes` about the gold standard and ``run`` only (none of another run's)."""
+        if not self.note_inputs:
+            return list(self.notes)
+        mine = self._mine(run)
+        return [n for n, key in zip(self.notes, self.note_inputs) if key in mine]
+
+    def run_rejected(self, run: str) -> pd.DataFrame:
+        """The rows of :attr:`rejected` read from the gold standard's file or ``run``'s."""
+        return self._own_rows(self.rejected, run)
+
+    def run_flagged(self, run: str) -> pd.DataFrame:
+        """The rows of :attr:`flagged` read from the gold standard's file or ``run``'s."""
+        return self._own_rows(self.flagged, run)
+
+    def _own_rows(self, rows: pd.DataFrame, run: str) -> pd.DataFrame:
+        if not self.files:
+            return rows
+        files = {self.files[k] for k in self._mine(run) if k in self.files}
+        return rows[rows["file"].isin(files).to_numpy()].reset_index(drop=True)
+
+    def run_warnings(self, run: str) -> list[str]:
+        """:attr:`warnings` as ``run`` alone would give them: its own and the gold standard's, with the rows
+        summed up for those two files only.
+
+        >>> from cophe_core.ontology import icd9_ontology
+        >>> from cophe_core.readers import read_labels
+        >>> g = read_labels(b"doc_id,code\\n1,401.9\\n", name="g.csv")
+        >>> c = encode(g, {"A": read_labels(b"doc_id,code\\n1,401.9\\n", name="a.csv"),
+        ...                "B": read_labels(b"doc_id,code\\n2,XYZ\\n2,428.0\\n", name="b.csv")}, icd9_ontology())
+        >>> c.run_warnings("A"), len(c.warnings)
+        ([], 3)
+        >>> [w.split(";")[0] for w in c.run_warnings("B")][1:]
+        ['b.csv: 1 documents are not in the gold standard', 'b.csv: 1 rows not scored']
+        """
+        if not self.files:
+            return list(self.warnings)
+        return (
+            self.run_notes(run)
+            + summarise_rows(self.run_rejected(run), "not scored")
+            + summarise_rows(self.run_flagged(run), "scored with a caveat")
+        )
 
 
 Resolution = Placement  # the name this module gave it first
@@ -222,6 +299,7 @@ def encode(
     all_docs = np.unique(np.concatenate([raw.docs.astype(str) for raw in inputs.values()]))
     doc_idx = pd.Index(all_docs).get_indexer(pairs["doc_id"].to_numpy(dtype=object))
     warnings: list[str] = []
+    owners: list[str] = []  # the input each warning is about
     matrices: dict[str, sp.csr_matrix] = {}
     for key, raw in inputs.items():
         mask = (pairs["_input"].to_numpy() == key) & ~bad
@@ -233,6 +311,7 @@ def encode(
         dups = int(mask.sum() - m.nnz)
         scored = isinstance(raw, RawScores)  # one test of kind, as in cophe_core.api.score_labels
         if dups:
+            owners.append(key)
             warnings.append(
                 f"{raw.name}: {dups} duplicate (document, code) rows collapsed"
                 + ("; each keeps its highest score" if scored else "")
@@ -245,13 +324,15 @@ def encode(
         m.data[:] = 1
         matrices[key] = m.astype(np.int8)
     gold_docs = set(gold.docs.astype(str))
-    for raw in runs.values():
+    for key, raw in runs.items():
         run_docs = set(raw.docs.astype(str))
         if only_gold := len(gold_docs - run_docs):
+            owners.append(key)
             warnings.append(
                 f"{raw.name}: {only_gold} gold documents have no predictions row; scored as predicting nothing"
             )
         if only_run := len(run_docs - gold_docs):
+            owners.append(key)
             warnings.append(
                 f"{raw.name}: {only_run} documents are not in the gold standard; scored with an empty gold set"
             )
@@ -261,6 +342,12 @@ def encode(
         else pd.DataFrame(columns=REJECTED_COLUMNS)
     )
     notes = warnings + [w for raw in inputs.values() for w in raw.warnings]
+    owners += [key for key, raw in inputs.items() for _ in raw.warnings]
+    gold_ids = gold.docs.astype(str)
+    rows = {
+        key: np.flatnonzero(np.isin(all_docs, np.union1d(gold_ids, raw.docs.astype(str))))
+        for key, raw in runs.items()
+    }
     summaries = summarise_rows(rejected_df, "not scored") + summarise_rows(flagged, "scored with a caveat")
     return Corpus(
         onto,
@@ -272,6 +359,9 @@ def encode(
         notes + summaries,
         needs_system=bool(undotted.any()),
         notes=notes,
+        rows=rows,
+        files={key: raw.name for key, raw in inputs.items()},
+        note_inputs=owners,
     )
 
 

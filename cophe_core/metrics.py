@@ -28,7 +28,7 @@ cost is linear in the number of labels.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, astuple, dataclass, fields, replace
 from functools import cached_property
 from typing import Any
@@ -44,6 +44,8 @@ __all__ = [
     "prf",
     "balance",
     "evaluate",
+    "evaluate_corpus",
+    "on_shared_documents",
     "Evaluation",
     "Score",
     "MacroScore",
@@ -292,6 +294,9 @@ class Evaluation:
     gold: sp.csr_matrix
     pred: sp.csr_matrix
     max_level: str
+    # which of the corpus's documents these are (Corpus.run_rows, as a mask over them), when evaluated from a
+    # corpus: a document slice, a mask over the corpus's documents, is read on them
+    corpus_mask: np.ndarray | None = None
 
     # ----------------------------------------------------------------- counts
     @cached_property
@@ -861,8 +866,93 @@ def evaluate(
 
 
 def evaluate_corpus(corpus: Corpus, run: str, *, max_level: str | None = None) -> Evaluation:
-    """:func:`evaluate` one named run of a :class:`~cophe_core.labels.Corpus`."""
-    return evaluate(corpus.gold, corpus.runs[run], corpus.ontology, docs=corpus.docs, max_level=max_level)
+    """:func:`evaluate` one named run of a :class:`~cophe_core.labels.Corpus` on its own documents
+    (:meth:`~cophe_core.labels.Corpus.run_rows`): the gold standard's and the run's, never those only another
+    run has, so that every figure of a run is the same whichever runs are scored beside it.
+
+    >>> from cophe_core import score_files
+    >>> s = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.9\\n", "B": b"doc_id,code\\n2,428.0\\n"})
+    >>> evaluate_corpus(s.corpus, "A").docs.tolist(), evaluate_corpus(s.corpus, "B").docs.tolist()
+    (['1'], ['1', '2'])
+    """
+    rows = corpus.run_rows(run)
+    every = len(rows) == len(corpus.docs)  # the run has every document: the corpus's matrices as they are
+    gold, pred = (corpus.gold, corpus.runs[run]) if every else (corpus.gold[rows], corpus.runs[run][rows])
+    ev = evaluate(gold, pred, corpus.ontology, docs=corpus.docs[rows], max_level=max_level)
+    mask = np.zeros(len(corpus.docs), dtype=bool)
+    mask[rows] = True
+    return replace(ev, corpus_mask=mask)
+
+
+def on_shared_documents(evaluations: Mapping[str, Evaluation]) -> dict[str, Evaluation]:
+    """The evaluations on the union of their documents, for comparing runs document by document.
+
+    Each run is evaluated on its own documents (the gold standard's and its own, see :func:`evaluate_corpus`),
+    so two runs' documents differ when one has documents that are in no other input. A comparison (a paired
+    test, a difference per document or per family) needs both on the same documents: the union of the
+    compared runs' (gold ∪ A ∪ B for two runs), each run predicting nothing on a document it lacks, with the
+    gold codes of that document as the run that has it reads them (none, for a document outside the gold
+    standard). Evaluations on the same documents already come back as they are. They must share the levels.
+
+    >>> from cophe_core import score_files
+    >>> s = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.9\\n", "B": b"doc_id,code\\n2,428.0\\n"})
+    >>> both = on_shared_documents({"A": s.evaluation("A"), "B": s.evaluation("B")})
+    >>> both["A"].docs.tolist(), both["A"].score("flat").f1, both["A"].pred.nnz, both["B"].gold.nnz
+    (['1', '2'], 1.0, 1, 1)
+    """
+    evs = dict(evaluations)
+    if not evs:
+        return {}
+    first = next(iter(evs.values()))
+    for ev in evs.values():
+        if ev.levels != first.levels or ev.ontology.n_nodes != first.ontology.n_nodes:
+            raise ValueError("runs compared need the same ontology and levels")
+    if all(len(ev.docs) == len(first.docs) and np.array_equal(ev.docs, first.docs) for ev in evs.values()):
+        _check_same_gold(evs, np.asarray(first.docs), first.gold)
+        return evs
+    docs = np.unique(np.concatenate([np.asarray(ev.docs) for ev in evs.values()]))
+    n = len(docs)
+    places = {name: _placement(np.searchsorted(docs, ev.docs), n) for name, ev in evs.items()}
+    held = np.zeros(n, dtype=bool)
+    gold = sp.csr_matrix((n, first.ontology.n_nodes), dtype=np.int8)
+    for name, ev in evs.items():  # one step per run: each document's gold codes from the first run holding it
+        at = np.searchsorted(docs, ev.docs)
+        new = ~held[at]
+        gold = gold + places[name][:, new] @ ev.gold[new]
+        held[at] = True
+    _check_same_gold(evs, docs, gold)
+    masks = [ev.corpus_mask for ev in evs.values() if ev.corpus_mask is not None]
+    # a corpus's documents are sorted, and so each run's: the union of the masks is the union's documents
+    corpus_mask = np.logical_or.reduce(masks) if len(masks) == len(evs) else None
+    return {
+        name: replace(
+            evaluate(gold, places[name] @ ev.pred, ev.ontology, docs=docs, max_level=ev.max_level),
+            corpus_mask=corpus_mask if corpus_mask is not None and corpus_mask.sum() == n else None,
+        )
+        for name, ev in evs.items()
+    }
+
+
+def _check_same_gold(evs: dict[str, Evaluation], docs: np.ndarray, gold: sp.csr_matrix) -> None:
+    """A ``ValueError`` unless the evaluations are of one gold standard: the same gold codes where two hold a
+    document, and none on a document one of them lacks (it can only be another run's own)."""
+    for ev in evs.values():
+        if ev.gold is gold:
+            continue
+        at = pd.Index(docs).get_indexer(np.asarray(ev.docs))
+        lacks = np.ones(len(docs), dtype=bool)
+        lacks[at] = False
+        differ = (gold[at] != sp.csr_matrix(ev.gold, dtype=gold.dtype)).nnz
+        if differ or gold[np.flatnonzero(lacks)].nnz:
+            raise ValueError(
+                "runs compared must be scored against the same gold standard, on the same documents where "
+                "they share them; score them together (score_files with every run)"
+            )
+
+
+def _placement(at: np.ndarray, n: int) -> sp.csr_matrix:
+    """The (n × len(at)) 0/1 matrix that puts row i of a matrix at row ``at[i]`` of n."""
+    return sp.csr_matrix((np.ones(len(at), dtype=np.int8), (at, np.arange(len(at)))), shape=(n, len(at)))
 
 
 # ------------------------------------------------------------------ scikit-learn-style functions

@@ -151,8 +151,9 @@ def restrict(ev: Evaluation, s: Slice | None) -> Evaluation:
 
     A document slice keeps the rows of its documents (``gold``, ``pred`` and ``docs``); a code slice keeps
     every document and removes the label columns outside the mask from ``gold`` and ``pred`` (the same shape,
-    ``m @ diag(mask)``), so that at every level a node counts only the slice's codes below it. A mask of the
-    wrong length is a ``ValueError``.
+    ``m @ diag(mask)``), so that at every level a node counts only the slice's codes below it. A document mask
+    may be over the evaluation's documents or over its corpus's (a run evaluated on its own rows of them,
+    :meth:`~cophe_core.labels.Corpus.run_rows`); a mask of another length is a ``ValueError``.
 
     >>> from cophe_core import score_files
     >>> s = score_files(b"doc_id,code\\n1,401.9\\n2,428.0\\n", {"A": b"doc_id,code\\n1,401.9\\n2,428.1\\n"})
@@ -169,13 +170,16 @@ def restrict(ev: Evaluation, s: Slice | None) -> Evaluation:
     if s is None:
         return ev
     if s.kind == "documents":
-        if len(s.mask) != len(ev.docs):
+        mask, own = s.mask, ev.corpus_mask
+        if len(mask) != len(ev.docs) and own is not None and len(mask) == len(own):
+            mask = mask[own]  # a mask over the corpus's documents, read on the run's own
+        if len(mask) != len(ev.docs):
             raise ValueError(
                 f"slice {s.name!r}: a mask of {len(s.mask):,} documents for an evaluation of "
                 f"{len(ev.docs):,} documents"
             )
-        rows = np.flatnonzero(s.mask)
-        return evaluate(ev.gold[rows], ev.pred[rows], ev.ontology, docs=ev.docs[rows], max_level=ev.max_level)
+        keep = np.flatnonzero(mask)
+        return evaluate(ev.gold[keep], ev.pred[keep], ev.ontology, docs=ev.docs[keep], max_level=ev.max_level)
     if len(s.mask) != ev.ontology.n_nodes:
         raise ValueError(
             f"slice {s.name!r}: a mask of {len(s.mask):,} codes for an ontology of "

@@ -27,6 +27,14 @@ and a prediction-only d3 give ICM −1; the resample (d1, d1, d3) gives 2, not 4
 The information content itself is the full data's, not re-estimated per resample.
 
 All are seeded and take the number of resamples as an argument.
+
+**Which documents.** A run's own figures (:func:`bootstrap`, :func:`bootstrap_runs`) resample its own
+documents: the gold standard's and the run's (:meth:`cophe_core.labels.Corpus.run_rows`), whichever runs
+are scored beside it. A comparison of runs (:func:`paired_bootstrap`, :func:`randomisation_test`,
+:func:`compare_runs`) needs them on the same documents, so it resamples the union of the compared runs'
+(gold ∪ A ∪ B), each run predicting nothing on a document only another run has
+(:func:`cophe_core.metrics.on_shared_documents`). Micro counts do not change; the intervals and the
+example-based values of a run in a comparison are those of that union.
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from .metrics import Evaluation, prf
+from .metrics import Evaluation, on_shared_documents, prf
 from .suite import per_document
 
 __all__ = [
@@ -231,8 +239,9 @@ def bootstrap(
 def bootstrap_runs(
     evals: dict[str, Evaluation], *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95
 ) -> dict[str, pd.DataFrame]:
-    """:func:`bootstrap` of several runs scored on the same documents, equal to calling it on each run, but
-    drawing the resamples once for all (they depend only on the number of documents and the seed).
+    """:func:`bootstrap` of several runs, equal to calling it on each run, but drawing the resamples once for
+    the runs on the same documents (they depend only on the number of documents and the seed); each run
+    keeps its own documents.
 
     >>> from cophe_core import score_files
     >>> s = score_files(b"doc_id,code\\n1,401.9\\n2,428.0\\n", {"A": b"doc_id,code\\n1,401.9\\n"})
@@ -243,13 +252,19 @@ def bootstrap_runs(
     names = list(evals)
     if not names:
         return {}
-    for name in names[1:]:
-        _same_docs(evals[names[0]], evals[name])
+    groups: list[list[str]] = []  # runs on the same documents share their resamples
+    for name in names:
+        group = next((g for g in groups if _same_documents(evals[g[0]], evals[name])), None)
+        if group is None:
+            groups.append([name])
+        else:
+            group.append(name)
     tables = {r: _table(ev, False) for r, ev in evals.items()}
-    n = len(evals[names[0]].docs)
-    if n == 0:
+    if any(len(evals[r].docs) == 0 for r in names):
         raise ValueError("no documents to resample")
-    draws = _draws_of_runs(tables, n_resamples, seed)
+    draws: dict[str, np.ndarray] = {}
+    for group in groups:
+        draws |= _draws_of_runs({r: tables[r] for r in group}, n_resamples, seed)
     return {
         r: pd.DataFrame(
             {"figure": _names(tables[r]), "value": _point(tables[r]), **_interval(draws[r], confidence)}
@@ -301,7 +316,8 @@ def paired_bootstrap(
     confidence: float = 0.95,
     with_suite: bool = False,
 ) -> pd.DataFrame:
-    """B − A on the same document resamples: ``figure, a, b, delta, low, high, p_value``.
+    """B − A on the same document resamples: ``figure, a, b, delta, low, high, p_value``. Both runs are
+    resampled on the union of their documents (see the module docs).
 
     Examples
     --------
@@ -314,8 +330,7 @@ def paired_bootstrap(
     >>> round(float(d.loc["flat f1", "delta"]), 3), list(d.columns)
     (0.267, ['a', 'b', 'delta', 'low', 'high', 'p_value'])
     """
-    _same_docs(a, b)
-    ta, tb = _table(a, with_suite), _table(b, with_suite)
+    ta, tb = _paired_tables({"a": a, "b": b}, with_suite).values()
     n = ta.counts.shape[0]
     d = np.vstack([_apply(tb, w) - _apply(ta, w) for w in document_weights(n, n_resamples, seed)])
     pa, pb = _point(ta), _point(tb)
@@ -353,7 +368,8 @@ def paired_significance(
 def randomisation_test(
     a: Evaluation, b: Evaluation, *, n_permutations: int = 1000, seed: int = 0, with_suite: bool = False
 ) -> pd.DataFrame:
-    """Approximate randomisation test of B − A: ``figure, delta, p_value``.
+    """Approximate randomisation test of B − A: ``figure, delta, p_value``, on the union of the two runs'
+    documents (see the module docs).
 
     Examples
     --------
@@ -366,8 +382,7 @@ def randomisation_test(
     >>> float(r.loc["cophe overall f1", "delta"]), float(r.loc["cophe overall f1", "p_value"])
     (0.0, 1.0)
     """
-    _same_docs(a, b)
-    ta, tb = _table(a, with_suite), _table(b, with_suite)
+    ta, tb = _paired_tables({"a": a, "b": b}, with_suite).values()
     n = ta.counts.shape[0]
     obs = _point(tb) - _point(ta)
     dc, dm = tb.counts - ta.counts, tb.means - ta.means
@@ -387,9 +402,31 @@ def randomisation_test(
     return pd.DataFrame({"figure": _names(ta), "delta": obs, "p_value": p})
 
 
-def _same_docs(a: Evaluation, b: Evaluation) -> None:
-    if len(a.docs) != len(b.docs) or not np.array_equal(a.docs, b.docs) or a.levels != b.levels:
-        raise ValueError("paired tests need two runs scored on the same documents and levels")
+def _same_documents(a: Evaluation, b: Evaluation) -> bool:
+    return len(a.docs) == len(b.docs) and np.array_equal(np.asarray(a.docs), np.asarray(b.docs))
+
+
+def _paired_tables(evals: dict[str, Evaluation], with_suite: bool) -> dict[str, _Table]:
+    """Each run's per-document table on the union of the runs' documents, in the same order: evaluations
+    with their matrices are put there by :func:`~cophe_core.metrics.on_shared_documents`; evaluations known
+    by their per-document counts only (streamed or aggregate) get zero counts on a document they lack (it
+    has no gold code and no prediction of theirs, so it counts nothing)."""
+    first = next(iter(evals.values()))
+    if any(ev.levels != first.levels for ev in evals.values()):
+        raise ValueError("paired tests need two runs scored on the same levels")
+    if all(isinstance(ev, Evaluation) for ev in evals.values()):
+        return {r: _table(ev, with_suite) for r, ev in on_shared_documents(evals).items()}
+    tables = {r: _table(ev, with_suite) for r, ev in evals.items()}
+    if all(_same_documents(first, ev) for ev in evals.values()):
+        return tables
+    docs = np.unique(np.concatenate([np.asarray(ev.docs).astype(str) for ev in evals.values()]))
+    out = {}
+    for r, ev in evals.items():
+        t = tables[r]
+        counts = np.zeros((len(docs), t.counts.shape[1]))
+        counts[np.searchsorted(docs, np.asarray(ev.docs).astype(str))] = t.counts
+        out[r] = _Table(t.names, counts, t.ratio_index, np.zeros((len(docs), 0)), [])
+    return out
 
 
 LOWER_IS_BETTER = {"eb_hamm"}
@@ -591,8 +628,8 @@ def compare_runs(
 ) -> pd.DataFrame:
     """Every run's figures with bootstrap intervals, and each run's difference from a baseline, tested.
 
-    All runs are resampled on the same documents, so every interval, and every difference from the
-    ``baseline`` (default: the first run), is paired. The figures are those of :func:`bootstrap`
+    All runs are resampled on the same documents, the union of theirs (gold ∪ every run's own; see the module
+    docs), so every interval, and every difference from the ``baseline`` (default: the first run), is paired. The figures are those of :func:`bootstrap`
     (micro P/R/F1 of each measure, overall and per level) and, with ``macro``, the mean per-code F1 of
     the flat codes and of each level's nodes for set-based and CoPHE scoring (``"cophe e0 macro_f1"``),
     over the codes in play as in :attr:`Evaluation.macro_table`. Micro figures resample documents; a
@@ -623,13 +660,10 @@ def compare_runs(
     baseline = names[0] if baseline is None else baseline
     if baseline not in evals:
         raise ValueError(f"baseline {baseline!r} is not one of the runs: {', '.join(names)}")
-    first = evals[names[0]]
-    for name in names[1:]:
-        _same_docs(first, evals[name])
-    n = len(first.docs)
+    tables = _paired_tables(evals, False)
+    n = tables[names[0]].counts.shape[0]
     if n == 0:
         raise ValueError("no documents to resample")
-    tables = {r: _table(ev, False) for r, ev in evals.items()}
     per_code = {r: _per_code_f1(ev) for r, ev in evals.items()} if macro else {}
     macro_figs = list(per_code[baseline]) if macro else []
     figures = _names(tables[baseline]) + macro_figs

@@ -29,6 +29,7 @@ from cophe_core.documents import (
     rank_documents,
     read_notes,
 )
+from cophe_core.metrics import on_shared_documents
 
 NO_RUN = ""  # run B "none": no run name is empty (the sidebar never gives one)
 NOTES = "_doc_notes"  # session key of the parsed notes: {digest, name, notes} or {digest, error}
@@ -340,7 +341,9 @@ def page(ctx) -> None:
     with right:
         notes = notes_upload()
     names = [ctx.run] + ([run_b] if run_b != NO_RUN else [])
-    ev_of = {run: ctx.evaluation(run) for run in names}
+    own = {run: ctx.evaluation(run) for run in names}
+    # each run is evaluated on its own documents: the two are shown on the union of theirs
+    ev_of = state.cached(ctx.scoring, ("doc_shared", tuple(names), ctx.key), lambda: on_shared_documents(own))
     ranked = state.cached(ctx.scoring, ("doc_rank", tuple(names), ctx.key), lambda: rank_documents(ev_of))
     doc = navigator(ranked, names)
 
