@@ -136,13 +136,16 @@ def test_streamed_scoring_refuses_and_counts_alike(undotted, capsys):
 
 
 def test_aggregate_refuses_a_bad_run_and_writes_nothing(undotted, tmp_path, capsys):
-    gold, bad = undotted
+    good, junk = ICD9 / "run_siblings.csv", _junk_run(tmp_path)
     out = tmp_path / "a.cophe"
-    runs = ["--run", f"good={ICD9 / 'run_siblings.csv'}", "--run", f"bad={bad}"]
-    code = main(["aggregate", "--gold", str(ICD9 / "gold.csv"), *runs, "--out", str(out)])
-    err = capsys.readouterr().err
-    assert code == 2 and not out.exists()
-    assert "run_overcoder.csv: 10,368 of its 22,219 rows" in err and "--system diagnosis" in err
+    runs = ["--run", f"good={good}", "--run", f"bad={junk}"]
+    for stream in ([], ["--stream"]):  # the good run alone would be scored: the file would lack one asked for
+        code = main(["aggregate", "--gold", str(ICD9 / "gold.csv"), *runs, "--out", str(out), *stream])
+        err = capsys.readouterr().err
+        assert code == 2 and not out.exists() and "junk.csv: 1,111 of its 22,219 rows (5.0%)" in err
+        assert "--max-rejected 0.1" in err and "junk.csv:2, value 'XYZ'" in err
+    gold, bad = undotted
+    runs = ["--run", f"good={good}", "--run", f"bad={bad}"]
     argv = ["aggregate", "--gold", str(gold), *runs, "--out", str(out), "--max-rejected", "0.5"]
     assert main(argv) == 0 and out.exists()
     assert main([*argv, "--stream"]) == 0
