@@ -214,7 +214,9 @@ class TooManyRejected(InputError):
             rows=rows,
             run=run,
         )
-        anyway = f"bound=RowBound.lifted({error.fix_share:g}) (command line: --max-rejected {error.fix_share:g})"
+        anyway = (
+            f"bound=RowBound.lifted({error.fix_share:g}) (command line: --max-rejected {error.fix_share:g})"
+        )
         advice = (
             "Say which system its undotted codes are: system='diagnosis' or 'procedure' (command line: "
             f"--system diagnosis or --system procedure); or score the other rows anyway: {anyway}."
