@@ -19,7 +19,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .files import InputError, Source
-from .labels import Corpus, encode
+from .labels import Corpus, RowBound, TooManyRejected, encode, refusals
 from .metrics import MEASURE_WORDS, Evaluation, evaluate_corpus
 from .ontology import Ontology, choose_ontology
 from .readers import RawLabels, RawScores, read_input, read_labels
@@ -92,6 +92,10 @@ class Scoring:
         ``("threshold", t)`` or ``("top_k", k)``: how the scored runs were decided.
     dev : ScoredRun, optional
         The development split a threshold was tuned on (:func:`decide_run`).
+    refused : dict of str → TooManyRejected
+        The runs left out because too many of their rows cannot be scored (:func:`score_labels` with a
+        ``bound``), each with its error: the runs scored beside them are scored as if they had not been
+        given.
 
     Every run, scored or not, is evaluated on its own documents (:meth:`~cophe_core.labels.Corpus.run_rows`:
     the gold standard's and the run's), so that none of its figures depends on the other runs loaded;
@@ -104,6 +108,7 @@ class Scoring:
     rule: tuple | None = None
     dev: ScoredRun | None = None
     _cache: dict[tuple[str, str], Evaluation] = field(default_factory=dict, repr=False)
+    refused: dict[str, TooManyRejected] = field(default_factory=dict)
 
     @property
     def run_names(self) -> list[str]:
@@ -165,7 +170,9 @@ class Scoring:
                 (np.ones(len(rows), dtype=np.int8), (rows, np.arange(len(rows)))), shape=(n_docs, len(rows))
             )
             runs[name] = (place @ run.decide(**_keywords(rule))).astype(np.int8).tocsr()
-        return Scoring(replace(self.corpus, runs=runs), self._detection, self.scored, rule, self.dev)
+        return Scoring(
+            replace(self.corpus, runs=runs), self._detection, self.scored, rule, self.dev, refused=self.refused
+        )
 
     def warnings_of(self, run: str) -> list[str]:
         """The warnings about ``run``'s inputs: its own and the gold standard's, not another run's."""
@@ -180,6 +187,7 @@ def score_labels(
     system: str = "auto",
     threshold: float | None = None,
     top_k: int | None = None,
+    bound: RowBound | None = None,
 ) -> Scoring:
     """Validate already-read inputs against an ontology (see :func:`cophe_core.labels.encode`).
 
@@ -197,6 +205,11 @@ def score_labels(
     threshold, top_k : optional
         The decision rule for the runs given as scores (exactly one is needed when there are any;
         see :mod:`cophe_core.scores`). Ignored when every run is a code set.
+    bound : RowBound, optional
+        How much of a file may go unscored (:class:`cophe_core.labels.RowBound`; default: no bound). A gold
+        standard it refuses raises :class:`~cophe_core.labels.TooManyRejected`; a run it refuses is left
+        out and listed in :attr:`Scoring.refused`, the other runs scored as if it had not been given; when
+        it refuses every run, that raises too (one error naming each file).
 
     Examples
     --------
@@ -223,6 +236,16 @@ def score_labels(
         ontology, _codes([gold, *runs.values()])
     )  # a name, path, Ontology or DiGraph
     corpus = encode(gold, dict(runs), onto, system=system)
+    refused = refusals(corpus, bound)
+    if "" in refused or (refused and len(refused) == len(runs)):
+        raise TooManyRejected.together(list(refused.values()))  # the gold standard's first
+    if refused:  # the other runs, scored as if the refused ones had not been given
+        good = {name: raw for name, raw in runs.items() if name not in refused}
+        kept = score_labels(
+            gold, good, ontology=ontology, system=system, threshold=threshold, top_k=top_k, bound=bound
+        )
+        kept.refused = refused
+        return kept
     rows = {name: corpus.run_rows(name) for name in scored_names}
     scored = {
         name: ScoredRun(corpus.ontology, corpus.docs[r], corpus.gold[r], corpus.runs[name][r], None, corpus)
@@ -242,11 +265,13 @@ def score_files(
     code_col: str | None = None,
     threshold: float | None = None,
     top_k: int | None = None,
+    bound: RowBound | None = None,
 ) -> Scoring:
     """Read a gold file and named prediction files (code sets or scores), and validate them.
 
     Each file is read once by :func:`cophe_core.readers.read_input`; runs given as scores need a
-    ``threshold`` or a ``top_k`` (see :func:`score_labels`).
+    ``threshold`` or a ``top_k``, and ``bound`` says how much of a file may go unscored (see
+    :func:`score_labels`).
 
     >>> s = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"})
     >>> round(s.evaluation("A").score("cophe", "e0").f1, 3)
@@ -255,7 +280,7 @@ def score_files(
     raw_gold = _read(gold, "gold", doc_col, code_col, gold=True)
     raw_runs = {name: _read(src, name, doc_col, code_col) for name, src in runs.items()}
     return score_labels(
-        raw_gold, raw_runs, ontology=ontology, system=system, threshold=threshold, top_k=top_k
+        raw_gold, raw_runs, ontology=ontology, system=system, threshold=threshold, top_k=top_k, bound=bound
     )
 
 
@@ -291,6 +316,7 @@ def decide_run(
     max_level: str | None = None,
     doc_col: str | None = None,
     code_col: str | None = None,
+    bound: RowBound | None = None,
 ) -> tuple[Scoring, Decision]:
     """Turn a run's scores into decisions and score them (the run is named ``pred``).
 
@@ -299,7 +325,8 @@ def decide_run(
     threshold that maximises ``measure`` overall F1 on that development split is
     applied to these scores. Returns the :class:`Scoring` (with the development
     split's :class:`~cophe_core.scores.ScoredRun` as ``dev``) and the :class:`Decision`: the rule,
-    where it was tuned, and the threshold-free ranking metrics.
+    where it was tuned, and the threshold-free ranking metrics. ``bound`` applies to every file, the
+    development split's included (:func:`score_labels`).
 
     Examples
     --------
@@ -334,11 +361,13 @@ def decide_run(
             )
         ontology, detection = choose_ontology(ontology, _codes([dev_gold, gold, dev_scores, read]))
         dev = score_run(dev_gold, dev_scores, ontology, system=system, max_level=max_level)
+        if dev.corpus is not None and (refused := refusals(dev.corpus, bound)):
+            raise TooManyRejected.together(list(refused.values()))
         curve = dev.curve()
         threshold = tune_threshold(curve, measure)
         tuned = TunedOn(dev_gold.name, dev_scores.name, measure, curve)
     scoring = score_labels(
-        gold, {"pred": read}, ontology=ontology, system=system, threshold=threshold, top_k=top_k
+        gold, {"pred": read}, ontology=ontology, system=system, threshold=threshold, top_k=top_k, bound=bound
     )
     scoring.dev = dev
     if detection:

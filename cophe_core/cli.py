@@ -22,7 +22,7 @@ import pandas as pd
 from . import __version__
 from .api import Decision, decide_run, score_files, score_labels
 from .files import InputError, excerpt
-from .labels import NothingScorable
+from .labels import DEFAULT_MAX_REJECTED, RowBound, TooManyRejected
 from .ontology import NAMES
 from .readers import RawScores, read_input, read_labels
 from .report import safe_csv
@@ -55,6 +55,23 @@ def _probability(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise ValueError(text)
     return value
+
+
+def _bound(max_rejected: float | None) -> RowBound:
+    """``--max-rejected``: the default bound (1%, and undotted codes need ``--system``), or the user's share."""
+    return RowBound() if max_rejected is None else RowBound.lifted(max_rejected)
+
+
+def _max_rejected(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-rejected",
+        type=_probability,
+        default=None,
+        metavar="SHARE",
+        help=f"the share (0 to 1) of a file's rows that may be rejected before the file is refused with "
+        f"exit code 2 and no score (default {DEFAULT_MAX_REJECTED:g}; undotted ICD-9 codes refuse it at any "
+        "share until --system says what they are); give a larger share to score the other rows anyway",
+    )
 
 
 _count.__name__ = "whole number ≥ 0"  # argparse names the type in its one-line error
@@ -94,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
         choices=["auto", "diagnosis", "procedure"],
         help="ICD-9: which table undotted codes (4019) come from; required for them",
     )
+    _max_rejected(s)
     s.add_argument("--format", default="table", choices=["table", "json"], help="output format")
     s.add_argument("--nodes", metavar="FILE.csv", help="write the per-node table to this CSV")
     s.add_argument("--documents", metavar="FILE.csv", help="write the per-document table to this CSV")
@@ -209,6 +227,7 @@ def _aggregate_parser(sub) -> None:
     a.add_argument(
         "--system", default="auto", choices=["auto", "diagnosis", "procedure"], help="as for cophe score"
     )
+    _max_rejected(a)
     a.add_argument("--max-level", default=None, help="the level shown by default (every level is kept)")
     a.add_argument(
         "--slice-edges",
@@ -268,6 +287,7 @@ def _aggregate(args: argparse.Namespace) -> int:
                     chunk_rows=args.chunk_rows,
                     slice_edges=args.slice_edges,
                     every_level=True,
+                    bound=_bound(args.max_rejected),
                 )
                 ontology = evs[run].ontology
             onto = ontology
@@ -286,7 +306,10 @@ def _aggregate(args: argparse.Namespace) -> int:
                 system=args.system,
                 doc_col=args.doc_col,
                 code_col=args.code_col,
+                bound=_bound(args.max_rejected),
             )
+            if scoring.refused:  # an aggregate holds the runs asked for, or none: never a file missing one
+                raise TooManyRejected.together(list(scoring.refused.values()))
             agg = aggregate_scoring(
                 scoring,
                 max_level=args.max_level,
@@ -295,6 +318,9 @@ def _aggregate(args: argparse.Namespace) -> int:
                 sources=sources,
             )
         write_aggregate(agg, args.out)
+    except TooManyRejected as e:  # each file refused, its reasons and the fix: the whole message
+        print(f"cophe: error: {e}", file=sys.stderr)
+        return 2
     except (InputError, ValueError, KeyError) as e:
         print(f"cophe: error: {excerpt(e, 300)}", file=sys.stderr)
         return 2
@@ -462,6 +488,7 @@ def _score(args: argparse.Namespace) -> int:
                 ontology=args.ontology,
                 system=args.system,
                 max_level=args.max_level,
+                bound=_bound(args.max_rejected),
                 **kw,
             )
         else:
@@ -470,10 +497,16 @@ def _score(args: argparse.Namespace) -> int:
                     f"{args.pred}: --threshold, --top-k and --tune-on need a scores file "
                     "(doc_id,code,score rows, or one score column per code)"
                 )
-            run = score_labels(gold, {"pred": pred}, ontology=args.ontology, system=args.system)
+            run = score_labels(
+                gold,
+                {"pred": pred},
+                ontology=args.ontology,
+                system=args.system,
+                bound=_bound(args.max_rejected),
+            )
         ev = run.evaluation("pred", max_level=args.max_level)
     except (InputError, ValueError) as e:
-        if isinstance(e, NothingScorable) and args.rejected:  # the rows at fault, when they matter most
+        if isinstance(e, TooManyRejected) and args.rejected:  # the rows at fault, when they matter most
             _write_csv(e.rejected, args.rejected)
         print(f"cophe: error: {e}", file=sys.stderr)
         return 2
@@ -494,6 +527,9 @@ def _score(args: argparse.Namespace) -> int:
             [r for r in (rejected, run.dev.corpus.rejected) if len(r)] or [rejected], ignore_index=True
         )
     warnings += suite_notes
+    result["rows"] = {r.file: r.to_dict() for r in run.corpus.file_rows.values()}
+    if run.dev is not None and run.dev.corpus is not None:
+        result["rows"] |= {r.file: r.to_dict() for r in run.dev.corpus.file_rows.values()}
     result["warnings"] = warnings
     if run.detection:
         print(f"cophe: ontology {run.detection}", file=sys.stderr)
@@ -583,9 +619,10 @@ def _score_streamed(args: argparse.Namespace) -> int:
             chunk_rows=args.chunk_rows,
             keep_documents=bool(args.documents or args.bootstrap),  # else memory does not grow with them
             suite=args.metrics == "suite",  # two passes: the gold standard's frequencies first
+            bound=_bound(args.max_rejected),
         )
     except (InputError, ValueError) as e:
-        if isinstance(e, NothingScorable) and args.rejected:
+        if isinstance(e, TooManyRejected) and args.rejected:
             _write_csv(e.rejected, args.rejected)
         print(f"cophe: error: {e}", file=sys.stderr)
         return 2
@@ -594,6 +631,7 @@ def _score_streamed(args: argparse.Namespace) -> int:
         result["suite"] = ev.suite
     if args.bootstrap:
         result["intervals"] = _intervals(ev.bootstrap(n_resamples=args.bootstrap, seed=args.seed), args)
+    result["rows"] = {r.file: r.to_dict() for r in ev.rows.values()}
     result["warnings"] = list(ev.warnings) + [n for n in [ev.icm_note] if n]
     if ev.detection:
         print(f"cophe: ontology {ev.detection}", file=sys.stderr)

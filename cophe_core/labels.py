@@ -29,23 +29,126 @@ from .ontology import Ontology, systems
 from .ontology.base import Placement
 from .readers import REJECTED_COLUMNS, RawLabels, RawScores
 
-__all__ = ["Corpus", "NothingScorable", "Reason", "Resolution", "encode", "resolve_codes", "summarise_rows"]
+__all__ = [
+    "DEFAULT_MAX_REJECTED",
+    "Corpus",
+    "FileRows",
+    "NothingScorable",
+    "Reason",
+    "Resolution",
+    "RowBound",
+    "TooManyRejected",
+    "check_rows",
+    "encode",
+    "main_reasons",
+    "refusals",
+    "resolve_codes",
+    "summarise_rows",
+    "undotted_mask",
+]
 
 
-class NothingScorable(InputError):
-    """An input has rows but none of them can be scored.
+DEFAULT_MAX_REJECTED = 0.01  # the share of a file's rows that may go unscored before it is refused
+
+
+@dataclass(frozen=True)
+class FileRows:
+    """How many rows of one input were given, scored and rejected.
+
+    ``given`` counts every row of the file that the readers took apart into (document, code) rows, plus the
+    rows they rejected; ``rejected`` the rows listed in the rejected table; ``scored`` the rest, duplicates
+    included: ``duplicates`` counts the scored rows that repeat a (document, code) and collapse into it.
+    ``undotted`` counts the rejected rows whose undotted codes the code system reads once told which list
+    they come from (ICD-9's ``4019``).
+
+    >>> r = FileRows("gold.csv", given=100, rejected=2, duplicates=3)
+    >>> r.scored, r.share, r.to_dict()
+    (98, 0.02, {'given': 100, 'scored': 98, 'rejected': 2, 'duplicates': 3})
+    """
+
+    file: str
+    given: int
+    rejected: int
+    duplicates: int = 0
+    undotted: int = 0
+
+    @property
+    def scored(self) -> int:
+        return self.given - self.rejected
+
+    @property
+    def share(self) -> float:
+        """The share of the rows rejected (0 for a file without rows)."""
+        return self.rejected / self.given if self.given else 0.0
+
+    def to_dict(self) -> dict[str, int]:
+        """The CLI JSON's entry for the file: ``given``, ``scored``, ``rejected``, ``duplicates``."""
+        return {
+            "given": self.given,
+            "scored": self.scored,
+            "rejected": self.rejected,
+            "duplicates": self.duplicates,
+        }
+
+
+@dataclass(frozen=True)
+class RowBound:
+    """How much of a file may go unscored before the file is refused (no score is given for it).
+
+    A file whose rejected rows are more than ``max_share`` of its rows is refused; with ``ask_system``, so is
+    a file with any undotted code that the code system reads once told which list it comes from, whatever
+    the share: that is one question for the whole file, never answered by scoring part of it. The default
+    refuses more than 1% and asks for undotted codes; a share the user gives (``--max-rejected``) is their
+    decision to score the rest anyway, so it does not ask.
+
+    >>> RowBound(), RowBound.lifted(0.5)
+    (RowBound(max_share=0.01, ask_system=True), RowBound(max_share=0.5, ask_system=False))
+    """
+
+    max_share: float = DEFAULT_MAX_REJECTED
+    ask_system: bool = True
+
+    @classmethod
+    def lifted(cls, max_share: float = 1.0) -> RowBound:
+        """The user's own bound (1: every file is scored, however much of it is rejected)."""
+        if not 0.0 <= max_share <= 1.0:
+            raise ValueError(f"the share of rows that may be rejected is from 0 to 1, not {max_share}")
+        return cls(max_share, ask_system=False)
+
+    def refuses(self, rows: FileRows) -> bool:
+        """Whether a file with these rows is refused. The share is compared as a quotient, so that 1 row
+        of 100 is exactly 1%.
+
+        >>> [RowBound().refuses(FileRows("g.csv", 100, n)) for n in (1, 2)]
+        [False, True]
+        """
+        return rows.share > self.max_share or (self.ask_system and rows.undotted > 0)
+
+
+# the fix of a file refused for its rejected rows: the next of these shares at or above its own
+_SHARES = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+
+
+class TooManyRejected(InputError):
+    """An input of which too many rows cannot be scored (:class:`RowBound`): no score is given for it.
 
     Attributes
     ----------
     file : str
         The input's name.
     rejected : DataFrame
-        Its rejected rows: ``file, line, value, reason``.
+        Its rejected rows: ``file, line, value, reason, kind``.
     needs_system : bool
-        Its codes are undotted ICD-9 codes (MIMIC's ``4019``) that can be read once
-        the user says which system they are: ``system="diagnosis"`` or ``"procedure"``.
+        Its rejected codes include undotted ICD-9 codes (MIMIC's ``4019``) that can be read once the user
+        says which system they are: ``system="diagnosis"`` or ``"procedure"``.
     summary : str
         What is wrong, without the advice on what to pass (for an interface that asks instead).
+    rows : FileRows, optional
+        Its counts of rows given and rejected.
+    run : str, optional
+        The run's name when the input is a run; None for the gold standard.
+    each : list of TooManyRejected
+        Every input refused with this one (itself first), when several are: the message names them all.
     """
 
     def __init__(
@@ -56,12 +159,163 @@ class NothingScorable(InputError):
         rejected: pd.DataFrame,
         needs_system: bool,
         summary: str | None = None,
+        rows: FileRows | None = None,
+        run: str | None = None,
     ):
         super().__init__(message)
         self.summary = summary or message
         self.file = file
         self.rejected = rejected
         self.needs_system = needs_system
+        self.rows = rows
+        self.run = run
+        self.each: list[TooManyRejected] = [self]
+
+    @property
+    def fix_share(self) -> float:
+        """The smallest round share that would score the file anyway (``--max-rejected``)."""
+        share = self.rows.share if self.rows is not None else 1.0
+        return next(s for s in _SHARES if s >= share)
+
+    @classmethod
+    def for_file(
+        cls, rows: FileRows, rejected: pd.DataFrame, bound: RowBound, *, run: str | None = None
+    ) -> TooManyRejected:
+        """The error for a file refused by ``bound``: how many of its rows cannot be scored, its main reasons
+        (the three most frequent kinds) with an example row each, and what to do: name the system of
+        undotted codes, or score the rest anyway with a larger share.
+
+        >>> rows = pd.DataFrame({"file": ["g.csv"] * 2, "line": [2, 5], "value": ["zz", "yy"],
+        ...                      "reason": ["not a code"] * 2, "kind": ["malformed_code"] * 2})
+        >>> print(TooManyRejected.for_file(FileRows("g.csv", 100, 2), rows, RowBound()))
+        g.csv: 2 of its 100 rows (2.0%) cannot be scored, more than the 1% allowed, so no score is given. Main reasons:
+          - 2 rows like g.csv:2, value 'zz': not a code
+        Check that it holds codes of the chosen code system, in the expected columns; or score the other rows anyway: bound=RowBound.lifted(0.02) (command line: --max-rejected 0.02).
+        """
+        needs_system = rows.undotted > 0
+        allowed = (
+            f"{bound.max_share:.0%}"
+            if bound.max_share * 100 == round(bound.max_share * 100)
+            else f"{bound.max_share:.1%}"
+        )
+        over = rows.share > bound.max_share
+        summary = (
+            f"{rows.file}: {rows.rejected:,} of its {rows.given:,} rows ({rows.share:.1%}) cannot be scored"
+            + (f", more than the {allowed} allowed" if over else "")
+            + ", so no score is given. Main reasons:\n"
+            + "\n".join(f"  - {line}" for line in main_reasons(rejected))
+        )
+        error = cls(
+            summary,
+            file=rows.file,
+            rejected=rejected,
+            needs_system=needs_system,
+            summary=summary,
+            rows=rows,
+            run=run,
+        )
+        anyway = (
+            f"bound=RowBound.lifted({error.fix_share:g}) (command line: --max-rejected {error.fix_share:g})"
+        )
+        advice = (
+            "Say which system its undotted codes are: system='diagnosis' or 'procedure' (command line: "
+            f"--system diagnosis or --system procedure); or score the other rows anyway: {anyway}."
+            if needs_system
+            else "Check that it holds codes of the chosen code system, in the expected columns; or score the "
+            f"other rows anyway: {anyway}."
+        )
+        error.args = (f"{summary}\n{advice}",)
+        return error
+
+    @classmethod
+    def together(cls, errors: list[TooManyRejected]) -> TooManyRejected:
+        """One error for several refused inputs: the first's attributes, every message, all in ``each``."""
+        first = errors[0]
+        if len(errors) == 1:
+            return first
+        joined = cls(
+            "\n".join(str(e) for e in errors),
+            file=first.file,
+            rejected=pd.concat([e.rejected for e in errors], ignore_index=True),
+            needs_system=any(e.needs_system for e in errors),
+            summary="\n".join(e.summary for e in errors),
+            rows=first.rows,
+            run=first.run,
+        )
+        joined.each = list(errors)
+        return joined
+
+
+def main_reasons(rejected: pd.DataFrame, n: int = 3) -> list[str]:
+    """The ``n`` most frequent kinds of rejected rows, each with its count and its first row as an example
+    (``file:line``, value and reason), most frequent first.
+
+    >>> rows = pd.DataFrame({"file": ["g.csv"] * 3, "line": [2, 3, 9], "value": ["4019", "zz", "4011"],
+    ...                      "reason": ["ambiguous", "not a code", "ambiguous"], "kind": ["ambiguous", "malformed_code", "ambiguous"]})
+    >>> main_reasons(rows)
+    ["2 rows like g.csv:2, value '4019': ambiguous", "1 row like g.csv:3, value 'zz': not a code"]
+    """
+    if not len(rejected):
+        return []
+    kinds = rejected["kind"].astype(str).to_numpy()
+    counts = pd.Series(kinds).value_counts(sort=True)
+    out = []
+    for kind, count in counts.head(n).items():
+        first = rejected.iloc[int(np.argmax(kinds == kind))]
+        where = f"{first.file}:{first.line}" if not pd.isna(first.line) else f"{first.file}"
+        out.append(
+            f"{count:,} row{'s' if count != 1 else ''} like {where}, value {first.value!r}: {first.reason}"
+        )
+    return out
+
+
+def check_rows(
+    rows: FileRows, rejected: pd.DataFrame, bound: RowBound | None, *, run: str | None = None
+) -> None:
+    """Raise :class:`TooManyRejected` when ``bound`` refuses a file with these ``rows`` (``rejected``: its
+    rejected rows); no bound refuses nothing. The one check every scoring path (in memory, streamed, the
+    command line's and the dashboard's) makes of each input file.
+
+    >>> rows = pd.DataFrame({"file": ["g.csv"], "line": [2], "value": ["zz"], "reason": ["not a code"],
+    ...                      "kind": ["malformed_code"]})
+    >>> check_rows(FileRows("g.csv", 100, 1), rows, RowBound())  # 1% passes at 1%
+    >>> check_rows(FileRows("g.csv", 50, 1), rows, RowBound())
+    Traceback (most recent call last):
+    ...
+    cophe_core.labels.TooManyRejected: g.csv: 1 of its 50 rows (2.0%) cannot be scored, more than the 1% allowed, ...
+    """
+    if bound is not None and bound.refuses(rows):
+        raise TooManyRejected.for_file(rows, rejected, bound, run=run)
+
+
+def refusals(corpus: Corpus, bound: RowBound | None) -> dict[str, TooManyRejected]:
+    """The inputs of ``corpus`` that ``bound`` refuses, by key (``""`` for the gold standard, else the run's
+    name), each with its error (:func:`check_rows`)."""
+    out: dict[str, TooManyRejected] = {}
+    if bound is None:
+        return out
+    by_file = corpus.rejected.groupby("file", sort=False) if len(corpus.rejected) else None
+    for key, rows in corpus.file_rows.items():
+        if not bound.refuses(rows):
+            continue
+        mine = (
+            by_file.get_group(rows.file)
+            if by_file is not None and rows.file in by_file.groups
+            else corpus.rejected.iloc[:0]
+        )
+        try:
+            check_rows(rows, mine.reset_index(drop=True), bound, run=key or None)
+        except TooManyRejected as e:
+            out[key] = e
+    return out
+
+
+class NothingScorable(TooManyRejected):
+    """An input has rows but none of them can be scored: refused whatever the bound (a file with nothing
+    scorable is an error, not a score of zero).
+
+    Attributes are those of :class:`TooManyRejected`.
+    """
 
     @classmethod
     def of(cls, name: str, n_rows: int, rows: pd.DataFrame, *, needs_system: bool) -> NothingScorable:
@@ -92,6 +346,7 @@ class NothingScorable(InputError):
             rejected=rows,
             needs_system=needs_system,
             summary=summary,
+            rows=FileRows(name, n_rows, n_rows),
         )
 
 
@@ -133,6 +388,9 @@ class Corpus:
         The file name of each input: ``""`` the gold standard's, else each run's.
     note_inputs : list of str
         For each of :attr:`notes`, the input it is about (``""``: the gold standard).
+    file_rows : dict of str → FileRows
+        Each input's rows given, scored and rejected, by key: ``""`` for the gold standard, else the run's
+        name (:func:`refusals` checks them against a :class:`RowBound`).
     """
 
     ontology: Ontology
@@ -147,6 +405,7 @@ class Corpus:
     rows: dict[str, np.ndarray] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
     note_inputs: list[str] = field(default_factory=list)
+    file_rows: dict[str, FileRows] = field(default_factory=dict)
 
     def run_rows(self, run: str) -> np.ndarray:
         """The rows of :attr:`docs` that ``run`` is evaluated on: the gold standard's documents and the run's
@@ -301,14 +560,24 @@ def encode(
     warnings: list[str] = []
     owners: list[str] = []  # the input each warning is about
     matrices: dict[str, sp.csr_matrix] = {}
+    counts: dict[str, FileRows] = {}
+    which = pairs["_input"].to_numpy()
     for key, raw in inputs.items():
-        mask = (pairs["_input"].to_numpy() == key) & ~bad
+        mine = which == key
+        mask = mine & ~bad
         m = sp.csr_matrix(
             (np.ones(mask.sum(), dtype=np.int32), (doc_idx[mask], node[mask])),
             shape=(len(all_docs), onto.n_nodes),
         )
         m.sum_duplicates()
         dups = int(mask.sum() - m.nnz)
+        counts[key] = FileRows(
+            raw.name,
+            given=int(mine.sum()) + len(raw.rejected),
+            rejected=int((mine & bad).sum()) + len(raw.rejected),
+            duplicates=dups,
+            undotted=int((mine & undotted).sum()),
+        )
         scored = isinstance(raw, RawScores)  # one test of kind, as in cophe_core.api.score_labels
         if dups:
             owners.append(key)
@@ -362,6 +631,7 @@ def encode(
         rows=rows,
         files={key: raw.name for key, raw in inputs.items()},
         note_inputs=owners,
+        file_rows=counts,
     )
 
 
@@ -398,6 +668,20 @@ def _readable_with_system(
     if found is None or system != "auto":
         return np.empty(0, dtype=np.int64)
     return np.asarray([i for i in candidates if found.readable_with_system(str(codes[i]))], dtype=np.int64)
+
+
+def undotted_mask(values: np.ndarray, ontology: Ontology, system: str) -> np.ndarray:
+    """Which of ``values`` (rejected codes) the code system would read once the user says which list they
+    come from (ICD-9's undotted ``4019``); all False once a system is given. Each distinct value is tested
+    once.
+
+    >>> from cophe_core.ontology import icd9_ontology
+    >>> undotted_mask(np.array(["4019", "zz", "4019"]), icd9_ontology(), "auto").tolist()
+    [True, False, True]
+    """
+    at, distinct = pd.factorize(pd.Series(values, dtype=object).astype(str))
+    found = _readable_with_system(np.asarray(distinct, dtype=str), np.arange(len(distinct)), ontology, system)
+    return np.isin(at, found)
 
 
 def _check_scorable(

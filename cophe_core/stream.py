@@ -63,7 +63,16 @@ import scipy.sparse as sp
 
 from .datasets import dataset_files, glob_root, is_dataset
 from .files import InputError, decode_text, parse_delimited, sniff_separator
-from .labels import NothingScorable, resolve_codes, summarise_rows
+from .labels import (
+    FileRows,
+    NothingScorable,
+    RowBound,
+    TooManyRejected,
+    check_rows,
+    resolve_codes,
+    summarise_rows,
+    undotted_mask,
+)
 from .metrics import (
     DocumentCounts,
     Evaluation,
@@ -572,6 +581,9 @@ class StreamedEvaluation(CountedFigures):
         :func:`cophe_core.slices.restrict` counts them.
     suite : dict of str → float, optional
         The ICM paper's metrics (``score_dataset(..., suite=True)``), as :func:`cophe_core.suite.suite`.
+    rows : dict of str → FileRows
+        The gold and predicted sources' rows given, scored and rejected, by source name
+        (:class:`~cophe_core.labels.FileRows`).
     """
 
     ontology: Ontology
@@ -588,6 +600,7 @@ class StreamedEvaluation(CountedFigures):
     slice_counts: dict[str, NodeCounts] = field(default_factory=dict)
     suite: dict[str, float] | None = None
     icm_left_out: int = 0
+    rows: dict[str, FileRows] = field(default_factory=dict)
 
     @property
     def icm_note(self) -> str | None:
@@ -891,6 +904,7 @@ def score_dataset(
     slice_edges: Sequence[int] | None = None,
     every_level: bool = False,
     suite: bool = False,
+    bound: RowBound | None = None,
 ) -> StreamedEvaluation:
     """Score a prediction source against a gold source of any size, in chunks, in bounded memory.
 
@@ -929,6 +943,10 @@ def score_dataset(
         standard's frequencies are counted with the per-node counts, then each bucket's documents are
         scored with them (:func:`suite_partition`), for :attr:`StreamedEvaluation.suite`. The sums of
         floating-point values over buckets may differ from the in-memory means in the last digits.
+    bound : RowBound, optional
+        How much of a source may go unscored (:class:`cophe_core.labels.RowBound`; default: no bound): a
+        source it refuses raises :class:`~cophe_core.labels.TooManyRejected` (one error naming each), after
+        the counting pass that finds each rejected row's line.
 
     Returns
     -------
@@ -1017,6 +1035,7 @@ def score_dataset(
                 sums = {k: sums.get(k, 0.0) + v for k, v in part_sums.items()}
             metrics = suite_of_sums(sums, counts, frequencies.n_docs)
             left_out = frequencies.n_docs - frequencies.n_gold_docs
+    duplicates = [sum(p.duplicates[side] for p in parts) for side in (0, 1)]
     ev = _assemble(
         parts,
         counts if counts is not None else NodeCounts.zeros(table.ontology.n_nodes),
@@ -1028,7 +1047,48 @@ def score_dataset(
         reader_notes,
         detection,
     )
-    return dataclasses.replace(ev, slice_counts=slice_counts, suite=metrics, icm_left_out=left_out)
+    rows = _source_rows(ev, spill.rows, read_rejected_df, sides, names, duplicates, system)
+    refused = []
+    for side, name in enumerate(names):
+        mine = ev.rejected[ev.rejected.file.isin([f.name for f in sides[side]])].reset_index(drop=True)
+        try:
+            check_rows(rows[name], mine, bound, run=None if side == 0 else "pred")
+        except TooManyRejected as e:
+            refused.append(e)
+    if refused:
+        raise TooManyRejected.together(refused)
+    return dataclasses.replace(ev, slice_counts=slice_counts, suite=metrics, icm_left_out=left_out, rows=rows)
+
+
+def _source_rows(
+    ev: StreamedEvaluation,
+    code_rows: np.ndarray,
+    read_rejected: pd.DataFrame,
+    sides: list[list[_File]],
+    names: list[str],
+    duplicates: list[int],
+    system: str,
+) -> dict[str, FileRows]:
+    """Each source's rows given (its code rows and its readers' rejected rows), rejected and collapsed."""
+    file_side = {f.name: side for side, files in enumerate(sides) for f in files}
+    which = ev.rejected.file.map(file_side).to_numpy()
+    read_which = read_rejected.file.map(file_side).to_numpy()
+    undotted = undotted_mask(ev.rejected.value.to_numpy(), ev.ontology, system)
+    out = {}
+    first = 0
+    for side, name in enumerate(names):
+        n_files = len(sides[side])
+        mine = which == side
+        read_bad = int((read_which == side).sum())
+        out[name] = FileRows(
+            name,
+            given=int(code_rows[first : first + n_files].sum()) + read_bad,
+            rejected=int(mine.sum()),
+            duplicates=duplicates[side],
+            undotted=int((mine & undotted).sum()),
+        )
+        first += n_files
+    return out
 
 
 def _bucket_frames(

@@ -12,7 +12,7 @@ import streamlit as st
 
 from cophe_core import Scoring
 from cophe_core.aggregate import Aggregate
-from cophe_core.labels import NothingScorable
+from cophe_core.labels import NothingScorable, TooManyRejected, main_reasons
 from cophe_core.report import figure_html
 
 
@@ -113,9 +113,13 @@ def system_question() -> None:
     b.button("They are procedures", on_click=_set_system, args=("procedure",), key="sys_proc")
 
 
-def blocked_panel(blocked: NothingScorable) -> None:
-    """An input none of whose rows can be scored: why, its rejected rows, and the question if there is one.
-    No number is shown, since a score of nothing would read as a score of zero."""
+def blocked_panel(blocked: TooManyRejected, upload: str | None = None) -> None:
+    """An input too little of which can be scored: why, its rejected rows, and what to do. No number is shown,
+    since a score of part of a file would read as the score of the file. When some rows can be scored, the
+    panel offers to score them anyway (for this upload)."""
+    if not isinstance(blocked, NothingScorable):
+        refused_panel(blocked.each, upload, nothing_else=True)
+        return
     with st.container(border=True):
         st.error(f"**No scores yet: {md(blocked.file)} has no row that can be scored.**")
         if blocked.needs_system:
@@ -128,6 +132,96 @@ def blocked_panel(blocked: NothingScorable) -> None:
         if len(blocked.rejected):
             st.caption("First rejected rows")
             st.dataframe(blocked.rejected.head(20).drop(columns="kind"), hide_index=True, width="stretch")
+
+
+# what the reasons of the scoring core say to a command-line user, left out on screen
+_FLAG_HINT = re.compile(r"\s*\((?:[^()]*\s)?--[a-z][^)]*\)|;?\s*say which system the file holds")
+
+
+def _reason_words(reason: str) -> str:
+    """A rejected row's reason without the command-line advice it may end with.
+
+    >>> _reason_words("undotted code 4019 is ambiguous: it may be diagnosis 401.9 or procedure 40.19; say "
+    ...               "which system the file holds (--system diagnosis|procedure)")
+    'undotted code 4019 is ambiguous: it may be diagnosis 401.9 or procedure 40.19'
+    """
+    return _FLAG_HINT.sub("", reason).strip()
+
+
+def refused_panel(refused: list[TooManyRejected], upload: str | None, *, nothing_else: bool = False) -> None:
+    """Files left unscored because too many of their rows cannot be scored: for each, how many, its main
+    reasons with an example row, and the fix in the sidebar's words; then a button that scores this upload
+    anyway. ``nothing_else``: no run could be scored (else the other runs are shown below)."""
+    with st.container(border=True):
+        names = ", ".join(md(e.file) for e in refused)
+        st.error(
+            f"**No scores yet: too many rows of {names} cannot be scored.**"
+            if nothing_else
+            else f"**Not scored: {names}.** Too many of {'its' if len(refused) == 1 else 'their'} rows cannot "
+            "be scored, so no figure is shown for "
+            f"{'it' if len(refused) == 1 else 'them'}; the other runs are scored as if it had not been uploaded."
+        )
+        for e in refused:
+            r = e.rows
+            head = f"**{md(e.file)}**" + (
+                f": {r.rejected:,} of its {r.given:,} rows ({r.share:.1%}) cannot be scored." if r else "."
+            )
+            st.markdown(head)
+            reasons = pd.DataFrame(
+                [
+                    {
+                        "rows": int((e.rejected["kind"].astype(str) == str(kind)).sum()),
+                        "example": f"{first.file}, line {first.line}"
+                        if not pd.isna(first.line)
+                        else first.file,
+                        "value": first.value,
+                        "reason": _reason_words(first.reason),
+                    }
+                    for kind, first in _first_of_each_kind(e.rejected)
+                ]
+            )
+            if len(reasons):
+                st.dataframe(reasons, hide_index=True, width="stretch")
+        if any(e.needs_system for e in refused):
+            st.markdown(
+                "Its codes have no dots (like **4019**), which can be a diagnosis or a procedure. Under "
+                "**Reading options** in the sidebar, choose **Diagnoses** or **Procedures** for "
+                f"**{md(READING_SYSTEM)}**, or answer here."
+            )
+            system_question()
+        else:
+            st.markdown(
+                "Check that the file holds codes of the chosen **Code system** (sidebar) and, under "
+                "**Reading options**, the document id and code columns."
+            )
+        if upload is not None:
+            st.button(
+                "Score anyway",
+                key="score_anyway",
+                on_click=score_anyway,
+                args=(upload,),
+                help="Score the rows that can be scored and leave out the others, for these files only. The "
+                "figures then describe part of each file: say so wherever you report them.",
+            )
+
+
+READING_SYSTEM = "Undotted ICD-9 codes such as 4019 are"  # the sidebar's label of the reading option
+ANYWAY = "_score_anyway"  # the uploads (by digest) the user chose to score however many rows are rejected
+
+
+def score_anyway(upload: str) -> None:
+    """Lift the bound on rows not scored for this upload (the "Score anyway" button)."""
+    st.session_state.setdefault(ANYWAY, set()).add(upload)
+
+
+def _first_of_each_kind(rejected: pd.DataFrame) -> list[tuple[str, pd.Series]]:
+    """The most frequent kinds of rejected rows (at most three, as :func:`cophe_core.labels.main_reasons`),
+    each with its first row."""
+    if not len(rejected):
+        return []
+    kinds = rejected["kind"].astype(str)
+    top = kinds.value_counts().head(len(main_reasons(rejected)))
+    return [(kind, rejected[kinds == kind].iloc[0]) for kind in top.index]
 
 
 def figure_download(fig, name: str, key: str, table=None) -> None:

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
+from components import ANYWAY
 from state import heavy
 
 from cophe_core import InputError, Scoring, score_labels
 from cophe_core.analysis import INPUT_MB
+from cophe_core.labels import RowBound, TooManyRejected
 from cophe_core.ontology import REGISTRY, load_ontology
 from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.readers import RawLabels, RawScores, read_input, read_labels
@@ -179,10 +181,24 @@ def read_inputs(
     return Inputs(h.hexdigest(), raw_gold, raw_runs)
 
 
+def _bound(inputs: Inputs) -> RowBound | None:
+    """The command line's default bound (:class:`cophe_core.labels.RowBound`), unless lifted for this upload."""
+    return None if inputs.digest in st.session_state.get(ANYWAY, set()) else RowBound()
+
+
 def _score(inputs: Inputs, onto: str, system: str, hier=None) -> Scoring:
-    """Validated inputs; runs given as scores are decided by :data:`DEFAULT_RULE` (see :func:`scoring_for`)."""
+    """Validated inputs; runs given as scores are decided by :data:`DEFAULT_RULE` (see :func:`scoring_for`).
+    A file too much of which cannot be scored is refused (a run: left out, the others scored), unless the
+    user chose to score this upload anyway."""
     chosen = hier if onto == "custom" else (onto if onto == "auto" else ontology(onto))
-    return score_labels(inputs.gold, inputs.runs, ontology=chosen, system=system, threshold=DEFAULT_RULE[1])
+    return score_labels(
+        inputs.gold,
+        inputs.runs,
+        ontology=chosen,
+        system=system,
+        threshold=DEFAULT_RULE[1],
+        bound=_bound(inputs),
+    )
 
 
 @st.cache_resource(max_entries=len(SAMPLES), show_spinner="Scoring the sample…")
@@ -203,10 +219,16 @@ def _session_score(digest: str, inputs: Inputs, onto: str, system: str, hier=Non
         store[digest] = store.pop(digest)  # most recently used last
     else:
         with st.spinner("Scoring the runs…"), heavy():
-            store[digest] = _score(inputs, onto, system, hier)
+            try:
+                store[digest] = _score(inputs, onto, system, hier)
+            except TooManyRejected as e:  # kept too: a refused upload is not read again on every rerun
+                store[digest] = e
         while len(store) > SCORED_PER_SESSION:
             store.pop(next(iter(store)))
-    return store[digest]
+    hit = store[digest]
+    if isinstance(hit, TooManyRejected):
+        raise hit
+    return hit
 
 
 def _named(name: str, data: bytes) -> io.BytesIO:
@@ -236,7 +258,7 @@ def scoring_for(
         hier_digest = file_digest(*hierarchy)  # the name too: it is in the ontology's code_sets
         hier = _hierarchy(hier_digest, *hierarchy)
         h.update(hier_digest.encode())
-    for part in (onto, system):
+    for part in (onto, system, "anyway" if _bound(inputs) is None else "bounded"):
         h.update(part.encode() + b"\0")
     base = (
         _shared_score(h.hexdigest(), inputs, onto, system)

@@ -10,7 +10,7 @@ import saved
 import streamlit as st
 import texts
 import urlstate
-from components import label_md, md
+from components import READING_SYSTEM, label_md, md
 from loading import (
     DEFAULT_RULE,
     MAX_ANALYSIS_MB,
@@ -31,7 +31,7 @@ from state import Context
 
 from cophe_core import InputError, Scoring
 from cophe_core.aggregate import Aggregate
-from cophe_core.labels import NothingScorable
+from cophe_core.labels import TooManyRejected
 
 
 def when(created: str) -> str:
@@ -81,6 +81,7 @@ def sidebar() -> Context:
     )
     error = notice = blocked = None
     scoring: Scoring | Aggregate | None = None
+    inputs = None
     label = source
     gold: tuple[str, bytes] | None = None
     runs: list[tuple[str, str, bytes]] = []
@@ -130,7 +131,7 @@ def sidebar() -> Context:
                 scoring = scoring_for(
                     inputs, onto=onto, system=reading["system"] or "auto", hierarchy=hierarchy, rule=rule
                 )
-            except NothingScorable as e:
+            except TooManyRejected as e:
                 blocked, error = e, str(e)
             except InputError as e:
                 error = str(e)
@@ -185,7 +186,7 @@ def sidebar() -> Context:
         follow_renames([r[0] for r in runs], [r[1] for r in runs])
         with sb.expander("Reading options"):
             system = st.selectbox(
-                "Undotted ICD-9 codes such as 4019 are",
+                READING_SYSTEM,
                 list(SYSTEMS),
                 format_func=SYSTEMS.__getitem__,
                 key="system",
@@ -207,7 +208,7 @@ def sidebar() -> Context:
                 scored = inputs.scored
                 rule = decision_rule(sb, scored)
                 scoring = scoring_for(inputs, onto=onto, system=system, hierarchy=hierarchy, rule=rule)
-            except NothingScorable as e:  # withhold every number until the user answers or fixes the file
+            except TooManyRejected as e:  # withhold every number until the user answers or fixes the file
                 blocked, error = e, str(e)
             except InputError as e:
                 error = str(e)
@@ -264,6 +265,7 @@ def sidebar() -> Context:
         notice,
         blocked,
         files=files,
+        upload=inputs.digest if inputs is not None else None,
     )
 
 

@@ -18,13 +18,13 @@ from typing import cast
 
 import pyarrow as pa
 import streamlit as st
-from components import blocked_panel, md
+from components import blocked_panel, md, refused_panel
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from turns import Turn
 
 from cophe_core import Scoring
 from cophe_core.aggregate import Aggregate
-from cophe_core.labels import NothingScorable
+from cophe_core.labels import TooManyRejected
 from cophe_core.metrics import Evaluation
 from cophe_core.ontology import Ontology
 from cophe_core.slices import Slice, restrict
@@ -44,9 +44,10 @@ class Context:
     rule: tuple | None = None  # ("threshold", t) or ("top_k", k)
     reading: dict | None = None  # the reading options: doc_col, code_col, system
     notice: str | None = None  # an ordinary state, such as nothing uploaded yet (not an error)
-    blocked: NothingScorable | None = None  # an input with no scorable row: numbers are withheld
+    blocked: TooManyRejected | None = None  # an input too little of which can be scored: numbers are withheld
     slice: Slice | None = None  # the part of the data every page shows (None: everything)
     files: dict | None = None  # the inputs as given and how they were read: what Save analysis writes
+    upload: str | None = None  # the digest of the parsed inputs: what "Score anyway" lifts the bound for
 
     @property
     def aggregate(self) -> Aggregate | None:
@@ -312,7 +313,7 @@ def require_scoring() -> Ready | None:
     """The context if there is something to show; otherwise draw why not and return None."""
     ctx = context()
     if ctx.blocked is not None:
-        blocked_panel(ctx.blocked)
+        blocked_panel(ctx.blocked, ctx.upload)
         return None
     if ctx.error:
         st.error(md(ctx.error))
@@ -323,4 +324,6 @@ def require_scoring() -> Ready | None:
     if ctx.scoring is None or ctx.run is None or ctx.max_level is None:
         st.info("No data yet.")
         return None
+    if isinstance(ctx.scoring, Scoring) and ctx.scoring.refused:  # runs left out, the others shown
+        refused_panel(list(ctx.scoring.refused.values()), ctx.upload)
     return cast(Ready, ctx)

@@ -101,6 +101,7 @@ def test_bad_upload_shows_the_error_panel_not_a_traceback():
 def test_rejected_rows_are_counted_listed_and_downloadable():
     gold = b"doc_id,code\n1,401.9\n1,zz9\n2,428.0\n"
     at = upload(run_app(), ("gold.csv", gold), [("run.csv", b"doc_id,code\n1,401.1\n2,428.0\n")])
+    at.button(key="score_anyway").click().run()  # a third of the gold rejected on purpose
     assert any("1 input row was not scored" in e.value for e in at.error)
     rejected = at.dataframe[1].value
     assert rejected.iloc[0].to_dict() | {"reason": ""} == {
@@ -311,6 +312,7 @@ def test_rejected_rows_of_a_scores_file_reach_the_problems_panel():
     gold = b"doc_id,code\n1,401.9\n2,428.0\n"
     scores = b"doc_id,code,score\n1,401.9,0.9\n1,zz9,0.2\n2,428.0,abc\n"
     at = upload(run_app(), ("gold.csv", gold), [("s.csv", scores)])
+    at.button(key="score_anyway").click().run()  # two thirds of the run rejected on purpose
     assert any("2 input rows were not scored" in e.value for e in at.error)
     rejected = at.dataframe[1].value
     assert sorted(zip(rejected.file, rejected.line, rejected.value)) == [
@@ -351,13 +353,13 @@ def test_each_upload_is_parsed_once_across_reruns(monkeypatch):
         assert parsed[hashlib.sha256(data).hexdigest()] == 1
 
 
-def test_partly_undotted_input_is_scored_and_still_asks(sample_bytes):
+def test_partly_undotted_input_is_not_scored_until_answered(sample_bytes):
+    """One question for the whole file (issue 24): never a score of its dotted part alone."""
     gold = b"doc_id,code\n1,401.9\n1,4280\n"
     at = upload(run_app(), ("gold.csv", gold), [("run.csv", b"doc_id,code\n1,401.9\n1,428.0\n")])
-    assert at.table  # one scorable row is enough to show numbers
-    assert at.button(key="sys_dx")
+    assert not at.table and at.button(key="sys_dx")
     at.button(key="sys_dx").click().run()
-    assert at.session_state["system"] == "diagnosis" and not at.error
+    assert at.session_state["system"] == "diagnosis" and not at.error and at.table
 
 
 def test_code_set_releases_are_shown():

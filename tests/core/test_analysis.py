@@ -548,6 +548,8 @@ def test_cli_csv_exports_defuse_formulas(tmp_path):
                 str(pred),
                 "--ontology",
                 "icd9",
+                "--max-rejected",
+                "1",  # half the rows are bad on purpose
                 "--rejected",
                 str(rejected),
                 "--documents",

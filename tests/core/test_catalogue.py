@@ -55,7 +55,9 @@ def test_the_cli(case, tmp_path, capsys):
         (tmp_path / role).mkdir()
         paths[role] = tmp_path / role / name
         paths[role].write_bytes(data)
-    argv = ["score", "--gold", str(paths["gold"]), "--pred", str(paths["run"])]
+    # a catalogue file is a few rows, one of them bad on purpose: far over the default bound of rows not
+    # scored (tests/core/test_max_rejected.py), so it is lifted to see how each bad row is reported
+    argv = ["score", "--gold", str(paths["gold"]), "--pred", str(paths["run"]), "--max-rejected", "1"]
     if case.role == "run":  # the runs of the catalogue are scores
         argv += ["--threshold", str(THRESHOLD)]
     if hierarchy:

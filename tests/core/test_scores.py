@@ -327,6 +327,8 @@ def test_cli_reports_rejected_score_rows(tmp_path, capsys):
                 "0.5",
                 "--format",
                 "json",
+                "--max-rejected",
+                "1",  # most rows are bad on purpose
                 "--rejected",
                 str(rej),
             ]
