@@ -171,7 +171,12 @@ class Scoring:
             )
             runs[name] = (place @ run.decide(**_keywords(rule))).astype(np.int8).tocsr()
         return Scoring(
-            replace(self.corpus, runs=runs), self._detection, self.scored, rule, self.dev, refused=self.refused
+            replace(self.corpus, runs=runs),
+            self._detection,
+            self.scored,
+            rule,
+            self.dev,
+            refused=self.refused,
         )
 
     def warnings_of(self, run: str) -> list[str]:

@@ -290,7 +290,15 @@ def check_rows(
 
 def refusals(corpus: Corpus, bound: RowBound | None) -> dict[str, TooManyRejected]:
     """The inputs of ``corpus`` that ``bound`` refuses, by key (``""`` for the gold standard, else the run's
-    name), each with its error (:func:`check_rows`)."""
+    name), each with its error (:func:`check_rows`).
+
+    >>> from cophe_core.ontology import icd9_ontology
+    >>> from cophe_core.readers import read_labels
+    >>> g = read_labels(b"doc_id,code\\n1,401.9\\n2,428.0\\n", name="g.csv")
+    >>> c = encode(g, {"A": read_labels(b"doc_id,code\\n1,401.9\\n2,XYZ\\n", name="a.csv")}, icd9_ontology())
+    >>> list(refusals(c, RowBound())), len(refusals(c, RowBound())["A"].rejected), refusals(c, RowBound.lifted(0.5))
+    (['A'], 1, {})
+    """
     out: dict[str, TooManyRejected] = {}
     if bound is None:
         return out
