@@ -357,10 +357,12 @@ def _table(result: dict) -> str:
     lines += [head, "-" * len(head)]
 
     def row(measure: str, level: str, s: dict) -> str:
-        return (
-            f"{measure:<10} {level:<8} {s['tp']:>8} {s['fp']:>8} {s['fn']:>8} "
-            f"{s['precision']:>7.3f} {s['recall']:>7.3f} {s['f1']:>7.3f}"
+        # a level holding no code at all (no gold, no predicted code) has nothing to score: "–", not 0.000
+        empty = s["tp"] + s["fp"] + s["fn"] == 0
+        figures = " ".join(
+            f"{'–' if empty else format(s[k], '.3f'):>7}" for k in ("precision", "recall", "f1")
         )
+        return f"{measure:<10} {level:<8} {s['tp']:>8} {s['fp']:>8} {s['fn']:>8} {figures}"
 
     sections = [("", result)] + [(f"{name}: ", part) for name, part in result.get("systems", {}).items()]
     for prefix, part in sections:

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..files import InputError, Source, decode_text, excerpt, line_numbers, load_bytes
+from ..files import InputError, Source, decode_text, excerpt, line_numbers, load_bytes, number_too_long
 from .base import Ontology, OntologyBuilder
 
 if TYPE_CHECKING:
@@ -115,6 +115,8 @@ def load_hierarchy(source: Source, *, name: str | None = None) -> Ontology:
             obj = json.loads(text)
         except json.JSONDecodeError as e:
             raise InputError(f"{name}, line {e.lineno}: not valid JSON ({e.msg})") from None
+        except ValueError:  # a number longer than Python reads: 4,300 digits
+            raise number_too_long(text, name) from None
         except RecursionError:
             raise InputError(f"{name}: the JSON is nested too deeply to be a hierarchy file") from None
         return hierarchy_from_cophe_json(obj, name=label, source=name, code_set=code_set)
