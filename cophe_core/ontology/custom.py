@@ -141,10 +141,12 @@ def _edge_rows(text: str, name: str) -> pd.DataFrame:
             if not found:
                 raise
             frame = _first_fields(text, int(found.group(1)))
-    except pd.errors.ParserError as e:  # a quoted field that spans lines can hide a field from the count
-        detail = " ".join(str(e).replace("Error tokenizing data. C error: ", "").split())
+    except pd.errors.ParserError:  # a quoted field that spans lines can hide a field from the count
+        quote = text.rfind('"')  # in our words, not pandas': the parser's refusal is a quote left open
         raise InputError(
-            f"{name}: cannot parse as comma-separated text ({detail}); expected child,parent[,title]"
+            f"{name}: cannot read it as comma-separated text; a quote near line "
+            f"{text.count(chr(10), 0, max(quote, 0)) + 1} may be left open",
+            fix='close each quoted value with a second " (rows are child,parent[,title])',
         ) from None
     frame.columns = pd.Index(["child", "parent", "title"])
     frame["line"] = np.asarray(line_numbers(frame, text, ",", header=False))

@@ -230,3 +230,12 @@ def test_a_level_holding_no_code_prints_a_dash_not_zero_and_json_keeps_the_spec_
     assert main(["score", "--gold", str(gold), "--pred", str(pred), "--format", "json"]) == 0
     e2 = json.loads(capsys.readouterr().out)["set_based"]["levels"]["e2"]
     assert e2 == {"tp": 0, "fp": 0, "fn": 0, "precision": 0.0, "recall": 0.0, "f1": 0.0}
+
+
+def test_a_hierarchy_with_a_quote_left_open_is_said_in_our_words():
+    from cophe_core.ontology.custom import load_hierarchy
+
+    with pytest.raises(InputError) as e:
+        load_hierarchy(b'a,\nb,a\n"c,b\nd,c\n', name="h.csv")
+    assert str(e.value).startswith("h.csv: cannot read it as comma-separated text; a quote near line 3")
+    assert not any(w in str(e.value) for w in PANDAS_WORDS)
