@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import re
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -72,3 +73,24 @@ def test_a_typed_column_that_is_not_there_says_which_box_to_correct():
     shown = _everything_shown(at)
     assert "gold.csv: no column 'icd'" in shown and "Reading options › Code column" in shown, shown[:800]
     assert not FLAG.search(shown)
+
+
+def _display(element) -> pd.DataFrame:
+    """The cells of a dataframe element as the page shows them (the Styler's display values)."""
+    return pa.ipc.open_stream(element.proto.arrow_data.styler.display_values).read_pandas()
+
+
+def test_a_level_holding_no_code_shows_a_dash_in_the_levels_table():
+    """Codes with one digit after the dot only: the 5th-digit level holds no gold and no predicted code."""
+    gold = ("gold.csv", b"doc_id,code\n1,401.9\n2,428.0\n")
+    run = ("run.csv", b"doc_id,code\n1,401.9\n2,428.1\n")
+    at = upload(run_app(), gold, [run])
+    table = at.dataframe[0]
+    data, shown = table.value.reset_index(drop=True), _display(table)
+    empty = (data.tp + data.fp + data.fn == 0).to_numpy()
+    assert set(data.level[empty]) == {"Specific code (5th digit)"}, data
+    for column in ("precision", "recall", "f1"):
+        cells = shown[column].astype(str)
+        assert (cells[empty] == "–").all() and not cells[~empty].str.contains("–").any(), cells
+    one = (data.level == "Subcategory (4th digit)") & data.measure.str.contains("CoPHE")
+    assert shown.f1[one.to_numpy()].tolist() == ["0.500"]  # 1 of 2 right, by hand
