@@ -36,6 +36,7 @@ OPTIONS: dict[str, Option] = {
     ),
     "tune_on": Option("--tune-on DEV_GOLD DEV_SCORES", "the Threshold page"),
     "in_memory_rule": Option("--threshold or --top-k", "Decisions › Threshold or k (sidebar)"),
+    "save": Option("Save analysis in the dashboard or `cophe score … --save`", "Save analysis"),
 }
 
 

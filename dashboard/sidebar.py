@@ -102,7 +102,7 @@ def sidebar() -> Context:
         except InputError as e:
             opened, error = None, said(e)
         if opened is None:
-            notice = None if error else "Open a file made with Save analysis (or by cophe score … --save)."
+            notice = None if error else "Open a file made with Save analysis."
         elif isinstance(opened, Aggregate):
             scoring = opened
             label = f"aggregate analysis written {when(opened.created)}"

@@ -94,3 +94,18 @@ def test_a_level_holding_no_code_shows_a_dash_in_the_levels_table():
         assert (cells[empty] == "–").all() and not cells[~empty].str.contains("–").any(), cells
     one = (data.level == "Subcategory (4th digit)") & data.measure.str.contains("CoPHE")
     assert shown.f1[one.to_numpy()].tolist() == ["0.500"]  # 1 of 2 right, by hand
+
+
+def test_opening_a_file_that_is_not_an_analysis_says_what_to_click_not_the_command():
+    at = run_app()
+    at.radio(key="source").set_value("Open a saved analysis").run()
+    at.file_uploader(key="analysis_file").set_value(
+        ("gold.cophe", b"doc_id,code\n1,401.9\n", "application/zip")
+    )
+    at.run()
+    shown = _everything_shown(at)
+    assert (
+        "gold.cophe: not a cophe analysis file (a zip with manifest.json); make one with Save analysis"
+        in shown
+    )
+    assert not FLAG.search(shown), shown[:800]
