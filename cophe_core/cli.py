@@ -24,6 +24,7 @@ from .api import Decision, decide_run, score_files, score_labels
 from .files import InputError, excerpt
 from .labels import NothingScorable
 from .ontology import NAMES
+from .options import OPTIONS
 from .readers import RawScores, read_input, read_labels
 from .report import safe_csv
 from .stats import bootstrap
@@ -496,6 +497,8 @@ def _score(args: argparse.Namespace) -> int:
             [r for r in (rejected, run.dev.corpus.rejected) if len(r)] or [rejected], ignore_index=True
         )
     warnings += suite_notes
+    if run.corpus.needs_system:  # the rows' reasons are neutral; here is the flag that reads them
+        warnings.append(f"undotted codes were left out; to read them, give {OPTIONS['system'].cli}")
     result["warnings"] = warnings
     if run.detection:
         print(f"cophe: ontology {run.detection}", file=sys.stderr)

@@ -239,3 +239,11 @@ def test_a_hierarchy_with_a_quote_left_open_is_said_in_our_words():
         load_hierarchy(b'a,\nb,a\n"c,b\nd,c\n', name="h.csv")
     assert str(e.value).startswith("h.csv: cannot read it as comma-separated text; a quote near line 3")
     assert not any(w in str(e.value) for w in PANDAS_WORDS)
+
+
+def test_some_undotted_codes_left_out_the_command_line_names_the_system_flag(tmp_path, capsys):
+    gold = tmp_path / "gold.csv"
+    gold.write_text("doc_id,code\n1,401.9\n2,4019\n")
+    assert main(["score", "--gold", str(gold), "--pred", str(gold)]) == 0
+    err = capsys.readouterr().err
+    assert "value '4019': undotted code 4019 is ambiguous" in err and "--system diagnosis" in err
