@@ -247,3 +247,14 @@ def test_some_undotted_codes_left_out_the_command_line_names_the_system_flag(tmp
     assert main(["score", "--gold", str(gold), "--pred", str(gold)]) == 0
     err = capsys.readouterr().err
     assert "value '4019': undotted code 4019 is ambiguous" in err and "--system diagnosis" in err
+
+
+def test_a_streamed_file_names_the_files_line_of_a_long_row_in_a_later_block(tmp_path):
+    from cophe_core.stream import score_dataset
+
+    gold, pred = tmp_path / "gold.csv", tmp_path / "pred.csv"
+    gold.write_text("doc_id,code\n" + "".join(f"{i},401.9\n" for i in range(1, 201)))
+    pred.write_text("doc_id,code\n" + "".join(f"{i},401.9\n" for i in range(1, 150)) + "150,401.9,x\n")
+    with pytest.raises(InputError) as e:
+        score_dataset(gold, pred, chunk_rows=16)  # blocks of about 384 bytes: line 151 is in a later one
+    assert str(e.value).startswith("pred.csv, line 151: this row has 3 fields where the header has 2")
