@@ -328,11 +328,15 @@ def read_analysis(
         data = bytes(data)
     if not isinstance(data, bytes):
         raise TypeError(f"read_analysis takes the file's bytes, not {type(data).__name__}")
-    not_zip = (
-        f"{name}: not a cophe analysis file (a zip with manifest.json); make one with Save "
-        "analysis in the dashboard or `cophe score … --save`"
+    not_zip = f"{name}: not a cophe analysis file (a zip with manifest.json)"
+    archive = open_archive(
+        data,
+        name=name,
+        not_zip=not_zip,
+        not_zip_fix="make one with {save}",
+        max_members=max_members,
+        max_bytes=max_bytes,
     )
-    archive = open_archive(data, name=name, not_zip=not_zip, max_members=max_members, max_bytes=max_bytes)
     by_name = archive.members
 
     def member(info: zipfile.ZipInfo, limit: int | None = None) -> bytes:

@@ -344,14 +344,16 @@ def decide_run(
     if sum(x is not None for x in (threshold, top_k, tune_on)) != 1:
         raise InputError(
             "the predictions are scores: give a threshold, a top-k, or a development split to "
-            "tune the threshold on (--threshold T, --top-k K or --tune-on DEV_GOLD DEV_SCORES)"
+            "tune the threshold on",
+            fix="choose one with {rule}",
         )
     gold = _read(gold, "gold", doc_col, code_col, gold=True)
     read = _read(scores, "scores", doc_col, code_col)
     if not isinstance(read, RawScores):
         raise InputError(
-            f"{read.name}: holds code sets, not scores; --threshold, --top-k and --tune-on need a "
-            "scores file (doc_id,code,score rows, or one score column per code)"
+            f"{read.name}: holds code sets, not scores; a threshold, a top-k and a tuned threshold need a "
+            "scores file (doc_id,code,score rows, or one score column per code)",
+            fix="give the scores file, or leave out {rule}",
         )
     tuned = None
     dev = None
@@ -361,8 +363,9 @@ def decide_run(
         dev_scores = _read(tune_on[1], "dev_scores", doc_col, code_col)
         if not isinstance(dev_scores, RawScores):
             raise InputError(
-                f"{dev_scores.name}: holds code sets, not scores; --tune-on needs the development "
-                "split's scores (doc_id,code,score rows, or one score column per code)"
+                f"{dev_scores.name}: holds code sets, not scores; tuning needs the development "
+                "split's scores (doc_id,code,score rows, or one score column per code)",
+                fix="give the development split's scores to {tune_on}",
             )
         ontology, detection = choose_ontology(ontology, _codes([dev_gold, gold, dev_scores, read]))
         dev = score_run(dev_gold, dev_scores, ontology, system=system, max_level=max_level)

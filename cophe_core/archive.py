@@ -103,10 +103,12 @@ class Archive:
         return read_member(self.zip, info, info.file_size, self.name)
 
 
-def open_archive(data: bytes, *, name: str, not_zip: str, max_members: int, max_bytes: int) -> Archive:
+def open_archive(
+    data: bytes, *, name: str, not_zip: str, max_members: int, max_bytes: int, not_zip_fix: str = ""
+) -> Archive:
     """Open ``data`` as a zip within bounds: at most ``max_members`` members, inflating to ``max_bytes`` in
     all, none of them leaving the archive or appearing twice. ``not_zip`` is the message for bytes that are
-    not a zip at all.
+    not a zip at all, ``not_zip_fix`` what to do (an :class:`InputError` ``fix``).
 
     >>> a = open_archive(write_zip([zip_member("m.json", b"{}")]), name="x.cophe", not_zip="no", max_members=4,
     ...                  max_bytes=100)
@@ -118,7 +120,7 @@ def open_archive(data: bytes, *, name: str, not_zip: str, max_members: int, max_
     """
     directory = _directory_size(data)
     if directory is None:
-        raise InputError(not_zip)
+        raise InputError(not_zip, fix=not_zip_fix)
     if directory < 0 or directory > max_members * DIRECTORY_PER_MEMBER:
         raise InputError(
             f"{name}: the zip lists too many members (a cophe file has at most {max_members}); "
@@ -128,7 +130,7 @@ def open_archive(data: bytes, *, name: str, not_zip: str, max_members: int, max_
         z = zipfile.ZipFile(io.BytesIO(data))
         infos = z.infolist()
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError):
-        raise InputError(not_zip) from None
+        raise InputError(not_zip, fix=not_zip_fix) from None
     if len(infos) > max_members:
         raise InputError(f"{name}: {len(infos)} members; a cophe file has at most {max_members}")
     by_name: dict[str, zipfile.ZipInfo] = {}

@@ -24,6 +24,7 @@ from .api import Decision, decide_run, score_files, score_labels
 from .files import InputError, excerpt
 from .labels import DEFAULT_MAX_REJECTED, RowBound, TooManyRejected
 from .ontology import NAMES
+from .options import OPTIONS
 from .readers import RawScores, read_input, read_labels
 from .report import safe_csv
 from .stats import bootstrap
@@ -383,10 +384,12 @@ def _table(result: dict) -> str:
     lines += [head, "-" * len(head)]
 
     def row(measure: str, level: str, s: dict) -> str:
-        return (
-            f"{measure:<10} {level:<8} {s['tp']:>8} {s['fp']:>8} {s['fn']:>8} "
-            f"{s['precision']:>7.3f} {s['recall']:>7.3f} {s['f1']:>7.3f}"
+        # a level holding no code at all (no gold, no predicted code) has nothing to score: "–", not 0.000
+        empty = s["tp"] + s["fp"] + s["fn"] == 0
+        figures = " ".join(
+            f"{'–' if empty else format(s[k], '.3f'):>7}" for k in ("precision", "recall", "f1")
         )
+        return f"{measure:<10} {level:<8} {s['tp']:>8} {s['fp']:>8} {s['fn']:>8} {figures}"
 
     sections = [("", result)] + [(f"{name}: ", part) for name, part in result.get("systems", {}).items()]
     for prefix, part in sections:
@@ -530,6 +533,8 @@ def _score(args: argparse.Namespace) -> int:
     result["rows"] = {r.file: r.to_dict() for r in run.corpus.file_rows.values()}
     if run.dev is not None and run.dev.corpus is not None:
         result["rows"] |= {r.file: r.to_dict() for r in run.dev.corpus.file_rows.values()}
+    if run.corpus.needs_system:  # the rows' reasons are neutral; here is the flag that reads them
+        warnings.append(f"undotted codes were left out; to read them, give {OPTIONS['system'].cli}")
     result["warnings"] = warnings
     if run.detection:
         print(f"cophe: ontology {run.detection}", file=sys.stderr)

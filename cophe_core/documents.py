@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .files import InputError, Source, load_bytes
+from .files import InputError, Source, column_list, load_bytes, number_too_long, unparsable
 from .metrics import Evaluation, on_shared_documents
 from .ontology import Ontology, family_level
 from .substitutions import document_substitutions
@@ -356,6 +356,8 @@ def _notes_table(name: str, text: str) -> pd.DataFrame:
                 f"{name}, line {at}: not one JSON object ({e.msg}). Each line must hold one "
                 f'object, such as {{"doc_id": "1", "text": "…"}}.'
             ) from None
+        except ValueError:  # a number longer than Python reads: 4,300 digits
+            raise number_too_long(text, name) from None
         bad = [i for i, rec in enumerate(records) if not isinstance(rec, dict)]
         if bad:
             raise InputError(f"{name}, line {int(kept[bad[0]]) + 1}: not a JSON object. {_NEEDS}")
@@ -370,12 +372,12 @@ def _notes_table(name: str, text: str) -> pd.DataFrame:
     sep = "\t" if fmt == "tsv" else ","
     try:
         table = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False)
-    except pd.errors.ParserError as e:
-        raise InputError(f"{name}: cannot be read as {fmt.upper()} ({e}). {_NEEDS}") from None
+    except pd.errors.ParserError:
+        raise unparsable(text, name, sep) from None
     table.columns = [str(c).strip().lower() for c in table.columns]
     for col in NOTE_COLUMNS:
         if col not in table:
-            found = ", ".join(map(str, table.columns)) or "none"
+            found = column_list(list(map(str, table.columns))) or "none"
             raise InputError(f"{name}, line 1 (the header): no column {col} (found: {found}). {_NEEDS}")
     return table
 

@@ -23,6 +23,8 @@ from typing import BinaryIO
 import numpy as np
 import pandas as pd
 
+from cophe_core.options import Where, say
+
 __all__ = [
     "InputError",
     "Reason",
@@ -36,6 +38,9 @@ __all__ = [
     "first_line",
     "sniff_separator",
     "parse_delimited",
+    "unparsable",
+    "number_too_long",
+    "column_list",
     "line_numbers",
     "read_binary_table",
 ]
@@ -46,7 +51,27 @@ Source = str | Path | bytes | BinaryIO
 
 
 class InputError(ValueError):
-    """A whole input cannot be read. The message says what is wrong and what to do."""
+    """A whole input cannot be read. The message says what is wrong and what to do.
+
+    ``problem`` says what is wrong (naming the file, and the line and value where there is one); ``fix``,
+    when given, says what to do, naming options as ``{field}`` of :data:`cophe_core.options.OPTIONS`:
+    ``str()`` gives the command line's words (the flag), :meth:`words` those of another place.
+
+    >>> e = InputError("g.csv: no document id column", fix="rename it doc_id or name it with {doc_col}")
+    >>> str(e)
+    'g.csv: no document id column; rename it doc_id or name it with --doc-col'
+    >>> e.words("dashboard")
+    'g.csv: no document id column; rename it doc_id or name it with Reading options › Document id column (sidebar)'
+    """
+
+    def __init__(self, problem: str, *, fix: str = "") -> None:
+        self.problem = problem
+        self.fix = fix
+        super().__init__(self.words("cli"))
+
+    def words(self, where: Where) -> str:
+        """The message as ``where`` (``"cli"`` or ``"dashboard"``) says it."""
+        return f"{self.problem}; {say(self.fix, where)}" if self.fix else self.problem
 
 
 class Reason(StrEnum):
@@ -78,7 +103,12 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
     ('401.9', 'xxxxx… (70 characters)')
     """
     text = str(value)
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+    if len(text) <= limit or (len(text) <= limit + 30 and _CUT.fullmatch(text)):  # cut already
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters)"
+
+
+_CUT = re.compile(r"(?s).*… \([\d,]+ characters\)")
 
 
 def load_bytes(source: Source, name: str | None) -> tuple[bytes, str]:
@@ -170,18 +200,32 @@ def pick_column(
     'HADM_ID'
     """
     lower = {c.lower().strip(): c for c in columns}
+    option = "{doc_col}" if what == "document id" else "{code_col}"
     if wanted is not None:
         if wanted.lower() in lower:
             return lower[wanted.lower()]
-        raise InputError(f"{name}: no column {wanted!r}; the columns are {', '.join(map(str, columns))}")
+        raise InputError(
+            f"{name}: no column {excerpt(wanted)!r}; the columns are {column_list(columns)}",
+            fix=f"correct the {what} column's name in {option}, or leave it empty to have it found",
+        )
     for cand in candidates:
         if cand in lower:
             return lower[cand]
     raise InputError(
         f"{name}: cannot find the {what} column; looked for {', '.join(candidates)} and found "
-        f"{', '.join(map(str, columns))}. Rename the column or pass it explicitly "
-        f"(--{'doc' if what == 'document id' else 'code'}-col)."
+        f"{column_list(columns)}",
+        fix=f"rename the column, or give its name in {option}",
     )
+
+
+def column_list(columns: list[str], limit: int = 12) -> str:
+    """Column names as a message lists them: the first ``limit``, each an :func:`excerpt`.
+
+    >>> column_list(["doc_id", "x" * 80, "c", "d"], limit=3)
+    'doc_id, xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx… (80 characters), c and 1 more'
+    """
+    shown = ", ".join(excerpt(c) for c in columns[:limit])
+    return shown + (f" and {len(columns) - limit:,} more" if len(columns) > limit else "")
 
 
 def first_line(text: str) -> str:
@@ -205,15 +249,17 @@ def sniff_separator(text: str, name: str) -> str:
     sep = max(counts, key=counts.__getitem__)
     if counts[sep] == 0:
         raise InputError(
-            f"{name}, line 1: found a single column {first[:60]!r}; expected a document id "
+            f"{name}, line 1: found a single column {excerpt(first)!r}; expected a document id "
             "and a code column separated by a comma, tab, | or ;"
         )
     return sep
 
 
-def parse_delimited(text: str, name: str, sep: str, *, usecols: list[str] | None = None) -> pd.DataFrame:
+def parse_delimited(
+    text: str, name: str, sep: str, *, usecols: list[str] | None = None, offset: int = 0
+) -> pd.DataFrame:
     """All columns as strings (or only ``usecols``), indexed by 1-based line; a row longer than the header
-    is an error.
+    is an error (:func:`unparsable`; ``offset`` is added to the line it names, for a block of a file).
 
     >>> parse_delimited("doc_id,code\\n\\n1,401.9\\n", "gold.csv", ",").to_dict("index")
     {3: {'doc_id': '1', 'code': '401.9'}}
@@ -232,14 +278,44 @@ def parse_delimited(text: str, name: str, sep: str, *, usecols: list[str] | None
                 engine="c",
                 usecols=usecols,
             )
-    except (pd.errors.ParserError, pd.errors.ParserWarning) as e:
-        detail = str(e).replace("Error tokenizing data. C error: ", "")
-        raise InputError(
-            f"{name}: cannot parse as {'tab' if sep == chr(9) else repr(sep)}-separated text ({detail}); "
-            "a row has more fields than the header: quote fields that contain the delimiter"
-        ) from None
+    except (pd.errors.ParserError, pd.errors.ParserWarning):
+        raise unparsable(text, name, sep, offset=offset) from None
     frame.index = line_numbers(frame, text, sep)
     return frame
+
+
+def unparsable(text: str, name: str, sep: str, *, offset: int = 0) -> InputError:
+    """The error for delimited ``text`` the parser refused, in our words: the first row with more fields
+    than the header (its line and the counts), or a quote left open; what to do.
+
+    Only on the error path: the csv module reads the text again, record by record, to find the row.
+
+    >>> print(unparsable("doc_id,code\\n1,401.9\\n2,250.00,x\\n", "g.csv", ","))
+    g.csv, line 3: this row has 3 fields where the header has 2; put quotes around a value that contains a comma, or remove the extra comma
+    """
+    what = {",": "comma", "\t": "tab", "|": "|", ";": ";"}.get(sep, repr(sep))
+    reader = csv.reader(io.StringIO(text), delimiter=sep)
+    width, start = None, 1
+    try:
+        for record in reader:
+            if width is None:
+                width = len(record) if any(f.strip() for f in record) or len(record) > 1 else None
+            elif len(record) > width:
+                return InputError(
+                    f"{name}, line {start + offset}: this row has {len(record):,} fields where the header "
+                    f"has {width:,}",
+                    fix=f"put quotes around a value that contains a {what}, or remove the extra {what}",
+                )
+            start = reader.line_num + 1
+    except csv.Error:
+        pass
+    quote = text.rfind('"')  # the parser's other refusal: a quote opened and never closed
+    line = text.count("\n", 0, quote) + 1 if quote >= 0 else 1
+    return InputError(
+        f"{name}: cannot read it as {what}-separated text; a quote near line {line + offset} may be "
+        "left open",
+        fix='close each quoted value with a second " and write a " inside a value as ""',
+    )
 
 
 def line_numbers(frame: pd.DataFrame, text: str, sep: str, *, header: bool = True) -> pd.Index:
@@ -304,3 +380,25 @@ def read_binary_table(data: bytes, name: str, fmt: str) -> pd.DataFrame:
     except Exception as e:  # pyarrow raises several types for corrupt files
         detail = excerpt(" ".join(str(e).split()), 160)  # one line: the message of a library can span several
         raise InputError(f"{name}: cannot read as {what} ({type(e).__name__}: {detail})") from None
+
+
+def number_too_long(text: str, name: str, line: int | None = None) -> InputError:
+    """The error for JSON ``text`` holding a number of more digits than Python reads (4,300): the file, the
+    line (``line``, else the first such number's) and the number, cut; what to do.
+
+    >>> print(number_too_long('[{"doc_id": ' + "9" * 5000 + "}]", "g.json"))
+    g.json, line 1: a number of 5,000 digits (999999999999999999999999999999999999999999999999999999999999… (5,000 characters)), more than a number may have; write document ids and codes as text, in quotes
+    """
+    found = re.search(r"\d{4301,}", text)
+    if found is None:
+        return InputError(f"{name}: holds a number of more than 4,300 digits", fix=_AS_TEXT)
+    at = line if line is not None else text.count("\n", 0, found.start()) + 1
+    digits = found.group()
+    return InputError(
+        f"{name}, line {at}: a number of {len(digits):,} digits ({excerpt(digits)}), more than a number "
+        "may have",
+        fix=_AS_TEXT,
+    )
+
+
+_AS_TEXT = "write document ids and codes as text, in quotes"

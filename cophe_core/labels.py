@@ -24,9 +24,10 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .files import InputError, Reason
+from .files import InputError, Reason, excerpt
 from .ontology import Ontology, systems
 from .ontology.base import Placement
+from .options import Where, say
 from .readers import REJECTED_COLUMNS, RawLabels, RawScores
 
 __all__ = [
@@ -161,8 +162,9 @@ class TooManyRejected(InputError):
         summary: str | None = None,
         rows: FileRows | None = None,
         run: str | None = None,
+        fix: str = "",
     ):
-        super().__init__(message)
+        super().__init__(message, fix=fix)
         self.summary = summary or message
         self.file = file
         self.rejected = rejected
@@ -325,6 +327,13 @@ class NothingScorable(TooManyRejected):
     Attributes are those of :class:`TooManyRejected`.
     """
 
+    def words(self, where: Where) -> str:
+        """The summary, then what to do as a sentence, in the words of ``where`` (see :class:`InputError`)."""
+        if not self.fix:
+            return self.problem
+        advice = say(self.fix, where)
+        return f"{self.problem} {advice[0].upper()}{advice[1:]}."
+
     @classmethod
     def of(cls, name: str, n_rows: int, rows: pd.DataFrame, *, needs_system: bool) -> NothingScorable:
         """The error for an input whose ``n_rows`` rows cannot be scored, ``rows`` the rejected ones: it names
@@ -337,8 +346,7 @@ class NothingScorable(TooManyRejected):
         """
         first = rows.iloc[0]
         advice = (
-            "say which system its undotted codes are: system='diagnosis' or 'procedure' (command line: "
-            "--system diagnosis or --system procedure)"
+            "say which system its undotted codes are: {system}"
             if needs_system
             else "check that it holds codes of the chosen code system, in the expected columns"
         )
@@ -346,14 +354,15 @@ class NothingScorable(TooManyRejected):
             f"{name}: none of its {n_rows:,} rows can be scored, so no score is given; e.g. "
             + (f"{first.file}, " if first.file != name else "")
             + (f"line {first.line}, " if not pd.isna(first.line) else "")
-            + f"value {first.value!r}: {first.reason}."
+            + f"value {excerpt(first.value)!r}: {first.reason}."
         )
         return cls(
-            f"{summary} {advice[0].upper()}{advice[1:]}.",
+            summary,
             file=name,
             rejected=rows,
             needs_system=needs_system,
             summary=summary,
+            fix=advice,
             rows=FileRows(name, n_rows, n_rows),
         )
 
@@ -755,6 +764,7 @@ def summarise_rows(rows: pd.DataFrame, what: str) -> list[str]:
         # were gathered in, in memory or bucket by bucket
         first = group.iloc[int(np.argmin(group["line"].fillna(np.iinfo(np.int64).max).to_numpy()))]
         out.append(
-            f"{file}: {len(group)} rows {what}; e.g. line {first.line}, value {first.value!r}: {first.reason}"
+            f"{file}: {len(group)} rows {what}; e.g. line {first.line}, value {excerpt(first.value)!r}: "
+            f"{excerpt(first.reason, 300)}"
         )
     return out

@@ -50,12 +50,14 @@ from .files import (
     InputError,
     Reason,
     Source,
+    column_list,
     decode_text,
     detect_format,
     excerpt,
     first_line,
     line_numbers,
     load_bytes,
+    number_too_long,
     parse_delimited,
     pick_column,
     read_binary_table,
@@ -411,7 +413,7 @@ def _parse(
     )
     if frame.shape[1] < 2 and code_col is None:
         raise InputError(
-            f"{name}: found a single column {frame.columns[0]!r}; expected a document id and a code "
+            f"{name}: found a single column {excerpt(frame.columns[0])!r}; expected a document id and a code "
             "column separated by a comma, tab, | or ;"
         )
     return frame
@@ -426,7 +428,7 @@ def _kind(
     lower = {c.lower().strip(): c for c in cols}
     if score_col is not None:
         if score_col.lower().strip() not in lower:
-            raise InputError(f"{name}: no column {score_col!r}; the columns are {', '.join(cols)}")
+            raise InputError(f"{name}: no column {excerpt(score_col)!r}; the columns are {column_list(cols)}")
         return "long", lower[score_col.lower().strip()]
     score = next((lower[c] for c in SCORE_COLUMNS if c in lower), None)
     if score is not None:
@@ -502,6 +504,7 @@ def _long_scores(
     cols = [c for c in frame.columns if c != score]
     doc = pick_column(cols, doc_col, DOC_COLUMNS, "document id", name)
     code = pick_column([c for c in cols if c != doc], code_col, CODE_COLUMNS, "code", name)
+    _codes_as_text(frame[code], code, name)
     doc_ids = frame[doc].astype(str).str.strip()
     codes = frame[code].astype(str)
     raw = frame[score]
@@ -700,7 +703,7 @@ def _read_psv(text: str, name: str) -> RawLabels:
         doc = fields[0]
         if not doc:
             rejected.append(
-                (name, lineno, line[:80], "no document id before the first |", Reason.MALFORMED_ROW)
+                (name, lineno, excerpt(line), "no document id before the first |", Reason.MALFORMED_ROW)
             )
             continue
         docs.append(doc)
@@ -712,6 +715,37 @@ def _text(values: pd.Series) -> pd.Series:
     """Cells as strings, a null one (Parquet's None, NaN) as the empty string, whatever the pandas version
     (before 3.0, ``astype(str)`` writes ``"None"``)."""
     return values.astype(str).mask(values.isna(), "")
+
+
+def _codes_as_text(values: pd.Series, column: str, name: str) -> None:
+    """Refuse a code column stored as numbers (a typed file's float or integer column, or lists of numbers):
+    a number has lost a code's zeros (``250.00`` reads back as ``250.0``, ``038.9`` stored as an integer
+    as ``389``), and read as text it would be scored as another code.
+
+    >>> _codes_as_text(pd.Series([250.0], index=[1]), "code", "g.parquet")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    cophe_core.files.InputError: g.parquet, row 1: the code column 'code' holds numbers, not text (250.0); ...
+    """
+    numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+    if values.dtype == object and not numeric:
+        lists = values.map(lambda v: isinstance(v, (list, tuple, np.ndarray)))
+        if not lists.any():
+            return
+        inner = values[lists].explode()
+        number = inner.map(lambda v: isinstance(v, (int, float, np.number)) and not isinstance(v, bool))
+        values = inner[number.to_numpy(dtype=bool)]
+        numeric = len(values) > 0
+    if not numeric or not values.notna().any():
+        return
+    shown = values[values.notna().to_numpy()]
+    raise InputError(
+        f"{name}, row {shown.index[0]}: the code column {excerpt(column)!r} holds numbers, not text "
+        f"({excerpt(shown.iloc[0])}); a "
+        "number loses a code's zeros (250.00 is read back as 250.0, 038.9 stored as a number as 389), "
+        "so it would be scored as another code",
+        fix="store the codes as text (a string column) and write the file again",
+    )
 
 
 def _split_codes(frame: pd.DataFrame, doc: str, code: str, joiner: str) -> tuple[pd.DataFrame, bool]:
@@ -740,6 +774,7 @@ def _from_frame(
     cols = list(frame.columns)
     doc = pick_column(cols, doc_col, DOC_COLUMNS, "document id", name)
     code = pick_column([c for c in cols if c != doc], code_col, CODE_COLUMNS, "code", name)
+    _codes_as_text(frame[code], code, name)
     # only an object column can hold lists (Parquet's list columns); a string column is never looked through
     if (
         frame[code].dtype == object
@@ -798,6 +833,8 @@ def _parse_json(text: str, name: str):
         obj = json.loads(text)
     except json.JSONDecodeError as e:
         raise InputError(f"{name}, line {e.lineno}: not valid JSON ({e.msg})") from None
+    except ValueError:  # a number longer than Python reads: 4,300 digits
+        raise number_too_long(text, name) from None
     except RecursionError:
         raise InputError(
             f'{name}: JSON nested too deeply to read; give a list of {{"doc_id": …, "codes": […]}} objects'
@@ -822,6 +859,8 @@ def _parse_jsonl(text: str, name: str):
             raise InputError(
                 f"{name}, line {lineno}: not valid JSON ({e.msg}); each line must be one object"
             ) from None
+        except ValueError:  # a number longer than Python reads: 4,300 digits
+            raise number_too_long(line, name, lineno) from None
         except RecursionError:
             raise InputError(
                 f"{name}, line {lineno}: JSON nested too deeply to read; each line must be one "
@@ -840,7 +879,7 @@ def _from_records(records, name, doc_col, code_col, joiner) -> RawLabels:
     docs, rows, rejected = [], [], []
     for rec, lineno in records:
         if not isinstance(rec, dict) or rec.get(doc) in (None, ""):
-            rejected.append((name, lineno, str(rec)[:80], f"record has no {doc!r}", Reason.MALFORMED_ROW))
+            rejected.append((name, lineno, excerpt(rec), f"record has no {doc!r}", Reason.MALFORMED_ROW))
             continue
         d = str(rec[doc]).strip()
         docs.append(d)
@@ -849,7 +888,7 @@ def _from_records(records, name, doc_col, code_col, joiner) -> RawLabels:
             value = value.split(joiner)
         if not isinstance(value, list):
             rejected.append(
-                (name, lineno, str(value)[:80], f"{code!r} must be a list of codes", Reason.MALFORMED_ROW)
+                (name, lineno, excerpt(value), f"{code!r} must be a list of codes", Reason.MALFORMED_ROW)
             )
             continue
         for c in value:
@@ -858,9 +897,9 @@ def _from_records(records, name, doc_col, code_col, joiner) -> RawLabels:
                     (
                         name,
                         lineno,
-                        str(c),
+                        excerpt(c),
                         f"a number, not a code: write codes as strings "
-                        f'("{c}"), since a number loses its zeros (250.00 is read as 250.0)',
+                        f'("{excerpt(c)}"), since a number loses its zeros (250.00 is read as 250.0)',
                         Reason.NUMBER_NOT_CODE,
                     )
                 )

@@ -62,7 +62,7 @@ import pyarrow.dataset as ds
 import scipy.sparse as sp
 
 from .datasets import dataset_files, glob_root, is_dataset
-from .files import InputError, decode_text, parse_delimited, sniff_separator
+from .files import InputError, decode_text, excerpt, parse_delimited, sniff_separator
 from .labels import (
     FileRows,
     NothingScorable,
@@ -756,10 +756,10 @@ def _delimited_frames(f: _File, chunk_rows: int) -> Iterator[pd.DataFrame]:
                         f"{f.name}, line {line}: not valid UTF-8 text (byte {chunk[e.start]:#04x}); save the "
                         "file as UTF-8 CSV"
                     ) from None
-                frame = parse_delimited(header_text + "\n" + text, f.name, sep)
+                frame = parse_delimited(header_text + "\n" + text, f.name, sep, offset=first_line - 2)
                 if frame.shape[1] < 2:
                     raise InputError(
-                        f"{f.name}: found a single column {frame.columns[0]!r}; expected a document id and a "
+                        f"{f.name}: found a single column {excerpt(frame.columns[0])!r}; expected a document id and a "
                         "code column separated by a comma, tab, | or ;"
                     )
                 frame.index = frame.index + (first_line - 2)
@@ -990,8 +990,8 @@ def score_dataset(
                 )
                 if isinstance(raw, RawScores):
                     raise InputError(
-                        f"{f.name}: holds scores; streamed scoring takes code sets (doc_id,code rows). Decide "
-                        "the codes first, or score the file in memory with --threshold or --top-k"
+                        f"{f.name}: holds scores; streamed scoring takes code sets (doc_id,code rows)",
+                        fix="decide the codes first, or score the file in memory with {in_memory_rule}",
                     )
                 if len(raw.rejected):
                     read_rejected.append(raw.rejected)

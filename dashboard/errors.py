@@ -58,10 +58,20 @@ def fault_message(exc: BaseException, ref: str) -> str:
     )
 
 
+def said(exc: BaseException) -> str:
+    """An error's message in the dashboard's words: an :class:`~cophe_core.InputError` names the control
+    that sets an option, never its command-line flag (:data:`cophe_core.options.OPTIONS`).
+
+    >>> said(InputError("g.csv: no code column", fix="give its name in {code_col}"))
+    'g.csv: no code column; give its name in Reading options › Code column (sidebar)'
+    """
+    return exc.words("dashboard") if isinstance(exc, InputError) else str(exc)
+
+
 def show_error(exc: BaseException, where: str) -> None:
     """Draw ``exc`` as a panel: the user's input problem as it is, anything else as our fault (logged)."""
     if isinstance(exc, InputError):
-        st.error(md(exc))
+        st.error(md(said(exc)))
         return
     ref = uuid.uuid4().hex[:8]
     log.exception("unexpected error in %s (error reference %s)", where, ref)

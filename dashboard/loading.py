@@ -155,7 +155,7 @@ def read_upload(
             store.pop(next(iter(store)))
     hit = store[key]
     if isinstance(hit, InputError):
-        raise InputError(str(hit))
+        raise InputError(hit.problem, fix=hit.fix)
     return hit
 
 

@@ -65,7 +65,7 @@ def open_file(sb, max_mb: int) -> Analysis | Aggregate | None:
             store[digest] = e
     found = store[digest]
     if isinstance(found, InputError):
-        raise InputError(str(found))
+        raise InputError(found.problem, fix=found.fix)
     if isinstance(found, Aggregate):
         if st.session_state.get(OPENED_KEY) != digest:
             st.session_state[OPENED_KEY] = digest

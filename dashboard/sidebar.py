@@ -11,6 +11,7 @@ import streamlit as st
 import texts
 import urlstate
 from components import READING_SYSTEM, label_md, md
+from errors import said
 from loading import (
     DEFAULT_RULE,
     MAX_ANALYSIS_MB,
@@ -100,9 +101,9 @@ def sidebar() -> Context:
         try:
             opened = saved.open_file(sb, MAX_ANALYSIS_MB)
         except InputError as e:
-            opened, error = None, str(e)
+            opened, error = None, said(e)
         if opened is None:
-            notice = None if error else "Open a file made with Save analysis (or by cophe score … --save)."
+            notice = None if error else "Open a file made with Save analysis."
         elif isinstance(opened, Aggregate):
             scoring = opened
             label = f"aggregate analysis written {when(opened.created)}"
@@ -132,9 +133,9 @@ def sidebar() -> Context:
                     inputs, onto=onto, system=reading["system"] or "auto", hierarchy=hierarchy, rule=rule
                 )
             except TooManyRejected as e:
-                blocked, error = e, str(e)
+                blocked, error = e, said(e)
             except InputError as e:
-                error = str(e)
+                error = said(e)
     else:
         onto = sb.selectbox(
             "Code system", list(ONTOLOGIES), format_func=ONTOLOGIES.__getitem__, key="ontology"
@@ -152,7 +153,7 @@ def sidebar() -> Context:
             try:
                 hierarchy = (hfile.name, content(hfile, MAX_UPLOAD_MB)) if hfile else None
             except InputError as e:
-                error = str(e)
+                error = said(e)
         gold_file = sb.file_uploader(
             "Gold standard",
             type=UPLOAD_TYPES,
@@ -182,7 +183,7 @@ def sidebar() -> Context:
             try:
                 runs.append((name, f.name, content(f, MAX_RUN_UPLOAD_MB)))
             except InputError as e:  # over this uploader's limit: said, and the file left out
-                error = str(e)
+                error = said(e)
         follow_renames([r[0] for r in runs], [r[1] for r in runs])
         with sb.expander("Reading options"):
             system = st.selectbox(
@@ -209,9 +210,9 @@ def sidebar() -> Context:
                 rule = decision_rule(sb, scored)
                 scoring = scoring_for(inputs, onto=onto, system=system, hierarchy=hierarchy, rule=rule)
             except TooManyRejected as e:  # withhold every number until the user answers or fixes the file
-                blocked, error = e, str(e)
+                blocked, error = e, said(e)
             except InputError as e:
-                error = str(e)
+                error = said(e)
     run = None
     max_level = None
     if scoring is not None:

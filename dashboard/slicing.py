@@ -11,6 +11,7 @@ import saved
 import state
 import streamlit as st
 from components import md
+from errors import said
 
 from cophe_core import InputError
 from cophe_core.aggregate import Aggregate
@@ -159,7 +160,7 @@ def _metadata(scoring):
             scoring, ("metadata", loading.file_digest(*file)), lambda: read_metadata(file[1], name=file[0])
         )
     except InputError as e:
-        st.error(md(str(e)))
+        st.error(md(said(e)))
         return None
 
 
@@ -186,7 +187,7 @@ def _slices(scoring, dimension: str, meta, system: str) -> list[Slice]:
         try:
             edges = parse_edges(st.session_state.get(EDGES_KEY) or DEFAULT_EDGES)
         except InputError as e:
-            st.error(md(str(e)))
+            st.error(md(said(e)))
             return []
         file = uploaded(TRAINING_FILE_KEY)
         if file is None:
@@ -202,7 +203,7 @@ def _slices(scoring, dimension: str, meta, system: str) -> list[Slice]:
                 lambda: _training_slices(corpus, file, edges, system),
             )
         except InputError as e:
-            st.error(md(str(e)))
+            st.error(md(said(e)))
             return []
     if dimension == GOLD_COUNT:
         return state.cached(scoring, ("slices", GOLD_COUNT), lambda: gold_count_slices(corpus.gold))

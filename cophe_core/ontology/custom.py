@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..files import InputError, Source, decode_text, excerpt, line_numbers, load_bytes
+from ..files import InputError, Source, decode_text, excerpt, line_numbers, load_bytes, number_too_long
 from .base import Ontology, OntologyBuilder
 
 if TYPE_CHECKING:
@@ -120,6 +120,8 @@ def load_hierarchy(source: Source, *, name: str | None = None) -> Ontology:
             obj = json.loads(text)
         except json.JSONDecodeError as e:
             raise InputError(f"{name}, line {e.lineno}: not valid JSON ({e.msg})") from None
+        except ValueError:  # a number longer than Python reads: 4,300 digits
+            raise number_too_long(text, name) from None
         except RecursionError:
             raise InputError(f"{name}: the JSON is nested too deeply to be a hierarchy file") from None
         return hierarchy_from_cophe_json(obj, name=label, source=name, code_set=code_set)
@@ -144,10 +146,12 @@ def _edge_rows(text: str, name: str) -> pd.DataFrame:
             if not found:
                 raise
             frame = _first_fields(text, int(found.group(1)))
-    except pd.errors.ParserError as e:  # a quoted field that spans lines can hide a field from the count
-        detail = " ".join(str(e).replace("Error tokenizing data. C error: ", "").split())
+    except pd.errors.ParserError:  # a quoted field that spans lines can hide a field from the count
+        quote = text.rfind('"')  # in our words, not pandas': the parser's refusal is a quote left open
         raise InputError(
-            f"{name}: cannot parse as comma-separated text ({detail}); expected child,parent[,title]"
+            f"{name}: cannot read it as comma-separated text; a quote near line "
+            f"{text.count(chr(10), 0, max(quote, 0)) + 1} may be left open",
+            fix='close each quoted value with a second " (rows are child,parent[,title])',
         ) from None
     frame.columns = pd.Index(["child", "parent", "title"])
     frame["line"] = np.asarray(line_numbers(frame, text, ",", header=False))

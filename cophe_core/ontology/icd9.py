@@ -114,7 +114,7 @@ def parse_code(raw: str, system: System = "auto") -> ParsedCode:
             raise ValueError(
                 f"undotted code {code} is ambiguous: it may be diagnosis "
                 f"{code[:3]}.{code[3:]} or procedure {code[:2]}.{code[2:]}; "
-                "say which system the file holds (--system diagnosis|procedure)"
+                "say which system the file holds: diagnoses or procedures"
             )
     pattern = _UNDOTTED_DX if system == "diagnosis" else _UNDOTTED_PROC
     m = pattern.match(code)
@@ -352,7 +352,7 @@ class ICD9CM:
                     Reason.AMBIGUOUS,
                     f"undotted code {c.strip()} is ambiguous among undotted codes: it may be diagnosis "
                     f"{c.strip()} or procedure {c.strip()[:2]}.{c.strip()[2]}; say which system the file "
-                    "holds (--system diagnosis|procedure)",
+                    "holds: diagnoses or procedures",
                 )
                 continue
             try:

@@ -18,6 +18,7 @@ import state
 import streamlit as st
 import texts
 from components import md
+from errors import said
 
 from cophe_core import InputError
 from cophe_core.documents import (
@@ -142,7 +143,7 @@ def notes_upload() -> dict[str, str] | None:
                     try:
                         held = {"digest": digest, "name": f.name, "notes": read_notes(raw, name=f.name)}
                     except InputError as e:
-                        held = {"digest": digest, "error": str(e)}
+                        held = {"digest": digest, "error": said(e)}
                 st.session_state[NOTES] = held
         if held and "error" in held:
             st.error(md(held["error"]))

@@ -2,6 +2,7 @@
 right-family-and-count scores level by level, with the within-family gaps in words."""
 
 import components
+import numpy as np
 import pandas as pd
 import state
 import streamlit as st
@@ -167,8 +168,12 @@ if ctx:
         st.markdown("\n".join(f"- {line}" for line in gaps))
 
     shown = table.assign(measure=table.measure.map(measure), level=table.level.map(names))
+    # A level holding no code at all (no gold, no predicted code) has nothing to score: its figures are
+    # shown "–", not the 0 the SPEC gives an empty denominator (which the CSV and JSON keep).
+    nothing = (shown.tp + shown.fp + shown.fn == 0).to_numpy()
+    shown.loc[nothing, ["precision", "recall", "f1"]] = np.nan
     st.dataframe(
-        shown,
+        shown.style.format("{:.3f}", subset=["precision", "recall", "f1"], na_rep="–"),
         hide_index=True,
         width="stretch",
         column_config={
@@ -176,8 +181,8 @@ if ctx:
             "measure": st.column_config.TextColumn(term("measure"), help=helps(list(MEASURES))),
             "level": st.column_config.TextColumn(term("level"), help=HELP["level"]),
             **{k: st.column_config.NumberColumn(term(k), help=HELP[k]) for k in ("tp", "fp", "fn")},
-            **{
-                k: st.column_config.NumberColumn(term(k), help=HELP[k], format="%.3f", width="small")
+            **{  # the Styler's 3 decimals or "–" (a format here would override it)
+                k: st.column_config.NumberColumn(term(k), help=HELP[k], width="small")
                 for k in ("precision", "recall")
             },
             "f1": st.column_config.ProgressColumn(
@@ -188,7 +193,9 @@ if ctx:
                 max_value=1,
                 width="medium",
                 color="blue",
-            ),  # blue: a score, not a warning (red is for what goes wrong)
+            )  # blue: a score, not a warning (red is for what goes wrong)
+            if not nothing.any()  # a bar cannot say "–" (an empty one reads as loading): numbers then
+            else st.column_config.NumberColumn(term("f1"), help=HELP["f1"], width="small"),
         },
     )
     if cis and st.toggle("95% intervals of every figure (bootstrap over documents)", key="levels_ci"):

@@ -91,7 +91,7 @@ def test_column_overrides():
         (b"hadm,icd\n1,401.9\n", "cannot find the document id column"),
         (b"doc_id,foo\n1,401.9\n", "cannot find the code column"),
         (b"doc_id code\n1 401.9\n", "single column"),
-        (b"doc_id,code\n1,401.9,extra,fields\n", "cannot parse"),
+        (b"doc_id,code\n1,401.9,extra,fields\n", "line 2: this row has 4 fields where the header has 2"),
     ],
 )
 def test_bad_files_give_one_clear_error(data, fragment):

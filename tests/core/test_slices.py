@@ -612,7 +612,7 @@ def test_read_metadata_formats(tmp_path):
         (b"doc_id,\n1,\n", "only a document id column"),
         (b"doc_id,length\n", "no documents, only a header"),
         (b"doc_id,length\n1,2\n2,\xff\n", "line 3: not UTF-8 text"),
-        (b"doc_id,length\n1,2,3\n", "cannot parse"),
+        (b"doc_id,length\n1,2,3\n", "line 2: this row has 3 fields where the header has 2"),
         (b"PAR1garbage", "cannot read it as Parquet"),
     ],
 )
