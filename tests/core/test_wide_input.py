@@ -12,6 +12,7 @@ import pytest
 from cophe_core import InputError, read_labels, score_files
 from cophe_core import files as files_module
 from cophe_core.cli import main
+from cophe_core.documents import read_notes
 from cophe_core.files import MAX_COLUMNS, check_width, pick_column
 from cophe_core.readers import read_input, read_scores
 from cophe_core.stream import score_dataset
@@ -58,6 +59,12 @@ def test_a_line_wider_than_the_limit_is_refused_naming_file_line_and_count(low_l
     message = str(e.value)
     assert message.startswith(f"{name}, line 1: {LIMIT + 1} fields; cophe reads at most {LIMIT} columns")
     assert ("tab" if sep == "\t" else "comma") in message
+
+
+def test_a_notes_file_wider_than_the_limit_is_refused(low_limit):
+    with pytest.raises(InputError, match=r"^notes\.csv, line 1: 51 fields; cophe reads at most 50 columns"):
+        read_notes(b"," * LIMIT + b"\n", name="notes.csv")
+    assert read_notes(b"doc_id,text\n1,a note\n", name="notes.csv") == {"1": "a note"}
 
 
 @pytest.mark.parametrize("role", ["gold", "run"])
