@@ -1,7 +1,7 @@
 """Hostile inputs: the cost of an input must grow with its rows and bytes, never with its longest value or the
 width of a row.
 
-    python benchmarks/bench_hostile.py           # the amplification file and the wide header
+    python benchmarks/bench_hostile.py           # the amplification file, the wide headers and lines
     python benchmarks/bench_hostile.py --dag     # also the 120 × 100 layered DAG (a 17 MB file)
 
 Each case runs ``cophe score`` in its own process; the figures are its wall time and peak memory
@@ -11,6 +11,12 @@ Each case runs ``cophe score`` in its own process; the figures are its wall time
   when codes were copied into fixed-width strings);
 - a 50,000-column header: ≤ 2 s (26–34 s when line numbers were counted column by column);
 - a hierarchy of 120 layers of 100 nodes, each node a child of every node of the layer above: ≤ 5 s.
+
+Targets of issue 24 (point 7), the whole process: refused or read in ≤ 2 s and ≤ 300 MB. Before, a
+1,000,000-column header took 224 s and 3.8 GB, one 1,000,001-field row 67 s and 2.6 GB, and a single 10 MB
+line of commas ran for more than 300 s; each is now refused by a count of the first line's delimiters
+(``cophe_core.files.check_width``, at most ``MAX_COLUMNS`` columns) before pandas builds its columns. A score
+matrix of one column per code (9,000 codes: MIMIC-III-full has 8,921) is a legitimate format and is read.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 CODES = ["401.9", "428.0", "250.00", "584.9", "427.31"]
@@ -43,6 +51,55 @@ def wide_header(folder: Path) -> list[str]:
     (folder / "wide.csv").write_text(header + "\n" + "\n".join(rows) + "\n")
     (folder / "wide_pred.csv").write_text("doc_id,code\nd0,401.9\nd1,428.0\n")
     return ["--gold", str(folder / "wide.csv"), "--pred", str(folder / "wide_pred.csv")]
+
+
+def _with_pred(folder: Path, name: str, text: str, *, as_run: bool = False) -> list[str]:
+    """``name`` written with ``text``, given as the gold file (or as the run, ``as_run``) beside a small one."""
+    (folder / name).write_text(text)
+    (folder / "small.csv").write_text("doc_id,code\nd0,401.9\nd1,428.0\n")
+    wide, small = str(folder / name), str(folder / "small.csv")
+    return ["--gold", small, "--pred", wide] if as_run else ["--gold", wide, "--pred", small]
+
+
+def startup(folder: Path) -> list[str]:
+    """Two files of two rows: the cost of starting Python and importing cophe, in every figure below."""
+    return _with_pred(folder, "tiny.csv", "doc_id,code\nd0,401.9\nd1,428.0\n")
+
+
+def million_header(folder: Path, *, as_run: bool = False, sep: str = ",") -> list[str]:
+    header = sep.join(["doc_id", "code"] + [f"c{i}" for i in range(999_998)])
+    rows = sep.join(["d0", "401.9"]) + "\n" + sep.join(["d1", "428.0"]) + "\n"
+    return _with_pred(
+        folder, f"million.{'tsv' if sep == chr(9) else 'csv'}", header + "\n" + rows, as_run=as_run
+    )
+
+
+def million_field_row(folder: Path) -> list[str]:
+    """One row of 1,000,001 fields and nothing else: a file with no header, or a header gone wrong."""
+    return _with_pred(folder, "row.csv", ",".join(["d0", "401.9"] + ["x"] * 999_999) + "\n")
+
+
+def comma_line(folder: Path) -> list[str]:
+    return _with_pred(folder, "commas.csv", "," * (10 * 2**20), as_run=True)
+
+
+def score_matrix(folder: Path, codes: int = 9_000, docs: int = 200) -> list[str]:
+    """A legitimate wide scores file: one column per code, a few high scores per document."""
+    names = [f"{100 + i // 100}.{i % 100:02d}" for i in range(codes)]
+    lines = [",".join(["_id", *names])]
+    for d in range(docs):
+        lines.append(",".join([f"d{d}"] + ["0.9" if (i + d) % 997 == 0 else "0" for i in range(codes)]))
+    (folder / "matrix.csv").write_text("\n".join(lines) + "\n")
+    gold = "doc_id,code\n" + "".join(f"d{d},{names[(997 - d % 997) % 997]}\n" for d in range(docs))
+    (folder / "matrix_gold.csv").write_text(gold)
+    return [
+        "--gold",
+        str(folder / "matrix_gold.csv"),
+        "--pred",
+        str(folder / "matrix.csv"),
+        "--threshold",
+        "0.5",
+    ]
 
 
 def layered_dag(folder: Path, layers: int = 120, width: int = 100) -> list[str]:
@@ -80,9 +137,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dag", action="store_true", help="also the layered DAG")
     opts = ap.parse_args()
-    cases = [
+    cases: list[tuple[str, Callable[[Path], list[str]], str]] = [
+        ("startup: two files of two rows", startup, "reported"),
         ("amplification: 20,000 rows + one 10,000-character code", amplification, "≤ 1 s, ≤ 300 MB"),
         ("wide: a 50,000-column header", wide_header, "≤ 2 s"),
+        ("a 1,000,000-column header, the gold", million_header, "≤ 2 s, ≤ 300 MB"),
+        ("a 1,000,000-column header, the run", partial(million_header, as_run=True), "≤ 2 s, ≤ 300 MB"),
+        ("a 1,000,000-column header, TSV gold", partial(million_header, sep="\t"), "≤ 2 s, ≤ 300 MB"),
+        ("one 1,000,001-field row", million_field_row, "≤ 2 s, ≤ 300 MB"),
+        ("a single 10 MB line of commas, the run", comma_line, "≤ 2 s, ≤ 300 MB"),
+        ("a score matrix: 200 documents × 9,000 codes (read)", score_matrix, "reported"),
     ]
     if opts.dag:
         cases.append(("DAG: 120 layers × 100 nodes, 1.19M edges", layered_dag, "≤ 5 s"))

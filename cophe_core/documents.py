@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .files import InputError, Source, column_list, load_bytes, number_too_long, unparsable
+from .files import InputError, Source, check_width, column_list, load_bytes, number_too_long, unparsable
 from .metrics import Evaluation, on_shared_documents
 from .ontology import Ontology, family_level
 from .substitutions import document_substitutions
@@ -370,6 +370,7 @@ def _notes_table(name: str, text: str) -> pd.DataFrame:
         table = pd.DataFrame.from_records(records, columns=list(NOTE_COLUMNS))
         return table
     sep = "\t" if fmt == "tsv" else ","
+    check_width(text, name, sep)  # a line of a million commas must not become a million columns
     try:
         table = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False)
     except pd.errors.ParserError:

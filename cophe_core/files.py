@@ -30,6 +30,7 @@ __all__ = [
     "Reason",
     "Source",
     "MAX_BYTES",
+    "MAX_COLUMNS",
     "excerpt",
     "load_bytes",
     "detect_format",
@@ -37,6 +38,7 @@ __all__ = [
     "pick_column",
     "first_line",
     "sniff_separator",
+    "check_width",
     "parse_delimited",
     "unparsable",
     "number_too_long",
@@ -46,6 +48,10 @@ __all__ = [
 ]
 
 MAX_BYTES = 200 * 1024 * 1024
+# The widest delimited table read: pandas builds a few objects per column (about 0.1 ms each), so a 10 MB line
+# of commas (10 million columns) ran for minutes and took gigabytes. A score matrix of one column per code has
+# a few thousand (MIMIC-III-full: 8,921 codes), at most all of ICD-10-CM's ~75,000.
+MAX_COLUMNS = 100_000
 EXCERPT_CHARS = 60  # of a rejected value, in messages and the rejected table
 Source = str | Path | bytes | BinaryIO
 
@@ -255,15 +261,55 @@ def sniff_separator(text: str, name: str) -> str:
     return sep
 
 
+def check_width(text: str, name: str, sep: str, *, limit: int | None = None, first: int = 1) -> None:
+    """Refuse a table whose first non-blank line (the header) has more than ``limit`` fields
+    (:data:`MAX_COLUMNS`), before a parser builds objects for each of its columns: an ``InputError`` naming
+    the file, the line, its field count and the limit. ``first`` is the line number of ``text``'s first line.
+
+    One count of the delimiter on that line, without splitting it, so a 10 MB line costs one pass over it;
+    quoted delimiters count too (an upper bound). A later row longer than the header is the parser's error.
+
+    >>> check_width("\\ndoc_id,code\\n1,401.9\\n", "gold.csv", ",", limit=2)
+    >>> check_width("\\n,,,\\n", "gold.csv", ",", limit=2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    cophe_core.files.InputError: gold.csv, line 2: 4 fields; cophe reads at most 2 columns ...
+    """
+    limit = MAX_COLUMNS if limit is None else limit
+    found = (_FILLED_TAB if sep == "\t" else _FILLED).search(text)
+    if found is None:
+        return
+    start = text.rfind("\n", 0, found.start()) + 1
+    end = text.find("\n", start)
+    fields = text.count(sep, start, end if end >= 0 else len(text)) + 1
+    if fields <= limit:
+        return
+    line = first + text.count("\n", 0, start)
+    delimiter = {"\t": "tab", ",": "comma", ";": "semicolon", "|": "|"}.get(sep, repr(sep))
+    raise InputError(
+        f"{name}, line {line}: {fields:,} fields; cophe reads at most {limit:,} columns (a score matrix of one "
+        f"column per code has a few thousand: MIMIC-III-full has 8,921 codes). Check that the {delimiter} is "
+        "the file's delimiter and that its first line is the header; give one row per document and code, or "
+        f"at most {limit:,} code columns."
+    )
+
+
+# the first character of a line pandas does not skip as blank (a tab is a field separator in TSV)
+_FILLED = re.compile(r"[^ \t\r\n\f\v]")
+_FILLED_TAB = re.compile(r"[^ \r\n\f\v]")
+
+
 def parse_delimited(
     text: str, name: str, sep: str, *, usecols: list[str] | None = None, offset: int = 0
 ) -> pd.DataFrame:
     """All columns as strings (or only ``usecols``), indexed by 1-based line; a row longer than the header
-    is an error (:func:`unparsable`; ``offset`` is added to the line it names, for a block of a file).
+    is an error (:func:`unparsable`; ``offset`` is added to the line it names, for a block of a file), and so
+    is a header wider than :data:`MAX_COLUMNS` (:func:`check_width`).
 
     >>> parse_delimited("doc_id,code\\n\\n1,401.9\\n", "gold.csv", ",").to_dict("index")
     {3: {'doc_id': '1', 'code': '401.9'}}
     """
+    check_width(text, name, sep, first=offset + 1)
     try:
         with warnings.catch_warnings():  # a row longer than the header must not pass silently
             warnings.simplefilter("error", pd.errors.ParserWarning)

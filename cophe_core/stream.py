@@ -62,7 +62,7 @@ import pyarrow.dataset as ds
 import scipy.sparse as sp
 
 from .datasets import dataset_files, glob_root, is_dataset
-from .files import InputError, decode_text, excerpt, parse_delimited, sniff_separator
+from .files import InputError, check_width, decode_text, excerpt, parse_delimited, sniff_separator
 from .labels import (
     FileRows,
     NothingScorable,
@@ -735,6 +735,7 @@ def _delimited_frames(f: _File, chunk_rows: int) -> Iterator[pd.DataFrame]:
                 raise InputError(f"{f.name}: the file is empty; expected one row per document and code")
         header_text = decode_text(header, f.name).rstrip("\r\n")
         sep = "\t" if f.fmt == "tsv" else sniff_separator(header_text, f.name)
+        check_width(header_text, f.name, sep, first=line_no)
         carry = b""
         first_line = line_no + 1  # the file's line number of the first line of the next block
         while True:
