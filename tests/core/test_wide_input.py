@@ -87,7 +87,7 @@ def test_a_tsv_header_of_tabs_only_is_not_skipped_as_blank():
 
 
 def test_a_row_longer_than_its_header_is_still_the_parsers_error(low_limit):
-    with pytest.raises(InputError, match="more fields than the header"):
+    with pytest.raises(InputError, match="(more fields than the header|fields where the header has)"):
         read_labels(_long_row(LIMIT + 10), name="gold.csv")
 
 
@@ -126,12 +126,12 @@ def test_a_streamed_header_after_blank_lines_is_named_by_its_line(tmp_path):
         score_dataset(wide, wide, ontology="icd9")
 
 
-def test_a_message_lists_at_most_twenty_columns():
+def test_a_message_lists_a_few_columns_then_how_many_more():
     columns = [f"c{i}" for i in range(1000)]
     with pytest.raises(InputError) as e:
         pick_column(columns, None, ("doc_id",), "document id", "w.csv")
-    assert "c19, … (1,000 columns)" in str(e.value) and "c20" not in str(e.value)
-    with pytest.raises(InputError, match=r"the columns are c0, c1, .*c19, … \(1,000 columns\)$"):
+    assert "c11 and 988 more" in str(e.value) and "c12" not in str(e.value)
+    with pytest.raises(InputError, match=r"the columns are c0, c1, .*c11 and 988 more"):
         pick_column(columns, "doc_id", ("doc_id",), "document id", "w.csv")
 
 
