@@ -210,12 +210,22 @@ def sniff_separator(text: str, name: str) -> str:
     return sep
 
 
-def parse_delimited(text: str, name: str, sep: str, *, usecols: list[str] | None = None) -> pd.DataFrame:
+def parse_delimited(
+    text: str,
+    name: str,
+    sep: str,
+    *,
+    usecols: list[str] | None = None,
+    names: list[str] | None = None,
+) -> pd.DataFrame:
     """All columns as strings (or only ``usecols``), indexed by 1-based line; a row longer than the header
-    is an error.
+    is an error. With ``names``, the text has no header: its first row is data, on line 1, and these name
+    its columns.
 
     >>> parse_delimited("doc_id,code\\n\\n1,401.9\\n", "gold.csv", ",").to_dict("index")
     {3: {'doc_id': '1', 'code': '401.9'}}
+    >>> parse_delimited("1,401.9\\n2,428.0\\n", "gold.csv", ",", names=["doc_id", "code"]).to_dict("index")
+    {1: {'doc_id': '1', 'code': '401.9'}, 2: {'doc_id': '2', 'code': '428.0'}}
     """
     try:
         with warnings.catch_warnings():  # a row longer than the header must not pass silently
@@ -230,14 +240,17 @@ def parse_delimited(text: str, name: str, sep: str, *, usecols: list[str] | None
                 index_col=False,
                 engine="c",
                 usecols=usecols,
+                header=None if names else "infer",
+                names=names,
             )
     except (pd.errors.ParserError, pd.errors.ParserWarning) as e:
         detail = str(e).replace("Error tokenizing data. C error: ", "")
         raise InputError(
             f"{name}: cannot parse as {'tab' if sep == chr(9) else repr(sep)}-separated text ({detail}); "
-            "a row has more fields than the header: quote fields that contain the delimiter"
+            f"a row has more fields than {'the header' if names is None else f'its first row ({len(names)})'}: "
+            "quote fields that contain the delimiter"
         ) from None
-    frame.index = line_numbers(frame, text, sep)
+    frame.index = line_numbers(frame, text, sep, header=names is None)
     return frame
 
 
