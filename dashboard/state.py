@@ -41,7 +41,7 @@ class Context:
     error: str | None = None
     scored: dict | None = None  # run → ScoredRun, for runs given as probabilities
     rule: tuple | None = None  # ("threshold", t) or ("top_k", k)
-    reading: dict | None = None  # the reading options: doc_col, code_col, system
+    reading: dict | None = None  # the reading options: doc_col, code_col, system, header
     notice: str | None = None  # an ordinary state, such as nothing uploaded yet (not an error)
     blocked: NothingScorable | None = None  # an input with no scorable row: numbers are withheld
     slice: Slice | None = None  # the part of the data every page shows (None: everything)
