@@ -64,6 +64,7 @@ from .files import (
     sniff_separator,
 )
 from .ontology.detect import detect_system
+from .ontology.icd10 import normalise_cm
 
 __all__ = [
     "InputError",
@@ -442,7 +443,7 @@ def headerless_columns(
     named = any(f.lower() in _KNOWN_COLUMNS or f.lower() in wanted for f in fields)
     if named or len(fields) not in HEADERLESS_FIELDS or (len(fields) == 3 and not _is_number(fields[2])):
         return None
-    if "unknown" not in detect_system([fields[1].upper()]).counts:  # a code, by its form or the code lists
+    if _is_code(fields[1]):
         return names
     raise HeaderUnclear.at(name, line, sep.join(fields), fields[1])
 
@@ -456,6 +457,13 @@ def _first_row(text: str, sep: str) -> tuple[int, list[str]]:
     end = text.find("\n", start)
     row = next(csv.reader(io.StringIO(text[start : end if end >= 0 else len(text)]), delimiter=sep), [])
     return text.count("\n", 0, start) + 1, [f.strip() for f in row]
+
+
+def _is_code(value: str) -> bool:
+    """A code of a code system cophe knows, as detection reads codes (by its form, else by the official code
+    lists). ICD-10-CM's form, which holds the V and E codes ICD-9 shares, is looked at first: detection would
+    load both code lists for them (seconds), and a first row only asks whether this is a code at all."""
+    return normalise_cm(value) is not None or "unknown" not in detect_system([value.upper()]).counts
 
 
 def _is_number(text: str) -> bool:

@@ -172,3 +172,9 @@ def test_a_saved_analysis_keeps_the_header_option():
     assert (flat.tp, flat.fp, flat.fn) == (1, 0, 0)  # "diagnosis", case "case"'s code, is rejected
     with pytest.raises(ValueError, match="options: header must be true, false or null, not 'no'"):
         Analysis(gold, {"A": run}, options={"header": "no"})
+
+
+@pytest.mark.parametrize("code", ["q64.4", "r69", "w19.xxx", "e11.9", "V45.81", "4019", "0dtj4zz", "e849.0"])
+def test_a_first_row_whose_second_field_is_a_code_of_any_system_is_data(code):
+    raw = read_labels(named(f"case 1,{code}\ncase 2,{code}\n", "gold.csv"))
+    assert raw.pairs.values.tolist() == [["case 1", code, 1], ["case 2", code, 2]]
