@@ -108,7 +108,8 @@ class Analysis:
     ``runs`` maps each run's name to its file, in order. ``options`` holds ``ontology`` (``"auto"``,
     ``"icd9"``, ``"icd10cm"``, ``"icd10pcs"``, ``"icd10"``, or ``"custom"`` with ``hierarchy``), ``system``
     (``"auto"``, ``"diagnosis"``, ``"procedure"``), ``doc_col``, ``code_col`` and ``max_level`` (text or
-    ``None``); other keys are kept. ``rule`` is ``("threshold", t)`` with t in [0, 1] or ``("top_k", k)``
+    ``None``) and ``header`` (true, false or ``None``: whether the first row of a CSV/TSV input names its
+    columns, None to decide from its content); other keys are kept. ``rule`` is ``("threshold", t)`` with t in [0, 1] or ``("top_k", k)``
     with k ≥ 1, for runs that hold scores. ``slice`` and ``view`` are JSON objects the dashboard reads back.
     Made with a value of the wrong type or out of range, it raises :class:`ValueError`.
 
@@ -211,6 +212,8 @@ def _check_options(options: Any, hierarchy: InputFile | None) -> None:
             raise ValueError(
                 f"options: {key} must be text of 1 to {MAX_NAME} characters or null, not {show(value)}"
             )
+    if not isinstance(options.get("header"), bool | None):
+        raise ValueError(f"options: header must be true, false or null, not {show(options.get('header'))}")
 
 
 def _check_rule(rule: Any) -> tuple | None:
@@ -544,6 +547,7 @@ def score_analysis(analysis: Analysis) -> Scoring:
         system=o.get("system") or "auto",
         doc_col=o.get("doc_col"),
         code_col=o.get("code_col"),
+        header=o.get("header"),
         **rule,
     )
     levels = scoring.corpus.ontology.levels

@@ -271,19 +271,21 @@ def score_files(
     threshold: float | None = None,
     top_k: int | None = None,
     bound: RowBound | None = None,
+    header: bool | None = None,
 ) -> Scoring:
     """Read a gold file and named prediction files (code sets or scores), and validate them.
 
     Each file is read once by :func:`cophe_core.readers.read_input`; runs given as scores need a
     ``threshold`` or a ``top_k``, and ``bound`` says how much of a file may go unscored (see
-    :func:`score_labels`).
+    :func:`score_labels`). ``header`` says whether the first row of each CSV/TSV file names its columns
+    (None: decided per file from its content, :func:`cophe_core.readers.headerless_columns`).
 
     >>> s = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"})
     >>> round(s.evaluation("A").score("cophe", "e0").f1, 3)
     1.0
     """
-    raw_gold = _read(gold, "gold", doc_col, code_col, gold=True)
-    raw_runs = {name: _read(src, name, doc_col, code_col) for name, src in runs.items()}
+    raw_gold = _read(gold, "gold", doc_col, code_col, gold=True, header=header)
+    raw_runs = {name: _read(src, name, doc_col, code_col, header=header) for name, src in runs.items()}
     return score_labels(
         raw_gold, raw_runs, ontology=ontology, system=system, threshold=threshold, top_k=top_k, bound=bound
     )
@@ -300,12 +302,13 @@ def _read(
     code_col: str | None,
     *,
     gold: bool = False,
+    header: bool | None = None,
 ) -> RawLabels:
     """An input already read, or read now: a gold standard as code sets, anything else as its columns say."""
     if isinstance(source, RawLabels):
         return source
     read = read_labels if gold else read_input
-    return read(source, name=_name(source, fallback), doc_col=doc_col, code_col=code_col)
+    return read(source, name=_name(source, fallback), doc_col=doc_col, code_col=code_col, header=header)
 
 
 def decide_run(
@@ -322,11 +325,12 @@ def decide_run(
     doc_col: str | None = None,
     code_col: str | None = None,
     bound: RowBound | None = None,
+    header: bool | None = None,
 ) -> tuple[Scoring, Decision]:
     """Turn a run's scores into decisions and score them (the run is named ``pred``).
 
     Exactly one of ``threshold``, ``top_k`` or ``tune_on`` = (dev gold, dev
-    scores), already read or files (read with ``doc_col``/``code_col``): the
+    scores), already read or files (read with ``doc_col``/``code_col``/``header``): the
     threshold that maximises ``measure`` overall F1 on that development split is
     applied to these scores. Returns the :class:`Scoring` (with the development
     split's :class:`~cophe_core.scores.ScoredRun` as ``dev``) and the :class:`Decision`: the rule,
@@ -347,8 +351,8 @@ def decide_run(
             "tune the threshold on",
             fix="choose one with {rule}",
         )
-    gold = _read(gold, "gold", doc_col, code_col, gold=True)
-    read = _read(scores, "scores", doc_col, code_col)
+    gold = _read(gold, "gold", doc_col, code_col, gold=True, header=header)
+    read = _read(scores, "scores", doc_col, code_col, header=header)
     if not isinstance(read, RawScores):
         raise InputError(
             f"{read.name}: holds code sets, not scores; a threshold, a top-k and a tuned threshold need a "
@@ -359,8 +363,8 @@ def decide_run(
     dev = None
     detection = None
     if tune_on is not None:
-        dev_gold = _read(tune_on[0], "dev_gold", doc_col, code_col, gold=True)
-        dev_scores = _read(tune_on[1], "dev_scores", doc_col, code_col)
+        dev_gold = _read(tune_on[0], "dev_gold", doc_col, code_col, gold=True, header=header)
+        dev_scores = _read(tune_on[1], "dev_scores", doc_col, code_col, header=header)
         if not isinstance(dev_scores, RawScores):
             raise InputError(
                 f"{dev_scores.name}: holds code sets, not scores; tuning needs the development "

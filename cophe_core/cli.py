@@ -169,6 +169,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--doc-col", help="document id column (default: detected)")
     s.add_argument("--code-col", help="code column (default: detected)")
+    _header_argument(s)
     s.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
     _aggregate_parser(sub)
     sub.add_parser(
@@ -244,7 +245,19 @@ def _aggregate_parser(sub) -> None:
     )
     a.add_argument("--doc-col", help="document id column (default: detected)")
     a.add_argument("--code-col", help="code column (default: detected)")
+    _header_argument(a)
     a.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
+
+
+def _header_argument(p: argparse.ArgumentParser) -> None:
+    """``--header`` / ``--no-header``: whether the first row of each CSV/TSV input names its columns."""
+    p.add_argument(
+        "--header",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the first row of each CSV/TSV input names its columns (--header) or is data (--no-header, as in "
+        "the shared tasks' two-column case_id<TAB>code files); default: decided per file from its first row",
+    )
 
 
 def _aggregate(args: argparse.Namespace) -> int:
@@ -285,6 +298,7 @@ def _aggregate(args: argparse.Namespace) -> int:
                     system=args.system,
                     doc_col=args.doc_col,
                     code_col=args.code_col,
+                    header=args.header,
                     chunk_rows=args.chunk_rows,
                     slice_edges=args.slice_edges,
                     every_level=True,
@@ -308,6 +322,7 @@ def _aggregate(args: argparse.Namespace) -> int:
                 doc_col=args.doc_col,
                 code_col=args.code_col,
                 bound=_bound(args.max_rejected),
+                header=args.header,
             )
             if scoring.refused:  # an aggregate holds the runs asked for, or none: never a file missing one
                 raise TooManyRejected.together(list(scoring.refused.values()))
@@ -479,7 +494,7 @@ def _score(args: argparse.Namespace) -> int:
         return _score_streamed(args)
     decision = None
     try:
-        kw = {"doc_col": args.doc_col, "code_col": args.code_col}
+        kw = {"doc_col": args.doc_col, "code_col": args.code_col, "header": args.header}
         gold, pred = read_labels(args.gold, **kw), read_input(args.pred, **kw)  # each file parsed once
         if isinstance(pred, RawScores):
             run, decision = decide_run(
@@ -621,6 +636,7 @@ def _score_streamed(args: argparse.Namespace) -> int:
             max_level=args.max_level,
             doc_col=args.doc_col,
             code_col=args.code_col,
+            header=args.header,
             chunk_rows=args.chunk_rows,
             keep_documents=bool(args.documents or args.bootstrap),  # else memory does not grow with them
             suite=args.metrics == "suite",  # two passes: the gold standard's frequencies first
@@ -675,6 +691,7 @@ def _save(args: argparse.Namespace, ev, decision: Decision | None) -> None:
             "system": args.system,
             "doc_col": args.doc_col or None,
             "code_col": args.code_col or None,
+            "header": args.header,
             "max_level": args.max_level or None,
         },
         cophe_version=__version__,

@@ -300,14 +300,23 @@ _FILLED_TAB = re.compile(r"[^ \r\n\f\v]")
 
 
 def parse_delimited(
-    text: str, name: str, sep: str, *, usecols: list[str] | None = None, offset: int = 0
+    text: str,
+    name: str,
+    sep: str,
+    *,
+    usecols: list[str] | None = None,
+    names: list[str] | None = None,
+    offset: int = 0,
 ) -> pd.DataFrame:
     """All columns as strings (or only ``usecols``), indexed by 1-based line; a row longer than the header
     is an error (:func:`unparsable`; ``offset`` is added to the line it names, for a block of a file), and so
-    is a header wider than :data:`MAX_COLUMNS` (:func:`check_width`).
+    is a header wider than :data:`MAX_COLUMNS` (:func:`check_width`). With ``names``, the text has no header:
+    its first row is data, on line 1, and these name its columns.
 
     >>> parse_delimited("doc_id,code\\n\\n1,401.9\\n", "gold.csv", ",").to_dict("index")
     {3: {'doc_id': '1', 'code': '401.9'}}
+    >>> parse_delimited("1,401.9\\n2,428.0\\n", "gold.csv", ",", names=["doc_id", "code"]).to_dict("index")
+    {1: {'doc_id': '1', 'code': '401.9'}, 2: {'doc_id': '2', 'code': '428.0'}}
     """
     check_width(text, name, sep, first=offset + 1)
     try:
@@ -323,16 +332,19 @@ def parse_delimited(
                 index_col=False,
                 engine="c",
                 usecols=usecols,
+                header=None if names else "infer",
+                names=names,
             )
     except (pd.errors.ParserError, pd.errors.ParserWarning):
-        raise unparsable(text, name, sep, offset=offset) from None
-    frame.index = line_numbers(frame, text, sep)
+        raise unparsable(text, name, sep, offset=offset, header=names is None) from None
+    frame.index = line_numbers(frame, text, sep, header=names is None)
     return frame
 
 
-def unparsable(text: str, name: str, sep: str, *, offset: int = 0) -> InputError:
+def unparsable(text: str, name: str, sep: str, *, offset: int = 0, header: bool = True) -> InputError:
     """The error for delimited ``text`` the parser refused, in our words: the first row with more fields
-    than the header (its line and the counts), or a quote left open; what to do.
+    than the header (or, without one, than the first row), its line and the counts, or a quote left open;
+    what to do.
 
     Only on the error path: the csv module reads the text again, record by record, to find the row.
 
@@ -348,8 +360,8 @@ def unparsable(text: str, name: str, sep: str, *, offset: int = 0) -> InputError
                 width = len(record) if any(f.strip() for f in record) or len(record) > 1 else None
             elif len(record) > width:
                 return InputError(
-                    f"{name}, line {start + offset}: this row has {len(record):,} fields where the header "
-                    f"has {width:,}",
+                    f"{name}, line {start + offset}: this row has {len(record):,} fields where the "
+                    f"{'header' if header else 'first row'} has {width:,}",
                     fix=f"put quotes around a value that contains a {what}, or remove the extra {what}",
                 )
             start = reader.line_num + 1

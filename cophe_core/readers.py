@@ -38,6 +38,8 @@ read, with file, line, value and reason. Whole-file problems raise
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from dataclasses import dataclass, field
@@ -64,9 +66,13 @@ from .files import (
     read_binary_table,
     sniff_separator,
 )
+from .ontology.detect import detect_system
+from .ontology.icd10 import normalise_cm
 
 __all__ = [
     "InputError",
+    "HeaderUnclear",
+    "headerless_columns",
     "RawLabels",
     "RawScores",
     "read_input",
@@ -174,6 +180,7 @@ def read_input(
     code_col: str | None = None,
     score_col: str | None = None,
     joiner: str = ";",
+    header: bool | None = None,
 ) -> RawLabels | RawScores:
     """Read one file once, and return its labels or its scores, as its columns say (:func:`input_kind`).
 
@@ -189,6 +196,10 @@ def read_input(
         a long scores file; a ``code_col`` without a score column makes it a labels file.
     joiner : str
         Separator of several codes inside one cell (CAML's ``LABELS``).
+    header : bool, optional
+        Whether the first row of a CSV/TSV file names its columns; None (default) decides from its
+        content (:func:`headerless_columns`): the shared tasks' ``S0004-06142005000700014-1<TAB>q64.4``
+        files have none, and their first row is data, on line 1.
 
     Returns
     -------
@@ -201,9 +212,20 @@ def read_input(
     >>> raw = read_input(b"doc_id,code,score\\n1,401.9,0.8\\n")
     >>> type(raw).__name__, raw.pairs.score.tolist()
     ('RawScores', [0.8])
+    >>> read_input(b"S1\\tq64.4\\nS1\\tr69\\n", format="tsv").pairs.values.tolist()
+    [['S1', 'q64.4', 1], ['S1', 'r69', 2]]
     """
     data, name = load_bytes(source, name)
-    parsed = _parse(data, name, _format(format, name, data), doc_col, code_col, joiner)
+    parsed = _parse(
+        data,
+        name,
+        _format(format, name, data),
+        doc_col,
+        code_col,
+        joiner,
+        header=header,
+        score_col=score_col,
+    )
     if isinstance(parsed, RawLabels):
         return _bounded(parsed)
     return read_frame(
@@ -264,6 +286,7 @@ def read_scores(
     doc_col: str | None = None,
     code_col: str | None = None,
     score_col: str | None = None,
+    header: bool | None = None,
 ) -> RawScores:
     """Read a scores file: a long table with a score column, or a wide per-code score matrix.
 
@@ -276,7 +299,13 @@ def read_scores(
     [('1', '401.9', 0.9), ('2', '401.9', 0.2), ('2', '428.0', 0.7)]
     """
     raw = read_input(
-        source, name=name, format=format, doc_col=doc_col, code_col=code_col, score_col=score_col
+        source,
+        name=name,
+        format=format,
+        doc_col=doc_col,
+        code_col=code_col,
+        score_col=score_col,
+        header=header,
     )
     if not isinstance(raw, RawScores):
         raise InputError(
@@ -294,6 +323,7 @@ def read_labels(
     doc_col: str | None = None,
     code_col: str | None = None,
     joiner: str = ";",
+    header: bool | None = None,
 ) -> RawLabels:
     """Read one labels file.
 
@@ -308,6 +338,9 @@ def read_labels(
         Override the column detection (matched case-insensitively).
     joiner : str
         Separator of several codes inside one cell (CAML's ``LABELS``).
+    header : bool, optional
+        Whether the first row of a CSV/TSV file names its columns; None (default) decides from its
+        content, as :func:`read_input` does.
 
     Every row is read as a (document, code) pair, whatever other columns the file has; use
     :func:`read_input` to let the columns decide between labels and scores.
@@ -318,10 +351,130 @@ def read_labels(
     ['401.9', '428.0']
     """
     data, name = load_bytes(source, name)
-    parsed = _parse(data, name, _format(format, name, data), doc_col, code_col, joiner, labels_only=True)
+    parsed = _parse(
+        data, name, _format(format, name, data), doc_col, code_col, joiner, labels_only=True, header=header
+    )
     if isinstance(parsed, RawLabels):
         return _bounded(parsed)
     return read_frame(parsed, name=name, labels_only=True, doc_col=doc_col, code_col=code_col, joiner=joiner)
+
+
+class HeaderUnclear(InputError):
+    """A delimited file whose first row may name its columns or be its first row of data, which its content
+    does not tell (:func:`headerless_columns`). ``str()`` names the command-line options; :meth:`advice`
+    says the same in other words (the dashboard names its checkbox). ``file``, ``line`` and ``row`` say
+    where."""
+
+    file: str = ""
+    line: int = 1
+    row: str = ""
+    value: str = ""
+
+    @classmethod
+    def at(cls, file: str, line: int, row: str, value: str) -> HeaderUnclear:
+        """The error for ``row`` on ``line`` of ``file``, whose field ``value`` is neither a column name nor
+        a code, worded for the command line.
+
+        >>> print(HeaderUnclear.at("gold.tsv", 1, "S1\\tx1", "x1"))  # doctest: +NORMALIZE_WHITESPACE
+        gold.tsv, line 1: cannot tell whether the first row ('S1\\tx1') names the columns or is data: 'x1' is
+        neither a column name cophe knows nor a code. If the row is data, pass --no-header; if it names the
+        columns, pass --header (and --doc-col and --code-col to say which they are).
+        """
+        e = cls("")
+        e.file, e.line, e.row, e.value = file, line, row, value
+        e.args = (
+            e.advice(
+                "pass --no-header", "pass --header (and --doc-col and --code-col to say which they are)"
+            ),
+        )
+        return e
+
+    def advice(self, if_data: str, if_names: str) -> str:
+        """The message, with what to do when the first row is data and when it names the columns."""
+        return (
+            f"{self.file}, line {self.line}: cannot tell whether the first row ({excerpt(self.row)!r}) names "
+            f"the columns or is data: {excerpt(self.value)!r} is neither a column name cophe knows nor a "
+            f"code. If the row is data, {if_data}; if it names the columns, {if_names}."
+        )
+
+
+HEADERLESS_FIELDS = (2, 3)  # a file without column names: document id, code (and score)
+
+
+def headerless_columns(
+    text: str,
+    sep: str,
+    name: str,
+    *,
+    header: bool | None = None,
+    doc_col: str | None = None,
+    code_col: str | None = None,
+    score_col: str | None = None,
+) -> list[str] | None:
+    """The names of the columns of a delimited file whose first row is data, or None when its first row
+    names its columns; the one place where that is decided.
+
+    ``header`` True or False says it; None (the default) decides from the content of the first row that is
+    not blank. It names the columns when one of its fields is a column name cophe knows (``doc_id``,
+    ``HADM_ID``, ``code``, ``score``, … or ``doc_col``, ``code_col``, ``score_col``), or when it has other
+    than two fields, or three whose last is not a number. Otherwise it is data when its second field is a
+    code of a code system cophe knows, as :func:`cophe_core.ontology.detect.detect_system` recognises codes
+    (the shared tasks' lowercase ``q64.4`` and ``w19.xxx`` are codes), and the columns are named
+    ``doc_col`` or ``doc_id``, ``code_col`` or ``code`` (and ``score_col`` or ``score``, which makes the file
+    a long scores file). Anything else cannot be decided: :class:`HeaderUnclear`.
+
+    >>> headerless_columns("S0004-06142005000700014-1\\tq64.4\\n", "\\t", "gold.tsv")
+    ['doc_id', 'code']
+    >>> headerless_columns("case\\tdiagnosis\\n1\\tq64.4\\n", "\\t", "gold.tsv", header=False)
+    ['doc_id', 'code']
+    >>> headerless_columns("1,401.9,0.8\\n", ",", "run.csv"), headerless_columns("HADM_ID,dx\\n", ",", "g.csv")
+    (['doc_id', 'code', 'score'], None)
+    """
+    if header:
+        return None
+    line, fields = _first_row(text, sep)
+    names = [doc_col or "doc_id", code_col or "code", score_col or "score"][: len(fields)]
+    if header is False:
+        if len(fields) not in HEADERLESS_FIELDS:
+            raise InputError(
+                f"{name}, line {line}: read with its first row as data, but the row has {len(fields)} "
+                f"fields; a file without column names has two (document id, code) or three (document id, "
+                "code, score)"
+            )
+        return names
+    wanted = {c.lower().strip() for c in (doc_col, code_col, score_col) if c}
+    named = any(f.lower() in _KNOWN_COLUMNS or f.lower() in wanted for f in fields)
+    if named or len(fields) not in HEADERLESS_FIELDS or (len(fields) == 3 and not _is_number(fields[2])):
+        return None
+    if _is_code(fields[1]):
+        return names
+    raise HeaderUnclear.at(name, line, sep.join(fields), fields[1])
+
+
+def _first_row(text: str, sep: str) -> tuple[int, list[str]]:
+    """The 1-based line of the first row that is not blank, and its fields (stripped, quotes removed)."""
+    found = re.search(r"[^\s]", text)
+    if found is None:
+        return 1, []
+    start = text.rfind("\n", 0, found.start()) + 1
+    end = text.find("\n", start)
+    row = next(csv.reader(io.StringIO(text[start : end if end >= 0 else len(text)]), delimiter=sep), [])
+    return text.count("\n", 0, start) + 1, [f.strip() for f in row]
+
+
+def _is_code(value: str) -> bool:
+    """A code of a code system cophe knows, as detection reads codes (by its form, else by the official code
+    lists). ICD-10-CM's form, which holds the V and E codes ICD-9 shares, is looked at first: detection would
+    load both code lists for them (seconds), and a first row only asks whether this is a code at all."""
+    return normalise_cm(value) is not None or "unknown" not in detect_system([value.upper()]).counts
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _bounded(raw: RawLabels) -> RawLabels:
@@ -385,10 +538,13 @@ def _parse(
     joiner: str,
     *,
     labels_only: bool = False,
+    header: bool | None = None,
+    score_col: str | None = None,
 ) -> pd.DataFrame | RawLabels:
     """Parse a file once: a table (delimited, Parquet, Feather) as a frame of strings or typed columns
     indexed by line (row number for binary formats), or the labels of a record format. With
-    ``labels_only``, a wide delimited table is read by its document and code columns only."""
+    ``labels_only``, a wide delimited table is read by its document and code columns only. Whether a
+    delimited file's first row names its columns is ``header``, or decided by :func:`headerless_columns`."""
     if fmt in ("parquet", "feather"):
         frame = read_binary_table(data, name, fmt)
         frame = frame.reset_index(drop=True)
@@ -410,8 +566,16 @@ def _parse(
     check_width(text, name, sep)  # before anything splits the header into one string per column
     if sep == "|" and _looks_headerless_psv(first_line(text)):
         return _read_psv(text, name)
+    names = headerless_columns(
+        text, sep, name, header=header, doc_col=doc_col, code_col=code_col, score_col=score_col
+    )
+    wide = labels_only and names is None
     frame = parse_delimited(
-        text, name, sep, usecols=_label_columns(text, name, sep, doc_col, code_col) if labels_only else None
+        text,
+        name,
+        sep,
+        usecols=_label_columns(text, name, sep, doc_col, code_col) if wide else None,
+        names=names,
     )
     if frame.shape[1] < 2 and code_col is None:
         raise InputError(

@@ -86,7 +86,7 @@ from .metrics import (
     systems_table,
 )
 from .ontology import Ontology, choose_ontology, system_of
-from .readers import REJECTED_COLUMNS, RawScores, read_frame
+from .readers import REJECTED_COLUMNS, RawScores, headerless_columns, read_frame
 from .suite import Frequencies, document_sums, left_out_note, per_document, suite_of_sums, sum_frequencies
 
 if TYPE_CHECKING:
@@ -686,13 +686,22 @@ def _source_name(source: str | os.PathLike) -> str:
     return Path(text).name if Path(text).is_file() else text
 
 
-def _frames(f: _File, chunk_rows: int) -> Iterator[pd.DataFrame]:
+def _frames(f: _File, chunk_rows: int, names: _Names) -> Iterator[pd.DataFrame]:
     """The file's rows in chunks, each a frame indexed by 1-based line (row number for Parquet), as the
-    readers parse a whole file."""
+    readers parse a whole file (``names``: the options that name the columns of a CSV/TSV file)."""
     if f.fmt == "parquet":
         yield from _parquet_frames(f, chunk_rows)
     else:
-        yield from _delimited_frames(f, chunk_rows)
+        yield from _delimited_frames(f, chunk_rows, names)
+
+
+@dataclass(frozen=True)
+class _Names:
+    """The reading options that say whether a CSV/TSV file's first row names its columns, and which."""
+
+    header: bool | None = None
+    doc_col: str | None = None
+    code_col: str | None = None
 
 
 def _parquet_frames(f: _File, chunk_rows: int) -> Iterator[pd.DataFrame]:
@@ -714,9 +723,10 @@ def _parquet_frames(f: _File, chunk_rows: int) -> Iterator[pd.DataFrame]:
         raise InputError(f"{f.name}: cannot read as Parquet ({type(e).__name__}: {detail})") from None
 
 
-def _delimited_frames(f: _File, chunk_rows: int) -> Iterator[pd.DataFrame]:
+def _delimited_frames(f: _File, chunk_rows: int, names: _Names) -> Iterator[pd.DataFrame]:
     """Blocks of whole lines (never inside a quoted field), each parsed by the readers' parser below the
-    file's header, their line numbers shifted to the file's."""
+    file's header, their line numbers shifted to the file's. A file without a header
+    (:func:`cophe_core.readers.headerless_columns`) has its first row read as data, on its own line."""
     block = max(16, chunk_rows * 24)  # bytes: about chunk_rows rows of a long doc_id,code file
     with open(f.path, "rb") as fh:
         head = fh.read(1 << 16)
@@ -736,8 +746,11 @@ def _delimited_frames(f: _File, chunk_rows: int) -> Iterator[pd.DataFrame]:
         header_text = decode_text(header, f.name).rstrip("\r\n")
         sep = "\t" if f.fmt == "tsv" else sniff_separator(header_text, f.name)
         check_width(header_text, f.name, sep, first=line_no)
-        carry = b""
-        first_line = line_no + 1  # the file's line number of the first line of the next block
+        columns = headerless_columns(
+            header_text, sep, f.name, header=names.header, doc_col=names.doc_col, code_col=names.code_col
+        )
+        carry = b"" if columns is None else header  # the first row is data: read in the first block
+        first_line = line_no + (columns is None)  # the file's line number of the first line of the next block
         while True:
             data = fh.read(block)
             buf = carry + data
@@ -757,13 +770,16 @@ def _delimited_frames(f: _File, chunk_rows: int) -> Iterator[pd.DataFrame]:
                         f"{f.name}, line {line}: not valid UTF-8 text (byte {chunk[e.start]:#04x}); save the "
                         "file as UTF-8 CSV"
                     ) from None
-                frame = parse_delimited(header_text + "\n" + text, f.name, sep, offset=first_line - 2)
+                if columns is None:
+                    frame = parse_delimited(header_text + "\n" + text, f.name, sep, offset=first_line - 2)
+                else:
+                    frame = parse_delimited(text, f.name, sep, names=columns, offset=first_line - 1)
                 if frame.shape[1] < 2:
                     raise InputError(
                         f"{f.name}: found a single column {excerpt(frame.columns[0])!r}; expected a document id and a "
                         "code column separated by a comma, tab, | or ;"
                     )
-                frame.index = frame.index + (first_line - 2)
+                frame.index = frame.index + (first_line - (1 if columns is not None else 2))
                 yield frame
             first_line += chunk.count(b"\n")
             if not data:
@@ -906,6 +922,7 @@ def score_dataset(
     every_level: bool = False,
     suite: bool = False,
     bound: RowBound | None = None,
+    header: bool | None = None,
 ) -> StreamedEvaluation:
     """Score a prediction source against a gold source of any size, in chunks, in bounded memory.
 
@@ -925,6 +942,9 @@ def score_dataset(
         Highest level evaluated and summed into *overall*; default the ontology's.
     doc_col, code_col : str, optional
         The document and code columns (default: detected, per file).
+    header : bool, optional
+        Whether the first row of each CSV/TSV file names its columns (default: decided per file from its
+        content, as :func:`cophe_core.readers.read_input` decides).
     chunk_rows : int
         Rows read at a time, and about the rows of one bucket counted at a time: memory grows with it.
     temp_dir : str, optional
@@ -985,7 +1005,7 @@ def score_dataset(
         spill = _Spill(folder, n_buckets, len(files))
         for index, f in enumerate(files):
             side = 0 if index < len(sides[0]) else 1
-            for frame in _frames(f, chunk_rows):
+            for frame in _frames(f, chunk_rows, _Names(header, doc_col, code_col)):
                 raw = read_frame(
                     frame, name=f.name, labels_only=side == 0, doc_col=doc_col, code_col=code_col
                 )

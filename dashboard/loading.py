@@ -21,7 +21,7 @@ from cophe_core.analysis import INPUT_MB
 from cophe_core.labels import RowBound, TooManyRejected
 from cophe_core.ontology import REGISTRY, load_ontology
 from cophe_core.ontology.custom import load_hierarchy
-from cophe_core.readers import RawLabels, RawScores, read_input, read_labels
+from cophe_core.readers import HeaderUnclear, RawLabels, RawScores, read_input, read_labels
 
 # The bundled samples: beside the dashboard when installed (cophe_dashboard/sample_data), else the source
 # checkout's top-level folder.
@@ -48,6 +48,11 @@ UPLOAD_TYPES = ["csv", "tsv", "txt", "psv", "json", "jsonl", "ndjson", "parquet"
 # al.'s feather file.
 MAX_UPLOAD_MB = INPUT_MB["gold"]
 MAX_RUN_UPLOAD_MB = INPUT_MB["run"]
+
+
+FIRST_ROW_IS_DATA = "First row is data"  # the checkbox beside the uploads: files without column names
+FIRST_ROW_IS_DATA_ADVICE = f'tick "{FIRST_ROW_IS_DATA}" beside the uploads'
+COLUMN_NAMES_ADVICE = "type the names of its document id and code columns under Reading options"
 
 
 # A saved analysis holds its inputs, an aggregate analysis the counts of runs too large to upload (58 MB for
@@ -132,15 +137,18 @@ def read_upload(
     code_col: str | None = None,
     digest: str | None = None,
     gold: bool = False,
+    header: bool | None = None,
 ) -> RawLabels | RawScores:
     """A file parsed once per session and content: labels or scores, as its columns say
     (:func:`cophe_core.readers.read_input`).
 
     Kept in the session (SPEC §9: cached uploads must not outlive their session) under the digest of
     the file and the reading options, the last :data:`PARSED_PER_SESSION` only; an unreadable file
-    is remembered with its error, so no rerun parses it again either.
+    is remembered with its error, so no rerun parses it again either. ``header``: whether the first row
+    of a CSV/TSV file names its columns (None: told from its content; False when "First row is data" is
+    ticked).
     """
-    key = (digest or file_digest(name, data), doc_col, code_col, gold)
+    key = (digest or file_digest(name, data), doc_col, code_col, gold, header)
     store = st.session_state.setdefault("_parsed", {})
     if key in store:
         store[key] = store.pop(key)  # most recently used last
@@ -148,7 +156,9 @@ def read_upload(
         try:
             read = read_labels if gold else read_input  # a gold standard is code sets, whatever its columns
             with heavy():
-                store[key] = read(_named(name, data), doc_col=doc_col, code_col=code_col)
+                store[key] = read(_named(name, data), doc_col=doc_col, code_col=code_col, header=header)
+        except HeaderUnclear as e:  # the same advice, in the sidebar's words
+            store[key] = InputError(e.advice(FIRST_ROW_IS_DATA_ADVICE, COLUMN_NAMES_ADVICE))
         except InputError as e:
             store[key] = e
         while len(store) > PARSED_PER_SESSION:
@@ -165,6 +175,7 @@ def read_inputs(
     *,
     doc_col: str | None = None,
     code_col: str | None = None,
+    header: bool | None = None,
 ) -> Inputs:
     """Parse the gold and the runs (each once per session and content; every byte hashed once per rerun)."""
     gold_digest = file_digest(*gold)
@@ -172,10 +183,12 @@ def read_inputs(
     h = hashlib.sha256(gold_digest.encode())
     for (run, _, _), d in zip(runs, run_digests):
         h.update(run.encode() + b"\0" + d.encode())
-    h.update((doc_col or "").encode() + b"\0" + (code_col or "").encode())
-    raw_gold = read_upload(*gold, digest=gold_digest, gold=True, doc_col=doc_col, code_col=code_col)
+    h.update((doc_col or "").encode() + b"\0" + (code_col or "").encode() + b"\0" + repr(header).encode())
+    raw_gold = read_upload(
+        *gold, digest=gold_digest, gold=True, doc_col=doc_col, code_col=code_col, header=header
+    )
     raw_runs = {
-        run: read_upload(name, data, digest=d, doc_col=doc_col, code_col=code_col)
+        run: read_upload(name, data, digest=d, doc_col=doc_col, code_col=code_col, header=header)
         for (run, name, data), d in zip(runs, run_digests)
     }
     return Inputs(h.hexdigest(), raw_gold, raw_runs)

@@ -143,6 +143,7 @@ def build(files: dict, page: str, onto, state: dict) -> Analysis:
             "system": files["system"],
             "doc_col": files["doc_col"],
             "code_col": files["code_col"],
+            "header": files.get("header"),
             "max_level": files.get("max_level"),
         },
         rule=tuple(rule) if rule else None,

@@ -14,6 +14,7 @@ from components import READING_SYSTEM, label_md, md
 from errors import said
 from loading import (
     DEFAULT_RULE,
+    FIRST_ROW_IS_DATA,
     MAX_ANALYSIS_MB,
     MAX_RUN_UPLOAD_MB,
     MAX_UPLOAD_MB,
@@ -87,7 +88,7 @@ def sidebar() -> Context:
     gold: tuple[str, bytes] | None = None
     runs: list[tuple[str, str, bytes]] = []
     scored: list[str] = []
-    reading: dict[str, str | None] | None = None
+    reading: dict[str, str | bool | None] | None = None  # doc_col, code_col, system (text), header
     hierarchy: tuple[str, bytes] | None = None
     if source in SAMPLES:
         gold, runs, onto = sample_inputs(source)
@@ -95,7 +96,7 @@ def sidebar() -> Context:
         scored = inputs.scored
         rule = decision_rule(sb, scored)
         scoring = scoring_for(inputs, onto=onto, rule=rule, shared=True)
-        reading = {"doc_col": None, "code_col": None, "system": "auto"}
+        reading = {"doc_col": None, "code_col": None, "system": "auto", "header": None}
     elif source == OPEN:
         onto = "auto"
         try:
@@ -117,6 +118,7 @@ def sidebar() -> Context:
                 "doc_col": o.get("doc_col"),
                 "code_col": o.get("code_col"),
                 "system": o.get("system") or "auto",
+                "header": o.get("header"),
             }
             gold = (opened.gold.name, opened.gold.data)
             runs = [(run, f.name, f.data) for run, f in opened.runs.items()]
@@ -126,11 +128,13 @@ def sidebar() -> Context:
                 f"{md(opened.created)} with cophe {md(opened.cophe_version)}."
             )
             try:
-                inputs = read_inputs(gold, runs, doc_col=reading["doc_col"], code_col=reading["code_col"])
+                inputs = read_inputs(
+                    gold, runs, doc_col=o.get("doc_col"), code_col=o.get("code_col"), header=o.get("header")
+                )
                 scored = inputs.scored
                 rule = decision_rule(sb, scored)
                 scoring = scoring_for(
-                    inputs, onto=onto, system=reading["system"] or "auto", hierarchy=hierarchy, rule=rule
+                    inputs, onto=onto, system=o.get("system") or "auto", hierarchy=hierarchy, rule=rule
                 )
             except TooManyRejected as e:
                 blocked, error = e, said(e)
@@ -169,6 +173,14 @@ def sidebar() -> Context:
             accept_multiple_files=True,
             max_upload_size=MAX_RUN_UPLOAD_MB,
         )
+        first_row_data = sb.checkbox(
+            FIRST_ROW_IS_DATA,
+            key="first_row_data",
+            help="Tick when the files have no column names, so that their first row is already a document "
+            "and a code (as in the CodiEsp and CLEF eHealth files). Left unticked, cophe tells from the "
+            "first row of each file.",
+        )
+        header = False if first_row_data else None
         taken: set[str] = set()
         for i, f in enumerate(run_files or []):
             name = sb.text_input(
@@ -196,7 +208,7 @@ def sidebar() -> Context:
             )
             doc_col = st.text_input("Document id column", key="doc_col", placeholder="detected") or None
             code_col = st.text_input("Code column", key="code_col", placeholder="detected") or None
-        reading = {"doc_col": doc_col, "code_col": code_col, "system": system}
+        reading = {"doc_col": doc_col, "code_col": code_col, "system": system, "header": header}
         if gold_file is None or not runs:
             notice = (
                 None if error else "Upload a gold standard and at least one model run, or choose a sample."
@@ -205,7 +217,7 @@ def sidebar() -> Context:
             label = ", ".join([gold_file.name] + [r[1] for r in runs])
             try:
                 gold = (gold_file.name, content(gold_file, MAX_UPLOAD_MB))
-                inputs = read_inputs(gold, runs, doc_col=doc_col, code_col=code_col)
+                inputs = read_inputs(gold, runs, doc_col=doc_col, code_col=code_col, header=header)
                 scored = inputs.scored
                 rule = decision_rule(sb, scored)
                 scoring = scoring_for(inputs, onto=onto, system=system, hierarchy=hierarchy, rule=rule)

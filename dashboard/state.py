@@ -42,7 +42,7 @@ class Context:
     error: str | None = None
     scored: dict | None = None  # run → ScoredRun, for runs given as probabilities
     rule: tuple | None = None  # ("threshold", t) or ("top_k", k)
-    reading: dict | None = None  # the reading options: doc_col, code_col, system
+    reading: dict | None = None  # the reading options: doc_col, code_col, system, header
     notice: str | None = None  # an ordinary state, such as nothing uploaded yet (not an error)
     blocked: TooManyRejected | None = None  # an input too little of which can be scored: numbers are withheld
     slice: Slice | None = None  # the part of the data every page shows (None: everything)

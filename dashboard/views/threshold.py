@@ -44,9 +44,9 @@ def dev_curve(
 ) -> tuple[pd.DataFrame, list[str]]:
     """The development split's threshold curve and input warnings, read as the test inputs were."""
     reading = ctx.reading or {}
-    doc_col, code_col = reading.get("doc_col"), reading.get("code_col")
-    gold = loading.read_upload(*dev[0], doc_col=doc_col, code_col=code_col, gold=True)
-    scores = loading.read_upload(*dev[1], doc_col=doc_col, code_col=code_col)
+    doc_col, code_col, header = reading.get("doc_col"), reading.get("code_col"), reading.get("header")
+    gold = loading.read_upload(*dev[0], doc_col=doc_col, code_col=code_col, gold=True, header=header)
+    scores = loading.read_upload(*dev[1], doc_col=doc_col, code_col=code_col, header=header)
     if not isinstance(scores, RawScores):
         raise InputError(
             f"{dev[1][0]}: holds code sets, not scores; tuning needs the development split's scores "

@@ -204,6 +204,7 @@ def test_save_writes_what_the_session_shows(scoring):
         "system": "auto",
         "doc_col": None,
         "code_col": None,
+        "header": None,
         "max_level": "e0",
     }
     assert a.view == {"page": "tree", "focus": "428", "colour": "fn", "cmp_baseline": "mine"}

@@ -322,3 +322,40 @@ def test_an_ontology_path_that_is_not_a_hierarchy_file_is_not_read(files, capsys
         "cophe: error: notes.txt: not a hierarchy file; give a .csv file of "
         "child,parent[,title] rows or the .json hierarchy of the CoPHE paper"
     ]
+
+
+CODIESP_GOLD = (
+    "S0004-06142005000700014-1\tq64.4\nS0004-06142005000700014-1\tr69\nS0004-06142005000700014-1\tq64.4\n"
+)
+CODIESP_RUN = "S0004-06142005000700014-1\tq64.4\nS0004-06142005000700014-1\tn20.0\n"
+
+
+def test_headerless_shared_task_files_are_scored_and_the_flags_override(tmp_path, capsys):
+    g, p = tmp_path / "gold.tsv", tmp_path / "run.tsv"
+    g.write_text(CODIESP_GOLD)
+    p.write_text(CODIESP_RUN)
+    # gold {q64.4, r69} (q64.4 twice), run {q64.4, n20.0}: TP 1, FP 1, FN 1, F1 = 2/(2+1+1) = 1/2
+    assert main(["score", "--gold", str(g), "--pred", str(p), "--format", "json"]) == 0
+    flat = json.loads(capsys.readouterr().out)["flat"]
+    assert (flat["tp"], flat["fp"], flat["fn"], flat["f1"]) == (1, 1, 1, 0.5)
+    # --header: the first row names the columns, which then lack a document id column
+    assert main(["score", "--gold", str(g), "--pred", str(p), "--header"]) == 2
+    assert "gold.tsv: cannot find the document id column" in capsys.readouterr().err
+    # a first row that is neither column names nor a code: one message naming both options
+    g.write_text("case\tdiagnosis\n" + CODIESP_GOLD)
+    assert main(["score", "--gold", str(g), "--pred", str(p)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("cophe: error: gold.tsv, line 1: cannot tell whether")
+    assert "pass --no-header" in err[0] and "pass --header" in err[0]
+    # --no-header: read as data ('diagnosis' of case 'case' is then a rejected row, on line 1)
+    rejected = tmp_path / "rejected.csv"
+    args = ["score", "--gold", str(g), "--pred", str(p), "--no-header", "--rejected", str(rejected)]
+    assert main([*args, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["flat"]["tp"] == 1
+    assert pd.read_csv(rejected)[["file", "line", "value"]].values.tolist() == [["gold.tsv", 1, "diagnosis"]]
+    # cophe aggregate takes the same options
+    out = tmp_path / "a.cophe"
+    assert main(["aggregate", "--gold", str(g), "--run", f"A={p}", "--out", str(out)]) == 2
+    assert "--no-header" in capsys.readouterr().err
+    assert main(["aggregate", "--gold", str(g), "--run", f"A={p}", "--out", str(out), "--no-header"]) == 0
+    assert out.is_file()
