@@ -612,9 +612,7 @@ def _write_csv(table: pd.DataFrame, path: str) -> None:
 
 def _save(args: argparse.Namespace, ev, decision: Decision | None) -> None:
     """Write ``--save``: the inputs as given, the reading options and the decision rule."""
-    from datetime import UTC, datetime
-
-    from .analysis import analysis_from_files, write_analysis
+    from .analysis import analysis_from_files, creation_time, write_analysis
 
     custom = args.ontology not in (
         "auto",
@@ -626,7 +624,7 @@ def _save(args: argparse.Namespace, ev, decision: Decision | None) -> None:
         {Path(args.pred).stem or "pred": args.pred},
         rule=rule,
         hierarchy=args.ontology if custom else None,
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        created=creation_time(),  # SOURCE_DATE_EPOCH when set: the same inputs give the same bytes
         options={
             "ontology": "custom" if custom else args.ontology,
             "system": args.system,
