@@ -11,8 +11,10 @@ import argparse
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -342,7 +344,31 @@ def _dashboard(options: list[str]) -> int:
     if importlib.util.find_spec("streamlit") is None:
         print('cophe: error: the dashboard needs Streamlit: pip install "cophe[dashboard]"', file=sys.stderr)
         return 2
-    return subprocess.call([sys.executable, "-m", "streamlit", "run", str(app), *options])
+    return _run_forwarding_signals([sys.executable, "-m", "streamlit", "run", str(app), *options])
+
+
+def _run_forwarding_signals(command: list[str]) -> int:
+    """Run ``command`` as a child and return its exit status, passing on SIGTERM, SIGINT and SIGHUP: stopping
+    ``cophe dashboard`` (a service manager's SIGTERM, Ctrl-C, ``kill``) stops the server it started, where
+    the child used to keep running, holding its port. A child ended by a signal gives 128 + its number."""
+    child = subprocess.Popen(command)
+
+    def forward(signum: int, _frame: Any) -> None:
+        if child.poll() is None:
+            child.send_signal(signum)
+
+    wanted = [signal.SIGTERM, signal.SIGINT] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+    main_thread = threading.current_thread() is threading.main_thread()  # only it may set handlers
+    previous = {s: signal.signal(s, forward) for s in wanted} if main_thread else {}
+    try:
+        code = child.wait()  # resumed after each forwarded signal, until the child has ended
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        if child.poll() is None:  # an error here: never leave the server behind
+            child.kill()
+            child.wait()
+    return 128 - code if code < 0 else code
 
 
 def _table(result: dict) -> str:
