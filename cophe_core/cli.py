@@ -314,6 +314,10 @@ def _aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
+# cophe is not on a package index: its extras are installed from a checkout (the README's install).
+DASHBOARD_INSTALL = 'pip install ".[dashboard]" in the folder of a cophe checkout'
+
+
 def dashboard_app() -> Path | None:
     """The dashboard's main script: the installed ``cophe_dashboard`` package's (a wheel, or an editable
     install of a checkout, where it is the top-level ``dashboard/`` folder), else a checkout's beside this
@@ -336,13 +340,13 @@ def _dashboard(options: list[str]) -> int:
     app = dashboard_app()
     if app is None:
         print(
-            "cophe: error: the dashboard is not installed with this cophe; reinstall it: "
-            'pip install "cophe[dashboard]"',
+            "cophe: error: the dashboard is not installed with this cophe; reinstall it from a checkout "
+            f"of cophe: {DASHBOARD_INSTALL}",
             file=sys.stderr,
         )
         return 2
     if importlib.util.find_spec("streamlit") is None:
-        print('cophe: error: the dashboard needs Streamlit: pip install "cophe[dashboard]"', file=sys.stderr)
+        print(f"cophe: error: the dashboard needs Streamlit: {DASHBOARD_INSTALL}", file=sys.stderr)
         return 2
     return _run_forwarding_signals([sys.executable, "-m", "streamlit", "run", str(app), *options])
 

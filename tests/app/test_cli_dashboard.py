@@ -130,7 +130,9 @@ def test_stopping_cophe_dashboard_stops_streamlit(signum):
 def test_without_streamlit_or_the_dashboard_it_says_what_to_install(monkeypatch, capsys):
     monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name: None)
     assert cli.main(["dashboard"]) == 2
-    assert 'pip install "cophe[dashboard]"' in capsys.readouterr().err
+    assert 'the dashboard needs Streamlit: pip install ".[dashboard]" in the folder of a cophe checkout' in (
+        capsys.readouterr().err
+    )
     monkeypatch.setattr(cli, "dashboard_app", lambda: None)
     assert cli.main(["dashboard"]) == 2
     assert "the dashboard is not installed with this cophe" in capsys.readouterr().err
