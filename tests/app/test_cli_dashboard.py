@@ -166,7 +166,7 @@ def test_the_checkout_runs_its_own_dashboard_folder():
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    """The package built as a wheel, as pip would install it from PyPI, from a copy of the source without
+    """The package built as a wheel, as `pip install .` installs it from a checkout, from a copy of the source without
     the build/ and egg-info folders a checkout keeps (setuptools would carry their files over)."""
     out = tmp_path_factory.mktemp("wheel")
     source = out / "source"
