@@ -626,7 +626,9 @@ def test_the_format_doc_example_writes_a_file_that_opens(tmp_path, monkeypatch):
     code = doc.split("## Writing one from a training script")[1].split("```python\n")[1].split("```")[0]
     assert len(code.strip().splitlines()) <= 6
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "sample_data").symlink_to(ROOT / "sample_data", target_is_directory=True)  # the example's paths
+    (tmp_path / "sample_data").symlink_to(
+        ROOT / "sample_data", target_is_directory=True
+    )  # the example's paths
     exec(code, {})  # the documentation's own example
     a = read_analysis((tmp_path / "epoch12.cophe").read_bytes(), name="epoch12.cophe")
     assert list(a.runs) == ["epoch 12"] and a.rule == ("threshold", 0.35)
