@@ -2,7 +2,9 @@
 
 The file (``.cophe``) is a zip of
 
-- ``manifest.json``: the format and its version, the cophe version, when it was made, the reading options
+- ``manifest.json``: the format and its version, the cophe version, when it was made (``SOURCE_DATE_EPOCH``
+  when set, for reproducible files; see :func:`creation_time`), a checksum of everything but that time, the
+  reading options
   (code system, ICD-9 system, document and code columns, highest level), the decision rule for runs given as
   scores, the slice, the view (page, run, focused family…), the code-set releases, and the list of inputs,
   each with its role, run name, original file name, member path, size and SHA-256;
@@ -29,6 +31,7 @@ import io
 import json
 import math
 import numbers
+import os
 import re
 import zipfile
 from collections.abc import Mapping
@@ -48,6 +51,8 @@ __all__ = [
     "Analysis",
     "write_analysis",
     "read_analysis",
+    "creation_time",
+    "analysis_checksum",
     "analysis_from_files",
     "score_analysis",
     "FORMAT",
@@ -243,20 +248,32 @@ def _safe(name: str) -> str:
     return base[:80]
 
 
-def write_analysis(analysis: Analysis) -> bytes:
-    """The analysis as the bytes of a ``.cophe`` file (a zip; see the module docs). The same analysis
-    always gives the same bytes. Raises :class:`ValueError` for an analysis that :func:`read_analysis`
-    would refuse (a field changed since it was made, too many inputs, inputs too large).
+def creation_time(environ: Mapping[str, str] | None = None) -> str:
+    """The ``created`` time of a file written now: ``SOURCE_DATE_EPOCH`` (seconds since 1970-01-01 UTC, the
+    reproducible-builds convention) when the environment sets it, so that the same inputs and settings give
+    the same bytes; else the current time. ISO 8601, UTC, to the second. Raises :class:`ValueError` when
+    ``SOURCE_DATE_EPOCH`` is set but not a whole number of seconds.
 
-    >>> a = Analysis(InputFile("gold.csv", b"doc_id,code\\n1,401.9\\n"), {"A": InputFile("a.csv", b"doc_id,code\\n")},
-    ...              options={"ontology": "icd9"}, rule=("threshold", 0.5), view={"page": "tree"})
-    >>> data = write_analysis(a)
-    >>> data[:2], data == write_analysis(a)
-    (b'PK', True)
-    >>> read_analysis(data) == a
-    True
+    >>> creation_time({"SOURCE_DATE_EPOCH": "1700000000"})
+    '2023-11-14T22:13:20+00:00'
+    >>> creation_time({})[:2], creation_time({"SOURCE_DATE_EPOCH": ""})[:2]  # empty counts as unset
+    ('20', '20')
     """
-    _check(analysis)
+    from datetime import UTC, datetime
+
+    epoch = (os.environ if environ is None else environ).get("SOURCE_DATE_EPOCH", "").strip()
+    if not epoch:
+        return datetime.now(UTC).isoformat(timespec="seconds")
+    if not re.fullmatch(r"[0-9]{1,12}", epoch):
+        raise ValueError(
+            f"SOURCE_DATE_EPOCH is {show(epoch)}; set it to a whole number of seconds since 1970-01-01 UTC, "
+            "or unset it to record the current time"
+        )
+    return datetime.fromtimestamp(int(epoch), UTC).isoformat(timespec="seconds")
+
+
+def _manifest(analysis: Analysis) -> tuple[dict, list[tuple[zipfile.ZipInfo, bytes]]]:
+    """The manifest without ``created`` and ``checksum``, and the input members."""
     inputs = analysis.inputs()
     if len(inputs) + 2 > MAX_MEMBERS:
         raise ValueError(f"{len(inputs)} inputs; a saved analysis holds at most {MAX_MEMBERS - 2}")
@@ -289,7 +306,6 @@ def write_analysis(analysis: Analysis) -> bytes:
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "cophe_version": analysis.cophe_version,
-        "created": analysis.created,
         "options": analysis.options,
         "rule": list(analysis.rule) if analysis.rule else None,
         "slice": analysis.slice,
@@ -297,7 +313,45 @@ def write_analysis(analysis: Analysis) -> bytes:
         "code_sets": analysis.code_sets,
         "inputs": entries,
     }
-    text = json.dumps(manifest, indent=1, sort_keys=True, allow_nan=False).encode()
+    return manifest, members
+
+
+def _json(manifest: dict) -> bytes:
+    return json.dumps(manifest, indent=1, sort_keys=True, allow_nan=False).encode()
+
+
+def analysis_checksum(analysis: Analysis) -> str:
+    """``"sha256:"`` and the SHA-256 of the manifest without its ``created`` time (and without this
+    checksum): the same for the same inputs (each named by its own SHA-256), options, rule, slice, view,
+    code sets and cophe version, whenever the file was written. ``manifest.json`` carries it as
+    ``checksum``.
+
+    >>> a = Analysis(InputFile("g.csv", b"doc_id,code\\n"), {"A": InputFile("a.csv", b"doc_id,code\\n")})
+    >>> b = Analysis(a.gold, a.runs, created="2026-01-01T00:00:00+00:00")
+    >>> analysis_checksum(a) == analysis_checksum(b), analysis_checksum(a)[:7]
+    (True, 'sha256:')
+    """
+    return "sha256:" + hashlib.sha256(_json(_manifest(analysis)[0])).hexdigest()
+
+
+def write_analysis(analysis: Analysis) -> bytes:
+    """The analysis as the bytes of a ``.cophe`` file (a zip; see the module docs). The same analysis
+    always gives the same bytes (member times are fixed; the ``created`` time is the analysis's own: see
+    :func:`creation_time`). Raises :class:`ValueError` for an analysis that :func:`read_analysis`
+    would refuse (a field changed since it was made, too many inputs, inputs too large).
+
+    >>> a = Analysis(InputFile("gold.csv", b"doc_id,code\\n1,401.9\\n"), {"A": InputFile("a.csv", b"doc_id,code\\n")},
+    ...              options={"ontology": "icd9"}, rule=("threshold", 0.5), view={"page": "tree"})
+    >>> data = write_analysis(a)
+    >>> data[:2], data == write_analysis(a)
+    (b'PK', True)
+    >>> read_analysis(data) == a
+    True
+    """
+    _check(analysis)
+    manifest, members = _manifest(analysis)
+    checksum = "sha256:" + hashlib.sha256(_json(manifest)).hexdigest()  # as analysis_checksum
+    text = _json({**manifest, "created": analysis.created, "checksum": checksum})
     if len(text) > MAX_MANIFEST:
         raise ValueError(
             f"the manifest would be larger than {MAX_MANIFEST // 2**20} MB: make the view smaller"

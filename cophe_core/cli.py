@@ -11,8 +11,10 @@ import argparse
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -354,6 +356,10 @@ def _aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
+# cophe is not on a package index: its extras are installed from a checkout (the README's install).
+DASHBOARD_INSTALL = 'pip install ".[dashboard]" in the folder of a cophe checkout'
+
+
 def dashboard_app() -> Path | None:
     """The dashboard's main script: the installed ``cophe_dashboard`` package's (a wheel, or an editable
     install of a checkout, where it is the top-level ``dashboard/`` folder), else a checkout's beside this
@@ -376,15 +382,39 @@ def _dashboard(options: list[str]) -> int:
     app = dashboard_app()
     if app is None:
         print(
-            "cophe: error: the dashboard is not installed with this cophe; reinstall it: "
-            'pip install "cophe[dashboard]"',
+            "cophe: error: the dashboard is not installed with this cophe; reinstall it from a checkout "
+            f"of cophe: {DASHBOARD_INSTALL}",
             file=sys.stderr,
         )
         return 2
     if importlib.util.find_spec("streamlit") is None:
-        print('cophe: error: the dashboard needs Streamlit: pip install "cophe[dashboard]"', file=sys.stderr)
+        print(f"cophe: error: the dashboard needs Streamlit: {DASHBOARD_INSTALL}", file=sys.stderr)
         return 2
-    return subprocess.call([sys.executable, "-m", "streamlit", "run", str(app), *options])
+    return _run_forwarding_signals([sys.executable, "-m", "streamlit", "run", str(app), *options])
+
+
+def _run_forwarding_signals(command: list[str]) -> int:
+    """Run ``command`` as a child and return its exit status, passing on SIGTERM, SIGINT and SIGHUP: stopping
+    ``cophe dashboard`` (a service manager's SIGTERM, Ctrl-C, ``kill``) stops the server it started, where
+    the child used to keep running, holding its port. A child ended by a signal gives 128 + its number."""
+    child = subprocess.Popen(command)
+
+    def forward(signum: int, _frame: Any) -> None:
+        if child.poll() is None:
+            child.send_signal(signum)
+
+    wanted = [signal.SIGTERM, signal.SIGINT] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+    main_thread = threading.current_thread() is threading.main_thread()  # only it may set handlers
+    previous = {s: signal.signal(s, forward) for s in wanted} if main_thread else {}
+    try:
+        code = child.wait()  # resumed after each forwarded signal, until the child has ended
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        if child.poll() is None:  # an error here: never leave the server behind
+            child.kill()
+            child.wait()
+    return 128 - code if code < 0 else code
 
 
 def _table(result: dict) -> str:
@@ -671,9 +701,7 @@ def _write_csv(table: pd.DataFrame, path: str) -> None:
 
 def _save(args: argparse.Namespace, ev, decision: Decision | None) -> None:
     """Write ``--save``: the inputs as given, the reading options and the decision rule."""
-    from datetime import UTC, datetime
-
-    from .analysis import analysis_from_files, write_analysis
+    from .analysis import analysis_from_files, creation_time, write_analysis
 
     custom = args.ontology not in (
         "auto",
@@ -685,7 +713,7 @@ def _save(args: argparse.Namespace, ev, decision: Decision | None) -> None:
         {Path(args.pred).stem or "pred": args.pred},
         rule=rule,
         hierarchy=args.ontology if custom else None,
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        created=creation_time(),  # SOURCE_DATE_EPOCH when set: the same inputs give the same bytes
         options={
             "ontology": "custom" if custom else args.ontology,
             "system": args.system,

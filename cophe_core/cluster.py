@@ -23,7 +23,7 @@ counts summed. Dask does the rest with its own machinery:
 
 The inputs are read twice (once for the codes, once to count), as the streamed path reads each file once and
 its spilled buckets once; ``persist()`` a frame first to read it once. Dask is an optional extra
-(``pip install "cophe[dask]"``), imported when :func:`score_dask` is called.
+(``pip install ".[dask]"`` in a cophe checkout), imported when :func:`score_dask` is called.
 
 **On Spark.** ``count_partition`` is a pure function of two pandas DataFrames, and a ``mapInPandas``
 function wraps it unchanged (:func:`count_batches`): union the normalised rows of both sides with a ``side``
@@ -81,7 +81,10 @@ __all__ = ["combine_counted", "count_batches", "score_dask"]
 
 _ROWS = {"side": np.int8, "doc_id": object, "code": object, "line": np.int64, "part": np.int32}
 _SPLIT_EVERY = 8
-_INSTALL = 'scoring on Dask needs Dask: pip install "cophe[dask]" (dask[dataframe] and distributed)'
+_INSTALL = (
+    'scoring on Dask needs Dask: pip install ".[dask]" in the folder of a cophe checkout '
+    "(dask[dataframe] and distributed)"
+)
 
 
 def _dask() -> Any:

@@ -1,5 +1,5 @@
 """Plotly figures of cophe's tables: pure functions, tables in and figures out, used by the dashboard and in
-notebooks. No Streamlit, no metric maths. Needs Plotly: ``pip install "cophe[plot]"``.
+notebooks. No Streamlit, no metric maths. Needs Plotly: ``pip install ".[plot]"`` in a cophe checkout.
 
     >>> from cophe_core import score_files
     >>> from cophe_core.compare import levels_side_by_side

@@ -8,7 +8,6 @@ into the session state before the widgets that show them are drawn, once per ope
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
 
 import downloads
 import loading
@@ -17,7 +16,7 @@ import urlstate
 
 from cophe_core import InputError, __version__
 from cophe_core.aggregate import Aggregate, is_aggregate, read_aggregate
-from cophe_core.analysis import Analysis, InputFile, read_analysis, write_analysis
+from cophe_core.analysis import Analysis, InputFile, creation_time, read_analysis, write_analysis
 
 FILE_KEY = "analysis_file"
 OPENED_KEY = "_analysis_opened"  # digest of the file whose settings were applied
@@ -149,7 +148,7 @@ def build(files: dict, page: str, onto, state: dict) -> Analysis:
         rule=tuple(rule) if rule else None,
         slice={k: state[k] for k in SLICE_KEYS if state.get(k) is not None} or None,
         view=view,
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        created=creation_time(),
         cophe_version=__version__,
         code_sets=dict(onto.code_sets),
     )

@@ -396,13 +396,16 @@ class Ontology:
         code systems, ``system``. Every parent is an edge, a DAG's extra parents
         included; the edge attribute ``primary`` is ``True`` for the first
         parent (the one on display paths). The graph attributes are ``name``,
-        ``levels`` (bottom-up) and ``code_sets``. The graph has one node per
-        ontology node; for a tree it is a branching (every node has at most one
-        parent), with one root per top-level node.
+        ``levels`` (bottom-up), ``default_max_level`` and ``code_sets``. The
+        graph has one node per ontology node and no node of its own: for a tree
+        it is a branching (every node has at most one parent), with one root per
+        top-level node (an ICD ontology is a forest of chapters).
 
-        :func:`~cophe_core.ontology.custom.hierarchy_from_networkx` reads it back.
-        Levels are then recomputed as depths, so a user hierarchy makes the round
-        trip with its scores unchanged.
+        :func:`~cophe_core.ontology.custom.hierarchy_from_networkx` reads it back
+        with the same nodes, parents, titles and levels: the graph's ``levels``
+        and each node's ``level`` say where every node sits, so several roots
+        need no common root and ICD levels (an ICD-10-CM code two levels below
+        its parent) are kept; the scores are unchanged.
 
         Returns
         -------
@@ -429,7 +432,12 @@ class Ontology:
 
         names = self.node_names
         levels = np.asarray(self.levels, dtype=object)[self.level]
-        g = nx.DiGraph(name=self.name, levels=list(self.levels), code_sets=dict(self.code_sets))
+        g = nx.DiGraph(
+            name=self.name,
+            levels=list(self.levels),
+            default_max_level=self.default_level,
+            code_sets=dict(self.code_sets),
+        )
         for i in range(self.n_nodes):
             attrs = {
                 "key": str(self.keys[i]),

@@ -257,12 +257,19 @@ def hierarchy_from_networkx(graph: nx.DiGraph, *, name: str | None = None) -> On
 
     Each node is a code named ``str(node)``, titled by its ``title`` (else
     ``label``) attribute, else its name. Levels are longest-path depths from the
-    single root, as for a CSV hierarchy (see the module docs). A node's primary
-    parent (for display paths) is the first parent in the graph's order, unless
-    an edge into it has ``primary=True``. A ``MultiDiGraph``'s parallel edges
-    count once. :meth:`Ontology.to_networkx` of a CSV or networkx hierarchy reads
-    back with the same nodes, levels and scores (an ICD ontology has several roots,
-    so it does not).
+    single root, as for a CSV hierarchy (see the module docs), unless the graph
+    declares them: a graph attribute ``levels`` (names, bottom-up) and a
+    ``level`` attribute naming one of them on every node, each parent's level
+    above its children's. Declared levels are kept (with the graph's
+    ``default_max_level``, if it names one), and the graph may then have several
+    roots: the levels, not a common root, say where each top node sits. So
+    :meth:`Ontology.to_networkx` of any ontology, ICD included (a forest of
+    chapters, with ICD-10-CM codes that skip a level), reads back with the same
+    nodes, parents, titles, levels and scores. No virtual root is added: it
+    would be a node, and a level, that the ontology does not have. A node's
+    primary parent (for display paths) is the first parent in the graph's order,
+    unless an edge into it has ``primary=True``. A ``MultiDiGraph``'s parallel
+    edges count once.
 
     Parameters
     ----------
@@ -279,8 +286,9 @@ def hierarchy_from_networkx(graph: nx.DiGraph, *, name: str | None = None) -> On
     ------
     InputError
         If ``graph`` is not a DiGraph, is empty, has a self-loop or a cycle
-        (the edges on it are named), several roots, or two nodes whose names
-        print alike.
+        (the edges on it are named), several roots without declared levels, a
+        node whose declared level is not one of the graph's, a parent not above
+        its child, or two nodes whose names print alike.
 
     Examples
     --------
@@ -294,6 +302,14 @@ def hierarchy_from_networkx(graph: nx.DiGraph, *, name: str | None = None) -> On
     Traceback (most recent call last):
     ...
     cophe_core.files.InputError: networkx graph: the hierarchy has a cycle a → b → a (each node the parent of the next), from the edges a → b, b → a; a node cannot be its own ancestor: remove or reverse one of them
+
+    Declared levels, two roots:
+
+    >>> F = nx.DiGraph([("A", "a1"), ("B", "b1")], levels=["code", "group"])
+    >>> nx.set_node_attributes(F, {"A": "group", "B": "group", "a1": "code", "b1": "code"}, "level")
+    >>> f = hierarchy_from_networkx(F)
+    >>> f.levels, sorted((k, f.levels[f.level[n]]) for k, n in f.codes.items())
+    (('code', 'group'), [('A', 'group'), ('B', 'group'), ('a1', 'code'), ('b1', 'code')])
     """
     import networkx as nx
 
@@ -332,12 +348,52 @@ def hierarchy_from_networkx(graph: nx.DiGraph, *, name: str | None = None) -> On
         parents += [p for p, first in zip(graph.pred[node], primary) if not first]
         rows += [(key_of[node], key_of[p], title) for p in parents] or [(key_of[node], "", title)]
     frame = pd.DataFrame(rows, columns=["child", "parent", "title"], dtype=object)
-    return _from_rows(frame, name=name or graph.name or "custom", source=source, code_set=source)
+    declared = _declared_levels(graph, key_of, source)
+    return _from_rows(
+        frame, name=name or graph.name or "custom", source=source, code_set=source, declared=declared
+    )
 
 
-def _from_rows(rows: pd.DataFrame, *, name: str, source: str, code_set: str) -> Ontology:
+class _Declared:
+    """Levels a graph declares: their names (bottom-up), each node's level index by name, and the default
+    highest level (None when the graph names none of its levels)."""
+
+    def __init__(self, levels: tuple[str, ...], level_of: dict[str, int], default: str | None):
+        self.levels, self.level_of, self.default = levels, level_of, default
+
+
+def _declared_levels(graph: nx.DiGraph, key_of: dict[Any, str], source: str) -> _Declared | None:
+    """The levels ``graph`` declares (graph attribute ``levels``, node attribute ``level``), or None when it
+    declares none. A graph that declares them must give every node one of them."""
+    names = graph.graph.get("levels")
+    if names is None:
+        return None
+    levels = tuple(str(x) for x in names) if isinstance(names, list | tuple) else ()
+    if not levels or len(set(levels)) < len(levels):
+        raise InputError(
+            f"{source}: the graph attribute levels is {excerpt(repr(names))}; expected a list of distinct "
+            "level names, bottom-up (or no such attribute, to have levels computed as depths)"
+        )
+    index = {lv: i for i, lv in enumerate(levels)}
+    level_of = {}
+    for node, lv in graph.nodes(data="level"):
+        if lv not in index:
+            raise InputError(
+                f"{source}: node {excerpt(str(node))!r} has level {excerpt(repr(lv))}, not one of the graph's "
+                f"levels ({', '.join(levels)}); give every node one of them, or remove the graph's levels "
+                "attribute to have levels computed as depths"
+            )
+        level_of[key_of[node]] = index[lv]
+    default = graph.graph.get("default_max_level")
+    return _Declared(levels, level_of, default if default in index else None)
+
+
+def _from_rows(
+    rows: pd.DataFrame, *, name: str, source: str, code_set: str, declared: _Declared | None = None
+) -> Ontology:
     """Validate and freeze rows ``child, parent, title[, line]`` (one per node and parent; an empty parent
-    makes a root) into an ontology whose levels are longest-path depths.
+    makes a root) into an ontology whose levels are longest-path depths, or the ``declared`` ones (which
+    allow several roots, and must put every parent above its children).
 
     Nodes are numbered in the order they are first listed, then ordered by depth. The first row of a child
     gives its primary parent; a repeated ``(child, parent)`` counts once; the last title given wins. Arrays
@@ -378,8 +434,35 @@ def _from_rows(rows: pd.DataFrame, *, name: str, source: str, code_set: str) -> 
         raise InputError(
             _cycle_message(edges.graph(loop[:1]), [(edges.name(edges.child[loop[0]]),) * 2], source)
         )
-    depth = _depths(edges, source)
-    return _ontology(name, code_set, names.to_numpy(dtype=object), titles, depth, edges.parent, edges.child)
+    depth = _depths(edges, source, one_root=declared is None)
+    level = None
+    if declared is not None:
+        level = _checked_levels(edges, declared, source)
+    return _ontology(
+        name,
+        code_set,
+        names.to_numpy(dtype=object),
+        titles,
+        depth,
+        edges.parent,
+        edges.child,
+        declared,
+        level,
+    )
+
+
+def _checked_levels(edges: _Edges, declared: _Declared, source: str) -> np.ndarray:
+    """Each node's declared level index (node ids as listed), checked to put every parent above its
+    children."""
+    level = pd.Series(declared.level_of).reindex(edges.names).to_numpy(dtype=np.int16)
+    if len(wrong := np.flatnonzero(level[edges.parent] <= level[edges.child])):
+        p, c = edges.parent[wrong[0]], edges.child[wrong[0]]
+        raise InputError(
+            f"{source}: the edge {excerpt(edges.name(p))} → {excerpt(edges.name(c))} goes from level "
+            f"{declared.levels[level[p]]} to level {declared.levels[level[c]]} ({len(wrong)} such); "
+            "a parent's level must be above its child's (levels are listed bottom-up)"
+        )
+    return level
 
 
 class _Edges:
@@ -425,12 +508,13 @@ def _at(line: np.ndarray | None, row: int) -> str:
     return "" if line is None else f", line {int(line[row])}"
 
 
-def _depths(edges: _Edges, source: str) -> np.ndarray:
-    """Each node's depth, the length of the longest path from the root to it, by Kahn's generations: a node
+def _depths(edges: _Edges, source: str, *, one_root: bool = True) -> np.ndarray:
+    """Each node's depth, the length of the longest path from a root to it, by Kahn's generations: a node
     joins generation k once all its parents are in earlier ones, so k = 1 + the largest parent depth.
 
     Raises ``InputError`` for a cycle (naming the rows, with their line numbers, or the edges on it), for
-    several roots, and for more levels than ``MAX_LEVELS`` or than ``MAX_ANCESTOR_CELLS`` / nodes.
+    several roots when ``one_root`` (depths named as levels need one root to count from), and for more
+    levels than ``MAX_LEVELS`` or than ``MAX_ANCESTOR_CELLS`` / nodes.
 
     >>> e = _Edges(pd.Index(["r", "a", "b"]), None, np.arange(3), np.array([0, 1, 0]), np.array([1, 2, 2]),
     ...            np.arange(3))
@@ -471,7 +555,7 @@ def _depths(edges: _Edges, source: str) -> np.ndarray:
 
         g = edges.graph(np.flatnonzero((depth[parent] < 0) & (depth[child] < 0)))
         raise InputError(_cycle_message(g, [(u, v) for u, v, *_ in nx.find_cycle(g)], source))
-    if len(roots) != 1:  # an acyclic graph has at least one
+    if one_root and len(roots) != 1:  # an acyclic graph has at least one
         shown = ", ".join(edges.where(r) for r in roots[:5]) + (", …" if len(roots) > 5 else "")
         raise InputError(
             f"{source}: {len(roots)} roots without a common root ({shown}); "
@@ -488,9 +572,12 @@ def _ontology(
     depth: np.ndarray,
     parent: np.ndarray,
     child: np.ndarray,
+    declared: _Declared | None = None,
+    declared_level: np.ndarray | None = None,
 ) -> Ontology:
     """The ontology of validated nodes (ids in listed order) and edges (in row order: the first edge into a
-    node gives its primary parent), its nodes ordered by depth, then as listed."""
+    node gives its primary parent), its nodes ordered by depth, then as listed; its levels named by depth,
+    or the ``declared`` ones (``declared_level``: each node's index, ids as listed)."""
     n, top = len(names), int(depth.max())
     order = np.lexsort((np.arange(n), depth))
     new = np.empty(n, dtype=np.int64)
@@ -505,14 +592,14 @@ def _ontology(
     keys = names[order]
     return Ontology(
         name=name,
-        levels=tuple(f"d{d}" for d in range(top, -1, -1)),
+        levels=tuple(f"d{d}" for d in range(top, -1, -1)) if declared is None else declared.levels,
         keys=keys,
         titles=titles[order],
-        level=(top - depth[order]).astype(np.int16),
+        level=(top - depth if declared_level is None else declared_level)[order].astype(np.int16),
         parent=np.where(first_parent >= 0, new[np.maximum(first_parent, 0)], -1).astype(np.int32),
         listed=np.ones(n, dtype=bool),
         codes=dict(zip(keys.tolist(), range(n))),
-        default_max_level="d1" if top >= 1 else "d0",
+        default_max_level=("d1" if top >= 1 else "d0") if declared is None else declared.default,
         extra_edges=(new[child[extra]], new[parent[extra]]) if len(extra) else None,
         code_sets={name: code_set},
     )

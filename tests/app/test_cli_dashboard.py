@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -62,10 +63,76 @@ def test_cophe_dashboard_serves_the_app():
         proc.wait(timeout=30)
 
 
+def children_of(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended while listed
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie has ended)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the server process through /proc")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_stopping_cophe_dashboard_stops_streamlit(signum):
+    """The signal goes to the cophe process only (as a service manager or `kill PID` sends it): the
+    Streamlit server it started must end too, not keep running and holding the port."""
+    port = free_port()
+    command = [sys.executable, "-m", "cophe_core", "dashboard", "--server.headless", "true"]
+    command += [
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        str(port),
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        healthy = False
+        deadline = time.monotonic() + 90  # a bound: the loop ends as soon as the server answers
+        while not healthy and time.monotonic() < deadline and proc.poll() is None:
+            try:
+                healthy = (
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read()
+                    == b"ok"
+                )
+            except OSError:
+                time.sleep(0.2)  # polling the health endpoint
+        assert healthy, proc.stdout.read().decode() if proc.poll() is not None else "no answer in 90 s"
+        servers = children_of(proc.pid)
+        assert len(servers) == 1 and running(servers[0])
+        os.kill(proc.pid, signum)
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while running(servers[0]) and time.monotonic() < deadline:
+            time.sleep(0.1)  # polling the server's state
+        assert not running(servers[0]), f"Streamlit (pid {servers[0]}) still runs after cophe got {signum!r}"
+        assert proc.returncode == 0
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # the session left behind, server included
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+
 def test_without_streamlit_or_the_dashboard_it_says_what_to_install(monkeypatch, capsys):
     monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name: None)
     assert cli.main(["dashboard"]) == 2
-    assert 'pip install "cophe[dashboard]"' in capsys.readouterr().err
+    assert 'the dashboard needs Streamlit: pip install ".[dashboard]" in the folder of a cophe checkout' in (
+        capsys.readouterr().err
+    )
     monkeypatch.setattr(cli, "dashboard_app", lambda: None)
     assert cli.main(["dashboard"]) == 2
     assert "the dashboard is not installed with this cophe" in capsys.readouterr().err
@@ -74,7 +141,18 @@ def test_without_streamlit_or_the_dashboard_it_says_what_to_install(monkeypatch,
 @pytest.mark.parametrize("options", [[], ["--server.port", "8600"]])
 def test_options_go_to_streamlit(monkeypatch, options):
     seen = []
-    monkeypatch.setattr(cli.subprocess, "call", lambda command: seen.append(command) or 0)
+
+    class Child:
+        def __init__(self, command):
+            seen.append(command)
+
+        def wait(self):
+            return 0
+
+        def poll(self):
+            return 0
+
+    monkeypatch.setattr(cli.subprocess, "Popen", Child)
     assert cli.main(["dashboard", *options]) == 0
     command = seen[0]
     assert command[1:5] == ["-m", "streamlit", "run", str(cli.dashboard_app())] and command[5:] == options
@@ -88,7 +166,7 @@ def test_the_checkout_runs_its_own_dashboard_folder():
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    """The package built as a wheel, as pip would install it from PyPI, from a copy of the source without
+    """The package built as a wheel, as `pip install .` installs it from a checkout, from a copy of the source without
     the build/ and egg-info folders a checkout keeps (setuptools would carry their files over)."""
     out = tmp_path_factory.mktemp("wheel")
     source = out / "source"

@@ -19,6 +19,7 @@ from cophe_core.analysis import (
     SYSTEMS,
     Analysis,
     InputFile,
+    analysis_checksum,
     analysis_from_files,
     read_analysis,
     score_analysis,
@@ -443,6 +444,60 @@ def test_cli_save_opens_and_scores_the_same(tmp_path, capsys, pred, extra, rule)
     assert again.score("cophe").f1 == pytest.approx(printed["cophe"]["overall"]["f1"], abs=1e-12)
 
 
+def cli_save(out, *extra) -> bytes:
+    args = ["score", "--gold", str(SAMPLE / "gold.csv"), "--pred", str(SAMPLE / "scores_model.csv")]
+    assert main([*args, "--threshold", "0.4", *extra, "--save", str(out)]) == 0
+    return out.read_bytes()
+
+
+def manifest_of(data: bytes) -> dict:
+    return json.loads(zipfile.ZipFile(io.BytesIO(data)).read("manifest.json"))
+
+
+def test_cli_save_with_source_date_epoch_is_byte_identical(tmp_path, capsys, monkeypatch):
+    """Reproducible files: the time is SOURCE_DATE_EPOCH, the member times are fixed."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    first = cli_save(tmp_path / "a.cophe")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    second = cli_save(tmp_path / "b.cophe")
+    assert first == second
+    assert manifest_of(first)["created"] == "2023-11-14T22:13:20+00:00"
+    assert {i.date_time for i in zipfile.ZipFile(io.BytesIO(first)).infolist()} == {(2020, 1, 1, 0, 0, 0)}
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000001")  # another time, another file: the time is used
+    assert cli_save(tmp_path / "c.cophe") != first
+
+
+def test_cli_save_without_source_date_epoch_keeps_the_checksum(tmp_path, capsys, monkeypatch):
+    """Without SOURCE_DATE_EPOCH the current time is recorded, and left out of the checksum."""
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    times = (f"2026-01-01T00:00:{s:02d}+00:00" for s in range(60))  # a new time for each save
+    monkeypatch.setattr("cophe_core.analysis.creation_time", lambda environ=None: next(times))
+    first, second = manifest_of(cli_save(tmp_path / "a.cophe")), manifest_of(cli_save(tmp_path / "b.cophe"))
+    assert first["created"] != second["created"]
+    assert (
+        first["checksum"]
+        == second["checksum"]
+        == analysis_checksum(read_analysis(cli_save(tmp_path / "c.cophe")))
+    )
+    manifest = {k: v for k, v in first.items() if k not in ("created", "checksum")}
+    expected = hashlib.sha256(json.dumps(manifest, indent=1, sort_keys=True).encode()).hexdigest()
+    assert first["checksum"] == "sha256:" + expected  # the manifest without its time, inputs by their SHA-256
+    other = manifest_of(cli_save(tmp_path / "d.cophe", "--max-level", "e0"))
+    assert other["checksum"] != first["checksum"]  # another setting, another checksum
+
+
+def test_cli_save_refuses_a_malformed_source_date_epoch(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
+    args = ["score", "--gold", str(SAMPLE / "gold.csv"), "--pred", str(SAMPLE / "scores_model.csv")]
+    assert main([*args, "--threshold", "0.4", "--save", str(tmp_path / "a.cophe")]) == 2
+    assert (
+        "cophe: error: --save "
+        + str(tmp_path / "a.cophe")
+        + ": SOURCE_DATE_EPOCH is 'yesterday'; set it to a "
+        "whole number of seconds since 1970-01-01 UTC"
+    ) in capsys.readouterr().err
+
+
 def test_cli_save_keeps_a_tuned_threshold(tmp_path, capsys):
     out = tmp_path / "tuned.cophe"
     assert (
@@ -573,8 +628,9 @@ def test_the_format_doc_example_writes_a_file_that_opens(tmp_path, monkeypatch):
     code = doc.split("## Writing one from a training script")[1].split("```python\n")[1].split("```")[0]
     assert len(code.strip().splitlines()) <= 6
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "test_gold.csv").write_bytes((SAMPLE / "gold.csv").read_bytes())
-    (tmp_path / "epoch12_scores.csv").write_bytes((SAMPLE / "scores_model.csv").read_bytes())
+    (tmp_path / "sample_data").symlink_to(
+        ROOT / "sample_data", target_is_directory=True
+    )  # the example's paths
     exec(code, {})  # the documentation's own example
     a = read_analysis((tmp_path / "epoch12.cophe").read_bytes(), name="epoch12.cophe")
     assert list(a.runs) == ["epoch 12"] and a.rule == ("threshold", 0.35)

@@ -136,7 +136,7 @@ def test_a_side_with_nothing_scorable_is_the_same_error(client):
 
 def test_without_dask_the_message_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "dask", None)
-    with pytest.raises(ImportError, match=r'pip install "cophe\[dask\]"'):
+    with pytest.raises(ImportError, match=r'pip install "\.\[dask\]" in the folder of a cophe checkout'):
         score_dask("gold/", "pred/")
 
 

@@ -258,7 +258,12 @@ def test_to_networkx_round_trip_keeps_structure_and_scores():
     assert [p for p in g.pred["x"]] == ["ab", "root", "A"] and g.edges["ab", "x"]["primary"]
     assert not g.edges["root", "x"]["primary"]
     assert g.nodes["x"] == {"key": "x", "title": "Shared leaf", "level": "d3", "listed": True}
-    assert g.graph == {"name": "s", "levels": ["d3", "d2", "d1", "d0"], "code_sets": onto.code_sets}
+    assert g.graph == {
+        "name": "s",
+        "levels": ["d3", "d2", "d1", "d0"],
+        "default_max_level": "d1",
+        "code_sets": onto.code_sets,
+    }
     back = hierarchy_from_networkx(g)
     same_ontology(back, onto)
     assert back.name == "s" and back.code_sets == {"s": "networkx graph"}
@@ -308,3 +313,80 @@ def test_too_deep_a_hierarchy_is_an_input_error(monkeypatch):
         "at most 127 levels are supported",
     ):
         hierarchy_from_networkx(chain)
+
+
+def node_table(g: nx.DiGraph) -> dict[str, tuple]:
+    """Per node: title, level, primary parent and the other parents (in the graph's order)."""
+    return {
+        v: (
+            a["title"],
+            a["level"],
+            [p for p in g.pred[v] if g.edges[p, v]["primary"]],
+            [p for p in g.pred[v] if not g.edges[p, v]["primary"]],
+        )
+        for v, a in g.nodes(data=True)
+    }
+
+
+@pytest.mark.parametrize("name", ["icd9", "icd10cm", "icd10pcs"])
+def test_icd_to_networkx_reads_back(name):
+    """An ICD ontology is a forest (20 chapters for ICD-9, no common root) whose ICD-10-CM codes may skip a
+    level (S02.0XXA, e4, under S02.0, e1): its graph declares the levels, and the import keeps them."""
+    onto = load_ontology(name)
+    g = onto.to_networkx()
+    back = hierarchy_from_networkx(g)
+    assert back.levels == onto.levels and back.default_level == onto.default_level
+    assert back.n_nodes == onto.n_nodes and len(back.roots()) == len(onto.roots()) > 1
+    assert node_table(back.to_networkx()) == node_table(g)  # nodes, parents, titles, levels
+    if name == "icd10cm":
+        assert g.nodes["S02.0XXA"]["level"] == "e4" and list(g.pred["S02.0XXA"]) == ["S02.0"]
+        assert back.levels[back.level[back.codes["S02.0XXA"]]] == "e4"
+
+
+def test_icd9_round_trip_scores_the_same(icd9):
+    back = hierarchy_from_networkx(icd9.to_networkx())
+    gold = long_csv([("d1", "401.9"), ("d1", "428.0"), ("d2", "V45.81")])
+    pred = long_csv([("d1", "401.1"), ("d1", "428.0"), ("d1", "428.1"), ("d2", "250.00")])
+    a = score_files(gold, {"r": pred}, ontology=icd9).evaluation("r")
+    b = score_files(gold, {"r": pred}, ontology=back).evaluation("r")
+    assert list(a.levels_table.index) == list(b.levels_table.index)
+    assert a.levels_table.to_numpy().tolist() == b.levels_table.to_numpy().tolist()
+
+
+def declared(edges, levels, level_of):
+    g = nx.DiGraph(edges, levels=levels)
+    nx.set_node_attributes(g, level_of, "level")
+    return g
+
+
+@pytest.mark.parametrize(
+    "graph,message",
+    [
+        (
+            declared([("A", "a")], ["code", "group"], {"A": "group", "a": "leaf"}),
+            "networkx graph: node 'a' has level 'leaf', not one of the graph's levels (code, group); give every "
+            "node one of them, or remove the graph's levels attribute to have levels computed as depths",
+        ),
+        (
+            declared([("A", "a")], ["code", "group"], {"A": "group"}),
+            "networkx graph: node 'a' has level None, not one of the graph's levels (code, group)",
+        ),
+        (
+            declared(
+                [("A", "a"), ("B", "b")],
+                ["code", "group"],
+                {"A": "code", "a": "group", "B": "group", "b": "code"},
+            ),
+            "networkx graph: the edge A → a goes from level code to level group (1 such); a parent's level must be "
+            "above its child's (levels are listed bottom-up)",
+        ),
+        (
+            declared([("A", "a")], ["code", "code"], {"A": "code", "a": "code"}),
+            "networkx graph: the graph attribute levels is ['code', 'code']; expected a list of distinct level names",
+        ),
+    ],
+)
+def test_declared_levels_are_checked(graph, message):
+    with pytest.raises(InputError) as e:
+        hierarchy_from_networkx(graph)
+    assert str(e.value).startswith(message)
