@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .files import InputError, Source, load_bytes
+from .files import InputError, Source, excerpt, load_bytes
 from .metrics import Evaluation
 from .ontology import Ontology, family_level
 from .substitutions import document_substitutions
@@ -333,6 +333,8 @@ def _note_format(name: str, text: str) -> str:
     return "jsonl" if first.startswith("{") else "tsv" if "\t" in first else "csv"
 
 
+MAX_NOTE_COLUMNS = 1_000  # a notes table's header has doc_id, text and a few others
+
 _NEEDS = (
     "A notes file needs the columns doc_id and text (CSV or TSV), or one JSON object per line with "
     'the fields "doc_id" and "text" (JSONL).'
@@ -365,6 +367,9 @@ def _notes_table(name: str, text: str) -> pd.DataFrame:
         table = pd.DataFrame.from_records(records, columns=list(NOTE_COLUMNS))
         return table
     sep = "\t" if fmt == "tsv" else ","
+    fields = text.split("\n", 1)[0].count(sep) + 1
+    if fields > MAX_NOTE_COLUMNS:  # a header of millions of fields would be parsed into as many columns
+        raise InputError(f"{name}, line 1 (the header): {fields:,} columns, not a header. {_NEEDS}")
     try:
         table = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False)
     except pd.errors.ParserError as e:
@@ -372,7 +377,7 @@ def _notes_table(name: str, text: str) -> pd.DataFrame:
     table.columns = [str(c).strip().lower() for c in table.columns]
     for col in NOTE_COLUMNS:
         if col not in table:
-            found = ", ".join(map(str, table.columns)) or "none"
+            found = excerpt(", ".join(map(str, table.columns[:20])), 200) or "none"  # not a whole file
             raise InputError(f"{name}, line 1 (the header): no column {col} (found: {found}). {_NEEDS}")
     return table
 
@@ -426,8 +431,9 @@ def read_notes(source: Source, *, name: str | None = None) -> dict[str, str]:
     table = _notes_table(label, text)
     if table.empty:
         raise InputError(f"{label}: has a header but no notes; add one line per document. {_NEEDS}")
-    table = table.assign(
-        doc_id=table.doc_id.astype(str).str.strip(), text=table.text.where(table.text.notna(), "").astype(str)
+    table = table.assign(  # a JSON string may hold "\r": every line end read as one "\n"
+        doc_id=table.doc_id.astype(str).str.strip(),
+        text=table.text.where(table.text.notna(), "").astype(str).str.replace(r"\r\n?", "\n", regex=True),
     )
     table = table[table.doc_id != ""]
     if table.empty:
