@@ -29,6 +29,7 @@ from .ontology import NAMES
 from .options import OPTIONS
 from .readers import RawScores, read_input, read_labels
 from .report import safe_csv
+from .slices import MAX_EDGES
 from .stats import bootstrap
 from .stream import DEFAULT_CHUNK_ROWS, is_dataset, score_dataset
 from .suite import icm_note, suite
@@ -203,6 +204,8 @@ def _edges(text: str) -> tuple[int, ...] | None:
         raise argparse.ArgumentTypeError(
             f"{excerpt(text, 40)}: give increasing whole numbers of documents, such as 10,100, or none"
         )
+    if len(edges) > MAX_EDGES:  # each edge is one more slice counted in every run
+        raise argparse.ArgumentTypeError(f"{len(edges):,} edges: give at most {MAX_EDGES}, such as 10,100")
     return edges
 
 

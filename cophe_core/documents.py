@@ -31,7 +31,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .files import InputError, Source, check_width, column_list, load_bytes, number_too_long, unparsable
+from .files import (
+    InputError,
+    Source,
+    check_width,
+    column_list,
+    load_bytes,
+    number_too_long,
+    unparsable,
+)
 from .metrics import Evaluation, on_shared_documents
 from .ontology import Ontology, family_level
 from .substitutions import document_substitutions
@@ -336,6 +344,8 @@ def _note_format(name: str, text: str) -> str:
     return "jsonl" if first.startswith("{") else "tsv" if "\t" in first else "csv"
 
 
+MAX_NOTE_COLUMNS = 1_000  # a notes table's header has doc_id, text and a few others
+
 _NEEDS = (
     "A notes file needs the columns doc_id and text (CSV or TSV), or one JSON object per line with "
     'the fields "doc_id" and "text" (JSONL).'
@@ -370,7 +380,7 @@ def _notes_table(name: str, text: str) -> pd.DataFrame:
         table = pd.DataFrame.from_records(records, columns=list(NOTE_COLUMNS))
         return table
     sep = "\t" if fmt == "tsv" else ","
-    check_width(text, name, sep)  # a line of a million commas must not become a million columns
+    check_width(text, name, sep, limit=MAX_NOTE_COLUMNS)  # a header of millions of fields: not parsed
     try:
         table = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False)
     except pd.errors.ParserError:
@@ -432,8 +442,9 @@ def read_notes(source: Source, *, name: str | None = None) -> dict[str, str]:
     table = _notes_table(label, text)
     if table.empty:
         raise InputError(f"{label}: has a header but no notes; add one line per document. {_NEEDS}")
-    table = table.assign(
-        doc_id=table.doc_id.astype(str).str.strip(), text=table.text.where(table.text.notna(), "").astype(str)
+    table = table.assign(  # a JSON string may hold "\r": every line end read as one "\n"
+        doc_id=table.doc_id.astype(str).str.strip(),
+        text=table.text.where(table.text.notna(), "").astype(str).str.replace(r"\r\n?", "\n", regex=True),
     )
     table = table[table.doc_id != ""]
     if table.empty:

@@ -136,6 +136,7 @@ def sidebar() -> Context:
                 scoring = scoring_for(
                     inputs, onto=onto, system=o.get("system") or "auto", hierarchy=hierarchy, rule=rule
                 )
+                saved.restore_view(sb, scoring)  # its view, checked against the data read
             except TooManyRejected as e:
                 blocked, error = e, said(e)
             except InputError as e:
@@ -320,9 +321,9 @@ def decision_rule(sb, scored: list[str]) -> tuple:
                 "threshold",
                 sb.slider(
                     "Threshold",
-                    0.05,
-                    0.95,
-                    step=0.05,
+                    st.session_state.get(saved.THRESHOLD_MIN_KEY, 0.01),  # below for a saved one below
+                    1.0,
+                    step=0.01,  # every threshold in (0, 1] the CLI, the Threshold page or a saved file gives
                     key="threshold",
                     help="A code is predicted when its score is at least this. Tune it "
                     "on a development split (page Threshold), not on the test set.",
@@ -334,7 +335,7 @@ def decision_rule(sb, scored: list[str]) -> tuple:
                 sb.slider(
                     "k",
                     1,
-                    30,
+                    st.session_state.get(saved.TOP_K_MAX_KEY, 30),  # above 30 for a saved k above 30
                     15,
                     key="top_k",
                     help="Each document's k highest-scoring codes; a tie goes to the code that sorts first.",

@@ -16,6 +16,7 @@ from errors import said
 from cophe_core import InputError
 from cophe_core.aggregate import Aggregate
 from cophe_core.slices import (
+    MAX_EDGES,
     Slice,
     code_frequency,
     code_frequency_slices,
@@ -26,6 +27,7 @@ from cophe_core.slices import (
     read_metadata,
     training_frequency,
 )
+from cophe_core.slices import parse_edges as core_parse_edges
 
 NONE = "none"
 FREQUENCY = "code_frequency"
@@ -42,16 +44,10 @@ DIMENSIONS = {
 
 
 def parse_edges(text: str) -> tuple[int, ...]:
-    """Bin edges typed as "10, 100": increasing whole numbers of documents, else InputError saying so."""
-    try:
-        edges = tuple(int(p) for p in text.replace(";", ",").split(",") if p.strip())
-    except ValueError:
-        raise InputError(
-            f"bin edges {text[:40]!r}: type whole numbers of documents separated by commas, such as 10, 100"
-        ) from None
-    if not edges or any(e <= 0 for e in edges) or list(edges) != sorted(set(edges)):
-        raise InputError(f"bin edges {text[:40]!r}: give increasing positive numbers, such as 10, 100")
-    return edges
+    """Bin edges typed as "10, 100": increasing whole numbers of documents, at most
+    :data:`~cophe_core.slices.MAX_EDGES` of them, else InputError saying so (the core's own check, so a saved
+    view is held to the same bound as the box)."""
+    return core_parse_edges(text)
 
 
 def uploaded(key: str) -> tuple[str, bytes] | None:
@@ -174,7 +170,8 @@ def _slices(scoring, dimension: str, meta, system: str) -> list[Slice]:
         st.text_input(
             "Bin edges (documents)",
             key=EDGES_KEY,
-            help="Codes seen in fewer documents than the first edge are rare, and so on up.",
+            help="Codes seen in fewer documents than the first edge are rare, and so on up. "
+            f"Up to {MAX_EDGES} edges, separated by commas, such as 10, 100.",
         )
         st.file_uploader(
             "Training labels (optional)",

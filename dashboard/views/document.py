@@ -37,6 +37,10 @@ NOTES = "_doc_notes"  # session key of the parsed notes: {digest, name, notes} o
 RUN_B_KEPT = "_doc_run_b"  # run B, kept while the page is not shown (its widget state is not)
 NOTE_TYPES = ["csv", "tsv", "jsonl"]
 NOTE_HEIGHT = 560  # pixels; a long note scrolls inside its box
+# A note is shown up to this many characters (a long discharge summary has some 20,000), so that a page
+# stays small whatever the file holds: 45 MB of Markdown signs once made a 236 MB message per page.
+MAX_NOTE_CHARS = 100_000
+_LINE_ENDS = re.compile(r"\r\n|[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")  # CommonMark's, and Python's others
 
 # the page's own words (texts.py holds the shared ones): (coder's, technical)
 SUBSTITUTION_WORDS = ("Wrong code in the right family", "Substitution (FP + FN)")
@@ -126,7 +130,9 @@ def notes_upload() -> dict[str, str] | None:
             on_change=notes_changed,
             max_upload_size=loading.MAX_UPLOAD_MB,
             help="CSV or TSV with the columns doc_id and text, or JSONL with one "
-            '{"doc_id": …, "text": …} object per line. The notes stay in this browser '
+            '{"doc_id": …, "text": …} object per line. Up to '
+            f"{loading.MAX_UPLOAD_MB} MB per file; each note is shown up to its first "
+            f"{MAX_NOTE_CHARS:,} characters. The notes stay in this browser "
             "session: they are not stored and leave with it.",
         )
         if f is not None:
@@ -235,10 +241,20 @@ _MARKDOWN_SIGNS = re.compile(r"[\\`*_\[\]{}|~$:!+\-]")  # not "#", "&" or ";", w
 
 
 def note_text(text: str) -> str:
-    """Note text for HTML: escaped, then every Markdown sign as an entity and line breaks as <br>, so that
-    the note shows as written and nothing in it is read as markup."""
+    """Note text for HTML: escaped, then every Markdown sign as an entity and every line end as <br>, so
+    that the note shows as written, on one line of Markdown (its HTML block cannot end early: "\\r\\r" is a
+    blank line to Markdown), and nothing in it is read as markup.
+
+    >>> note_text("a\\r\\r**b**\\r\\nc")
+    'a<br><br>&#42;&#42;b&#42;&#42;<br>c'
+    """
     text = _MARKDOWN_SIGNS.sub(lambda m: f"&#{ord(m.group())};", html.escape(text, quote=True))
-    return text.replace("\n", "<br>")
+    return _LINE_ENDS.sub("<br>", text)  # every line end, "\r" too: a blank line would end the HTML block
+
+
+def _attribute(text: str) -> str:
+    """A value for an HTML attribute on the note's one line: escaped, line ends as spaces."""
+    return _LINE_ENDS.sub(" ", html.escape(text, quote=True))
 
 
 def note_html(text: str, codes_of: dict[str, str]) -> str:
@@ -246,9 +262,7 @@ def note_html(text: str, codes_of: dict[str, str]) -> str:
     out, at = [], 0
     for start, end, title in highlight_titles(text, codes_of):
         out.append(note_text(text[at:start]))
-        out.append(
-            f'<mark title="{html.escape(codes_of[title], quote=True)}">{note_text(text[start:end])}</mark>'
-        )
+        out.append(f'<mark title="{_attribute(codes_of[title])}">{note_text(text[start:end])}</mark>')
         at = end
     out.append(note_text(text[at:]))
     return '<div style="line-height: 1.6; overflow-wrap: anywhere;">' + "".join(out) + "</div>"
@@ -264,8 +278,10 @@ def show_note(box, doc: str, note: str, gold: pd.DataFrame) -> None:
             "Marked: the titles of the gold-standard codes (or their first part), where the note has "
             "them. Hover over a mark for its code."
         )
+        if len(note) > MAX_NOTE_CHARS:
+            st.caption(f"This note has {len(note):,} characters: the first {MAX_NOTE_CHARS:,} are shown.")
         with st.container(height=NOTE_HEIGHT, border=False):
-            st.markdown(note_html(note, codes_of), unsafe_allow_html=True)
+            st.markdown(note_html(note[:MAX_NOTE_CHARS], codes_of), unsafe_allow_html=True)
 
 
 def families_tabs(ev_of: dict, doc: str) -> None:

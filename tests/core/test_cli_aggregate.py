@@ -82,6 +82,7 @@ def test_slice_edges_none_counts_no_slice(tmp_path, capsys):
         ("same stems", "cophe: error: --run: two runs have the same name"),
         ("edges decreasing", "argument --slice-edges: 100,10: give increasing whole numbers"),
         ("edges zero", "argument --slice-edges: 0,10: give increasing whole numbers"),
+        ("edges too many", "argument --slice-edges: 21 edges: give at most 20"),
         (
             "nothing scorable",
             "cophe: error: DIAGNOSES_ICD.csv (gold standard): none of its 3 rows can be scored",
@@ -106,7 +107,14 @@ def test_bad_input_exits_2_with_one_error_line(tmp_path, capsys, case, said):
         (tmp_path / "x" / SIBLINGS.name).write_bytes(SIBLINGS.read_bytes())
         runs = [str(SIBLINGS), str(tmp_path / "x" / SIBLINGS.name)]
     elif case.startswith("edges"):
-        extra = ["--slice-edges", "100,10" if "decreasing" in case else "0,10"]
+        extra = [
+            "--slice-edges",
+            "100,10"
+            if "decreasing" in case
+            else ",".join(map(str, range(1, 22)))
+            if "many" in case
+            else "0,10",
+        ]
     elif case.startswith("nothing scorable"):
         gold, runs = str(mimic), [f"a={mimic}"]
     elif case == "missing gold":

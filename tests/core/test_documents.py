@@ -3,6 +3,8 @@ family), families with extra / missed counts, documents ranked by errors, notes 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from cophe_core import InputError, score_files
@@ -199,6 +201,31 @@ def test_read_notes_errors_name_file_line_and_fix(data, name, words):
         read_notes(data, name=name)
     for w in words:
         assert w in str(e.value)
+
+
+def test_read_notes_reads_every_line_end_as_one_newline():
+    """A JSON string may hold "\\r" (a file's own line ends are read before): "\\r\\r" is a blank line to
+    Markdown, so a note's text holds only "\\n" line ends, as a CSV note's do."""
+    jsonl = b'{"doc_id": "1", "text": "a\\r\\rb\\r\\nc\\nd"}\n'
+    assert read_notes(jsonl, name="n.jsonl") == {"1": "a\n\nb\nc\nd"}
+    assert read_notes(b'doc_id,text\r\n1,"a\r\rb"\r\n', name="n.csv") == {"1": "a\n\nb"}
+
+
+@pytest.mark.parametrize(
+    "data, said",
+    [
+        (b"*_[]!#" * 500_000, "no column doc_id (found: *_[]!#"),  # 3 MB on one line: the header
+        (b"*," * 1_500_000, "1,500,001 columns, not a header"),  # the last one empty
+        (
+            ("doc_id," + ",".join(["#" * 5000] * 400) + "\n1,x\n").encode(),
+            "no column text (found: doc_id, ###",
+        ),
+    ],
+)
+def test_read_notes_messages_never_echo_the_file(data, said):
+    with pytest.raises(InputError, match=re.escape(said)) as e:
+        read_notes(data, name="n.csv")
+    assert len(str(e.value)) < 600
 
 
 # ---------------------------------------------------------------- highlight_titles

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from cophe_core import InputError, evaluate, prf, read_labels, score_files
 from cophe_core.slices import (
     DOC_COLUMNS,
+    MAX_EDGES,
     Slice,
     code_frequency,
     code_frequency_slices,
@@ -23,6 +24,7 @@ from cophe_core.slices import (
     gold_count_slices,
     metadata_columns,
     metadata_slices,
+    parse_edges,
     read_metadata,
     restrict,
     slice_scores,
@@ -322,6 +324,44 @@ def test_n_edges_make_n_plus_one_bins(edges, names):
 def test_bad_edges_are_refused(bad):
     with pytest.raises(ValueError, match="increasing positive whole numbers"):
         code_frequency_slices(np.array([1, 2]), bad)
+
+
+def test_at_most_max_edges_are_taken():
+    """Twenty edges make 21 slices; one more is refused before any slice is built (2,000 edges on the sample
+    once took 20 s and 4.6 GB), and the message does not echo the list."""
+    freq = np.arange(0, 2000, 7)
+    assert len(code_frequency_slices(freq, range(1, MAX_EDGES + 1))) == MAX_EDGES + 1 == 21
+    for many in (range(1, MAX_EDGES + 2), range(1, 5001)):
+        with pytest.raises(ValueError, match=f"{len(many):,} given, at most 20 can be used") as e:
+            code_frequency_slices(freq, many)
+        assert len(str(e.value)) < 120
+
+
+@pytest.mark.parametrize(
+    "text, want",
+    [("10, 100", (10, 100)), ("5", (5,)), ("1;2; 3", (1, 2, 3)), (", ".join(map(str, range(1, 21))), None)],
+)
+def test_parse_edges_reads_what_a_user_types(text, want):
+    assert parse_edges(text) == (want or tuple(range(1, 21)))
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        (", ".join(map(str, range(1, 22))), "21 given, at most 20"),
+        (",".join(map(str, range(1, 5001))), "5,000 given, at most 20"),
+        ("1," * 100_000, "100,000 given, at most 20"),
+        ("ten", "type whole numbers"),
+        ("100, 10", "increasing positive numbers"),
+        ("0", "increasing positive numbers"),
+        (5, "type whole numbers"),
+        (None, "type whole numbers"),
+    ],
+)
+def test_parse_edges_refuses_with_a_short_message(text, said):
+    with pytest.raises(InputError, match=said) as e:
+        parse_edges(text)
+    assert len(str(e.value)) < 140  # never the list it was given
 
 
 def test_bad_frequencies_are_refused():
