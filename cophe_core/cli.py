@@ -428,7 +428,8 @@ def _table(result: dict) -> str:
     if result.get("code_sets"):
         lines.append("code sets: " + "; ".join(f"{k} ({v})" for k, v in result["code_sets"].items()))
     lines.append("")
-    head = f"{'measure':<10} {'level':<8} {'TP':>8} {'FP':>8} {'FN':>8} {'P':>7} {'R':>7} {'F1':>7}"
+    w = max(8, *map(len, result["levels"]))  # the level column as wide as its longest name (PCS: body_system)
+    head = f"{'measure':<10} {'level':<{w}} {'TP':>8} {'FP':>8} {'FN':>8} {'P':>7} {'R':>7} {'F1':>7}"
     lines += [head, "-" * len(head)]
 
     def row(measure: str, level: str, s: dict) -> str:
@@ -437,7 +438,7 @@ def _table(result: dict) -> str:
         figures = " ".join(
             f"{'–' if empty else format(s[k], '.3f'):>7}" for k in ("precision", "recall", "f1")
         )
-        return f"{measure:<10} {level:<8} {s['tp']:>8} {s['fp']:>8} {s['fn']:>8} {figures}"
+        return f"{measure:<10} {level:<{w}} {s['tp']:>8} {s['fp']:>8} {s['fn']:>8} {figures}"
 
     sections = [("", result)] + [(f"{name}: ", part) for name, part in result.get("systems", {}).items()]
     for prefix, part in sections:

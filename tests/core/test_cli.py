@@ -359,3 +359,14 @@ def test_headerless_shared_task_files_are_scored_and_the_flags_override(tmp_path
     assert "--no-header" in capsys.readouterr().err
     assert main(["aggregate", "--gold", str(g), "--run", f"A={p}", "--out", str(out), "--no-header"]) == 0
     assert out.is_file()
+
+
+def test_the_table_keeps_its_columns_for_long_level_names(tmp_path, capsys):
+    """ICD-10-PCS's levels (body_system) are longer than the level column was: every row's figures moved."""
+    gold = tmp_path / "g.tsv"
+    gold.write_text("S1\t0bh1\nS2\t5a19\n")
+    assert main(["score", "--gold", str(gold), "--pred", str(gold)]) == 0
+    table = [
+        line for line in capsys.readouterr().out.splitlines() if line.startswith(("measure", "flat", "cophe"))
+    ]
+    assert len(table) > 5 and len({len(line) for line in table}) == 1  # every row ends at the F1 column
