@@ -35,7 +35,7 @@ from .files import (
     InputError,
     Source,
     check_width,
-    column_list,
+    excerpt,
     load_bytes,
     number_too_long,
     unparsable,
@@ -388,7 +388,7 @@ def _notes_table(name: str, text: str) -> pd.DataFrame:
     table.columns = [str(c).strip().lower() for c in table.columns]
     for col in NOTE_COLUMNS:
         if col not in table:
-            found = column_list(list(map(str, table.columns))) or "none"
+            found = excerpt(", ".join(map(str, table.columns[:20])), 200) or "none"  # not a whole file
             raise InputError(f"{name}, line 1 (the header): no column {col} (found: {found}). {_NEEDS}")
     return table
 

@@ -37,6 +37,11 @@ OPTIONS: dict[str, Option] = {
     "tune_on": Option("--tune-on DEV_GOLD DEV_SCORES", "the Threshold page"),
     "in_memory_rule": Option("--threshold or --top-k", "Decisions › Threshold or k (sidebar)"),
     "save": Option("Save analysis in the dashboard or `cophe score … --save`", "Save analysis"),
+    "no_header": Option("pass --no-header", 'tick "First row is data" beside the uploads'),
+    "header": Option(
+        "pass --header (and --doc-col and --code-col to say which they are)",
+        "type the names of its document id and code columns under Reading options",
+    ),
 }
 
 

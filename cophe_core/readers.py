@@ -68,6 +68,7 @@ from .files import (
 )
 from .ontology.detect import detect_system
 from .ontology.icd10 import normalise_cm
+from .options import Where, say
 
 __all__ = [
     "InputError",
@@ -361,9 +362,9 @@ def read_labels(
 
 class HeaderUnclear(InputError):
     """A delimited file whose first row may name its columns or be its first row of data, which its content
-    does not tell (:func:`headerless_columns`). ``str()`` names the command-line options; :meth:`advice`
-    says the same in other words (the dashboard names its checkbox). ``file``, ``line`` and ``row`` say
-    where."""
+    does not tell (:func:`headerless_columns`). Its ``fix`` names both answers as options
+    (:data:`cophe_core.options.OPTIONS`: the command line's flags, the dashboard's checkbox). ``file``,
+    ``line``, ``row`` and ``value`` say where."""
 
     file: str = ""
     line: int = 1
@@ -373,29 +374,28 @@ class HeaderUnclear(InputError):
     @classmethod
     def at(cls, file: str, line: int, row: str, value: str) -> HeaderUnclear:
         """The error for ``row`` on ``line`` of ``file``, whose field ``value`` is neither a column name nor
-        a code, worded for the command line.
+        a code.
 
-        >>> print(HeaderUnclear.at("gold.tsv", 1, "S1\\tx1", "x1"))  # doctest: +NORMALIZE_WHITESPACE
+        >>> e = HeaderUnclear.at("gold.tsv", 1, "S1\\tx1", "x1")
+        >>> print(e)  # doctest: +NORMALIZE_WHITESPACE
         gold.tsv, line 1: cannot tell whether the first row ('S1\\tx1') names the columns or is data: 'x1' is
         neither a column name cophe knows nor a code. If the row is data, pass --no-header; if it names the
         columns, pass --header (and --doc-col and --code-col to say which they are).
+        >>> e.words("dashboard").split(". ")[-1]
+        'If the row is data, tick "First row is data" beside the uploads; if it names the columns, type the names of its document id and code columns under Reading options.'
         """
-        e = cls("")
-        e.file, e.line, e.row, e.value = file, line, row, value
-        e.args = (
-            e.advice(
-                "pass --no-header", "pass --header (and --doc-col and --code-col to say which they are)"
-            ),
+        e = cls(
+            f"{file}, line {line}: cannot tell whether the first row ({excerpt(row)!r}) names the columns or "
+            f"is data: {excerpt(value)!r} is neither a column name cophe knows nor a code.",
+            fix="if the row is data, {no_header}; if it names the columns, {header}",
         )
+        e.file, e.line, e.row, e.value = file, line, row, value
         return e
 
-    def advice(self, if_data: str, if_names: str) -> str:
-        """The message, with what to do when the first row is data and when it names the columns."""
-        return (
-            f"{self.file}, line {self.line}: cannot tell whether the first row ({excerpt(self.row)!r}) names "
-            f"the columns or is data: {excerpt(self.value)!r} is neither a column name cophe knows nor a "
-            f"code. If the row is data, {if_data}; if it names the columns, {if_names}."
-        )
+    def words(self, where: Where) -> str:
+        """The problem, then both answers as a sentence, in the words of ``where``."""
+        advice = say(self.fix, where)
+        return f"{self.problem} {advice[0].upper()}{advice[1:]}."
 
 
 HEADERLESS_FIELDS = (2, 3)  # a file without column names: document id, code (and score)
@@ -458,7 +458,11 @@ def _first_row(text: str, sep: str) -> tuple[int, list[str]]:
         return 1, []
     start = text.rfind("\n", 0, found.start()) + 1
     end = text.find("\n", start)
-    row = next(csv.reader(io.StringIO(text[start : end if end >= 0 else len(text)]), delimiter=sep), [])
+    line = text[start : end if end >= 0 else len(text)]
+    try:
+        row = next(csv.reader(io.StringIO(line), delimiter=sep), [])
+    except csv.Error:  # a field over the csv module's 128 kB: no code is, so the row is no row of data
+        row = line.split(sep)
     return text.count("\n", 0, start) + 1, [f.strip() for f in row]
 
 

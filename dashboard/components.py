@@ -135,15 +135,14 @@ def blocked_panel(blocked: TooManyRejected, upload: str | None = None) -> None:
 
 
 # what the reasons of the scoring core say to a command-line user, left out on screen
-_FLAG_HINT = re.compile(r"\s*\((?:[^()]*\s)?--[a-z][^)]*\)|;?\s*say which system the file holds")
+_FLAG_HINT = re.compile(r"\s*\((?:[^()]*\s)?--[a-z][^)]*\)")
 
 
 def _reason_words(reason: str) -> str:
     """A rejected row's reason without the command-line advice it may end with.
 
-    >>> _reason_words("undotted code 4019 is ambiguous: it may be diagnosis 401.9 or procedure 40.19; say "
-    ...               "which system the file holds (--system diagnosis|procedure)")
-    'undotted code 4019 is ambiguous: it may be diagnosis 401.9 or procedure 40.19'
+    >>> _reason_words("undotted code 4019 is ambiguous; say which system the file holds (--system diagnosis)")
+    'undotted code 4019 is ambiguous; say which system the file holds'
     """
     return _FLAG_HINT.sub("", reason).strip()
 

@@ -21,7 +21,7 @@ from cophe_core.analysis import INPUT_MB
 from cophe_core.labels import RowBound, TooManyRejected
 from cophe_core.ontology import REGISTRY, load_ontology
 from cophe_core.ontology.custom import load_hierarchy
-from cophe_core.readers import HeaderUnclear, RawLabels, RawScores, read_input, read_labels
+from cophe_core.readers import RawLabels, RawScores, read_input, read_labels
 
 # The bundled samples: beside the dashboard when installed (cophe_dashboard/sample_data), else the source
 # checkout's top-level folder.
@@ -51,8 +51,6 @@ MAX_RUN_UPLOAD_MB = INPUT_MB["run"]
 
 
 FIRST_ROW_IS_DATA = "First row is data"  # the checkbox beside the uploads: files without column names
-FIRST_ROW_IS_DATA_ADVICE = f'tick "{FIRST_ROW_IS_DATA}" beside the uploads'
-COLUMN_NAMES_ADVICE = "type the names of its document id and code columns under Reading options"
 
 
 # A saved analysis holds its inputs, an aggregate analysis the counts of runs too large to upload (58 MB for
@@ -157,15 +155,13 @@ def read_upload(
             read = read_labels if gold else read_input  # a gold standard is code sets, whatever its columns
             with heavy():
                 store[key] = read(_named(name, data), doc_col=doc_col, code_col=code_col, header=header)
-        except HeaderUnclear as e:  # the same advice, in the sidebar's words
-            store[key] = InputError(e.advice(FIRST_ROW_IS_DATA_ADVICE, COLUMN_NAMES_ADVICE))
         except InputError as e:
             store[key] = e
         while len(store) > PARSED_PER_SESSION:
             store.pop(next(iter(store)))
     hit = store[key]
     if isinstance(hit, InputError):
-        raise InputError(hit.problem, fix=hit.fix)
+        raise hit
     return hit
 
 

@@ -37,6 +37,10 @@ def test_an_unclear_first_row_names_the_checkbox_and_ticking_it_reads_the_row_as
     assert "--" not in shown  # no command-line options on screen
     at.checkbox(key="first_row_data").check().run()
     assert not at.exception
+    assert "too many rows of gold.tsv cannot be scored" in _shown(
+        at
+    )  # its first row, read as data, is no case
+    at.button(key="score_anyway").click().run()
     # the first row is a case of its own, 'case', whose code 'diagnosis' is listed as not scored, on line 1
     assert _shown(at).startswith("**1 input row was not scored.**")
     rejected = next(d.value for d in at.dataframe if "line" in d.value.columns)

@@ -45,7 +45,8 @@ def test_an_undotted_upload_is_refused_with_the_fix_in_the_sidebars_words_then_s
         "rows": 7200,
         "example": "gold.csv, line 2",
         "value": "8820",
-        "reason": "undotted code 8820 is ambiguous: it may be diagnosis 882.0 or procedure 88.20",
+        "reason": "undotted code 8820 is ambiguous: it may be diagnosis 882.0 or procedure 88.20; say which "
+        "system the file holds: diagnoses or procedures",
     }
     assert not _has_run(at)  # no run, no figure
     at.button(key="score_anyway").click().run()

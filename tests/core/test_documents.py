@@ -215,7 +215,7 @@ def test_read_notes_reads_every_line_end_as_one_newline():
     "data, said",
     [
         (b"*_[]!#" * 500_000, "no column doc_id (found: *_[]!#"),  # 3 MB on one line: the header
-        (b"*," * 1_500_000, "1,500,001 columns, not a header"),  # the last one empty
+        (b"*," * 1_500_000, "1,500,001 fields; cophe reads at most 1,000 columns"),  # the last one empty
         (
             ("doc_id," + ",".join(["#" * 5000] * 400) + "\n1,x\n").encode(),
             "no column text (found: doc_id, ###",

@@ -150,8 +150,9 @@ def test_an_undecidable_first_row_is_one_message_naming_the_options():
     assert "'diagnosis' is neither a column name cophe knows nor a code" in message
     assert "--no-header" in message and "pass --header" in message
     assert isinstance(e.value, InputError)
-    assert e.value.advice("tick X", "name them").endswith(
-        "If the row is data, tick X; if it names the columns, name them."
+    assert e.value.words("dashboard").endswith(
+        'If the row is data, tick "First row is data" beside the uploads; if it names the columns, type the '
+        "names of its document id and code columns under Reading options."
     )
 
 

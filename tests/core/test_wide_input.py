@@ -61,7 +61,8 @@ def test_a_line_wider_than_the_limit_is_refused_naming_file_line_and_count(low_l
     assert ("tab" if sep == "\t" else "comma") in message
 
 
-def test_a_notes_file_wider_than_the_limit_is_refused(low_limit):
+def test_a_notes_file_wider_than_the_limit_is_refused(low_limit, monkeypatch):
+    monkeypatch.setattr("cophe_core.documents.MAX_NOTE_COLUMNS", LIMIT)  # notes have a bound of their own
     with pytest.raises(InputError, match=r"^notes\.csv, line 1: 51 fields; cophe reads at most 50 columns"):
         read_notes(b"," * LIMIT + b"\n", name="notes.csv")
     assert read_notes(b"doc_id,text\n1,a note\n", name="notes.csv") == {"1": "a note"}
