@@ -1,0 +1,223 @@
+"""Small files that would cost far more than they hold, opened as a shared dashboard opens them (issue 29). Each
+is built here, then opened in its own process; the figures are that process's wall time and peak memory.
+
+    python benchmarks/bench_bombs.py
+
+Targets (issue 29, point 1), reported and not asserted: a file that breaks a bound is refused before the excess
+is inflated or decoded, in ≤ 1 s of work and ≤ 300 MB for the whole process (which starts by importing cophe:
+about 0.5 s on a quiet machine, the "startup" line). Before:
+
+- an aggregate analysis of 1.2 MB whose ``ontology/nodes.parquet`` decodes to 1 GiB peaked at 2.2 GB;
+- a 0.5 MB counts table whose footer declares 20,000,000 identical rows ran out of memory at 2.9 GB;
+- a saved analysis holding a 100-199 MB gold standard, deflated to 0.15-0.29 MB, was scored at 2.4-4.5 GB;
+- a 32,766-deep chain hierarchy (0.4 MB) peaked at 5.3 GB; a 10,000-node cycle printed all its rows (296 KB).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_data" / "icd9"
+OPEN_AGGREGATE = "import sys; from cophe_core.aggregate import read_aggregate; read_aggregate(sys.argv[1])"
+OPEN_SAVED = (
+    "import sys; from pathlib import Path; from cophe_core.analysis import read_analysis, score_analysis; "
+    "score_analysis(read_analysis(Path(sys.argv[1]).read_bytes(), name=Path(sys.argv[1]).name))"
+)
+
+
+def _rewrite(data: bytes, members: dict[str, bytes]) -> bytes:
+    """The zip with ``members`` replaced and the manifest's size and SHA-256 of each made to match: a forgery
+    that only the checks of the tables themselves can catch."""
+    src = zipfile.ZipFile(io.BytesIO(data))
+    manifest = json.loads(src.read("manifest.json"))
+    for name, content in members.items():
+        digest = {"size": len(content), "sha256": hashlib.sha256(content).hexdigest()}
+        if "members" in manifest:
+            manifest["members"][name] = digest
+        for entry in manifest.get("inputs", []):
+            if entry["member"] == name:
+                entry.update(digest)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for info in src.infolist():
+            content = members.get(info.filename, src.read(info))
+            if info.filename == "manifest.json":
+                content = json.dumps(manifest).encode()
+            z.writestr(info.filename, content)
+    return out.getvalue()
+
+
+def _aggregate() -> bytes:
+    from cophe_core import score_files
+    from cophe_core.aggregate import aggregate_scoring, write_aggregate
+
+    scoring = score_files(SAMPLE / "gold.csv", {"A": SAMPLE / "run_overcoder.csv"})
+    data = write_aggregate(aggregate_scoring(scoring))
+    assert data is not None  # no target: the bytes
+    return data
+
+
+def nodes_bomb(folder: Path) -> list[str]:
+    """The sample's aggregate whose node titles are one 48,000-character value, repeated: 1 GiB decoded."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = _aggregate()
+    nodes = pq.read_table(io.BytesIO(zipfile.ZipFile(io.BytesIO(data)).read("ontology/nodes.parquet")))
+    title = pa.DictionaryArray.from_arrays(
+        pa.array(np.zeros(nodes.num_rows, dtype=np.int32)), pa.array(["x" * 48_000])
+    )
+    sink = io.BytesIO()
+    pq.write_table(
+        nodes.set_column(nodes.column_names.index("title"), "title", title), sink, compression="zstd"
+    )
+    path = folder / "nodes_bomb.cophe"
+    path.write_bytes(_rewrite(data, {"ontology/nodes.parquet": sink.getvalue()}))
+    return ["-c", OPEN_AGGREGATE, str(path)]
+
+
+def counts_bomb(folder: Path) -> list[str]:
+    """The sample's aggregate whose counts table declares 20,000,000 identical rows (run-length encoded)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = _aggregate()
+    counts = pq.read_table(io.BytesIO(zipfile.ZipFile(io.BytesIO(data)).read("counts.parquet")))
+    sink = io.BytesIO()
+    zeros = {c: pa.array(np.zeros(1_000_000, dtype=np.int64)) for c in counts.column_names}
+    with pq.ParquetWriter(sink, pa.table(zeros).schema, compression="zstd") as w:
+        for _ in range(20):
+            w.write_table(pa.table(zeros))
+    path = folder / "counts_bomb.cophe"
+    path.write_bytes(_rewrite(data, {"counts.parquet": sink.getvalue()}))
+    return ["-c", OPEN_AGGREGATE, str(path)]
+
+
+def saved_bomb(folder: Path) -> list[str]:
+    """A saved analysis holding a 150 MB gold standard (one row repeated), deflated to a few hundred kB."""
+    from cophe_core.analysis import Analysis, InputFile, write_analysis
+
+    small = write_analysis(
+        Analysis(
+            InputFile("gold.csv", b"doc_id,code\n1,401.9\n"), {"A": InputFile("a.csv", b"doc_id,code\n")}
+        )
+    )
+    member = next(n for n in zipfile.ZipFile(io.BytesIO(small)).namelist() if "gold" in n)
+    big = b"doc_id,code\n" + b"1,401.9\n" * (150 * 2**20 // 8)
+    path = folder / "saved_bomb.cophe"
+    path.write_bytes(_rewrite(small, {member: big}))
+    return ["-c", OPEN_SAVED, str(path)]
+
+
+def _gold(folder: Path, code: str) -> Path:
+    (folder / "h_gold.csv").write_text(f"doc_id,code\n1,{code}\n")
+    return folder / "h_gold.csv"
+
+
+def chain(folder: Path, n: int = 32_766) -> list[str]:
+    (folder / "chain.csv").write_text(
+        "child,parent\nn0,\n" + "".join(f"n{i + 1},n{i}\n" for i in range(n - 1))
+    )
+    gold = _gold(folder, "n5")
+    return [
+        "-m",
+        "cophe_core",
+        "score",
+        "--gold",
+        str(gold),
+        "--pred",
+        str(gold),
+        "--ontology",
+        str(folder / "chain.csv"),
+    ]
+
+
+def cycle(folder: Path, n: int = 10_000) -> list[str]:
+    rows = "child,parent\nroot,\nn0,root\n" + "".join(f"n{(i + 1) % n},n{i}\n" for i in range(n))
+    (folder / "cycle.csv").write_text(rows)
+    gold = _gold(folder, "n5")
+    return [
+        "-m",
+        "cophe_core",
+        "score",
+        "--gold",
+        str(gold),
+        "--pred",
+        str(gold),
+        "--ontology",
+        str(folder / "cycle.csv"),
+    ]
+
+
+def startup(folder: Path) -> list[str]:
+    return ["-c", "import cophe_core.aggregate, cophe_core.analysis"]
+
+
+def measure(args: list[str]) -> tuple[float, float, int, str, int]:
+    """Wall seconds, peak MB, exit status, the last stderr line and the bytes written to stderr."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    err = proc.stderr.read() if proc.stderr else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    lines = err.strip().splitlines()
+    return (
+        wall,
+        usage.ru_maxrss / 1024,
+        os.waitstatus_to_exitcode(status),
+        (lines[-1][:200] if lines else ""),
+        len(err),
+    )
+
+
+def build(folder: Path) -> None:
+    """Write every case's files into ``folder`` and their command lines to ``cases.json`` (run in a child of
+    its own, so that the memory the building takes is not counted in the figures of the processes measured:
+    a forked child's peak memory starts from its parent's)."""
+    cases = {label: make(folder) for label, make in CASES}
+    (folder / "cases.json").write_text(json.dumps(cases))
+
+
+def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--build":
+        build(Path(sys.argv[2]))
+        return
+    with tempfile.TemporaryDirectory(prefix="cophe_bombs_") as tmp:
+        subprocess.run([sys.executable, __file__, "--build", tmp], check=True)
+        for label, args in json.loads((Path(tmp) / "cases.json").read_text()).items():
+            size = max((Path(a).stat().st_size for a in args if Path(a).is_file()), default=0)
+            wall, mb, code, last, said = measure(args)
+            print(
+                f"{label:50} file {size / 2**20:6.2f} MB  {wall:6.2f} s {mb:7.0f} MB  exit {code}  stderr {said:,} B"
+            )
+            if last:
+                print(f"    {last}")
+    print(f"load average {os.getloadavg()[0]:.2f}")
+
+
+CASES = [
+    ("startup: importing cophe's readers", startup),
+    ("aggregate, nodes.parquet decoding to 1 GiB", nodes_bomb),
+    ("aggregate, counts.parquet of 20,000,000 RLE rows", counts_bomb),
+    ("saved analysis, a 150 MB gold standard deflated", saved_bomb),
+    ("hierarchy, a chain 32,766 deep", chain),
+    ("hierarchy, a cycle of 10,000 nodes", cycle),
+]
+
+
+if __name__ == "__main__":
+    main()
