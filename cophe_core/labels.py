@@ -192,7 +192,7 @@ class TooManyRejected(InputError):
         >>> print(TooManyRejected.for_file(FileRows("g.csv", 100, 2), rows, RowBound()))
         g.csv: 2 of its 100 rows (2.0%) cannot be scored, more than the 1% allowed, so no score is given. Main reasons:
           - 2 rows like g.csv:2, value 'zz': not a code
-        Check that it holds codes of the chosen code system, in the expected columns; or score the other rows anyway: bound=RowBound.lifted(0.02) (command line: --max-rejected 0.02).
+        Check that it holds codes of the chosen code system, in the expected columns; or score the other rows anyway: --max-rejected 0.02.
         """
         needs_system = rows.undotted > 0
         allowed = (
@@ -216,18 +216,23 @@ class TooManyRejected(InputError):
             rows=rows,
             run=run,
         )
-        anyway = (
-            f"bound=RowBound.lifted({error.fix_share:g}) (command line: --max-rejected {error.fix_share:g})"
-        )
-        advice = (
-            "Say which system its undotted codes are: system='diagnosis' or 'procedure' (command line: "
-            f"--system diagnosis or --system procedure); or score the other rows anyway: {anyway}."
+        error.fix = (
+            "say which system its undotted codes are: {system}; or score the other rows anyway: {anyway}"
             if needs_system
-            else "Check that it holds codes of the chosen code system, in the expected columns; or score the "
-            f"other rows anyway: {anyway}."
+            else "check that it holds codes of the chosen code system, in the expected columns; or score the "
+            "other rows anyway: {anyway}"
         )
-        error.args = (f"{summary}\n{advice}",)
+        error.args = (error.words("cli"),)
         return error
+
+    def words(self, where: Where) -> str:
+        """The summary, then what to do as a sentence in the words of ``where``: on the command line the share
+        to pass (``--max-rejected 0.5``), in the dashboard its button."""
+        if not self.fix or "{anyway}" not in self.fix:
+            return super().words(where)
+        anyway = f"--max-rejected {self.fix_share:g}" if where == "cli" else 'the "Score anyway" button'
+        advice = say(self.fix.replace("{anyway}", anyway), where)
+        return f"{self.summary}\n{advice[0].upper()}{advice[1:]}."
 
     @classmethod
     def together(cls, errors: list[TooManyRejected]) -> TooManyRejected:
