@@ -173,7 +173,8 @@ def decode_text(data: bytes, name: str) -> str:
     >>> decode_text("doc_id,code\\n".encode("utf-16"), "gold.csv")
     'doc_id,code\\n'
     """
-    if not data.strip():
+    bare = data.removeprefix(codecs.BOM_UTF8)  # a byte-order mark alone is an empty file too
+    if not bare.strip() or bare in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
         raise InputError(f"{name}: the file is empty; expected one row per document and code")
     if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):  # Excel's "Unicode text"
         try:

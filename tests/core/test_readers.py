@@ -424,3 +424,12 @@ def test_a_stream_over_the_size_limit_is_named_in_the_refusal(monkeypatch):
     stream.name = "gold.csv"
     with pytest.raises(InputError, match=r"^gold\.csv: larger than"):
         files.load_bytes(stream, None)
+
+
+@pytest.mark.parametrize("mark", [b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\xef\xbb\xbf \n"])
+def test_a_file_holding_only_a_byte_order_mark_is_empty(mark):
+    """A .tsv holding only a byte-order mark gave pandas' "No columns to parse from file"."""
+    with pytest.raises(
+        InputError, match=r"^bom\.tsv: the file is empty; expected one row per document and code$"
+    ):
+        read_labels(mark, name="bom.tsv")
