@@ -33,6 +33,21 @@ def label_md(text: object) -> str:
     return text if re.fullmatch(r"[\w .\-]*", text) else md(text)
 
 
+def keep_choice(key: str, options: list | tuple) -> None:
+    """Carry a choice widget's value across a change of its labels, before the widget is drawn.
+
+    Streamlit sends a selectbox's (radio's, segmented control's) value back as its label, as ``format_func``
+    wrote it on the last run. When the labels change under it (Technical terms switched, a run's counts in a
+    document's label), the old label is no option of the new ones and came back as the value itself:
+    "ValueError: unknown level 'Section'". Setting the value again as a value, before the widget reads it,
+    makes Streamlit write it with the new labels.
+    """
+    if key in st.session_state:
+        value = st.session_state[key]
+        if value in options:
+            st.session_state[key] = value
+
+
 def rows(n: int) -> str:
     """``"1 input row was"``, ``"2 input rows were"``: a count of input rows in words.
 

@@ -10,7 +10,7 @@ import saved
 import streamlit as st
 import texts
 import urlstate
-from components import READING_SYSTEM, label_md, md
+from components import READING_SYSTEM, keep_choice, label_md, md
 from errors import said
 from loading import (
     DEFAULT_RULE,
@@ -240,6 +240,7 @@ def sidebar() -> Context:
         )
         levels = list(tree.levels)
         urlstate.take_choice("level", f"max_level_{tree.name}", levels)
+        keep_choice(f"max_level_{tree.name}", levels)  # its labels follow Technical terms
         max_level = sb.selectbox(
             "Highest level",
             levels,

@@ -5,7 +5,7 @@ import components
 import pandas as pd
 import state
 import streamlit as st
-from components import label_md, md
+from components import keep_choice, label_md, md
 from texts import HELP, chart_words, figure_name, level, measure, term
 
 from cophe_core.compare import (
@@ -173,6 +173,7 @@ def runs_section(ctx, names: list[str], onto, resample: bool = True) -> None:
                 "is below 0.05 and its interval leaves out 0. Per-code averages resample the codes, the "
                 "other figures the documents."
             )
+        keep_choice("cmp_runs_chart_figure", figs)
         pick = st.selectbox(
             "Chart", figs, format_func=lambda f: short_words(f, onto), key="cmp_runs_chart_figure"
         )
@@ -314,6 +315,7 @@ def by_level(deltas: pd.DataFrame, a: str, b: str, ea, eb, onto) -> None:
     left, right = st.columns(2)
     with left:
         st.markdown(f"**Change by level ({md(b)} − {md(a)})**")
+        keep_choice("cmp_metric", ["f1", "precision", "recall"])
         metric = (
             st.segmented_control(
                 term("statistic"),
@@ -344,6 +346,7 @@ def families_section(ctx, a: str, b: str, ea, eb, onto) -> None:
     fam = family_level(onto)
     default = levels.index(fam) if fam in levels else min(1, len(levels) - 1)
     f1, f2 = st.columns([2, 3])
+    keep_choice("cmp_family_level", levels)
     lv = f1.selectbox(
         "Families at", levels, index=default, key="cmp_family_level", format_func=lambda x: level(onto, x)
     )
@@ -449,9 +452,11 @@ def tree_section(ctx, a: str, b: str, ea, eb, onto) -> None:
     st.subheader("Where the change happens", anchor=False)
     t0, t1, t2 = st.columns([1, 1, 1])
     layout = t0.radio("Tree", ["Change", "Side by side"], key="cmp_tree_layout", horizontal=True)
+    colours = ["delta_f1", "delta_balance"] if layout == "Change" else ["balance", "f1", "set_f1"]
+    keep_choice(f"cmp_colour_{layout}", colours)  # its labels name the runs compared
     colour = t1.selectbox(
         "Colour by",
-        ["delta_f1", "delta_balance"] if layout == "Change" else ["balance", "f1", "set_f1"],
+        colours,
         format_func=lambda k: COLOUR_BY[k][0].replace("B − A", f"{b} − {a}"),
         key=f"cmp_colour_{layout}",
     )
@@ -492,6 +497,7 @@ def tree_section(ctx, a: str, b: str, ea, eb, onto) -> None:
 
 def documents_section(a: str, b: str, ea, eb, onto) -> None:
     st.subheader("Documents where the runs disagree most", anchor=False)
+    keep_choice("cmp_doc_level", ea.levels)
     at = st.selectbox(
         f"{term('cophe')} F1 at",
         ea.levels,

@@ -17,7 +17,7 @@ import pandas as pd
 import state
 import streamlit as st
 import texts
-from components import md
+from components import keep_choice, md
 from errors import said
 
 from cophe_core import InputError
@@ -191,6 +191,7 @@ def navigator(ranked: pd.DataFrame, names: list[str]) -> str:
         on_click=go,
         args=(order[max(i - 1, 0)],),
     )
+    keep_choice("doc_pick", order)  # its labels hold the chosen runs' counts
     pick_col.selectbox(
         "Document (type to search)",
         order,

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import state
 import streamlit as st
-from components import md
+from components import keep_choice, md
 from texts import HELP, MEASURES, chart_words, helps, level, measure, term
 
 from cophe_core.compare import HEADLINE_COLUMNS, figure_parts, headlines, levels_side_by_side
@@ -145,6 +145,7 @@ if ctx:
     # browser to load and compile), which kept opening the app slow while other sessions were busy. The
     # table below draws each F1 as a bar.
     if st.toggle("Chart by level", key="levels_chart_on", help=HELP["levels_chart"]):
+        keep_choice("levels_metric", ["f1", "precision", "recall"])
         stat = (
             st.segmented_control(
                 term("statistic"),

@@ -7,7 +7,7 @@ import components
 import slicing
 import state
 import streamlit as st
-from components import md
+from components import keep_choice, md
 from texts import HELP, MEASURES, measure, term
 
 from cophe_core import Scoring
@@ -26,6 +26,8 @@ if ctx:
         "and pick one slice there to restrict every page to it."
     )
     c1, c2 = st.columns(2)
+    keep_choice("slices_measure", list(MEASURES))
+    keep_choice("slices_stat", ["f1", "precision", "recall"])
     m = c1.selectbox(
         term("measure"),
         list(MEASURES),

@@ -17,7 +17,7 @@ import state
 import streamlit as st
 import texts
 import urlstate
-from components import md
+from components import keep_choice, md
 
 from cophe_core.families import family_errors
 from cophe_core.ontology import family_level
@@ -111,6 +111,7 @@ def offenders(ctx, ev) -> None:
     default = fam if fam in choices else choices[-1]
     if st.session_state.get("rank_level") not in choices:
         st.session_state["rank_level"] = default
+    keep_choice("rank_level", choices)
     with st.expander("Where this run goes wrong", expanded=True, icon=":material/troubleshoot:"):
         lv = st.selectbox(
             "Families at the level",
