@@ -20,6 +20,7 @@ import state
 import streamlit as st
 import texts
 import urlstate
+from components import md
 
 HERE = Path(__file__).resolve().parent
 
@@ -107,6 +108,8 @@ try:
                 ctx.slice = slicing.sidebar(ctx.scoring, (ctx.reading or {}).get("system") or "auto")
         loading.empty()
         st.session_state["_ctx"] = ctx
+        if ctx.scoring is not None and (note := state.check_focus(ctx.ontology)):
+            st.info(md(note), icon=":material/filter_center_focus:")
         st.sidebar.toggle(
             "Technical terms",
             key=texts.TECHNICAL_KEY,

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import cast
 
+import numpy as np
 import pyarrow as pa
 import streamlit as st
 from components import blocked_panel, md, refused_panel
@@ -268,6 +269,39 @@ def compute_ahead(scoring: Scoring | Aggregate, key: tuple, compute) -> None:
         if key in store or key in ahead:
             return
         ahead[key] = _AHEAD.submit(work)
+
+
+FOCUS, FOCUS_NAME = (
+    "focus",
+    "focus_name",
+)  # the focused family: its node id, and its name, which outlives data
+
+
+def focus_on(node: int | None, onto: Ontology) -> None:
+    """Focus the tree on ``node`` of ``onto`` (None: every code), remembering the family by its name."""
+    st.session_state[FOCUS] = node
+    st.session_state[FOCUS_NAME] = None if node is None else str(onto.node_names[node])
+
+
+def check_focus(onto: Ontology) -> str | None:
+    """Keep the focus on the same family when the data change, and return a note when it cannot be kept.
+
+    A focus is kept as a node id, and node ids are per ontology: after a switch from the ICD-9 sample to the
+    ICD-10 one, 428's id named E13.3393. The family's name is kept beside its id; when the id no longer names
+    it, the family is looked up by name (the same code in other data), or the focus is dropped, with a note.
+    """
+    node, name = st.session_state.get(FOCUS), st.session_state.get(FOCUS_NAME)
+    if node is None or name is None:
+        return None
+    names = onto.node_names
+    if 0 <= node < len(names) and names[node] == name:
+        return None
+    hits = np.flatnonzero(names == name)
+    if len(hits):
+        st.session_state[FOCUS] = int(hits[0])
+        return None
+    focus_on(None, onto)
+    return f"The family in focus, {name}, is not in these data: the tree shows every code."
 
 
 def context() -> Context:

@@ -69,6 +69,7 @@ def resolve_focus(onto) -> None:
         hits = np.flatnonzero(onto.node_names == name)
         if len(hits):
             st.session_state["focus"] = int(hits[0])
+            st.session_state["focus_name"] = name  # the family by name too (state.check_focus)
 
 
 def publish(page: str, ctx) -> None:

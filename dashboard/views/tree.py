@@ -44,7 +44,7 @@ COLOUR_WORDS = {
 
 
 def set_focus(node: int | None) -> None:
-    st.session_state["focus"] = node
+    state.focus_on(node, state.context().ontology)
     st.session_state.pop("other_open", None)
     st.session_state["_view"] = view() + 1  # every clickable table and the chart start unselected
 
