@@ -565,10 +565,6 @@ def encode(
     inverse, unique_codes = pd.factorize(pairs["code"].to_numpy(dtype=object), sort=True)
     codes = unique_codes.astype(str)
     placed = systems.resolve(codes, ontology, system)
-    if any(kind is Reason.AMBIGUOUS for kind, _ in placed.reasons.values()) and len(inputs) > 1:
-        codes, inverse, placed = _resolve_per_input(
-            codes, inverse, pairs["_input"].to_numpy(), ontology, system
-        )
     reasons, flags, onto = placed.reasons, placed.flags, placed.ontology
     node = placed.nodes[inverse]
 
@@ -683,32 +679,6 @@ def _distinct_names(inputs: dict[str, RawLabels]) -> dict[str, RawLabels]:
             raw, name=name, rejected=rejected, warnings=[w.replace(raw.name, name, 1) for w in raw.warnings]
         )
     return out
-
-
-def _resolve_per_input(
-    codes: np.ndarray, inverse: np.ndarray, which: np.ndarray, ontology: Ontology, system: str
-) -> tuple[np.ndarray, np.ndarray, Placement]:
-    """Each input's codes placed on their own: whether a code is ambiguous can depend on the file it is in
-    (ICD-9's ``684`` is a category in a file of dotted codes, but may be procedure 68.4 in a file of MIMIC's
-    undotted ones), so one run of undotted codes must not make the gold standard's categories ambiguous too.
-    Returns the codes (one entry per input and code), each row's index into them, and their placement."""
-    parts, ids = [], np.empty(len(inverse), dtype=np.int64)
-    nodes: list[np.ndarray] = []
-    reasons: dict[int, tuple[Reason, str]] = {}
-    flags: dict[int, tuple[Reason, str]] = {}
-    onto, at = ontology, 0
-    for key in dict.fromkeys(which.tolist()):
-        rows = which == key
-        used, local = np.unique(inverse[rows], return_inverse=True)
-        own = systems.resolve(codes[used], onto, system)
-        onto = own.ontology  # extended by this input's unlisted codes, which the next input's may share
-        parts.append(codes[used])
-        nodes.append(own.nodes)
-        reasons |= {at + i: r for i, r in own.reasons.items()}
-        flags |= {at + i: f for i, f in own.flags.items()}
-        ids[rows] = at + local
-        at += len(used)
-    return np.concatenate(parts), ids, Placement(np.concatenate(nodes), reasons, flags, onto)
 
 
 def _readable_with_system(

@@ -174,19 +174,3 @@ def test_the_library_keeps_the_good_runs_beside_a_bad_one(tmp_path):
     assert both.corpus.docs.tolist() == alone.corpus.docs.tolist()  # not the bad run's documents
     with pytest.raises(TooManyRejected, match=f"junk.csv: {n_junk:,} of its"):  # every run refused
         score_files(gold, {"bad": bad}, bound=RowBound())
-
-
-def test_a_run_of_undotted_codes_does_not_block_the_dotted_gold_and_runs_beside_it(tmp_path):
-    """A file's 3-digit codes are ambiguous only in a file of undotted codes (684 may be procedure 68.4 there):
-    an undotted run made the dotted gold standard's categories ambiguous too, and every run was refused."""
-    gold, good = ICD9 / "gold.csv", ICD9 / "run_siblings.csv"
-    bad = _undotted(ICD9 / "run_overcoder.csv", tmp_path / "run_overcoder.csv")
-    both = score_files(gold, {"good": good, "undotted": bad}, bound=RowBound())
-    assert both.run_names == ["good"] and list(both.refused) == ["undotted"]
-    assert both.refused["undotted"].needs_system  # its own question: which system its codes are
-    alone = score_files(gold, {"good": good})
-    assert both.evaluation("good").to_dict() == alone.evaluation("good").to_dict()
-    # with the bound lifted, the gold standard and the good run lose no row to the undotted run's presence
-    lifted = score_files(gold, {"good": good, "undotted": bad}, bound=RowBound.lifted(1.0))
-    assert set(lifted.corpus.rejected.file) == {"run_overcoder.csv"}
-    assert lifted.evaluation("good").to_dict() == alone.evaluation("good").to_dict()
