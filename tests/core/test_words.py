@@ -244,7 +244,9 @@ def test_a_hierarchy_with_a_quote_left_open_is_said_in_our_words():
 def test_some_undotted_codes_left_out_the_command_line_names_the_system_flag(tmp_path, capsys):
     gold = tmp_path / "gold.csv"
     gold.write_text("doc_id,code\n1,401.9\n2,4019\n")
-    assert main(["score", "--gold", str(gold), "--pred", str(gold), "--max-rejected", "1"]) == 0  # scored anyway
+    assert (
+        main(["score", "--gold", str(gold), "--pred", str(gold), "--max-rejected", "1"]) == 0
+    )  # scored anyway
     err = capsys.readouterr().err
     assert "value '4019': undotted code 4019 is ambiguous" in err and "--system diagnosis" in err
 
