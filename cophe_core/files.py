@@ -117,6 +117,15 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
 _CUT = re.compile(r"(?s).*… \([\d,]+ characters\)")
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, in the plural (an ``s``) unless ``n`` is 1, with thousands separators.
+
+    >>> counted(1, "row"), counted(2_000, "document")
+    ('1 row', '2,000 documents')
+    """
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def load_bytes(source: Source, name: str | None) -> tuple[bytes, str]:
     """The bytes of a path, bytes or binary file (at most ``MAX_BYTES``), and the name messages give it.
 

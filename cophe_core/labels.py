@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .files import InputError, Reason, excerpt
+from .files import InputError, Reason, counted, excerpt
 from .ontology import Ontology, systems
 from .ontology.base import Placement
 from .options import Where, say
@@ -484,7 +484,7 @@ class Corpus:
         >>> c.run_warnings("A"), len(c.warnings)
         ([], 3)
         >>> [w.split(";")[0] for w in c.run_warnings("B")][1:]
-        ['b.csv: 1 documents are not in the gold standard', 'b.csv: 1 rows not scored']
+        ['b.csv: 1 document is not in the gold standard', 'b.csv: 1 row not scored']
         """
         if not self.files:
             return list(self.warnings)
@@ -603,10 +603,7 @@ def encode(
         scored = isinstance(raw, RawScores)  # one test of kind, as in cophe_core.api.score_labels
         if dups:
             owners.append(key)
-            warnings.append(
-                f"{raw.name}: {dups} duplicate (document, code) rows collapsed"
-                + ("; each keeps its highest score" if scored else "")
-            )
+            warnings.append(duplicates_note(raw.name, dups, scored=scored))
         if scored:
             matrices[key] = _highest_scores(
                 doc_idx[mask], node[mask], pairs["score"].to_numpy(dtype=float)[mask], m.shape
@@ -617,16 +614,9 @@ def encode(
     gold_docs = set(gold.docs.astype(str))
     for key, raw in runs.items():
         run_docs = set(raw.docs.astype(str))
-        if only_gold := len(gold_docs - run_docs):
-            owners.append(key)
-            warnings.append(
-                f"{raw.name}: {only_gold} gold documents have no predictions row; scored as predicting nothing"
-            )
-        if only_run := len(run_docs - gold_docs):
-            owners.append(key)
-            warnings.append(
-                f"{raw.name}: {only_run} documents are not in the gold standard; scored with an empty gold set"
-            )
+        notes = coverage_notes(raw.name, len(gold_docs - run_docs), len(run_docs - gold_docs))
+        owners += [key] * len(notes)
+        warnings += notes
     rejected_df = (
         pd.concat([r for r in rejected if len(r)], ignore_index=True)
         if any(len(r) for r in rejected)
@@ -755,6 +745,38 @@ def _highest_scores(
     return m
 
 
+def duplicates_note(name: str, n: int, *, scored: bool = False) -> str:
+    """The note on an input's (document, code) rows given more than once.
+
+    >>> duplicates_note("g.csv", 1), duplicates_note("s.csv", 2, scored=True)
+    ('g.csv: 1 duplicate (document, code) row collapsed', 's.csv: 2 duplicate (document, code) rows collapsed; each keeps its highest score')
+    """
+    return f"{name}: {counted(n, 'duplicate (document, code) row')} collapsed" + (
+        "; each keeps its highest score" if scored else ""
+    )
+
+
+def coverage_notes(name: str, only_gold: int, only_run: int) -> list[str]:
+    """The notes on a run's documents that only one side has: gold documents it has no row for, and its
+    documents the gold standard does not have (each scored against an empty set on the other side).
+
+    >>> coverage_notes("r.csv", 1, 2)
+    ['r.csv: 1 gold document has no predictions row; scored as predicting nothing', 'r.csv: 2 documents are not in the gold standard; scored with an empty gold set']
+    """
+    notes = []
+    if only_gold:
+        has = "has" if only_gold == 1 else "have"
+        notes.append(
+            f"{name}: {counted(only_gold, 'gold document')} {has} no predictions row; scored as predicting nothing"
+        )
+    if only_run:
+        are = "is" if only_run == 1 else "are"
+        notes.append(
+            f"{name}: {counted(only_run, 'document')} {are} not in the gold standard; scored with an empty gold set"
+        )
+    return notes
+
+
 def summarise_rows(rows: pd.DataFrame, what: str) -> list[str]:
     """One warning per file of a rejected or flagged table: the count and its first line's row as an example.
 
@@ -769,7 +791,7 @@ def summarise_rows(rows: pd.DataFrame, what: str) -> list[str]:
         # were gathered in, in memory or bucket by bucket
         first = group.iloc[int(np.argmin(group["line"].fillna(np.iinfo(np.int64).max).to_numpy()))]
         out.append(
-            f"{file}: {len(group)} rows {what}; e.g. line {first.line}, value {excerpt(first.value)!r}: "
+            f"{file}: {counted(len(group), 'row')} {what}; e.g. line {first.line}, value {excerpt(first.value)!r}: "
             f"{excerpt(first.reason, 300)}"
         )
     return out

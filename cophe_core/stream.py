@@ -69,6 +69,8 @@ from .labels import (
     RowBound,
     TooManyRejected,
     check_rows,
+    coverage_notes,
+    duplicates_note,
     resolve_codes,
     summarise_rows,
     undotted_mask,
@@ -1312,15 +1314,8 @@ def _assemble(
     notes = []
     for name, dups in zip(names, (sum(p.duplicates[0] for p in parts), sum(p.duplicates[1] for p in parts))):
         if dups:
-            notes.append(f"{name}: {dups} duplicate (document, code) rows collapsed")
-    if only_gold := sum(p.only_gold for p in parts):
-        notes.append(
-            f"{names[1]}: {only_gold} gold documents have no predictions row; scored as predicting nothing"
-        )
-    if only_pred := sum(p.only_pred for p in parts):
-        notes.append(
-            f"{names[1]}: {only_pred} documents are not in the gold standard; scored with an empty gold set"
-        )
+            notes.append(duplicates_note(name, dups))
+    notes += coverage_notes(names[1], sum(p.only_gold for p in parts), sum(p.only_pred for p in parts))
     notes += reader_notes
     summaries = summarise_rows(rejected, "not scored") + summarise_rows(flagged, "scored with a caveat")
     parts.clear()  # the blocks are copied into values: let them go before the caller builds anything else

@@ -96,7 +96,7 @@ def test_notes_are_the_warnings_not_about_listed_rows():
     gold = b"doc_id,code\n1,401.9\n1,401.9\n2,XYZ\n2,428.0\n"
     corpus = score_files(gold, {"r": b"doc_id,code\n1,401.9\n2,428.0\n"}).corpus
     assert len(corpus.rejected) == 1
-    assert corpus.notes == ["gold: 1 duplicate (document, code) rows collapsed"]
+    assert corpus.notes == ["gold: 1 duplicate (document, code) row collapsed"]
     assert corpus.warnings[: len(corpus.notes)] == corpus.notes
     assert len(corpus.warnings) == len(corpus.notes) + 1 and "not scored" in corpus.warnings[-1]
 

@@ -144,7 +144,7 @@ def test_every_row_is_scored_or_rejected(icd9):
     text = "\n".join(corpus.warnings)
     assert "gold.csv: 1 duplicate" in text
     assert "pred.csv: 2 gold documents have no predictions row" in text
-    assert "pred.csv: 1 documents are not in the gold standard" in text
+    assert "pred.csv: 1 document is not in the gold standard" in text
     assert list(corpus.docs) == ["1", "2", "3", "4"]
 
 
@@ -381,8 +381,8 @@ def test_two_files_of_one_name_keep_their_own_warnings():
     corpus = score_labels(gold, {"B": run}, ontology="icd9").corpus
     assert set(corpus.rejected.file) == {"test.csv (gold standard)", "test.csv (run B)"}
     said = [w for w in corpus.warnings if "not scored" in w]
-    assert len(said) == 2 and said[0].startswith("test.csv (gold standard): 1 rows not scored")
-    assert said[1].startswith("test.csv (run B): 1 rows not scored")
+    assert len(said) == 2 and said[0].startswith("test.csv (gold standard): 1 row not scored")
+    assert said[1].startswith("test.csv (run B): 1 row not scored")
 
 
 def _wide_labels(rows: list[str]) -> bytes:

@@ -142,8 +142,8 @@ def test_an_aggregate_files_each_warning_and_row_under_its_own_run():
     agg = read_aggregate(write_aggregate(aggregate_scoring(s)))
     assert agg.warnings["A"] == [] and agg.evaluation("A").rejected.empty
     assert [w.split(";")[0] for w in agg.warnings["B"]] == [
-        "B: 1 documents are not in the gold standard",
-        "B: 1 rows not scored",
+        "B: 1 document is not in the gold standard",
+        "B: 1 row not scored",
     ]
     assert agg.evaluation("B").rejected.value.tolist() == ["XYZ"]
 
