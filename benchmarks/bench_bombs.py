@@ -121,16 +121,11 @@ def saved_bomb(folder: Path) -> list[str]:
     return ["-c", OPEN_SAVED, str(path)]
 
 
-def _gold(folder: Path, code: str) -> Path:
-    (folder / "h_gold.csv").write_text(f"doc_id,code\n1,{code}\n")
-    return folder / "h_gold.csv"
-
-
-def chain(folder: Path, n: int = 32_766) -> list[str]:
-    (folder / "chain.csv").write_text(
-        "child,parent\nn0,\n" + "".join(f"n{i + 1},n{i}\n" for i in range(n - 1))
-    )
-    gold = _gold(folder, "n5")
+def _scored_against(folder: Path, name: str, hierarchy: str) -> list[str]:
+    """``cophe score`` of a one-code file against the hierarchy ``hierarchy`` (CSV text), written as ``name``."""
+    (folder / name).write_text(hierarchy)
+    gold = folder / "h_gold.csv"
+    gold.write_text("doc_id,code\n1,n5\n")
     return [
         "-m",
         "cophe_core",
@@ -140,25 +135,19 @@ def chain(folder: Path, n: int = 32_766) -> list[str]:
         "--pred",
         str(gold),
         "--ontology",
-        str(folder / "chain.csv"),
+        str(folder / name),
     ]
+
+
+def chain(folder: Path, n: int = 32_766) -> list[str]:
+    return _scored_against(
+        folder, "chain.csv", "child,parent\nn0,\n" + "".join(f"n{i + 1},n{i}\n" for i in range(n - 1))
+    )
 
 
 def cycle(folder: Path, n: int = 10_000) -> list[str]:
     rows = "child,parent\nroot,\nn0,root\n" + "".join(f"n{(i + 1) % n},n{i}\n" for i in range(n))
-    (folder / "cycle.csv").write_text(rows)
-    gold = _gold(folder, "n5")
-    return [
-        "-m",
-        "cophe_core",
-        "score",
-        "--gold",
-        str(gold),
-        "--pred",
-        str(gold),
-        "--ontology",
-        str(folder / "cycle.csv"),
-    ]
+    return _scored_against(folder, "cycle.csv", rows)
 
 
 def startup(folder: Path) -> list[str]:
