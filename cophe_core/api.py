@@ -163,9 +163,8 @@ class Scoring:
         n_docs = len(self.corpus.docs)
         runs = dict(self.corpus.runs)
         for name, run in self.scored.items():
-            rows = self.corpus.run_rows(
-                name
-            )  # the run's decisions, placed back on the corpus's document rows
+            # the run's decisions, placed back on the corpus's document rows
+            rows = self.corpus.run_rows(name)
             place = sp.csr_matrix(
                 (np.ones(len(rows), dtype=np.int8), (rows, np.arange(len(rows)))), shape=(n_docs, len(rows))
             )
