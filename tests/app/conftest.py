@@ -17,6 +17,19 @@ if str(ROOT / "dashboard") not in sys.path:
     sys.path.insert(0, str(ROOT / "dashboard"))
 
 
+# every page of the dashboard, as AppTest.switch_page names them
+PAGES = [
+    "views/levels.py",
+    "views/tree.py",
+    "views/compare.py",
+    "views/slices.py",
+    "views/document.py",
+    "views/metrics.py",
+    "views/export.py",
+    "views/threshold.py",
+]
+
+
 def run_app(page: str | None = None, **state) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
     for k, v in state.items():

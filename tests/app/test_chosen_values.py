@@ -12,18 +12,8 @@ import pytest
 
 from cophe_core import cli
 from cophe_core.analysis import Analysis, InputFile, read_analysis, write_analysis
-from tests.app.conftest import SAMPLE, run_app
+from tests.app.conftest import PAGES, SAMPLE, run_app
 
-PAGES = [
-    "views/levels.py",
-    "views/tree.py",
-    "views/compare.py",
-    "views/slices.py",
-    "views/document.py",
-    "views/metrics.py",
-    "views/export.py",
-    "views/threshold.py",
-]
 MANY_EDGES = ", ".join(map(str, range(1, 5001)))  # 9.9 GB through a saved view, before the bound
 
 

@@ -26,15 +26,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_cophe_dashboard_serves_the_app():
+def start_dashboard() -> tuple[subprocess.Popen, int]:
+    """``cophe dashboard`` on a free port in a session of its own, once its health endpoint answers (a bound of
+    90 s, not a wait: the poll ends as soon as the server answers)."""
     port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "cophe_core",
-        "dashboard",
-        "--server.headless",
-        "true",
+    command = [sys.executable, "-m", "cophe_core", "dashboard", "--server.headless", "true"]
+    command += [
         "--server.address",
         "127.0.0.1",
         "--server.port",
@@ -43,18 +40,29 @@ def test_cophe_dashboard_serves_the_app():
         "false",
     ]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    healthy = False
+    deadline = time.monotonic() + 90
+    while not healthy and time.monotonic() < deadline and proc.poll() is None:
+        try:
+            healthy = (
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read() == b"ok"
+            )
+        except OSError:
+            time.sleep(0.2)  # polling the health endpoint
+    if not healthy:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        output = (
+            proc.stdout.read().decode() if proc.stdout and proc.poll() is not None else "no answer in 90 s"
+        )
+        proc.wait(timeout=30)
+        raise AssertionError(output)
+    return proc, port
+
+
+def test_cophe_dashboard_serves_the_app():
+    proc, port = start_dashboard()
     try:
-        healthy = False
-        deadline = time.monotonic() + 90  # a bound, not a wait: the loop ends as soon as the server answers
-        while not healthy and time.monotonic() < deadline and proc.poll() is None:
-            try:
-                healthy = (
-                    urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read()
-                    == b"ok"
-                )
-            except OSError:
-                time.sleep(0.2)  # polling the health endpoint
-        assert healthy, proc.stdout.read().decode() if proc.poll() is not None else "no answer in 90 s"
         page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10).read().decode()
         assert "<title>Streamlit</title>" in page or "<title>" in page
     finally:
@@ -89,29 +97,8 @@ def running(pid: int) -> bool:
 def test_stopping_cophe_dashboard_stops_streamlit(signum):
     """The signal goes to the cophe process only (as a service manager or `kill PID` sends it): the
     Streamlit server it started must end too, not keep running and holding the port."""
-    port = free_port()
-    command = [sys.executable, "-m", "cophe_core", "dashboard", "--server.headless", "true"]
-    command += [
-        "--server.address",
-        "127.0.0.1",
-        "--server.port",
-        str(port),
-        "--browser.gatherUsageStats",
-        "false",
-    ]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    proc, _ = start_dashboard()
     try:
-        healthy = False
-        deadline = time.monotonic() + 90  # a bound: the loop ends as soon as the server answers
-        while not healthy and time.monotonic() < deadline and proc.poll() is None:
-            try:
-                healthy = (
-                    urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read()
-                    == b"ok"
-                )
-            except OSError:
-                time.sleep(0.2)  # polling the health endpoint
-        assert healthy, proc.stdout.read().decode() if proc.poll() is not None else "no answer in 90 s"
         servers = children_of(proc.pid)
         assert len(servers) == 1 and running(servers[0])
         os.kill(proc.pid, signum)

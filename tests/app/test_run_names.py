@@ -6,22 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.conftest import run_app, upload
+from tests.app.conftest import PAGES, run_app, upload
 
 GOLD = b"doc_id,code\n1,401.9\n1,428.0\n2,250.00\n3,038.9\n"
 RUN = b"doc_id,code\n1,401.9\n1,428.1\n2,250.01\n3,038.9\n3,401.1\n"
 OTHER = b"doc_id,code\n1,401.9\n2,250.00\n3,038.9\n"
 NAMES = ["Model_A", "BERT-base", "run two.v1", "2024", "Modèle_É"]
-PAGES = [
-    "views/levels.py",
-    "views/tree.py",
-    "views/compare.py",
-    "views/slices.py",
-    "views/document.py",
-    "views/metrics.py",
-    "views/export.py",
-    "views/threshold.py",
-]
 
 
 @pytest.fixture(scope="module")

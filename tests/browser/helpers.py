@@ -27,6 +27,17 @@ if not Path(BROWSER).exists():  # scripts/test.sh installs it; a bare `pytest` m
         f"{BROWSER} is not installed (apt-get install chromium-headless-shell)", allow_module_level=True
     )
 
+# Each page's link in the navigation, and a selector only its drawing shows (what settle() waits for).
+PAGE_STATES = {
+    "Scores by level": "[data-testid=stTable]",
+    "Code-family tree": ".js-plotly-plot",
+    "Compare runs": "text=Documents where the runs disagree most",
+    "Slices": "[data-testid=stMain] >> text=Slices",
+    "One document": "[data-testid=stMain] >> text=One document",
+    "More metrics": "[data-testid=stMain] >> text=More metrics",
+    "Export": "text=Tables (CSV)",
+}
+
 # Tiles whose label is drawn: Plotly hides the text of a tile too small for it (uniformtext "hide").
 LABELLED_TILES = """() => [...document.querySelectorAll('.js-plotly-plot g.slice')].filter(g => {
     const t = g.querySelector('text.slicetext');

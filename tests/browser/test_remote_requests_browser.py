@@ -8,22 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.helpers import ARTIFACTS, ROOT, WAIT_MS, expect, settle
+from tests.browser.helpers import ARTIFACTS, PAGE_STATES, ROOT, WAIT_MS, expect, settle
 
 pytestmark = pytest.mark.browser
 
 SAMPLE = ROOT / "sample_data" / "icd9"
 BEACON = "beacon.invalid"
 NAMES = [f"![r](http://{BEACON}/r.png)", f'<img src="http://{BEACON}/i.png" onerror="window.__ran=1">']
-PAGES = [
-    ("Scores by level", "[data-testid=stTable]"),
-    ("Code-family tree", ".js-plotly-plot"),
-    ("Compare runs", "text=Documents where the runs disagree most"),
-    ("Slices", "[data-testid=stMain] >> text=Slices"),
-    ("One document", "[data-testid=stMain] >> text=One document"),
-    ("More metrics", "[data-testid=stMain] >> text=More metrics"),
-    ("Export", "text=Tables (CSV)"),
-]
 
 
 def test_no_user_string_reaches_another_host_or_runs(page, server, tmp_path):
@@ -57,7 +48,7 @@ def test_no_user_string_reaches_another_host_or_runs(page, server, tmp_path):
         expect(box).to_have_value(name)
         pg.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=WAIT_MS)
 
-    for link, state in PAGES:
+    for link, state in PAGE_STATES.items():
         pg.get_by_role("link", name=link).click()
         settle(pg, state)
         pg.screenshot(path=ARTIFACTS / f"remote_{link.replace(' ', '_')}.png", full_page=True)
