@@ -149,19 +149,6 @@ def blocked_panel(blocked: TooManyRejected, upload: str | None = None) -> None:
             st.dataframe(blocked.rejected.head(20).drop(columns="kind"), hide_index=True, width="stretch")
 
 
-# what the reasons of the scoring core say to a command-line user, left out on screen
-_FLAG_HINT = re.compile(r"\s*\((?:[^()]*\s)?--[a-z][^)]*\)")
-
-
-def _reason_words(reason: str) -> str:
-    """A rejected row's reason without the command-line advice it may end with.
-
-    >>> _reason_words("undotted code 4019 is ambiguous; say which system the file holds (--system diagnosis)")
-    'undotted code 4019 is ambiguous; say which system the file holds'
-    """
-    return _FLAG_HINT.sub("", reason).strip()
-
-
 def refused_panel(refused: list[TooManyRejected], upload: str | None, *, nothing_else: bool = False) -> None:
     """Files left unscored because too many of their rows cannot be scored: for each, how many, its main
     reasons with an example row, and the fix in the sidebar's words; then a button that scores this upload
@@ -189,7 +176,7 @@ def refused_panel(refused: list[TooManyRejected], upload: str | None, *, nothing
                         if not pd.isna(first.line)
                         else first.file,
                         "value": first.value,
-                        "reason": _reason_words(first.reason),
+                        "reason": first.reason,  # the core words reasons for everyone: no flags
                     }
                     for kind, first in _first_of_each_kind(e.rejected)
                 ]
