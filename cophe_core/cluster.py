@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+import pyarrow
 
 from .files import InputError
 from .labels import NothingScorable
@@ -274,10 +275,22 @@ def score_dask(
 
 def _frame(dd: Any, source: Any) -> Any:
     if isinstance(source, str | os.PathLike):
-        return dd.read_parquet(os.fspath(source))
+        return _parquet(dd, os.fspath(source))
     if not hasattr(source, "to_delayed"):
         raise TypeError(f"score_dask takes Dask DataFrames or Parquet paths, not {type(source).__name__}")
     return source
+
+
+def _parquet(dd: Any, path: str) -> Any:
+    """A Parquet dataset read by Dask, a hive directory's key (``shard=07/``) a column of text, as the streamed
+    path reads it: ``"07"``, never Dask's own categorical of the number 7 (whose shared index of categories,
+    under threads, can also judge itself not unique with pandas 2.1)."""
+    plain = dd.read_parquet(path, dataset={"partitioning": None})
+    keys = [c for c in dd.read_parquet(path).columns if c not in plain.columns]
+    if not keys:
+        return plain
+    text = pyarrow.schema([(key, pyarrow.string()) for key in keys])
+    return dd.read_parquet(path, dataset={"partitioning": {"flavor": "hive", "schema": text}})
 
 
 def _name(source: Any, default: str) -> str:

@@ -16,7 +16,7 @@ from distributed import Client, LocalCluster
 from cophe_core import NothingScorable, score_files
 from cophe_core.cluster import combine_counted, count_batches, score_dask
 from cophe_core.ontology import icd9_ontology
-from cophe_core.stream import StreamedEvaluation, resolve_table
+from cophe_core.stream import StreamedEvaluation, resolve_table, score_dataset
 from tests.conftest import long_csv
 from tests.core.test_stream import BAD_GOLD, BAD_PRED, ICD9, UNLISTED, assert_same, in_memory, write_parquet
 
@@ -110,6 +110,27 @@ def test_parquet_datasets_by_path(client, tmp_path):
     assert_same(ev, sv)
     bare = score_dask(str(tmp_path / "gold"), tmp_path / "pred", client=client, keep_documents=False)
     assert bare.to_dict() == ev.to_dict() and bare.document_values is None
+
+
+def test_a_hive_key_is_a_column_of_text_as_the_streamed_path_reads_it(client, tmp_path):
+    # Gold partitioned by its document ids, 07 and 10: read as numbers (Dask's own way), "07" became 7 and
+    # matched no prediction; the streamed path reads the directory's text.
+    gold = pd.DataFrame({"doc_id": ["07", "07", "10"], "code": ["250.00", "401.9", "428.0"]})
+    gold.to_parquet(tmp_path / "gold", partition_cols=["doc_id"])
+    write_parquet(
+        pd.DataFrame({"doc_id": ["07", "10"], "code": ["250.00", "428.0"]}), tmp_path / "pred" / "p.parquet"
+    )
+    streamed = score_dataset(tmp_path / "gold", tmp_path / "pred")
+    on_dask = score_dask(str(tmp_path / "gold"), str(tmp_path / "pred"), client=client)
+    flat = on_dask.score("flat")
+    assert flat == streamed.score("flat") and (flat.tp, flat.fp, flat.fn) == (2, 0, 1)
+    assert sorted(on_dask.docs) == ["07", "10"]
+    # a key beside a document column is an ordinary column of text, and changes no figure
+    sharded = pd.read_csv(ICD9 / "gold.csv", dtype=str)
+    sharded.assign(shard=sharded["doc_id"].str[-1]).to_parquet(tmp_path / "sharded", partition_cols=["shard"])
+    ev, _, _ = in_memory(ICD9 / "gold.csv", ICD9 / "run_siblings.csv")
+    write_parquet(pd.read_csv(ICD9 / "run_siblings.csv", dtype=str), tmp_path / "run" / "run.parquet")
+    assert_same(ev, score_dask(str(tmp_path / "sharded"), str(tmp_path / "run"), client=client))
 
 
 def test_a_side_with_nothing_scorable_is_the_same_error(client):
