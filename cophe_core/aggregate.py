@@ -54,12 +54,12 @@ import pyarrow.parquet as pq
 
 from .archive import Archive, open_archive, show, write_zip, zip_member
 from .files import InputError
-from .metrics import Evaluation, NodeCounts
+from .metrics import Figures, NodeCounts
 from .ontology import Ontology
 from .ontology.custom import MAX_ANCESTOR_CELLS, MAX_LEVELS
 from .readers import REJECTED_COLUMNS
-from .slices import Slice, code_frequency_slices, counted_frequency, restrict
-from .stream import CountedFigures, StreamedEvaluation
+from .slices import Slice, code_frequency_slices, counted_frequency
+from .stream import CountedFigures
 
 if TYPE_CHECKING:
     from .api import Scoring
@@ -129,7 +129,7 @@ class AggregateEvaluation(CountedFigures):
     ontology: Ontology
     max_level: str
     node_counts: NodeCounts
-    n_documents: int
+    documents_counted: int
     rejected: pd.DataFrame
     flagged: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
@@ -155,34 +155,19 @@ class AggregateEvaluation(CountedFigures):
         """The evaluated documents, sorted (read from the file when first asked for)."""
         return self._documents[0]
 
-    @cached_property
-    def document_values(self) -> np.ndarray | None:  # type: ignore[override]
-        return self._documents[1]
-
-    @cached_property
-    def document_columns(self) -> list[str]:  # type: ignore[override]
-        return self._documents[2]
+    def document_block(self) -> tuple[np.ndarray | None, list[str]]:
+        """The per-document table's values and columns, read from the file the first time."""
+        return self._documents[1], self._documents[2]
 
     @property
     def has_documents(self) -> bool:
         """Whether the per-document table (intervals, paired comparisons) is available."""
         return self.load_documents is not None
 
-    def to_dict(self) -> dict[str, Any]:
-        """The CLI's JSON shape (the number of documents from the file, without reading their ids)."""
-        out = Evaluation.to_dict(_Counted(self))  # type: ignore[arg-type]
-        return out
-
-
-class _Counted:
-    """An :class:`AggregateEvaluation` seen by :meth:`Evaluation.to_dict`, with ``docs`` a mere length."""
-
-    def __init__(self, ev: AggregateEvaluation):
-        self._ev = ev
-        self.docs = range(ev.n_documents)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._ev, name)
+    @property
+    def n_documents(self) -> int:
+        """The run's documents, from the file, without reading their ids."""
+        return self.documents_counted
 
 
 def _column_level(column: str) -> str | None:
@@ -283,8 +268,7 @@ class Aggregate:
         >>> agg.evaluation("A", max_level="e0").levels
         ['e2', 'e1', 'e0']
         """
-        level = max_level or self.max_level
-        self.ontology.level_index(level)
+        level = self.ontology.top_level(max_level, default=self.max_level)
         if run not in self.counts:
             raise KeyError(f"no run {run!r} in this aggregate analysis; it has {self.run_names}")
         key = (run, level, None if slice is None else slice.key)
@@ -361,7 +345,7 @@ def _up_to(counts: NodeCounts, ontology: Ontology, level: str) -> NodeCounts:
 
 
 def aggregate_of(
-    evaluations: Mapping[str, Evaluation | StreamedEvaluation],
+    evaluations: Mapping[str, Figures],
     *,
     max_level: str | None = None,
     slice_edges: Sequence[int] | None = (10, 100),
@@ -399,8 +383,7 @@ def aggregate_of(
     onto = _common_ontology([ev.ontology for ev in evs.values()])
     n = onto.n_nodes
     counts = {run: ev.node_counts.padded(n) for run, ev in evs.items()}
-    level = max_level or next(iter(evs.values())).max_level
-    onto.level_index(level)
+    level = onto.top_level(max_level, default=next(iter(evs.values())).max_level)
     slices: list[Slice] = []
     slice_counts: dict[tuple[str, str], NodeCounts] = {}
     if slice_edges is not None:
@@ -501,15 +484,8 @@ def _common_ontology(ontologies: list[Ontology]) -> Ontology:
     return largest
 
 
-def _slice_counts(ev: Evaluation | StreamedEvaluation, s: Slice, n: int) -> NodeCounts:
-    if isinstance(ev, Evaluation):
-        return restrict(ev, _resized(s, ev.ontology.n_nodes)).node_counts.padded(n)
-    if s.key not in ev.slice_counts:
-        raise ValueError(
-            f"the streamed evaluation has no counts of the slice {s.name!r}: score it with "
-            "score_dataset(..., slice_edges=) and the same edges, or give slice_edges=None"
-        )
-    return ev.slice_counts[s.key].padded(n)
+def _slice_counts(ev: Figures, s: Slice, n: int) -> NodeCounts:
+    return ev.code_slice_counts(s.key, _resized(s, ev.ontology.n_nodes).mask).padded(n)
 
 
 def _resized(s: Slice, n: int) -> Slice:
@@ -519,24 +495,19 @@ def _resized(s: Slice, n: int) -> Slice:
     return Slice(s.key, s.dimension, s.name, s.kind, s.mask[:n], s.size, s.note, s.members)
 
 
-def _document_table(ev: Evaluation | StreamedEvaluation) -> tuple[pd.Index, np.ndarray, list[str]]:
+def _document_table(ev: Figures) -> tuple[pd.Index, np.ndarray, list[str]]:
     """A run's documents, and its per-document table as int32 (a streamed evaluation's own block, not copied)."""
-    if isinstance(ev, StreamedEvaluation):
-        if ev.document_values is None:
-            raise ValueError(
-                "the streamed evaluation kept no per-document table: score with keep_documents=True"
-            )
-        return pd.Index(ev.docs, dtype=object), ev.document_values, list(ev.document_columns)
-    table = ev.documents
-    columns = [c for c in table.columns if c != "doc_id"]
-    docs, values = pd.Index(ev.docs, dtype=object), table[columns].to_numpy(dtype=np.int32)
+    values, columns = ev.document_block()
+    if values is None:
+        raise ValueError("the streamed evaluation kept no per-document table: score with keep_documents=True")
+    docs = pd.Index(ev.docs, dtype=object)
     if not docs.is_monotonic_increasing:  # a file's documents are sorted, each run's among them
         order = np.argsort(docs.to_numpy(dtype=str), kind="stable")
         docs, values = docs[order], values[order]
-    return docs, values, columns
+    return docs, values, list(columns)
 
 
-def _n_union(evs: Mapping[str, Evaluation | StreamedEvaluation]) -> int:
+def _n_union(evs: Mapping[str, Figures]) -> int:
     """The number of documents of any run (their ids are not kept without the per-document tables)."""
     return len(pd.Index([]).append([pd.Index(ev.docs, dtype=object) for ev in evs.values()]).unique())
 
