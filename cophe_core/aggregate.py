@@ -44,7 +44,8 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -52,6 +53,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .api import NotScored
 from .archive import Archive, open_archive, show, write_zip, zip_member
 from .files import InputError
 from .metrics import Figures, NodeCounts
@@ -69,6 +71,7 @@ __all__ = [
     "AggregateEvaluation",
     "aggregate_of",
     "aggregate_scoring",
+    "counts_only",
     "write_aggregate",
     "read_aggregate",
     "is_aggregate",
@@ -183,6 +186,18 @@ def _column_level(column: str) -> str | None:
 # ------------------------------------------------------------------ the aggregate
 
 
+def counts_only(scoring: Scoring | Aggregate) -> TypeGuard[Aggregate]:
+    """Whether ``scoring`` holds counts only, not each document's codes (:attr:`Aggregate.has_codes`): a
+    capability, which also tells the type checker that it is an :class:`Aggregate`.
+
+    >>> from cophe_core import score_files
+    >>> s = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.9\\n"})
+    >>> counts_only(s), counts_only(aggregate_scoring(s))
+    (False, True)
+    """
+    return not scoring.has_codes
+
+
 @dataclass(frozen=True, eq=False)
 class Aggregate:
     """What an aggregate analysis holds (see the module docs): made by :func:`aggregate_of` from evaluations,
@@ -236,9 +251,30 @@ class Aggregate:
     )
     run_documents: dict[str, int] = field(default_factory=dict)
 
+    # counts only, not each document's codes (see the module docs): what :class:`~cophe_core.api.Scoring` has
+    has_codes: ClassVar[bool] = False
+    detection: ClassVar[str | None] = None  # the ontology is the file's own
+    # no run of scores, and no run left out: as a Scoring without them
+    scored: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+    refused: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+
     @property
     def run_names(self) -> list[str]:
         return list(self.counts)
+
+    def not_scored(self) -> NotScored:
+        """The rows not scored and scored with a caveat, and the notes, of every run (the gold standard's rows,
+        listed under each run that read them, once)."""
+
+        def once(rows: pd.DataFrame) -> pd.DataFrame:
+            return (
+                rows.drop(columns="run")
+                .drop_duplicates(subset=["file", "line", "value"])
+                .reset_index(drop=True)
+            )
+
+        notes = list(dict.fromkeys(n for run in self.run_names for n in self.notes.get(run, [])))
+        return NotScored(once(self.rejected), once(self.flagged), notes)
 
     @property
     def code_sets(self) -> dict[str, str]:
@@ -434,7 +470,7 @@ def aggregate_scoring(
     top = onto.levels[-1]
     agg = aggregate_of(
         {run: scoring.evaluation(run, max_level=top) for run in scoring.run_names},
-        max_level=max_level or onto.default_level,
+        max_level=onto.top_level(max_level),
         slice_edges=slice_edges,
         options=options,
         sources=sources,
@@ -924,9 +960,11 @@ class _Reader:
         if not 0 <= n_docs <= MAX_DOCUMENTS:
             raise self.fail(f"manifest.json: documents must be a whole number from 0 to {MAX_DOCUMENTS:,}")
         options: dict[str, Any] = m["options"] if isinstance(m.get("options"), dict) else {}
-        max_level = options.get("max_level") or onto.default_level
-        if max_level not in onto.levels:
-            raise self.fail(f"manifest.json: max_level {show(max_level)} is not a level of the ontology")
+        try:
+            max_level = onto.top_level(options.get("max_level"))
+        except ValueError:
+            shown = show(options.get("max_level"))
+            raise self.fail(f"manifest.json: max_level {shown} is not a level of the ontology") from None
         edges = self.slice_edges(m)
         counted = self.counts(onto.n_nodes, len(names), 1 + (len(edges) + 1 if edges else 0))
         whole = {r: counted(i, 0) for i, r in enumerate(names)}

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .decisions import check_rule, decide, ranks
 from .labels import Corpus
 from .ontology import Ontology
 
@@ -311,8 +312,8 @@ class Figures(ABC):
 
     >>> from cophe_core import score_files
     >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"}).evaluation("A")
-    >>> isinstance(ev, Figures), ev.has_documents, ev.has_codes, ev.n_documents
-    (True, True, True, 1)
+    >>> ev.has_documents, ev.has_codes, ev.n_documents, ev.score("cophe", "e0").f1
+    (True, True, 1, 1.0)
     """
 
     if (
@@ -1256,7 +1257,6 @@ def precision_recall_fscore_hierarchical_from_scores(
     0.6666666666666666
     """
     from .ontology import load_ontology
-    from .scores import ScoredRun
 
     names = _labels(labels)
     scores = _indicators(y_score, "y_score", len(names), scores=True)
@@ -1264,10 +1264,10 @@ def precision_recall_fscore_hierarchical_from_scores(
     # decided on the codes' nodes by the file-based path's own rule (ties go to the code that sorts first),
     # then moved back onto the label columns
     on_nodes = scores @ columns
-    run = ScoredRun(
-        onto, np.arange(scores.shape[0]).astype(str), sp.csr_matrix(on_nodes.shape), on_nodes.tocsr()
-    )
-    y_pred = run.decide(threshold=threshold, top_k=top_k) @ columns.T
+    on_nodes = on_nodes.tocsr()
+    rule = check_rule(threshold, top_k)
+    found = ranks(on_nodes, onto.keys) if rule[0] == "top_k" else None
+    y_pred = decide(on_nodes, rule, ranks=found) @ columns.T
     return precision_recall_fscore_hierarchical(y_true, y_pred, labels=names, ontology=ontology, **kwargs)
 
 
