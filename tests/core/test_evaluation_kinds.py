@@ -248,3 +248,49 @@ def test_metrics_and_scores_do_not_import_each_other():
     assert "scores" not in core_imports(core / "metrics.py")
     assert "metrics" in core_imports(core / "scores.py")
     assert {"metrics", "scores", "api"}.isdisjoint(core_imports(core / "decisions.py"))
+
+
+# ------------------------------------------------------------------ one scoring path on the command line
+
+
+def test_the_command_line_reports_a_streamed_scoring_as_one_in_memory(tmp_path, capsys):
+    """``cophe score`` scores in memory or streamed, then reports either the same way: the same figures, the
+    same warnings in the JSON and on stderr (the ICM note included, which the streamed path once left off
+    stderr)."""
+    import json
+
+    from cophe_core.cli import main
+
+    gold, pred = tmp_path / "gold.csv", tmp_path / "pred.csv"
+    gold.write_text("doc_id,code\n1,401.9\n2,428.0\n")
+    pred.write_text(
+        "doc_id,code\n1,401.1\n2,428.0\n3,250.00\n"
+    )  # document 3 has no gold code: ICM leaves it out
+    said = {}
+    for how in ([], ["--stream"]):
+        assert (
+            main(
+                [
+                    "score",
+                    "--gold",
+                    str(gold),
+                    "--pred",
+                    str(pred),
+                    "--metrics",
+                    "suite",
+                    "--format",
+                    "json",
+                    *how,
+                ]
+            )
+            == 0
+        )
+        out, err = capsys.readouterr()
+        said[bool(how)] = json.loads(out), err.splitlines()
+    (memory, memory_err), (streamed, streamed_err) = said[False], said[True]
+    for key in ("flat", "set_based", "cophe", "macro", "documents", "levels"):
+        assert streamed[key] == memory[key], key
+    assert streamed["suite"] == pytest.approx(memory["suite"], rel=1e-12)
+    assert streamed["warnings"] == memory["warnings"]
+    assert any("ICM and ICM-Norm leave out 1 document" in w for w in memory["warnings"])
+    assert streamed_err == memory_err and any("ICM" in line for line in streamed_err)
