@@ -44,7 +44,8 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -52,14 +53,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .api import NotScored
 from .archive import Archive, open_archive, show, write_zip, zip_member
 from .files import InputError
-from .metrics import Evaluation, NodeCounts
+from .metrics import Figures, NodeCounts
 from .ontology import Ontology
 from .ontology.custom import MAX_ANCESTOR_CELLS, MAX_LEVELS
 from .readers import REJECTED_COLUMNS
-from .slices import Slice, code_frequency_slices, counted_frequency, restrict
-from .stream import CountedFigures, StreamedEvaluation
+from .slices import Slice, code_frequency_slices, counted_frequency
+from .stream import CountedFigures
 
 if TYPE_CHECKING:
     from .api import Scoring
@@ -69,6 +71,7 @@ __all__ = [
     "AggregateEvaluation",
     "aggregate_of",
     "aggregate_scoring",
+    "counts_only",
     "write_aggregate",
     "read_aggregate",
     "is_aggregate",
@@ -129,7 +132,7 @@ class AggregateEvaluation(CountedFigures):
     ontology: Ontology
     max_level: str
     node_counts: NodeCounts
-    n_documents: int
+    documents_counted: int
     rejected: pd.DataFrame
     flagged: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
@@ -155,34 +158,19 @@ class AggregateEvaluation(CountedFigures):
         """The evaluated documents, sorted (read from the file when first asked for)."""
         return self._documents[0]
 
-    @cached_property
-    def document_values(self) -> np.ndarray | None:  # type: ignore[override]
-        return self._documents[1]
-
-    @cached_property
-    def document_columns(self) -> list[str]:  # type: ignore[override]
-        return self._documents[2]
+    def document_block(self) -> tuple[np.ndarray | None, list[str]]:
+        """The per-document table's values and columns, read from the file the first time."""
+        return self._documents[1], self._documents[2]
 
     @property
     def has_documents(self) -> bool:
         """Whether the per-document table (intervals, paired comparisons) is available."""
         return self.load_documents is not None
 
-    def to_dict(self) -> dict[str, Any]:
-        """The CLI's JSON shape (the number of documents from the file, without reading their ids)."""
-        out = Evaluation.to_dict(_Counted(self))  # type: ignore[arg-type]
-        return out
-
-
-class _Counted:
-    """An :class:`AggregateEvaluation` seen by :meth:`Evaluation.to_dict`, with ``docs`` a mere length."""
-
-    def __init__(self, ev: AggregateEvaluation):
-        self._ev = ev
-        self.docs = range(ev.n_documents)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._ev, name)
+    @property
+    def n_documents(self) -> int:
+        """The run's documents, from the file, without reading their ids."""
+        return self.documents_counted
 
 
 def _column_level(column: str) -> str | None:
@@ -196,6 +184,18 @@ def _column_level(column: str) -> str | None:
 
 
 # ------------------------------------------------------------------ the aggregate
+
+
+def counts_only(scoring: Scoring | Aggregate) -> TypeGuard[Aggregate]:
+    """Whether ``scoring`` holds counts only, not each document's codes (:attr:`Aggregate.has_codes`): a
+    capability, which also tells the type checker that it is an :class:`Aggregate`.
+
+    >>> from cophe_core import score_files
+    >>> s = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.9\\n"})
+    >>> counts_only(s), counts_only(aggregate_scoring(s))
+    (False, True)
+    """
+    return not scoring.has_codes
 
 
 @dataclass(frozen=True, eq=False)
@@ -251,9 +251,30 @@ class Aggregate:
     )
     run_documents: dict[str, int] = field(default_factory=dict)
 
+    # counts only, not each document's codes (see the module docs): what :class:`~cophe_core.api.Scoring` has
+    has_codes: ClassVar[bool] = False
+    detection: ClassVar[str | None] = None  # the ontology is the file's own
+    # no run of scores, and no run left out: as a Scoring without them
+    scored: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+    refused: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+
     @property
     def run_names(self) -> list[str]:
         return list(self.counts)
+
+    def not_scored(self) -> NotScored:
+        """The rows not scored and scored with a caveat, and the notes, of every run (the gold standard's rows,
+        listed under each run that read them, once)."""
+
+        def once(rows: pd.DataFrame) -> pd.DataFrame:
+            return (
+                rows.drop(columns="run")
+                .drop_duplicates(subset=["file", "line", "value"])
+                .reset_index(drop=True)
+            )
+
+        notes = list(dict.fromkeys(n for run in self.run_names for n in self.notes.get(run, [])))
+        return NotScored(once(self.rejected), once(self.flagged), notes)
 
     @property
     def code_sets(self) -> dict[str, str]:
@@ -283,8 +304,7 @@ class Aggregate:
         >>> agg.evaluation("A", max_level="e0").levels
         ['e2', 'e1', 'e0']
         """
-        level = max_level or self.max_level
-        self.ontology.level_index(level)
+        level = self.ontology.top_level(max_level, default=self.max_level)
         if run not in self.counts:
             raise KeyError(f"no run {run!r} in this aggregate analysis; it has {self.run_names}")
         key = (run, level, None if slice is None else slice.key)
@@ -361,7 +381,7 @@ def _up_to(counts: NodeCounts, ontology: Ontology, level: str) -> NodeCounts:
 
 
 def aggregate_of(
-    evaluations: Mapping[str, Evaluation | StreamedEvaluation],
+    evaluations: Mapping[str, Figures],
     *,
     max_level: str | None = None,
     slice_edges: Sequence[int] | None = (10, 100),
@@ -399,8 +419,7 @@ def aggregate_of(
     onto = _common_ontology([ev.ontology for ev in evs.values()])
     n = onto.n_nodes
     counts = {run: ev.node_counts.padded(n) for run, ev in evs.items()}
-    level = max_level or next(iter(evs.values())).max_level
-    onto.level_index(level)
+    level = onto.top_level(max_level, default=next(iter(evs.values())).max_level)
     slices: list[Slice] = []
     slice_counts: dict[tuple[str, str], NodeCounts] = {}
     if slice_edges is not None:
@@ -451,7 +470,7 @@ def aggregate_scoring(
     top = onto.levels[-1]
     agg = aggregate_of(
         {run: scoring.evaluation(run, max_level=top) for run in scoring.run_names},
-        max_level=max_level or onto.default_level,
+        max_level=onto.top_level(max_level),
         slice_edges=slice_edges,
         options=options,
         sources=sources,
@@ -501,15 +520,8 @@ def _common_ontology(ontologies: list[Ontology]) -> Ontology:
     return largest
 
 
-def _slice_counts(ev: Evaluation | StreamedEvaluation, s: Slice, n: int) -> NodeCounts:
-    if isinstance(ev, Evaluation):
-        return restrict(ev, _resized(s, ev.ontology.n_nodes)).node_counts.padded(n)
-    if s.key not in ev.slice_counts:
-        raise ValueError(
-            f"the streamed evaluation has no counts of the slice {s.name!r}: score it with "
-            "score_dataset(..., slice_edges=) and the same edges, or give slice_edges=None"
-        )
-    return ev.slice_counts[s.key].padded(n)
+def _slice_counts(ev: Figures, s: Slice, n: int) -> NodeCounts:
+    return ev.code_slice_counts(s.key, _resized(s, ev.ontology.n_nodes).mask).padded(n)
 
 
 def _resized(s: Slice, n: int) -> Slice:
@@ -519,24 +531,19 @@ def _resized(s: Slice, n: int) -> Slice:
     return Slice(s.key, s.dimension, s.name, s.kind, s.mask[:n], s.size, s.note, s.members)
 
 
-def _document_table(ev: Evaluation | StreamedEvaluation) -> tuple[pd.Index, np.ndarray, list[str]]:
+def _document_table(ev: Figures) -> tuple[pd.Index, np.ndarray, list[str]]:
     """A run's documents, and its per-document table as int32 (a streamed evaluation's own block, not copied)."""
-    if isinstance(ev, StreamedEvaluation):
-        if ev.document_values is None:
-            raise ValueError(
-                "the streamed evaluation kept no per-document table: score with keep_documents=True"
-            )
-        return pd.Index(ev.docs, dtype=object), ev.document_values, list(ev.document_columns)
-    table = ev.documents
-    columns = [c for c in table.columns if c != "doc_id"]
-    docs, values = pd.Index(ev.docs, dtype=object), table[columns].to_numpy(dtype=np.int32)
+    values, columns = ev.document_block()
+    if values is None:
+        raise ValueError("the streamed evaluation kept no per-document table: score with keep_documents=True")
+    docs = pd.Index(ev.docs, dtype=object)
     if not docs.is_monotonic_increasing:  # a file's documents are sorted, each run's among them
         order = np.argsort(docs.to_numpy(dtype=str), kind="stable")
         docs, values = docs[order], values[order]
-    return docs, values, columns
+    return docs, values, list(columns)
 
 
-def _n_union(evs: Mapping[str, Evaluation | StreamedEvaluation]) -> int:
+def _n_union(evs: Mapping[str, Figures]) -> int:
     """The number of documents of any run (their ids are not kept without the per-document tables)."""
     return len(pd.Index([]).append([pd.Index(ev.docs, dtype=object) for ev in evs.values()]).unique())
 
@@ -953,9 +960,11 @@ class _Reader:
         if not 0 <= n_docs <= MAX_DOCUMENTS:
             raise self.fail(f"manifest.json: documents must be a whole number from 0 to {MAX_DOCUMENTS:,}")
         options: dict[str, Any] = m["options"] if isinstance(m.get("options"), dict) else {}
-        max_level = options.get("max_level") or onto.default_level
-        if max_level not in onto.levels:
-            raise self.fail(f"manifest.json: max_level {show(max_level)} is not a level of the ontology")
+        try:
+            max_level = onto.top_level(options.get("max_level"))
+        except ValueError:
+            shown = show(options.get("max_level"))
+            raise self.fail(f"manifest.json: max_level {shown} is not a level of the ontology") from None
         edges = self.slice_edges(m)
         counted = self.counts(onto.n_nodes, len(names), 1 + (len(edges) + 1 if edges else 0))
         whole = {r: counted(i, 0) for i, r in enumerate(names)}

@@ -12,23 +12,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .decisions import Rule, check_rule
 from .files import InputError, Source
 from .labels import Corpus, RowBound, TooManyRejected, encode, refusals
 from .metrics import MEASURE_WORDS, Evaluation, evaluate_corpus
 from .ontology import Ontology, choose_ontology
 from .readers import RawLabels, RawScores, read_input, read_labels
-from .scores import Rule, ScoredRun, check_rule, score_run, tune_threshold
+from .scores import ScoredRun, score_run, tune_threshold
 
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["Scoring", "score_files", "score_labels", "decide_run", "Decision", "TunedOn"]
+__all__ = ["Scoring", "NotScored", "score_files", "score_labels", "decide_run", "Decision", "TunedOn"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,6 +77,18 @@ class Decision:
         return out | {"threshold": self.threshold, "top_k": self.top_k, "ranking": dict(self.ranking)}
 
 
+@dataclass(frozen=True, eq=False)
+class NotScored:
+    """The rows of a set of inputs that were not scored (``rejected``) and scored with a caveat (``flagged``),
+    each listed once (``file, line, value, reason, kind``), the notes about them, and whether undotted codes
+    would be read once told their code system (``needs_system``)."""
+
+    rejected: pd.DataFrame
+    flagged: pd.DataFrame
+    notes: list[str]
+    needs_system: bool = False
+
+
 @dataclass(eq=False)
 class Scoring:
     """A validated :class:`~cophe_core.labels.Corpus` with its evaluations cached per run and level.
@@ -110,9 +123,33 @@ class Scoring:
     _cache: dict[tuple[str, str], Evaluation] = field(default_factory=dict, repr=False)
     refused: dict[str, TooManyRejected] = field(default_factory=dict)
 
+    # Each document's codes are here: the views that read them (one document, thresholds, the ICM paper's
+    # metrics, slices by document) are available; an aggregate analysis (counts only) says False.
+    has_codes: ClassVar[bool] = True
+
     @property
     def run_names(self) -> list[str]:
         return list(self.corpus.runs)
+
+    @property
+    def ontology(self) -> Ontology:
+        """The ontology the codes were placed in (with the unlisted codes placed)."""
+        return self.corpus.ontology
+
+    @property
+    def max_level(self) -> str:
+        """The highest level evaluated by default: the ontology's."""
+        return self.corpus.ontology.default_level
+
+    @property
+    def n_documents(self) -> int:
+        """Documents of any input (the gold standard's and every run's together)."""
+        return len(self.corpus.docs)
+
+    def not_scored(self) -> NotScored:
+        """The rows not scored and scored with a caveat, and the notes, of every input."""
+        c = self.corpus
+        return NotScored(c.rejected, c.flagged, list(c.notes), c.needs_system)
 
     @property
     def detection(self) -> str | None:
@@ -123,7 +160,7 @@ class Scoring:
         """The :class:`~cophe_core.metrics.Evaluation` of ``run`` up to ``max_level`` (default: the
         ontology's) on the run's own documents (:func:`~cophe_core.metrics.evaluate_corpus`), computed once
         and kept."""
-        max_level = max_level or self.corpus.ontology.default_level
+        max_level = self.corpus.ontology.top_level(max_level)
         key = (run, max_level)
         if key not in self._cache:
             self._cache[key] = evaluate_corpus(self.corpus, run, max_level=max_level)

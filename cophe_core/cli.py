@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from . import __version__
 from .api import Decision, decide_run, score_files, score_labels
 from .files import InputError, excerpt
 from .labels import DEFAULT_MAX_REJECTED, RowBound, TooManyRejected
+from .metrics import Figures
 from .ontology import NAMES
 from .options import OPTIONS
 from .readers import RawScores, read_input, read_labels
@@ -313,7 +315,7 @@ def _aggregate(args: argparse.Namespace) -> int:
             onto = ontology
             agg = aggregate_of(
                 evs,
-                max_level=args.max_level or onto.default_level,
+                max_level=onto.top_level(args.max_level),
                 slice_edges=args.slice_edges,
                 options=options,
                 sources=sources,
@@ -521,81 +523,59 @@ def _outputs_ok(args: argparse.Namespace) -> bool:
     return True
 
 
+@dataclass
+class _Scored:
+    """One ``cophe score``, in memory or streamed: the evaluation (:class:`~cophe_core.metrics.Figures`) and what
+    is reported beside it."""
+
+    ev: Figures
+    warnings: list[str]
+    rejected: pd.DataFrame
+    rows: dict[str, Any]
+    detection: str | None = None
+    suite: dict[str, float] | None = None
+    decision: Decision | None = None
+
+
 def _score(args: argparse.Namespace) -> int:
+    """``cophe score``: the inputs scored in memory or, for a folder, a glob or ``--stream``, in chunks
+    (:func:`cophe_core.stream.score_dataset`); one JSON and table, warnings and CSV outputs either way."""
     if not _outputs_ok(args):
         return 2
-    if args.stream or is_dataset(args.gold) or is_dataset(args.pred):
-        return _score_streamed(args)
-    decision = None
+    streamed = args.stream or is_dataset(args.gold) or is_dataset(args.pred)
+    refused = _not_streamed(args) if streamed else None
+    if refused:
+        print(f"cophe: error: {_NOT_STREAMED[refused]}", file=sys.stderr)
+        return 2
     try:
-        kw = {"doc_col": args.doc_col, "code_col": args.code_col, "header": args.header}
-        gold, pred = read_labels(args.gold, **kw), read_input(args.pred, **kw)  # each file parsed once
-        if isinstance(pred, RawScores):
-            run, decision = decide_run(
-                gold,
-                pred,
-                threshold=args.threshold,
-                top_k=args.top_k,
-                tune_on=tuple(args.tune_on) if args.tune_on else None,
-                ontology=args.ontology,
-                system=args.system,
-                max_level=args.max_level,
-                bound=_bound(args.max_rejected),
-                **kw,
-            )
-        else:
-            if args.threshold is not None or args.top_k is not None or args.tune_on:
-                raise InputError(
-                    f"{args.pred}: --threshold, --top-k and --tune-on need a scores file "
-                    "(doc_id,code,score rows, or one score column per code)"
-                )
-            run = score_labels(
-                gold,
-                {"pred": pred},
-                ontology=args.ontology,
-                system=args.system,
-                bound=_bound(args.max_rejected),
-            )
-        ev = run.evaluation("pred", max_level=args.max_level)
+        scored = _streamed(args) if streamed else _in_memory(args)
     except (InputError, ValueError) as e:
         if isinstance(e, TooManyRejected) and args.rejected:  # the rows at fault, when they matter most
             _write_csv(e.rejected, args.rejected)
         print(f"cophe: error: {e}", file=sys.stderr)
         return 2
+    ev = scored.ev
     result = {"version": __version__, **ev.to_dict()}  # the cophe that made the figures
-    suite_notes: list[str] = []
-    if args.metrics == "suite":
-        result["suite"] = suite(ev)
-        suite_notes = [n for n in [icm_note(ev)] if n]  # documents with no gold code leave ICM
+    if scored.suite is not None:
+        result["suite"] = scored.suite
     if args.bootstrap:
         ci = bootstrap(ev, n_resamples=args.bootstrap, seed=args.seed, with_suite=args.metrics == "suite")
         result["intervals"] = _intervals(ci, args)
-    if decision is not None:
-        result["decision"] = decision.to_dict()
-    warnings, rejected = list(run.corpus.warnings), run.corpus.rejected
-    if run.dev is not None and run.dev.corpus is not None:  # the development split a threshold was tuned on
-        warnings += [f"development split: {w}" for w in run.dev.corpus.warnings]
-        rejected = pd.concat(
-            [r for r in (rejected, run.dev.corpus.rejected) if len(r)] or [rejected], ignore_index=True
-        )
-    warnings += suite_notes
-    result["rows"] = {r.file: r.to_dict() for r in run.corpus.file_rows.values()}
-    if run.dev is not None and run.dev.corpus is not None:
-        result["rows"] |= {r.file: r.to_dict() for r in run.dev.corpus.file_rows.values()}
-    if run.corpus.needs_system:  # the rows' reasons are neutral; here is the flag that reads them
-        warnings.append(f"undotted codes were left out; to read them, give {OPTIONS['system'].cli}")
-    result["warnings"] = warnings
-    if run.detection:
-        print(f"cophe: ontology {run.detection}", file=sys.stderr)
+    if scored.decision is not None:
+        result["decision"] = scored.decision.to_dict()
+    result["rows"] = scored.rows
+    result["warnings"] = scored.warnings
+    if scored.detection:
+        print(f"cophe: ontology {scored.detection}", file=sys.stderr)
     if args.nodes:
         _write_csv(ev.nodes, args.nodes)
     if args.documents:
         _write_csv(ev.documents, args.documents)
     if args.rejected:
-        _write_csv(rejected, args.rejected)
+        _write_csv(scored.rejected, args.rejected)
     if args.save:
         try:
-            _save(args, ev, decision)
+            _save(args, ev, scored.decision)
         except OSError as e:
             print(
                 f"cophe: error: --save {args.save}: {e.strerror or e}; give a path in a folder that exists",
@@ -605,8 +585,87 @@ def _score(args: argparse.Namespace) -> int:
         except ValueError as e:  # inputs a saved analysis cannot hold (too many or too large)
             print(f"cophe: error: --save {args.save}: {e}", file=sys.stderr)
             return 2
-    _emit(result, args.format, warnings)
+    _emit(result, args.format, scored.warnings)
     return 0
+
+
+def _in_memory(args: argparse.Namespace) -> _Scored:
+    """The inputs read whole and scored (:func:`cophe_core.api.score_labels`, or :func:`~cophe_core.api.decide_run`
+    for a scores file)."""
+    decision = None
+    kw = {"doc_col": args.doc_col, "code_col": args.code_col, "header": args.header}
+    gold, pred = read_labels(args.gold, **kw), read_input(args.pred, **kw)  # each file parsed once
+    if isinstance(pred, RawScores):
+        run, decision = decide_run(
+            gold,
+            pred,
+            threshold=args.threshold,
+            top_k=args.top_k,
+            tune_on=tuple(args.tune_on) if args.tune_on else None,
+            ontology=args.ontology,
+            system=args.system,
+            max_level=args.max_level,
+            bound=_bound(args.max_rejected),
+            **kw,
+        )
+    else:
+        if args.threshold is not None or args.top_k is not None or args.tune_on:
+            raise InputError(
+                f"{args.pred}: --threshold, --top-k and --tune-on need a scores file "
+                "(doc_id,code,score rows, or one score column per code)"
+            )
+        run = score_labels(
+            gold,
+            {"pred": pred},
+            ontology=args.ontology,
+            system=args.system,
+            bound=_bound(args.max_rejected),
+        )
+    ev = run.evaluation("pred", max_level=args.max_level)
+    warnings, rejected = list(run.corpus.warnings), run.corpus.rejected
+    rows = {r.file: r.to_dict() for r in run.corpus.file_rows.values()}
+    dev = run.dev.corpus if run.dev is not None else None
+    if dev is not None:  # the development split a threshold was tuned on
+        warnings += [f"development split: {w}" for w in dev.warnings]
+        rejected = pd.concat([r for r in (rejected, dev.rejected) if len(r)] or [rejected], ignore_index=True)
+        rows |= {r.file: r.to_dict() for r in dev.file_rows.values()}
+    figures = None
+    if args.metrics == "suite":
+        figures = suite(ev)
+        warnings += [n for n in [icm_note(ev)] if n]  # documents with no gold code leave ICM
+    if run.corpus.needs_system:  # the rows' reasons are neutral; here is the flag that reads them
+        warnings.append(f"undotted codes were left out; to read them, give {OPTIONS['system'].cli}")
+    return _Scored(ev, warnings, rejected, rows, run.detection, figures, decision)
+
+
+def _streamed(args: argparse.Namespace) -> _Scored:
+    """The inputs scored in chunks (:func:`cophe_core.stream.score_dataset`)."""
+    ev = score_dataset(
+        args.gold,
+        args.pred,
+        ontology=args.ontology,
+        system=args.system,
+        max_level=args.max_level,
+        doc_col=args.doc_col,
+        code_col=args.code_col,
+        header=args.header,
+        chunk_rows=args.chunk_rows,
+        keep_documents=bool(args.documents or args.bootstrap),  # else memory does not grow with them
+        suite=args.metrics == "suite",  # two passes: the gold standard's frequencies first
+        bound=_bound(args.max_rejected),
+    )
+    warnings = list(ev.warnings) + [n for n in [ev.icm_note] if n]
+    rows = {r.file: r.to_dict() for r in ev.rows.values()}
+    return _Scored(ev, warnings, ev.rejected, rows, ev.detection, ev.suite)
+
+
+def _not_streamed(args: argparse.Namespace) -> str | None:
+    """What of ``args`` streamed scoring does not offer (a key of :data:`_NOT_STREAMED`), or None."""
+    if args.metrics == "suite" and args.bootstrap:
+        return "metrics"
+    if args.threshold is not None or args.top_k is not None or args.tune_on:
+        return "scores"
+    return "save" if args.save else None
 
 
 def _intervals(ci: pd.DataFrame, args: argparse.Namespace) -> dict:
@@ -646,64 +705,13 @@ _NOT_STREAMED = {
 }
 
 
-def _score_streamed(args: argparse.Namespace) -> int:
-    """``cophe score`` on inputs scored in chunks (:func:`cophe_core.stream.score_dataset`): the same JSON and
-    table, warnings and CSV outputs."""
-    refused = (
-        "metrics"
-        if args.metrics == "suite" and args.bootstrap
-        else "scores"
-        if args.threshold is not None or args.top_k is not None or args.tune_on
-        else "save"
-        if args.save
-        else None
-    )
-    if refused:
-        print(f"cophe: error: {_NOT_STREAMED[refused]}", file=sys.stderr)
-        return 2
-    try:
-        ev = score_dataset(
-            args.gold,
-            args.pred,
-            ontology=args.ontology,
-            system=args.system,
-            max_level=args.max_level,
-            doc_col=args.doc_col,
-            code_col=args.code_col,
-            header=args.header,
-            chunk_rows=args.chunk_rows,
-            keep_documents=bool(args.documents or args.bootstrap),  # else memory does not grow with them
-            suite=args.metrics == "suite",  # two passes: the gold standard's frequencies first
-            bound=_bound(args.max_rejected),
-        )
-    except (InputError, ValueError) as e:
-        if isinstance(e, TooManyRejected) and args.rejected:
-            _write_csv(e.rejected, args.rejected)
-        print(f"cophe: error: {e}", file=sys.stderr)
-        return 2
-    result = {"version": __version__, **ev.to_dict()}
-    if ev.suite is not None:
-        result["suite"] = ev.suite
-    if args.bootstrap:
-        result["intervals"] = _intervals(ev.bootstrap(n_resamples=args.bootstrap, seed=args.seed), args)
-    result["rows"] = {r.file: r.to_dict() for r in ev.rows.values()}
-    result["warnings"] = list(ev.warnings) + [n for n in [ev.icm_note] if n]
-    if ev.detection:
-        print(f"cophe: ontology {ev.detection}", file=sys.stderr)
-    for option, table in (("nodes", "nodes"), ("documents", "documents"), ("rejected", "rejected")):
-        if getattr(args, option):
-            _write_csv(getattr(ev, table), getattr(args, option))
-    _emit(result, args.format, list(ev.warnings))
-    return 0
-
-
 def _write_csv(table: pd.DataFrame, path: str) -> None:
     """A table as CSV, cells that a spreadsheet would run as a formula defused (:func:`report.safe_csv`)."""
     with open(path, "w", encoding="utf-8", newline="") as f:
         f.write(safe_csv(table))
 
 
-def _save(args: argparse.Namespace, ev, decision: Decision | None) -> None:
+def _save(args: argparse.Namespace, ev: Figures, decision: Decision | None) -> None:
     """Write ``--save``: the inputs as given, the reading options and the decision rule."""
     from .analysis import analysis_from_files, creation_time, write_analysis
 

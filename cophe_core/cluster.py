@@ -235,8 +235,7 @@ def score_dask(
     summaries = _compute(dask, client, [dask.delayed(_summary)(n) for n in normalised])
     codes = sorted({str(c) for s in summaries for c in s[0]})
     onto, detection = choose_ontology(ontology, codes)
-    max_level = max_level or onto.default_level
-    onto.level_index(max_level)
+    max_level = onto.top_level(max_level)
     table = resolve_table(codes, onto, system=system)
     read_rejected = _concat_rows([s[2] for s in summaries])
     _check_scorable(table, summaries, sides, files, names, system)

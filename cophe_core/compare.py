@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
-from .metrics import Evaluation, balance, on_shared_documents, prf
+from .metrics import Evaluation, Figures, balance, on_shared_documents, prf
 from .tree import COUNTS
 
 __all__ = [
@@ -28,7 +30,7 @@ HEADLINE_COLUMNS: dict[str, tuple[str, str]] = {
 }
 
 
-def levels_side_by_side(evals: dict[str, Evaluation]) -> pd.DataFrame:
+def levels_side_by_side(evals: Mapping[str, Figures]) -> pd.DataFrame:
     """:attr:`Evaluation.levels_table` of each run, stacked with a ``run`` column first.
 
     Examples
@@ -52,7 +54,7 @@ def _figure_id(measure: str, stat: str) -> str:
     return f"flat {stat}" if measure == "flat" else f"{measure} overall {stat}"
 
 
-def headlines(evals: dict[str, Evaluation], intervals: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
+def headlines(evals: Mapping[str, Figures], intervals: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
     """Runs × headline figures: one row per run (index ``run``), the columns of :data:`HEADLINE_COLUMNS`
     (the overall F1 of each measure, CoPHE's precision and recall) from :meth:`Evaluation.score`.
 

@@ -23,7 +23,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy import stats as sps
 
-from .metrics import Evaluation, on_shared_documents
+from .metrics import Evaluation, Figures, on_shared_documents
 from .stats import document_weights
 
 __all__ = ["within_family", "describe_gaps", "family_errors", "family_changes"]
@@ -31,7 +31,7 @@ __all__ = ["within_family", "describe_gaps", "family_errors", "family_changes"]
 PRODUCT_CELLS = 2_000_000  # cells of one block of resampled family counts (16 MB)
 
 
-def within_family(ev: Evaluation) -> pd.DataFrame:
+def within_family(ev: Figures) -> pd.DataFrame:
     """Per evaluated level: ``level, shared_families, gold_codes, predicted_codes, over, under,
     over_share, under_share, set_f1, cophe_f1``.
 
@@ -74,7 +74,7 @@ def within_family(ev: Evaluation) -> pd.DataFrame:
 
 
 def describe_gaps(
-    ev: Evaluation,
+    ev: Figures,
     run: str,
     *,
     threshold: float = 0.005,
@@ -158,8 +158,8 @@ def family_errors(ev: Evaluation, level: str) -> pd.DataFrame:
 
 
 def family_changes(
-    a: Evaluation,
-    b: Evaluation,
+    a: Figures,
+    b: Figures,
     level: str,
     *,
     n_resamples: int = 1000,
@@ -196,14 +196,15 @@ def family_changes(
     >>> float(t.loc["428", "delta_f1"]), float(t.loc["428", "p_value"])
     (0.0, 1.0)
     """
-    if not isinstance(a, Evaluation) or not isinstance(b, Evaluation):
+    if not (a.has_codes and b.has_codes):  # counts only: the point figures, without a test
         return _family_table(a.ontology, *_counted_point(a, b, level), None, fdr)
     if a.levels != b.levels:
         raise ValueError("the two runs must be scored on the same levels")
-    a, b = on_shared_documents({"a": a, "b": b}).values()  # both resampled on gold ∪ A ∪ B
-    o = a.ontology
+    # both resampled on gold ∪ A ∪ B
+    ea, eb = on_shared_documents({"a": a.with_codes(), "b": b.with_codes()}).values()
+    o = ea.ontology
     at = np.flatnonzero(o.level == o.level_index(level))
-    y, xa, xb = a.Y[:, at], a.X[:, at], b.X[:, at]
+    y, xa, xb = ea.Y[:, at], ea.X[:, at], eb.X[:, at]
     ta, tb = xa.minimum(y), xb.minimum(y)
     blocks = [ta, xa, tb, xb, y]  # documents × nodes; FP = x − TP and FN = y − TP
     in_play = np.flatnonzero(np.asarray((y + xa + xb).sum(axis=0)).ravel() > 0)
@@ -216,14 +217,14 @@ def family_changes(
     step = max(1, PRODUCT_CELLS // max(stacked.shape[0], 1))
     draws = [
         _delta_f1((stacked @ np.ascontiguousarray(w[i : i + step].T)).T, m)
-        for w in document_weights(len(a.docs), n_resamples, seed)
+        for w in document_weights(len(ea.docs), n_resamples, seed)
         for i in range(0, len(w), step)
     ]
     d = np.vstack(draws) if draws else np.empty((0, m))
     return _family_table(o, at[in_play], point, (d, confidence), fdr)
 
 
-def _counted_point(a: Any, b: Any, level: str) -> tuple[np.ndarray, np.ndarray]:
+def _counted_point(a: Figures, b: Figures, level: str) -> tuple[np.ndarray, np.ndarray]:
     """The families of ``level`` in play and their summed (TP, x of A | TP, x of B | y) blocks, from the
     per-node counts of evaluations without matrices (streamed or aggregate)."""
     if a.levels != b.levels or a.ontology.n_nodes != b.ontology.n_nodes:

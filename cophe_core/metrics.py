@@ -28,15 +28,17 @@ cost is linear in the number of labels.
 from __future__ import annotations
 
 import warnings
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, astuple, dataclass, fields, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .decisions import check_rule, decide, ranks
 from .labels import Corpus
 from .ontology import Ontology
 
@@ -47,6 +49,7 @@ __all__ = [
     "evaluate_corpus",
     "on_shared_documents",
     "Evaluation",
+    "Figures",
     "Score",
     "MacroScore",
     "NodeCounts",
@@ -253,6 +256,14 @@ class DocumentCounts:
         return prf(self.tp, self.fp, self.fn)[2]
 
 
+def _keep_columns(m: sp.csr_matrix, mask: np.ndarray) -> sp.csr_matrix:
+    """``m`` without its entries outside the ``mask`` columns (same shape and dtype)."""
+    out = sp.csr_matrix(m, copy=True)
+    out.data = out.data * mask[out.indices].astype(out.data.dtype)
+    out.eliminate_zeros()
+    return out
+
+
 def _colcount(m: sp.csr_matrix, n: int) -> np.ndarray:
     """Number of stored non-zeros per column."""
     return np.bincount(m.indices, minlength=n)
@@ -280,8 +291,280 @@ def _per_level(m: sp.csr_matrix, level: np.ndarray, n_levels: int) -> tuple[np.n
     return sums.astype(np.int64), np.bincount(cell, minlength=m.shape[0] * n_levels).reshape(shape)
 
 
+class Figures(ABC):
+    """The figures of an evaluation that are functions of its counts, written once for every kind of evaluation:
+    in memory (:class:`Evaluation`), streamed (:class:`~cophe_core.stream.StreamedEvaluation`) and from an
+    aggregate analysis (:class:`~cophe_core.aggregate.AggregateEvaluation`).
+
+    A kind gives ``ontology``, ``max_level``, ``node_counts`` (:class:`NodeCounts` summed over its documents),
+    ``docs`` and :attr:`n_documents`, and, when it has it, the per-document table (:attr:`documents`, rows in
+    the order of ``docs``); the levels, macro, node and system tables, :meth:`score`, :meth:`macro`,
+    :meth:`document_counts` and the JSON (:meth:`to_dict`) follow from them, here. A caller asks what a kind
+    can do by its capabilities, never by its class:
+
+    - :attr:`has_documents`: the per-document table, so :meth:`document_counts`, bootstrap intervals
+      (:func:`cophe_core.stats.bootstrap`) and paired comparisons;
+    - :attr:`has_codes`: each document's own codes (the documents × nodes matrices of :class:`Evaluation`), so
+      one document's view, the ICM paper's per-document metrics and slices by document.
+
+    An abstract base class rather than a ``typing.Protocol``: the kinds share these implementations, which a
+    protocol could only describe.
+
+    >>> from cophe_core import score_files
+    >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"}).evaluation("A")
+    >>> ev.has_documents, ev.has_codes, ev.n_documents, ev.score("cophe", "e0").f1
+    (True, True, 1, 1.0)
+    """
+
+    if (
+        TYPE_CHECKING
+    ):  # given by each kind, as a field or a property (declared here for the type checker only:
+        # a class attribute would become the default of a dataclass field of the same name)
+        @property
+        def ontology(self) -> Ontology: ...
+
+        @property
+        def max_level(self) -> str: ...
+
+        @property
+        def docs(self) -> Any:
+            """The evaluated documents' ids (an array or an index), in the order of :attr:`documents`."""
+
+        @property
+        def node_counts(self) -> NodeCounts: ...
+
+    has_codes: ClassVar[bool] = False
+
+    @property
+    @abstractmethod
+    def has_documents(self) -> bool:
+        """Whether the per-document table (:attr:`documents`) is available."""
+
+    @property
+    @abstractmethod
+    def n_documents(self) -> int:
+        """The number of evaluated documents (known without reading their ids)."""
+
+    @property
+    @abstractmethod
+    def documents(self) -> pd.DataFrame:
+        """Per-document table: ``doc_id, n_gold, n_predicted``, flat ``flat_tp/fp/fn``, and for each evaluated
+        level L CoPHE ``L_tp, L_fp, L_fn`` and set-based ``L_set_tp, L_set_fp, L_set_fn``; an error naming why
+        when not :attr:`has_documents`."""
+
+    def document_block(self) -> tuple[np.ndarray | None, list[str]]:
+        """The per-document table but ``doc_id`` as int32 values (documents × columns, rows in the order of
+        ``docs``) and its columns."""
+        table = self.documents
+        columns = [c for c in table.columns if c != "doc_id"]
+        return table[columns].to_numpy(dtype=np.int32), columns
+
+    def with_codes(self) -> Evaluation:
+        """This evaluation with each document's codes (:attr:`has_codes`), for the figures that read them; a
+        ``ValueError`` for a kind that has counts only.
+
+        >>> from cophe_core import score_files
+        >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"}).evaluation("A")
+        >>> ev.with_codes() is ev
+        True
+        """
+        raise ValueError(
+            "this evaluation holds counts, not each document's codes; score the gold standard and the run "
+            "themselves in memory for this figure"
+        )
+
+    def code_slice_counts(self, key: str, mask: np.ndarray) -> NodeCounts:
+        """The per-node counts of the codes of a code slice alone (``key`` names it, ``mask`` is over the
+        ontology's nodes), as :func:`cophe_core.slices.restrict` counts them; a ``ValueError`` when this kind
+        cannot count them."""
+        raise ValueError(f"this evaluation has no counts of the code slice {key!r}")
+
+    @property
+    def _level_counts(self) -> NodeCounts:
+        """The counts the levels, systems and macro tables read (:attr:`node_counts`, or a cheaper part of it
+        with the same fields)."""
+        return self.node_counts
+
+    # ----------------------------------------------------------------- tables
+    @cached_property
+    def levels(self) -> list[str]:
+        """Evaluated levels, bottom-up, up to ``max_level``."""
+        return self.ontology.levels_up_to(self.max_level)
+
+    @cached_property
+    def levels_table(self) -> pd.DataFrame:
+        """Micro TP/FP/FN/P/R/F1 per measure and level, plus ``overall``.
+
+        Columns ``measure, level, tp, fp, fn, precision, recall, f1``; the flat
+        row has level ``"leaf"``.
+        """
+        return levels_table(self._level_counts, self.ontology, self.levels)
+
+    @cached_property
+    def systems_table(self) -> pd.DataFrame | None:
+        """For an ontology of several code systems (``icd10``): :attr:`levels_table` per system,
+        with a ``system`` column first; ``None`` otherwise."""
+        return systems_table(self._level_counts, self.ontology, self.levels)
+
+    @cached_property
+    def macro_table(self) -> pd.DataFrame:
+        """Macro averages per measure and level, in both definitions (see module doc).
+
+        Columns ``measure, level, n_codes, macro_precision, macro_recall,
+        macro_f1`` (mean of per-code F1) and ``macro_f1_of_means``.
+        """
+        return macro_table(self._level_counts, self.ontology, self.levels)
+
+    @cached_property
+    def nodes(self) -> pd.DataFrame:
+        """Per-node table over the nodes in play (gold or predicted mass > 0).
+
+        Columns: ``node`` (id), ``level``, ``code``, ``title``, ``parent`` (id),
+        ``gold`` (Σy), ``predicted`` (Σx), CoPHE ``tp, fp, fn, precision, recall,
+        f1``, set-based ``set_tp, set_fp, set_fn, set_precision, set_recall,
+        set_f1``, ``docs_over`` (documents with x > y), ``docs_under`` (x < y),
+        ``balance`` = (FP − FN)/(TP + FP + FN) in [−1, 1] (−1: all
+        under-predicted, +1: all over-predicted), ``listed``.
+        """
+        return nodes_table(self.node_counts, self.ontology)
+
+    def score(self, measure: str = "cophe", level: str = "overall") -> Score:
+        """One row of :attr:`levels_table` (``level="leaf"`` for flat).
+
+        >>> from cophe_core.ontology import icd9_ontology
+        >>> onto = icd9_ontology()
+        >>> gold = sp.csr_matrix(([1, 1], ([0, 0], [onto.codes["401.9"], onto.codes["428.0"]])), shape=(1, onto.n_nodes))
+        >>> pred = sp.csr_matrix(([1], ([0], [onto.codes["401.1"]])), shape=(1, onto.n_nodes))
+        >>> evaluate(gold, pred, onto).score("cophe", "e0")
+        Score(tp=1, fp=0, fn=1, precision=1.0, recall=0.5, f1=0.6666666666666666)
+        """
+        return _score_row(self.levels_table, measure, level)
+
+    def macro(self, measure: str = "cophe", level: str = "e0") -> MacroScore:
+        """One row of :attr:`macro_table` (``level="leaf"`` for flat).
+
+        >>> from cophe_core.ontology import icd9_ontology
+        >>> onto = icd9_ontology()
+        >>> gold = sp.csr_matrix(([1, 1], ([0, 0], [onto.codes["401.9"], onto.codes["428.0"]])), shape=(1, onto.n_nodes))
+        >>> pred = sp.csr_matrix(([1], ([0], [onto.codes["401.1"]])), shape=(1, onto.n_nodes))
+        >>> evaluate(gold, pred, onto).macro("cophe", "e0")
+        MacroScore(n_codes=2, precision=0.5, recall=0.5, f1=0.5, f1_of_means=0.5)
+        """
+        return _macro_row(self.macro_table, measure, level)
+
+    def document_counts(self, measure: str = "cophe", level: str = "overall") -> DocumentCounts:
+        """Each document's TP, FP and FN for ``measure`` at ``level`` (``"overall"``: summed over the
+        evaluated levels; ``"leaf"`` for flat), in the order of :attr:`docs`.
+
+        >>> from cophe_core import score_files
+        >>> s = score_files(b"doc_id,code\\n1,401.9\\n2,428.0\\n", {"A": b"doc_id,code\\n1,401.1\\n2,428.0\\n"})
+        >>> c = s.evaluation("A").document_counts("cophe", "e0")
+        >>> c.tp.tolist(), c.fp.tolist(), c.f1.tolist()
+        ([1, 1], [0, 0], [1.0, 1.0])
+        """
+        if measure == "flat":
+            names: list[tuple[str, ...]] = [("flat_tp", "flat_fp", "flat_fn")]
+        elif measure not in ("set_based", "cophe"):
+            raise KeyError(f"no measure {measure!r}: use one of {', '.join(MEASURES)}")
+        else:
+            wanted = self.levels if level == "overall" else [level]
+            if not set(wanted) <= set(self.levels):
+                raise KeyError(f"no {measure} score at level {level!r}")
+            infix = "_set" if measure == "set_based" else ""
+            names = [tuple(f"{lv}{infix}_{k}" for k in ("tp", "fp", "fn")) for lv in wanted]
+        d = self.documents
+        tp, fp, fn = (sum(d[cols[i]].to_numpy() for cols in names) for i in range(3))
+        return DocumentCounts(np.asarray(tp, np.int64), np.asarray(fp, np.int64), np.asarray(fn, np.int64))
+
+    def _repr_html_(self) -> str:
+        """In Jupyter: what was scored, then :attr:`levels_table`."""
+        import html
+
+        head = (
+            f"<p><b>Evaluation</b>: {self.n_documents:,} documents, ontology {html.escape(self.ontology.name)}, "
+            f"levels up to {html.escape(self.max_level)}; code sets "
+            + html.escape("; ".join(f"{k} ({v})" for k, v in self.ontology.code_sets.items()) or "none")
+            + "</p>"
+        )
+        return head + self.levels_table.to_html(index=False, float_format="{:.4f}".format)
+
+    @cached_property
+    def documents_long(self) -> pd.DataFrame:
+        """:attr:`documents` in long form, with columns that do not depend on the ontology's level names:
+        ``doc_id, measure, level, tp, fp, fn``, one row per document, measure and level (flat at
+        ``"leaf"``; no ``overall`` rows: they are sums over the levels).
+
+        >>> from cophe_core import score_files
+        >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"}).evaluation("A")
+        >>> t = ev.documents_long
+        >>> list(t.columns), t[t.measure == "cophe"][["level", "tp", "fp", "fn"]].values.tolist()[:3]
+        (['doc_id', 'measure', 'level', 'tp', 'fp', 'fn'], [['e2', 0, 0, 0], ['e1', 0, 1, 1], ['e0', 1, 0, 0]])
+        """
+        parts = [("flat", FLAT_LEVEL)] + [(m, lv) for m in ("set_based", "cophe") for lv in self.levels]
+        n = len(self.docs)
+        counts = [self.document_counts(m, lv) for m, lv in parts]
+        return pd.DataFrame(
+            {
+                "doc_id": np.tile(self.docs, len(parts)),
+                "measure": np.repeat([m for m, _ in parts], n),
+                "level": np.repeat([lv for _, lv in parts], n),
+                **{k: np.concatenate([getattr(c, k) for c in counts]) for k in ("tp", "fp", "fn")},
+            }
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The CLI's JSON shape: ontology, code_sets, levels, documents, flat, set_based, cophe.
+
+        ``code_sets`` is the ontology's :attr:`~cophe_core.ontology.Ontology.code_sets`:
+        system → release, which a published score should quote.
+        """
+        out: dict[str, Any] = {
+            "ontology": self.ontology.name,
+            "code_sets": dict(self.ontology.code_sets),
+            "levels": list(self.levels),
+            "documents": int(self.n_documents),
+            "flat": self.score("flat").as_dict(),
+        }
+        for measure in ("set_based", "cophe"):
+            out[measure] = {
+                "levels": {lv: self.score(measure, lv).as_dict() for lv in self.levels},
+                "overall": self.score(measure, "overall").as_dict(),
+            }
+        if self.systems_table is not None:
+            st = self.systems_table
+            out["systems"] = {
+                name: {
+                    measure: (
+                        {
+                            "levels": {lv: _score_row(g, measure, lv).as_dict() for lv in self.levels},
+                            "overall": _score_row(g, measure, "overall").as_dict(),
+                        }
+                        if measure != "flat"
+                        else _score_row(g, "flat").as_dict()
+                    )
+                    for measure in MEASURES
+                }
+                for name, g in st.groupby("system")
+            }
+        macro = self.macro_table
+        out["macro"] = {
+            m: {
+                r.level: {
+                    "n_codes": int(r.n_codes),
+                    "macro_precision": r.macro_precision,
+                    "macro_recall": r.macro_recall,
+                    "macro_f1": r.macro_f1,
+                    "macro_f1_of_means": r.macro_f1_of_means,
+                }
+                for r in macro[macro.measure == m].itertuples()
+            }
+            for m in MEASURES
+        }
+        return out
+
+
 @dataclass(frozen=True, eq=False)
-class Evaluation:
+class Evaluation(Figures):
     """The scores of one run against the gold standard.
 
     Build it with :func:`evaluate`. Tables are pandas DataFrames computed on
@@ -298,13 +581,52 @@ class Evaluation:
     # corpus: a document slice, a mask over the corpus's documents, is read on them
     corpus_mask: np.ndarray | None = None
 
-    # ----------------------------------------------------------------- counts
-    @cached_property
-    def levels(self) -> list[str]:
-        """Evaluated levels, bottom-up, up to ``max_level``."""
-        top = self.ontology.level_index(self.max_level)
-        return list(self.ontology.levels[: top + 1])
+    has_codes: ClassVar[bool] = True
 
+    @property
+    def has_documents(self) -> bool:
+        """Always: the per-document table is computed from the matrices."""
+        return True
+
+    @property
+    def n_documents(self) -> int:
+        return len(self.docs)
+
+    @property
+    def _level_counts(self) -> NodeCounts:
+        return self._counts
+
+    def with_codes(self) -> Evaluation:
+        return self
+
+    def on_codes(self, mask: np.ndarray) -> Evaluation:
+        """The evaluation of the codes of ``mask`` (over the ontology's nodes) alone: every document, the label
+        columns outside the mask removed from ``gold`` and ``pred``, so that at every level a node counts only
+        those codes below it.
+
+        >>> from cophe_core import score_files
+        >>> ev = score_files(b"doc_id,code\\n1,401.9\\n1,428.0\\n", {"A": b"doc_id,code\\n1,428.1\\n"}).evaluation("A")
+        >>> mask = np.zeros(ev.ontology.n_nodes, dtype=bool)
+        >>> mask[[ev.ontology.codes["428.0"], ev.ontology.codes["428.1"]]] = True
+        >>> ev.on_codes(mask).score("cophe", "e0").tp, ev.on_codes(mask).score("flat").fn
+        (1, 1)
+        """
+        if len(mask) != self.ontology.n_nodes:
+            raise ValueError(
+                f"a mask of {len(mask):,} codes for an ontology of {self.ontology.n_nodes:,} nodes"
+            )
+        return evaluate(
+            _keep_columns(self.gold, mask),
+            _keep_columns(self.pred, mask),
+            self.ontology,
+            docs=self.docs,
+            max_level=self.max_level,
+        )
+
+    def code_slice_counts(self, key: str, mask: np.ndarray) -> NodeCounts:
+        return self.on_codes(mask).node_counts  # docs_over and docs_under, which cost the most, are left out
+
+    # ----------------------------------------------------------------- counts
     @cached_property
     def _closure(self) -> sp.csr_matrix:
         keep = (self.ontology.level <= len(self.levels) - 1).astype(np.int32)
@@ -367,104 +689,7 @@ class Evaluation:
             shared_predicted=np.bincount(xs.indices, weights=xs.data, minlength=n).astype(np.int64),
         )
 
-    # ----------------------------------------------------------------- tables
-    @cached_property
-    def levels_table(self) -> pd.DataFrame:
-        """Micro TP/FP/FN/P/R/F1 per measure and level, plus ``overall``.
-
-        Columns ``measure, level, tp, fp, fn, precision, recall, f1``; the flat
-        row has level ``"leaf"``.
-        """
-        return levels_table(self._counts, self.ontology, self.levels)
-
-    @cached_property
-    def systems_table(self) -> pd.DataFrame | None:
-        """For an ontology of several code systems (``icd10``): :attr:`levels_table` per system,
-        with a ``system`` column first; ``None`` otherwise."""
-        return systems_table(self._counts, self.ontology, self.levels)
-
-    def score(self, measure: str = "cophe", level: str = "overall") -> Score:
-        """One row of :attr:`levels_table` (``level="leaf"`` for flat).
-
-        >>> from cophe_core.ontology import icd9_ontology
-        >>> onto = icd9_ontology()
-        >>> gold = sp.csr_matrix(([1, 1], ([0, 0], [onto.codes["401.9"], onto.codes["428.0"]])), shape=(1, onto.n_nodes))
-        >>> pred = sp.csr_matrix(([1], ([0], [onto.codes["401.1"]])), shape=(1, onto.n_nodes))
-        >>> evaluate(gold, pred, onto).score("cophe", "e0")
-        Score(tp=1, fp=0, fn=1, precision=1.0, recall=0.5, f1=0.6666666666666666)
-        """
-        return _score_row(self.levels_table, measure, level)
-
-    def macro(self, measure: str = "cophe", level: str = "e0") -> MacroScore:
-        """One row of :attr:`macro_table` (``level="leaf"`` for flat).
-
-        >>> from cophe_core.ontology import icd9_ontology
-        >>> onto = icd9_ontology()
-        >>> gold = sp.csr_matrix(([1, 1], ([0, 0], [onto.codes["401.9"], onto.codes["428.0"]])), shape=(1, onto.n_nodes))
-        >>> pred = sp.csr_matrix(([1], ([0], [onto.codes["401.1"]])), shape=(1, onto.n_nodes))
-        >>> evaluate(gold, pred, onto).macro("cophe", "e0")
-        MacroScore(n_codes=2, precision=0.5, recall=0.5, f1=0.5, f1_of_means=0.5)
-        """
-        return _macro_row(self.macro_table, measure, level)
-
-    def document_counts(self, measure: str = "cophe", level: str = "overall") -> DocumentCounts:
-        """Each document's TP, FP and FN for ``measure`` at ``level`` (``"overall"``: summed over the
-        evaluated levels; ``"leaf"`` for flat), in the order of :attr:`docs`.
-
-        >>> from cophe_core import score_files
-        >>> s = score_files(b"doc_id,code\\n1,401.9\\n2,428.0\\n", {"A": b"doc_id,code\\n1,401.1\\n2,428.0\\n"})
-        >>> c = s.evaluation("A").document_counts("cophe", "e0")
-        >>> c.tp.tolist(), c.fp.tolist(), c.f1.tolist()
-        ([1, 1], [0, 0], [1.0, 1.0])
-        """
-        d = self.documents
-        if measure == "flat":
-            names: list[tuple[str, ...]] = [("flat_tp", "flat_fp", "flat_fn")]
-        elif measure not in ("set_based", "cophe"):
-            raise KeyError(f"no measure {measure!r}: use one of {', '.join(MEASURES)}")
-        else:
-            wanted = self.levels if level == "overall" else [level]
-            if not set(wanted) <= set(self.levels):
-                raise KeyError(f"no {measure} score at level {level!r}")
-            infix = "_set" if measure == "set_based" else ""
-            names = [tuple(f"{lv}{infix}_{k}" for k in ("tp", "fp", "fn")) for lv in wanted]
-        tp, fp, fn = (sum(d[cols[i]].to_numpy() for cols in names) for i in range(3))
-        return DocumentCounts(np.asarray(tp, np.int64), np.asarray(fp, np.int64), np.asarray(fn, np.int64))
-
-    def _repr_html_(self) -> str:
-        """In Jupyter: what was scored, then :attr:`levels_table`."""
-        import html
-
-        head = (
-            f"<p><b>Evaluation</b>: {len(self.docs):,} documents, ontology {html.escape(self.ontology.name)}, "
-            f"levels up to {html.escape(self.max_level)}; code sets "
-            + html.escape("; ".join(f"{k} ({v})" for k, v in self.ontology.code_sets.items()) or "none")
-            + "</p>"
-        )
-        return head + self.levels_table.to_html(index=False, float_format="{:.4f}".format)
-
-    @cached_property
-    def macro_table(self) -> pd.DataFrame:
-        """Macro averages per measure and level, in both definitions (see module doc).
-
-        Columns ``measure, level, n_codes, macro_precision, macro_recall,
-        macro_f1`` (mean of per-code F1) and ``macro_f1_of_means``.
-        """
-        return macro_table(self._counts, self.ontology, self.levels)
-
-    @cached_property
-    def nodes(self) -> pd.DataFrame:
-        """Per-node table over the nodes in play (gold or predicted mass > 0).
-
-        Columns: ``node`` (id), ``level``, ``code``, ``title``, ``parent`` (id),
-        ``gold`` (Σy), ``predicted`` (Σx), CoPHE ``tp, fp, fn, precision, recall,
-        f1``, set-based ``set_tp, set_fp, set_fn, set_precision, set_recall,
-        set_f1``, ``docs_over`` (documents with x > y), ``docs_under`` (x < y),
-        ``balance`` = (FP − FN)/(TP + FP + FN) in [−1, 1] (−1: all
-        under-predicted, +1: all over-predicted), ``listed``.
-        """
-        return nodes_table(self.node_counts, self.ontology)
-
+    # ----------------------------------------------------------------- per document
     @cached_property
     def documents(self) -> pd.DataFrame:
         """Per-document table: ``doc_id, n_gold, n_predicted``, flat ``flat_tp/fp/fn``,
@@ -494,30 +719,6 @@ class Evaluation:
             out[f"{name}_set_tp"] = bm[:, i]
             out[f"{name}_set_fp"], out[f"{name}_set_fn"] = bx[:, i] - bm[:, i], by[:, i] - bm[:, i]
         return pd.DataFrame(out)
-
-    @cached_property
-    def documents_long(self) -> pd.DataFrame:
-        """:attr:`documents` in long form, with columns that do not depend on the ontology's level names:
-        ``doc_id, measure, level, tp, fp, fn``, one row per document, measure and level (flat at
-        ``"leaf"``; no ``overall`` rows: they are sums over the levels).
-
-        >>> from cophe_core import score_files
-        >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"}).evaluation("A")
-        >>> t = ev.documents_long
-        >>> list(t.columns), t[t.measure == "cophe"][["level", "tp", "fp", "fn"]].values.tolist()[:3]
-        (['doc_id', 'measure', 'level', 'tp', 'fp', 'fn'], [['e2', 0, 0, 0], ['e1', 0, 1, 1], ['e0', 1, 0, 0]])
-        """
-        parts = [("flat", FLAT_LEVEL)] + [(m, lv) for m in ("set_based", "cophe") for lv in self.levels]
-        n = len(self.docs)
-        counts = [self.document_counts(m, lv) for m, lv in parts]
-        return pd.DataFrame(
-            {
-                "doc_id": np.tile(self.docs, len(parts)),
-                "measure": np.repeat([m for m, _ in parts], n),
-                "level": np.repeat([lv for _, lv in parts], n),
-                **{k: np.concatenate([getattr(c, k) for c in counts]) for k in ("tp", "fp", "fn")},
-            }
-        )
 
     def node_documents(self, node: int) -> pd.DataFrame:
         """The documents in which ``node`` has gold or predicted mass.
@@ -550,56 +751,6 @@ class Evaluation:
             }
         )
         return df.sort_values(["difference", "doc_id"], ascending=[False, True], key=None, ignore_index=True)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The CLI's JSON shape: ontology, code_sets, levels, documents, flat, set_based, cophe.
-
-        ``code_sets`` is the ontology's :attr:`~cophe_core.ontology.Ontology.code_sets`:
-        system → release, which a published score should quote.
-        """
-        out: dict[str, Any] = {
-            "ontology": self.ontology.name,
-            "code_sets": dict(self.ontology.code_sets),
-            "levels": list(self.levels),
-            "documents": int(len(self.docs)),
-            "flat": self.score("flat").as_dict(),
-        }
-        for measure in ("set_based", "cophe"):
-            out[measure] = {
-                "levels": {lv: self.score(measure, lv).as_dict() for lv in self.levels},
-                "overall": self.score(measure, "overall").as_dict(),
-            }
-        if self.systems_table is not None:
-            st = self.systems_table
-            out["systems"] = {
-                name: {
-                    measure: (
-                        {
-                            "levels": {lv: _score_row(g, measure, lv).as_dict() for lv in self.levels},
-                            "overall": _score_row(g, measure, "overall").as_dict(),
-                        }
-                        if measure != "flat"
-                        else _score_row(g, "flat").as_dict()
-                    )
-                    for measure in MEASURES
-                }
-                for name, g in st.groupby("system")
-            }
-        macro = self.macro_table
-        out["macro"] = {
-            m: {
-                r.level: {
-                    "n_codes": int(r.n_codes),
-                    "macro_precision": r.macro_precision,
-                    "macro_recall": r.macro_recall,
-                    "macro_f1": r.macro_f1,
-                    "macro_f1_of_means": r.macro_f1_of_means,
-                }
-                for r in macro[macro.measure == m].itertuples()
-            }
-            for m in MEASURES
-        }
-        return out
 
 
 def _row(table: pd.DataFrame, measure: str, level: str) -> int:
@@ -854,8 +1005,7 @@ def evaluate(
         raise ValueError(
             f"gold {gold.shape} and predictions {pred.shape} must both be (n_docs, {ontology.n_nodes})"
         )
-    max_level = max_level or ontology.default_level
-    ontology.level_index(max_level)
+    max_level = ontology.top_level(max_level)
     if docs is None:
         docs = np.arange(gold.shape[0]).astype(str)
     g = sp.csr_matrix(gold, dtype=np.int8)
@@ -1107,7 +1257,6 @@ def precision_recall_fscore_hierarchical_from_scores(
     0.6666666666666666
     """
     from .ontology import load_ontology
-    from .scores import ScoredRun
 
     names = _labels(labels)
     scores = _indicators(y_score, "y_score", len(names), scores=True)
@@ -1115,10 +1264,10 @@ def precision_recall_fscore_hierarchical_from_scores(
     # decided on the codes' nodes by the file-based path's own rule (ties go to the code that sorts first),
     # then moved back onto the label columns
     on_nodes = scores @ columns
-    run = ScoredRun(
-        onto, np.arange(scores.shape[0]).astype(str), sp.csr_matrix(on_nodes.shape), on_nodes.tocsr()
-    )
-    y_pred = run.decide(threshold=threshold, top_k=top_k) @ columns.T
+    on_nodes = on_nodes.tocsr()
+    rule = check_rule(threshold, top_k)
+    found = ranks(on_nodes, onto.keys) if rule[0] == "top_k" else None
+    y_pred = decide(on_nodes, rule, ranks=found) @ columns.T
     return precision_recall_fscore_hierarchical(y_true, y_pred, labels=names, ontology=ontology, **kwargs)
 
 
@@ -1164,8 +1313,8 @@ def _indicator_evaluation(y_true, y_pred, labels, ontology, measure, level, max_
     if gold.shape != pred.shape:
         raise ValueError(f"y_true {gold.shape} and y_pred {pred.shape} must have the same shape")
     onto, columns = _place_labels(names, load_ontology(ontology), system)
-    top = max_level or onto.default_level
-    below = onto.levels[: onto.level_index(top) + 1]
+    top = onto.top_level(max_level)
+    below = onto.levels_up_to(top)
     if average == "macro" and level == "overall":
         raise ValueError("a macro average is per level: give level= one of " + ", ".join(below))
     if level != "overall" and level not in below:

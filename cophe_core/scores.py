@@ -39,8 +39,6 @@ Definitions, over the evaluated documents:
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -49,6 +47,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .decisions import check_rule, decide, ranks
 from .files import InputError
 from .labels import Corpus, encode
 from .metrics import Evaluation, evaluate
@@ -67,59 +66,6 @@ __all__ = [
 ]
 
 DEFAULT_THRESHOLDS = tuple(np.round(np.arange(0.05, 0.951, 0.05), 2).tolist())
-Rule = tuple[str, float | int]
-
-
-def check_rule(threshold: float | None = None, top_k: int | None = None) -> Rule:
-    """Validate a decision rule: exactly one of a threshold (finite, 0 < t ≤ 1) and a top-k (integer ≥ 1).
-
-    Parameters
-    ----------
-    threshold : float, optional
-        Predict the codes scoring at least this.
-    top_k : int, optional
-        Predict each document's ``top_k`` best codes.
-
-    Returns
-    -------
-    ("threshold", float) or ("top_k", int)
-
-    Raises
-    ------
-    InputError
-        With a message saying what a valid rule is.
-
-    Examples
-    --------
-    >>> check_rule(threshold=0.5)
-    ('threshold', 0.5)
-    >>> check_rule(top_k=np.int64(5))
-    ('top_k', 5)
-    >>> check_rule(threshold=float("nan"))
-    Traceback (most recent call last):
-    ...
-    cophe_core.files.InputError: the threshold is nan; give a number above 0 and at most 1, such as 0.5
-    """
-    if (threshold is None) == (top_k is None):
-        raise InputError("give exactly one decision rule: a threshold (such as 0.5) or a top-k (such as 15)")
-    if threshold is not None:
-        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
-            raise InputError(
-                f"the threshold {threshold!r} is not a number; give a number above 0 and at most 1, "
-                "such as 0.5"
-            )
-        t = float(threshold)
-        if math.isnan(t):
-            raise InputError("the threshold is nan; give a number above 0 and at most 1, such as 0.5")
-        if not 0 < t <= 1:
-            raise InputError(
-                f"the threshold {t:g} is outside (0, 1]: scores are probabilities and every code not "
-                "listed scores 0, so give a number above 0 and at most 1, such as 0.5"
-            )
-        return "threshold", t
-    if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1:
-        raise InputError(f"top-k must be a whole number of at least 1, not {top_k!r}")
-    return "top_k", int(top_k)
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,28 +109,14 @@ class ScoredRun:
         >>> sorted(run.ontology.keys[n] for n in run.decide(threshold=0.5).indices)
         ['401.1', '401.9']
         """
-        kind, value = check_rule(threshold, top_k)
-        s = self.scores
-        keep = s.data >= value if kind == "threshold" else self._ranks < value
-        # new index arrays: eliminate_zeros() works in place and must not touch the scores
-        m = sp.csr_matrix((keep.astype(np.int8), s.indices.copy(), s.indptr.copy()), shape=s.shape)
-        m.eliminate_zeros()
-        return m
+        rule = check_rule(threshold, top_k)
+        return decide(self.scores, rule, ranks=self._ranks if rule[0] == "top_k" else None)
 
     @cached_property
     def _ranks(self) -> np.ndarray:
         """Rank of each stored score within its document (0 = best): by score descending, then by the
         canonical code string ascending."""
-        s = self.scores
-        rows = np.repeat(np.arange(s.shape[0]), np.diff(s.indptr))
-        in_play, pos = np.unique(s.indices, return_inverse=True)
-        keys = np.asarray(self.ontology.keys, dtype=object)[in_play].astype(str)
-        key_rank = np.empty(len(in_play), dtype=np.int64)
-        key_rank[np.argsort(keys, kind="stable")] = np.arange(len(in_play))
-        order = np.lexsort((key_rank[pos], -s.data, rows))
-        ranks = np.empty(len(order), dtype=np.int64)
-        ranks[order] = np.arange(len(order)) - s.indptr[rows[order]]
-        return ranks
+        return ranks(self.scores, self.ontology.keys)
 
     def evaluate(
         self, *, threshold: float | None = None, top_k: int | None = None, max_level: str | None = None
@@ -201,7 +133,13 @@ class ScoredRun:
         1.0
         """
         pred = self.decide(threshold=threshold, top_k=top_k)
-        return evaluate(self.gold, pred, self.ontology, docs=self.docs, max_level=max_level or self.max_level)
+        return evaluate(
+            self.gold,
+            pred,
+            self.ontology,
+            docs=self.docs,
+            max_level=self.ontology.top_level(max_level, default=self.max_level),
+        )
 
     def curve(
         self, thresholds: Iterable[float] | None = None, *, max_level: str | None = None

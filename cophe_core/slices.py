@@ -190,21 +190,7 @@ def restrict(ev: Evaluation, s: Slice | None) -> Evaluation:
             f"slice {s.name!r}: a mask of {len(s.mask):,} codes for an ontology of "
             f"{ev.ontology.n_nodes:,} nodes (label columns)"
         )
-    return evaluate(
-        _keep_columns(ev.gold, s.mask),
-        _keep_columns(ev.pred, s.mask),
-        ev.ontology,
-        docs=ev.docs,
-        max_level=ev.max_level,
-    )
-
-
-def _keep_columns(m: sp.csr_matrix, mask: np.ndarray) -> sp.csr_matrix:
-    """``m`` without its entries outside the ``mask`` columns (same shape and dtype)."""
-    out = sp.csr_matrix(m, copy=True)
-    out.data = out.data * mask[out.indices].astype(out.data.dtype)
-    out.eliminate_zeros()
-    return out
+    return ev.on_codes(s.mask)
 
 
 def _binary(m: sp.spmatrix) -> sp.csr_matrix:

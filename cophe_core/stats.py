@@ -40,7 +40,7 @@ example-based values of a run in a comparison are those of that union.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
@@ -48,7 +48,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from .metrics import Evaluation, on_shared_documents, prf
+from .metrics import Figures, on_shared_documents, prf
 from .suite import per_document
 
 __all__ = [
@@ -94,7 +94,7 @@ BUDGET = 20_000_000  # cells of one chunk's (resamples × documents) weight matr
 KEPT_CELLS = 4_000_000
 
 
-def _table(ev: Evaluation, with_suite: bool) -> _Table:
+def _table(ev: Figures, with_suite: bool) -> _Table:
     def stacked(measure: str, level: str) -> np.ndarray:
         c = ev.document_counts(measure, level)
         return np.column_stack([c.tp, c.fp, c.fn])
@@ -118,7 +118,7 @@ def _table(ev: Evaluation, with_suite: bool) -> _Table:
     mean_names: list[str] = []
     means = np.zeros((len(ev.docs), 0))
     if with_suite:
-        per = per_document(ev)
+        per = per_document(ev.with_codes())
         mean_names = _EB + _ICM
         scored = per["icm_scored"].to_numpy(dtype=bool)
         means = np.column_stack(
@@ -204,7 +204,7 @@ def _point(t: _Table) -> np.ndarray:
 
 
 def bootstrap(
-    ev: Evaluation,
+    ev: Figures,
     *,
     n_resamples: int = 1000,
     seed: int = 0,
@@ -237,7 +237,7 @@ def bootstrap(
 
 
 def bootstrap_runs(
-    evals: dict[str, Evaluation], *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95
+    evals: Mapping[str, Figures], *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95
 ) -> dict[str, pd.DataFrame]:
     """:func:`bootstrap` of several runs, equal to calling it on each run, but drawing the resamples once for
     the runs on the same documents (they depend only on the number of documents and the seed); each run
@@ -308,8 +308,8 @@ def _chunks(total: int, n_docs: int, budget: int = BUDGET) -> list[int]:
 
 
 def paired_bootstrap(
-    a: Evaluation,
-    b: Evaluation,
+    a: Figures,
+    b: Figures,
     *,
     n_resamples: int = 1000,
     seed: int = 0,
@@ -344,9 +344,7 @@ def paired_bootstrap(
     return pd.DataFrame({"figure": _names(ta), "a": pa, "b": pb, "delta": obs, **bounds, "p_value": p})
 
 
-def paired_significance(
-    a: Evaluation, b: Evaluation, *, n_resamples: int = 1000, seed: int = 0
-) -> pd.DataFrame:
+def paired_significance(a: Figures, b: Figures, *, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
     """B − A with both tests: the paired bootstrap's interval, and as ``p_value`` the approximate
     randomisation test's (which holds its size better on small differences), the bootstrap's kept as
     ``p_bootstrap``. Columns ``figure, a, b, delta, low, high, p_value, p_bootstrap``.
@@ -366,7 +364,7 @@ def paired_significance(
 
 
 def randomisation_test(
-    a: Evaluation, b: Evaluation, *, n_permutations: int = 1000, seed: int = 0, with_suite: bool = False
+    a: Figures, b: Figures, *, n_permutations: int = 1000, seed: int = 0, with_suite: bool = False
 ) -> pd.DataFrame:
     """Approximate randomisation test of B − A: ``figure, delta, p_value``, on the union of the two runs'
     documents (see the module docs).
@@ -402,11 +400,11 @@ def randomisation_test(
     return pd.DataFrame({"figure": _names(ta), "delta": obs, "p_value": p})
 
 
-def _same_documents(a: Evaluation, b: Evaluation) -> bool:
+def _same_documents(a: Figures, b: Figures) -> bool:
     return len(a.docs) == len(b.docs) and np.array_equal(np.asarray(a.docs), np.asarray(b.docs))
 
 
-def _paired_tables(evals: dict[str, Evaluation], with_suite: bool) -> dict[str, _Table]:
+def _paired_tables(evals: Mapping[str, Figures], with_suite: bool) -> dict[str, _Table]:
     """Each run's per-document table on the union of the runs' documents, in the same order: evaluations
     with their matrices are put there by :func:`~cophe_core.metrics.on_shared_documents`; evaluations known
     by their per-document counts only (streamed or aggregate) get zero counts on a document they lack (it
@@ -414,8 +412,9 @@ def _paired_tables(evals: dict[str, Evaluation], with_suite: bool) -> dict[str, 
     first = next(iter(evals.values()))
     if any(ev.levels != first.levels for ev in evals.values()):
         raise ValueError("paired tests need two runs scored on the same levels")
-    if all(isinstance(ev, Evaluation) for ev in evals.values()):
-        return {r: _table(ev, with_suite) for r, ev in on_shared_documents(evals).items()}
+    if all(ev.has_codes for ev in evals.values()):
+        shared = on_shared_documents({r: ev.with_codes() for r, ev in evals.items()})
+        return {r: _table(ev, with_suite) for r, ev in shared.items()}
     tables = {r: _table(ev, with_suite) for r, ev in evals.items()}
     if all(_same_documents(first, ev) for ev in evals.values()):
         return tables
@@ -517,7 +516,7 @@ class Verdict:
 
 
 def verdicts(
-    a: Evaluation, b: Evaluation, *, n_resamples: int = 1000, seed: int = 0, alpha: float = 0.05
+    a: Figures, b: Figures, *, n_resamples: int = 1000, seed: int = 0, alpha: float = 0.05
 ) -> list[Verdict]:
     """:func:`paired_significance` of B − A as one :class:`Verdict` per figure, in its order.
 
@@ -566,7 +565,7 @@ def holm(p_values) -> np.ndarray:
     return out
 
 
-def _per_code_f1(ev: Evaluation) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def _per_code_f1(ev: Figures) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """For each macro figure: (node ids in play, their F1), as :attr:`Evaluation.macro_table` averages them
     (flat on the codes; set-based and CoPHE on each level's nodes)."""
     c = ev.node_counts
@@ -617,7 +616,7 @@ def _macro_draws(
 
 
 def compare_runs(
-    evals: dict[str, Evaluation],
+    evals: Mapping[str, Figures],
     *,
     baseline: str | None = None,
     n_resamples: int = 1000,

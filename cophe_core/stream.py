@@ -48,6 +48,7 @@ import dataclasses
 import math
 import os
 import tempfile
+from abc import abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -75,18 +76,7 @@ from .labels import (
     summarise_rows,
     undotted_mask,
 )
-from .metrics import (
-    DocumentCounts,
-    Evaluation,
-    MacroScore,
-    NodeCounts,
-    Score,
-    evaluate,
-    levels_table,
-    macro_table,
-    nodes_table,
-    systems_table,
-)
+from .metrics import Evaluation, Figures, NodeCounts, evaluate
 from .ontology import Ontology, choose_ontology, system_of
 from .readers import REJECTED_COLUMNS, RawScores, headerless_columns, read_frame
 from .suite import Frequencies, document_sums, left_out_note, per_document, suite_of_sums, sum_frequencies
@@ -467,85 +457,47 @@ def suite_partition(
 # ------------------------------------------------------------------ the streamed evaluation
 
 
-class CountedFigures:
-    """The figures of an evaluation known by its summed per-node counts and its per-document table: those of
-    :class:`~cophe_core.metrics.Evaluation` (the same tables, from the same functions of the counts, and the
-    same JSON), without the documents × nodes matrices. A class using it has the attributes ``ontology``,
-    ``max_level``, ``node_counts``, ``docs``, ``document_values`` (documents × ``document_columns``, or None)
-    and ``document_columns``: :class:`StreamedEvaluation` and the aggregate analysis's evaluations."""
+class CountedFigures(Figures):
+    """The figures of an evaluation known by its summed per-node counts and, when kept, its per-document table
+    as a block of numbers: those of :class:`~cophe_core.metrics.Evaluation` (:class:`~cophe_core.metrics.Figures`:
+    the same tables, from the same functions of the counts, and the same JSON), without the documents × nodes
+    matrices. A kind using it gives the attributes of :class:`~cophe_core.metrics.Figures` and
+    :meth:`document_block`: :class:`StreamedEvaluation` and the aggregate analysis's evaluations."""
 
-    ontology: Ontology
-    max_level: str
-    node_counts: NodeCounts
-    docs: pd.Index
-    document_values: np.ndarray | None
-    document_columns: list[str]
+    @abstractmethod
+    def document_block(self) -> tuple[np.ndarray | None, list[str]]:
+        """The per-document table as int32 values (documents × columns, rows in the order of ``docs``; None when
+        not kept) and its columns."""
 
-    @cached_property
-    def levels(self) -> list[str]:
-        """Evaluated levels, bottom-up, up to ``max_level``."""
-        return list(self.ontology.levels[: self.ontology.level_index(self.max_level) + 1])
+    @property
+    def has_documents(self) -> bool:
+        """Whether the per-document table (intervals, paired comparisons) is available."""
+        return self.document_block()[0] is not None
 
-    @cached_property
-    def levels_table(self) -> pd.DataFrame:
-        """As :attr:`cophe_core.metrics.Evaluation.levels_table`."""
-        return levels_table(self.node_counts, self.ontology, self.levels)
-
-    @cached_property
-    def systems_table(self) -> pd.DataFrame | None:
-        """As :attr:`cophe_core.metrics.Evaluation.systems_table`."""
-        return systems_table(self.node_counts, self.ontology, self.levels)
-
-    @cached_property
-    def macro_table(self) -> pd.DataFrame:
-        """As :attr:`cophe_core.metrics.Evaluation.macro_table`."""
-        return macro_table(self.node_counts, self.ontology, self.levels)
-
-    @cached_property
-    def nodes(self) -> pd.DataFrame:
-        """As :attr:`cophe_core.metrics.Evaluation.nodes`."""
-        return nodes_table(self.node_counts, self.ontology)
+    @property
+    def n_documents(self) -> int:
+        return len(self.docs)
 
     @cached_property
     def documents(self) -> pd.DataFrame:
         """As :attr:`cophe_core.metrics.Evaluation.documents`, documents sorted by id."""
-        if self.document_values is None:
+        values, columns = self.document_block()
+        if values is None:
             raise ValueError(
                 "the per-document table was not kept: score with keep_documents=True (the command line keeps it "
                 "for --documents and --bootstrap)"
             )
         out: dict[str, Any] = {"doc_id": self.docs}
-        for i, name in enumerate(self.document_columns):
-            out[name] = self.document_values[:, i].astype(np.int64)
+        for i, name in enumerate(columns):
+            out[name] = values[:, i].astype(np.int64)
         return pd.DataFrame(out)
-
-    # The figures below are Evaluation's own methods: they read only the attributes above, which this class
-    # has too, so the JSON shape and every row lookup are written once, in metrics.py.
-    def score(self, measure: str = "cophe", level: str = "overall") -> Score:
-        """One row of :attr:`levels_table`, as :meth:`cophe_core.metrics.Evaluation.score`."""
-        return Evaluation.score(self, measure, level)  # type: ignore[arg-type]
-
-    def macro(self, measure: str = "cophe", level: str = "e0") -> MacroScore:
-        """One row of :attr:`macro_table`, as :meth:`cophe_core.metrics.Evaluation.macro`."""
-        return Evaluation.macro(self, measure, level)  # type: ignore[arg-type]
-
-    def document_counts(self, measure: str = "cophe", level: str = "overall") -> DocumentCounts:
-        """Each document's TP, FP and FN, as :meth:`cophe_core.metrics.Evaluation.document_counts`."""
-        return Evaluation.document_counts(self, measure, level)  # type: ignore[arg-type]
-
-    def to_dict(self) -> dict[str, Any]:
-        """The CLI's JSON shape, as :meth:`cophe_core.metrics.Evaluation.to_dict`."""
-        return Evaluation.to_dict(self)  # type: ignore[arg-type]
-
-    def _repr_html_(self) -> str:
-        return Evaluation._repr_html_(self)  # type: ignore[arg-type]
 
     def bootstrap(self, *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
         """Percentile intervals of the headline figures, as :func:`cophe_core.stats.bootstrap` (which reads
         the per-document table only); the suite's metrics are not offered here."""
         from .stats import bootstrap
 
-        return bootstrap(self, n_resamples=n_resamples, seed=seed, confidence=confidence)  # type: ignore[arg-type]
+        return bootstrap(self, n_resamples=n_resamples, seed=seed, confidence=confidence)
 
 
 @dataclass(frozen=True, eq=False)
@@ -603,6 +555,18 @@ class StreamedEvaluation(CountedFigures):
     suite: dict[str, float] | None = None
     icm_left_out: int = 0
     rows: dict[str, FileRows] = field(default_factory=dict)
+
+    def document_block(self) -> tuple[np.ndarray | None, list[str]]:
+        return self.document_values, self.document_columns
+
+    def code_slice_counts(self, key: str, mask: np.ndarray) -> NodeCounts:
+        """The counts of the code slice ``key`` counted while streaming (:attr:`slice_counts`)."""
+        if key not in self.slice_counts:
+            raise ValueError(
+                f"the streamed evaluation has no counts of the slice {key!r}: score it with "
+                "score_dataset(..., slice_edges=) and the same edges, or give slice_edges=None"
+            )
+        return self.slice_counts[key]
 
     @property
     def icm_note(self) -> str | None:
@@ -1023,8 +987,7 @@ def score_dataset(
         spill.close()
         codes = spill.codes()
         onto, detection = choose_ontology(ontology, codes)
-        max_level = onto.levels[-1] if every_level else max_level or onto.default_level
-        onto.level_index(max_level)
+        max_level = onto.levels[-1] if every_level else onto.top_level(max_level)
         table = resolve_table(codes, onto, system=system)
         read_rejected_df = _concat(read_rejected or [pd.DataFrame(columns=REJECTED_COLUMNS)])
         _check_scorable(spill, table, sides, names, read_rejected_df, system)

@@ -68,20 +68,8 @@ class Problems:
 
     @classmethod
     def of(cls, scoring: Scoring | Aggregate) -> Problems:
-        if isinstance(scoring, Scoring):
-            c = scoring.corpus
-            return cls(c.rejected, c.flagged, list(c.notes), c.needs_system)
-
-        # an aggregate lists the gold standard's rows under each run that read them: once here
-        def once(rows: pd.DataFrame) -> pd.DataFrame:
-            return (
-                rows.drop(columns="run")
-                .drop_duplicates(subset=["file", "line", "value"])
-                .reset_index(drop=True)
-            )
-
-        notes = list(dict.fromkeys(n for run in scoring.run_names for n in scoring.notes.get(run, [])))
-        return cls(once(scoring.rejected), once(scoring.flagged), notes)
+        found = scoring.not_scored()
+        return cls(found.rejected, found.flagged, found.notes, found.needs_system)
 
 
 def problems_panel(scoring: Scoring | Aggregate) -> None:

@@ -77,7 +77,7 @@ def open_file(sb, max_mb: int) -> Analysis | Aggregate | None:
     found = store[digest]
     if isinstance(found, InputError):
         raise InputError(found.problem, fix=found.fix)
-    if isinstance(found, Aggregate):
+    if not isinstance(found, Analysis):  # an aggregate analysis
         if st.session_state.get(OPENED_KEY) != digest:
             st.session_state[OPENED_KEY] = digest
             urlstate.offer({"level": found.max_level})

@@ -33,6 +33,7 @@ from state import Context
 
 from cophe_core import InputError, Scoring
 from cophe_core.aggregate import Aggregate
+from cophe_core.analysis import Analysis
 from cophe_core.labels import TooManyRejected
 
 
@@ -105,7 +106,7 @@ def sidebar() -> Context:
             opened, error = None, said(e)
         if opened is None:
             notice = None if error else "Open a file made with Save analysis."
-        elif isinstance(opened, Aggregate):
+        elif not isinstance(opened, Analysis):  # an aggregate analysis: scored already
             scoring = opened
             label = f"aggregate analysis written {when(opened.created)}"
             sb.caption(aggregate_caption(opened))
@@ -229,9 +230,8 @@ def sidebar() -> Context:
     run = None
     max_level = None
     if scoring is not None:
-        tree = scoring.ontology if isinstance(scoring, Aggregate) else scoring.corpus.ontology
-        default = scoring.max_level if isinstance(scoring, Aggregate) else tree.default_level
-        if isinstance(scoring, Scoring) and scoring.detection:
+        tree, default = scoring.ontology, scoring.max_level
+        if scoring.detection:
             sb.caption(f"Code system {md(scoring.detection)}")
         sb.caption(
             "Code sets: " + "; ".join(f"{md(k)} ({md(v)})" for k, v in tree.code_sets.items()),
@@ -274,7 +274,7 @@ def sidebar() -> Context:
         max_level,
         run,
         error,
-        (scoring.scored or None) if isinstance(scoring, Scoring) else None,
+        (dict(scoring.scored) or None) if scoring is not None else None,
         st.session_state.get("_rule") if scored else None,
         reading,
         notice,

@@ -14,7 +14,7 @@ from components import md
 from errors import said
 
 from cophe_core import InputError
-from cophe_core.aggregate import Aggregate
+from cophe_core.aggregate import Aggregate, counts_only
 from cophe_core.slices import (
     MAX_EDGES,
     Slice,
@@ -59,7 +59,7 @@ def uploaded(key: str) -> tuple[str, bytes] | None:
 
 def sidebar(scoring, system: str = "auto") -> Slice | None:
     """The "Slice" section of the sidebar; returns the chosen slice (None: everything)."""
-    if isinstance(scoring, Aggregate):
+    if counts_only(scoring):  # its slices are counted already
         return _aggregate_sidebar(scoring)
     sb = st.sidebar
     active = st.session_state.get(DIMENSION_KEY, NONE) != NONE
@@ -131,7 +131,7 @@ def _aggregate_sidebar(agg: Aggregate) -> Slice | None:
 
 def shown_slices(scoring) -> list[Slice]:
     """The slices of the dimension chosen in the sidebar; with none chosen, codes by frequency (10, 100)."""
-    if isinstance(scoring, Aggregate):
+    if counts_only(scoring):
         return list(scoring.slices)
     return st.session_state.get("_slices") or state.cached(
         scoring,

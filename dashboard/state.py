@@ -24,9 +24,9 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from turns import Turn
 
 from cophe_core import Scoring
-from cophe_core.aggregate import Aggregate
+from cophe_core.aggregate import Aggregate, counts_only
 from cophe_core.labels import TooManyRejected
-from cophe_core.metrics import Evaluation
+from cophe_core.metrics import Figures
 from cophe_core.ontology import Ontology
 from cophe_core.slices import Slice, restrict
 
@@ -53,23 +53,23 @@ class Context:
     @property
     def aggregate(self) -> Aggregate | None:
         """The opened aggregate analysis, if that is what is shown (counts, no document's codes)."""
-        return self.scoring if isinstance(self.scoring, Aggregate) else None
+        return self.scoring if self.scoring is not None and counts_only(self.scoring) else None
 
     @property
     def ontology(self) -> Ontology:
         s = self.scoring
         if s is None:
             raise LookupError("no scored run")
-        return s.ontology if isinstance(s, Aggregate) else s.corpus.ontology
+        return s.ontology
 
     @property
     def n_documents(self) -> int:
         s = self.scoring
         if s is None:
             return 0
-        return s.n_documents if isinstance(s, Aggregate) else len(s.corpus.docs)
+        return s.n_documents
 
-    def evaluation(self, run: str | None = None, *, max_level: str | None = None) -> Evaluation:
+    def evaluation(self, run: str | None = None, *, max_level: str | None = None) -> Figures:
         """The run's evaluation (up to ``max_level``, by default the sidebar's), restricted to the slice: a mask
         on the cached matrices, kept per slice. For an aggregate analysis, the same figures from its counts
         (an :class:`~cophe_core.aggregate.AggregateEvaluation`, which offers what the views read of an
@@ -78,17 +78,19 @@ class Context:
         name, scoring, part = run or self.run, self.scoring, self.slice
         if scoring is None or name is None:
             raise LookupError("no scored run to evaluate")  # views ask only through require_scoring()
-        if isinstance(scoring, Aggregate):
-            return cast(Evaluation, scoring.evaluation(name, max_level=level, slice=part))
+        if counts_only(scoring):  # its slices are counted already
+            return scoring.evaluation(name, max_level=level, slice=part)
         ev = scoring.evaluation(name, max_level=level)
         if part is None:
             return ev
-        return cached(scoring, ("sliced", name, level, part.fingerprint), lambda: restrict(ev, part))
+        return cached(
+            scoring, ("sliced", name, level, part.fingerprint), lambda: restrict(ev.with_codes(), part)
+        )
 
     def evaluations_ahead(self, slices: list[Slice]) -> None:
         """Restrict every run to each of ``slices`` (the other choices of the sidebar's slice) in the
         background, with the tables every page reads first, so that choosing one of them is quick."""
-        if self.scoring is None or isinstance(self.scoring, Aggregate):
+        if self.scoring is None or counts_only(self.scoring):
             return  # an aggregate's slices are counted already
         for s in slices:
             if self.slice is not None and s.fingerprint == self.slice.fingerprint:
@@ -358,6 +360,6 @@ def require_scoring() -> Ready | None:
     if ctx.scoring is None or ctx.run is None or ctx.max_level is None:
         st.info("No data yet.")
         return None
-    if isinstance(ctx.scoring, Scoring) and ctx.scoring.refused:  # runs left out, the others shown
+    if ctx.scoring.refused:  # runs left out, the others shown
         refused_panel(list(ctx.scoring.refused.values()), ctx.upload)
     return cast(Ready, ctx)

@@ -104,6 +104,28 @@ class Ontology:
                 f"unknown level {level!r} for ontology {self.name}; choose one of {', '.join(self.levels)}"
             ) from None
 
+    def top_level(self, max_level: str | None = None, *, default: str | None = None) -> str:
+        """The highest level evaluated: ``max_level``, else ``default``, else :attr:`default_level`; checked to be
+        one of :attr:`levels` (a ``ValueError`` naming them). The one place this choice is made.
+
+        >>> from cophe_core.ontology import icd9_ontology
+        >>> o = icd9_ontology()
+        >>> o.top_level(), o.top_level("e1"), o.top_level(None, default="e0")
+        ('block', 'e1', 'e0')
+        """
+        level = max_level or default or self.default_level
+        self.level_index(level)
+        return level
+
+    def levels_up_to(self, max_level: str) -> list[str]:
+        """The levels from the bottom up to ``max_level``, included.
+
+        >>> from cophe_core.ontology import icd9_ontology
+        >>> icd9_ontology().levels_up_to("e0")
+        ['e2', 'e1', 'e0']
+        """
+        return list(self.levels[: self.level_index(max_level) + 1])
+
     @cached_property
     def ancestors(self) -> np.ndarray:
         """``(n_nodes, n_levels)`` int32: ancestor id at each level, -1 below own level."""

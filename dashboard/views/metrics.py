@@ -49,7 +49,7 @@ if ctx:
 
     with st.spinner("Computing 95% intervals…" if with_ci else "Computing the metrics…"):  # 0.1 s a run with
         for run in runs:  # intervals on 1,000 documents
-            ev = ctx.evaluation(run)
+            ev = ctx.evaluation(run).with_codes()  # the suite reads each document's codes
             if (note := icm_note(ev)) and note not in notes:  # documents with no gold code leave ICM out
                 notes.append(note)
             rows[run] = cells(run, ev)

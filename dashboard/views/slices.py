@@ -1,8 +1,6 @@
 """Slices: every run's scores on each part of the data (rare or frequent codes, short or long documents, a
 metadata column), with intervals; choosing one in the sidebar restricts every page to it."""
 
-from typing import cast
-
 import components
 import slicing
 import state
@@ -10,7 +8,6 @@ import streamlit as st
 from components import keep_choice, md
 from texts import HELP, MEASURES, measure, term
 
-from cophe_core import Scoring
 from cophe_core.plotting import slices_chart
 from cophe_core.slices import slice_scores
 
@@ -55,10 +52,10 @@ if ctx:
     if agg is not None:  # counts only: the values, without intervals
         table = state.cached(agg, key, lambda: agg.slice_scores(names, max_level=ctx.max_level))
     else:
-        scoring = cast(Scoring, ctx.scoring)
-        evals = {
-            r: scoring.evaluation(r, max_level=ctx.max_level) for r in names
-        }  # the whole data, then masks
+        scoring = ctx.scoring
+        evals = {  # the whole data, then masks
+            r: scoring.evaluation(r, max_level=ctx.max_level).with_codes() for r in names
+        }
         with st.spinner(f"Scoring {len(slices)} slices of {len(names)} runs, with intervals…"):
             table = state.cached(
                 scoring, key, lambda: slice_scores(evals, slices, n_resamples=RESAMPLES, seed=0)
