@@ -79,7 +79,7 @@ def as_form(a: np.ndarray, form: str):
     return {"dense": a, "sparse": sp.csr_matrix(a), "bool": a.astype(bool), "list": a.tolist()}[form]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(case=batched())
 def test_any_split_merged_in_any_order_equals_one_shot(case):
     y_true, y_pred, batches, owner, order, form, chunk = case
@@ -170,6 +170,7 @@ def test_pickles_with_its_rows_counted_and_reset_forgets():
     acc = Accumulator(LABELS, "icd9", keep_documents=True)
     acc.update(y_true, y_pred)
     back = pickle.loads(pickle.dumps(acc))
+    assert not back._buffer  # the rows were counted before pickling: counts travel, not rows
     assert_same(back.compute(), one_shot(y_true, y_pred), documents=True)
     back.reset()
     assert back.compute().score("cophe").tp == 0 and back.compute().to_dict()["documents"] == 0
