@@ -21,6 +21,7 @@ tensor included; one on a GPU is moved to the CPU by its own ``.cpu()``), each c
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -183,14 +184,18 @@ class Accumulator:
     def compute(self) -> AccumulatedEvaluation:
         """The evaluation of every document added (:class:`AccumulatedEvaluation`)."""
         self._flush()
-        kept = self.keep_documents and self.n_documents > 0
+        ev = self.evaluation_of(self.counts, self.n_documents)
+        if self.keep_documents and self.n_documents > 0:
+            ev = dataclasses.replace(
+                ev, document_values=np.concatenate(self._documents), document_columns=list(self._columns)
+            )
+        return ev
+
+    def evaluation_of(self, counts: NodeCounts, n_documents: int) -> AccumulatedEvaluation:
+        """The evaluation of per-node counts summed elsewhere (by a metric synced across processes, say) on
+        these labels, ontology and levels; no per-document table."""
         return AccumulatedEvaluation(
-            self.ontology,
-            self.max_level,
-            self.counts,
-            pd.Index(np.arange(self.n_documents).astype(str)),
-            np.concatenate(self._documents) if kept else None,
-            list(self._columns),
+            self.ontology, self.max_level, counts, pd.Index(np.arange(n_documents).astype(str)), None, []
         )
 
     def batch_counts(self, y_true: Any, y_pred: Any) -> NodeCounts:
