@@ -15,6 +15,8 @@ from .ontology import Ontology, load_ontology
 from .readers import RawLabels, RawScores, read_input, read_labels
 
 __all__ = [
+    "AccumulatedEvaluation",
+    "Accumulator",
     "Corpus",
     "Evaluation",
     "InputError",
@@ -32,3 +34,13 @@ __all__ = [
     "score_files",
     "score_labels",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """The accumulator (:mod:`cophe_core.accumulate`) on first use: it needs the streamed path's modules
+    (pyarrow's dataset scanner), which a plain ``import cophe_core`` does not load."""
+    if name in ("Accumulator", "AccumulatedEvaluation"):
+        from . import accumulate
+
+        return getattr(accumulate, name)
+    raise AttributeError(f"module 'cophe_core' has no attribute {name!r}")

@@ -106,6 +106,12 @@ def test_any_split_merged_in_any_order_equals_one_shot(case):
             assert (s.precision, s.recall, s.f1) == pytest.approx(expected, abs=0, rel=1e-15)
 
 
+def test_public_name():
+    import cophe_core
+
+    assert cophe_core.Accumulator is Accumulator and "Accumulator" in cophe_core.__all__
+
+
 def test_hand_worked_batches():
     """Document 1: gold 401.9 and 428.0, predicted 401.1 and 428.0; document 2: gold 428.0, nothing
     predicted; one batch each. At e0: 401 TP 1, 428 TP 1 and FN 1, so P = 1, R = 2/3, F1 = 0.8; at e1
