@@ -7,12 +7,17 @@ validates every row against an ontology, and returns a :class:`Scoring` whose
 
 __version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)
 
+from typing import TYPE_CHECKING
+
 from .api import Scoring, score_files, score_labels
 from .files import InputError
 from .labels import Corpus, NothingScorable, encode
 from .metrics import Evaluation, evaluate, prf
 from .ontology import Ontology, load_ontology
 from .readers import RawLabels, RawScores, read_input, read_labels
+
+if TYPE_CHECKING:  # loaded on first use: see __getattr__
+    from .accumulate import AccumulatedEvaluation, Accumulator
 
 __all__ = [
     "AccumulatedEvaluation",

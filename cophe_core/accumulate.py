@@ -296,7 +296,8 @@ def _cells(
         cols, vals = m.indices.astype(np.int64), m.data
     else:
         flat = np.ravel(a)
-        at = np.flatnonzero(flat != 0)  # on a boolean mask: ten times faster than on floats
+        # a boolean mask, then its flat positions: np.nonzero on floats, or on a 2-D mask, is ten times slower
+        at = np.flatnonzero(flat != 0)
         rows, cols, vals = at // n_labels, at % n_labels, flat[at]
     bad = ~((vals >= 0) & (vals <= 1)) if scores else vals != 1
     if bad.any():
