@@ -102,7 +102,12 @@ def _client(uri: str) -> Any:
 
 def experiments(uri: str) -> pd.DataFrame:
     """The experiments of a tracking server or folder: columns ``experiment_id, name``."""
-    found = _client(uri).search_experiments()
+    from mlflow.exceptions import MlflowException
+
+    try:
+        found = _client(uri).search_experiments()
+    except (MlflowException, OSError) as e:  # an address that answers nothing, or not as MLflow does
+        raise InputError(f"{uri}: MLflow could not be read there ({e})") from e
     return pd.DataFrame(
         {"experiment_id": [e.experiment_id for e in found], "name": [e.name for e in found]},
         columns=["experiment_id", "name"],
