@@ -7,6 +7,8 @@ validates every row against an ontology, and returns a :class:`Scoring` whose
 
 __version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)
 
+from typing import TYPE_CHECKING
+
 from .api import Scoring, score_files, score_labels
 from .files import InputError
 from .labels import Corpus, NothingScorable, encode
@@ -14,7 +16,12 @@ from .metrics import Evaluation, evaluate, prf
 from .ontology import Ontology, load_ontology
 from .readers import RawLabels, RawScores, read_input, read_labels
 
+if TYPE_CHECKING:  # loaded on first use: see __getattr__
+    from .accumulate import AccumulatedEvaluation, Accumulator
+
 __all__ = [
+    "AccumulatedEvaluation",
+    "Accumulator",
     "Corpus",
     "Evaluation",
     "InputError",
@@ -32,3 +39,13 @@ __all__ = [
     "score_files",
     "score_labels",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """The accumulator (:mod:`cophe_core.accumulate`) on first use: it needs the streamed path's modules
+    (pyarrow's dataset scanner), which a plain ``import cophe_core`` does not load."""
+    if name in ("Accumulator", "AccumulatedEvaluation"):
+        from . import accumulate
+
+        return getattr(accumulate, name)
+    raise AttributeError(f"module 'cophe_core' has no attribute {name!r}")

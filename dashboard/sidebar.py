@@ -3,6 +3,7 @@ rule for runs given as scores, the highest level and the run; it returns the :cl
 
 from __future__ import annotations
 
+import importlib.util
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -101,7 +102,7 @@ def sidebar() -> Context:
     elif source == OPEN:
         onto = "auto"
         try:
-            opened = saved.open_file(sb, MAX_ANALYSIS_MB)
+            opened = saved.open_file(sb, MAX_ANALYSIS_MB) or from_mlflow(sb)
         except InputError as e:
             opened, error = None, said(e)
         if opened is None:
@@ -301,6 +302,40 @@ def follow_renames(names: list[str], files: list[str]) -> None:
             st.session_state[key] = renamed[value]
         elif isinstance(value, list):
             st.session_state[key] = [renamed.get(v, v) for v in value]
+
+
+def from_mlflow(sb) -> Analysis | None:
+    """The saved analysis of a run in MLflow (logged by cophe's ``log_evaluation``): a tracking address or
+    folder, then an experiment, then one of its runs that holds one; its settings applied once."""
+    where = sb.text_input(
+        "Or a run in MLflow: tracking address or folder",
+        key="mlflow_uri",
+        help="An MLflow server's address (http://…) or an mlruns folder. The runs that hold predictions "
+        "saved by cophe are listed.",
+    ).strip()
+    if not where:
+        return None
+    if importlib.util.find_spec("mlflow") is None:
+        raise InputError("MLflow is not installed with this dashboard: install cophe with its MLflow extra")
+    from cophe_core.integrations.mlflow import analysis_runs, experiments, run_analysis, tracking_uri
+
+    uri = tracking_uri(where)
+    found = experiments(uri)
+    if not len(found):
+        raise InputError(f"{where}: no MLflow experiment there")
+    name = sb.selectbox("Experiment", found.name.tolist(), key="mlflow_experiment")
+    runs = analysis_runs(uri, found.experiment_id[found.name == name].iloc[0])
+    if not len(runs):
+        raise InputError(f"{where}: no run of experiment {name!r} holds predictions saved by cophe")
+    names = [f"{r.run_name} ({r.artifact})" for r in runs.itertuples()]
+    i = sb.selectbox("Run", range(len(runs)), format_func=names.__getitem__, key="mlflow_run")
+    run = (uri, runs.run_id.iloc[i], runs.artifact.iloc[i])
+    store = st.session_state.setdefault("_mlflow_runs", {})
+    if run not in store:
+        store.clear()  # one opened run per session
+        store[run] = run_analysis(*run)
+        saved.apply(store[run])
+    return store[run]
 
 
 def decision_rule(sb, scored: list[str]) -> tuple:

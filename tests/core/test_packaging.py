@@ -68,17 +68,20 @@ def test_requirements_txt_installs_the_project_with_the_dashboard():
 
 def test_the_core_never_imports_streamlit_and_only_its_plotting_module_needs_plotly():
     """Every cophe_core module imports with Streamlit made unimportable, and every one but
-    cophe_core.plotting (the optional extra "plot") with Plotly made unimportable too."""
+    cophe_core.plotting (the optional extra "plot") with Plotly made unimportable too. The torchmetrics
+    metric (the optional extra "torch", not in the test install) is imported only where torchmetrics is."""
     import subprocess
     import sys
 
     code = (
-        "import sys, pkgutil, importlib\n"
+        "import sys, pkgutil, importlib, importlib.util\n"
         "sys.modules['streamlit'] = None\n"
         "blocked = sys.argv[1] == 'without-plotly'\n"
         "if blocked: sys.modules['plotly'] = None\n"
         "import cophe_core\n"
         "names = [m.name for m in pkgutil.walk_packages(cophe_core.__path__, 'cophe_core.')]\n"
+        "if importlib.util.find_spec('torchmetrics') is None:\n"
+        "    names.remove('cophe_core.integrations.torchmetrics')\n"
         "for name in names:\n"
         "    if not (blocked and name == 'cophe_core.plotting'):\n"
         "        importlib.import_module(name)\n"

@@ -34,3 +34,14 @@ def test_the_tutorial_runs_and_draws(monkeypatch):
     assert isinstance(bars, go.Figure) and isinstance(tree, go.Figure) and tree.data[0].type == "icicle"
     assert len(families) == 10 and {"fp", "fn"} <= set(families.columns)
     assert list(diff.figure) == ["flat f1", "set_based overall f1", "cophe overall f1"]
+    # the training loop: batches dealt to two workers, merged, logged to a local MLflow store, equal to the
+    # functional API on all the rows at once
+    from cophe_core.metrics import precision_recall_fscore_hierarchical_from_scores
+
+    logged = shown[-1]
+    assert set(logged) == {"val/cophe/e0/f1", "val/set_based/e0/f1"}
+    y_true, y_score, labels = namespace["y_true"], namespace["y_score"], namespace["labels"]
+    _, _, f1 = precision_recall_fscore_hierarchical_from_scores(
+        y_true, y_score, labels=labels, ontology="icd9", threshold=0.5, level="e0"
+    )
+    assert logged["val/cophe/e0/f1"] == round(f1, 3)
