@@ -26,8 +26,9 @@ def scoring():
 
 def report(scoring, slice_=None) -> str:
     ctx = state.Context(scoring, "Sample: ICD-9", "block", "siblings", slice=slice_)
-    evals = {r: ctx.evaluation(r) for r in RUNS}
-    return reports.compare_report(ctx, evals, "siblings", "overcoder", resamples=200)
+    return reports.compare_report(
+        ctx, reports.comparison(ctx, RUNS, "siblings", "siblings", "overcoder", resamples=200)
+    )
 
 
 def test_the_report_keeps_the_pages_direction_tests_and_tables(scoring):
