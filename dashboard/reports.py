@@ -99,7 +99,7 @@ def runs_rows(cmp: Comparison, onto) -> pd.DataFrame:
             term("run"): t.run,
             "Figure": [figure_name(f, onto) for f in t.figure],
             "Value (95% interval)": [
-                f"{number(v)} ({interval(lo, hi)})" for v, lo, hi in zip(t.value, t.low, t.high)
+                f"{number(v)} ({number(lo)}–{number(hi)})" for v, lo, hi in zip(t.value, t.low, t.high)
             ],
             "Best": ["★" if best else "" for best in t.best],
             f"Difference from {cmp.baseline} (95% interval)": [

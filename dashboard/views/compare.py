@@ -154,9 +154,9 @@ def runs_section(ctx, names: list[str], onto, resample: bool = True) -> Comparis
         others = [r for r in cmp.runs if r != baseline]
         if others:
             st.markdown(f"**Difference from {md(baseline)}** · run − baseline, 95% interval in brackets")
-            st.dataframe(
-                differences_grid(table, figs, heads, baseline), width="stretch", key="cmp_runs_deltas"
-            )
+            # a static table: its cells, "−0.035 (−0.041 to −0.030) worse", wrap to the page's width, where a
+            # grid's columns ran past it at 1280 px and cut the last one
+            st.table(differences_grid(table, figs, heads, baseline))
             st.caption(
                 "Green: better than the baseline; red: worse; no colour: no clear difference. A difference "
                 "counts when the paired bootstrap's p-value, corrected for comparing several runs (Holm), "
