@@ -21,7 +21,7 @@ body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;ma
 h1{font-size:1.6rem} h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
 div.table{max-width:100%;overflow-x:auto}
 table{border-collapse:collapse;font-size:.8rem;margin:.5rem 0}
-th,td{border:1px solid #ddd;padding:.2rem .4rem;text-align:right;overflow-wrap:anywhere}
+th,td{border:1px solid #ddd;padding:.2rem .4rem;text-align:right}
 th{background:#f5f5f5;vertical-align:bottom}
 td:first-child,th:first-child{text-align:left} p.note{color:#555}
 @page{size:A4;margin:12mm}

@@ -83,8 +83,9 @@ def number(v: float, signed: bool = False) -> str:
 
 
 def p_cell(p: float) -> str:
-    """A p-value in a table: ``< 0.001`` below it, never 0.000; a dash where nothing was tested."""
-    return DASH if pd.isna(p) else p_text(p).removeprefix("p = ").removeprefix("p ")
+    """A p-value in a table: ``< 0.001`` below it (kept on one line), never 0.000; a dash where nothing was
+    tested."""
+    return DASH if pd.isna(p) else p_text(p).removeprefix("p = ").removeprefix("p ").replace(" ", "\u00a0")
 
 
 def interval(low: float, high: float, signed: bool = False) -> str:

@@ -97,7 +97,8 @@ class Tables(HTMLParser):
 
 
 def frames(page: str) -> list[pd.DataFrame]:
-    return [pd.DataFrame(t[1:], columns=t[0]) for t in Tables(page).tables]
+    """The page's tables, their text with no-break spaces as spaces."""
+    return [pd.DataFrame(t[1:], columns=t[0]).replace("\u00a0", " ", regex=True) for t in Tables(page).tables]
 
 
 def plain(page: str) -> str:
