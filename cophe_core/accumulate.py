@@ -68,6 +68,9 @@ class AccumulatedEvaluation(CountedFigures):
     document_values: np.ndarray | None
     document_columns: list[str]
 
+    def document_block(self) -> tuple[np.ndarray | None, list[str]]:
+        return self.document_values, self.document_columns
+
 
 class Accumulator:
     """Flat, set-based and CoPHE counts summed over batches of indicator (or score) matrices.

@@ -1,5 +1,6 @@
-"""Command line: ``cophe score --gold G --pred P`` (also ``python -m cophe_core``), ``cophe aggregate --gold G
---run NAME=P … --out FILE.cophe`` and ``cophe dashboard``.
+"""Command line: ``cophe score --gold G --pred P`` (also ``python -m cophe_core``), ``cophe compare --gold G
+--run NAME=P … [--baseline NAME]``, ``cophe aggregate --gold G --run NAME=P … --out FILE.cophe`` and
+``cophe dashboard``.
 
 Argument parsing and printing only; the work is done by :mod:`cophe_core.api`.
 Exit codes: 0 on success, 2 on bad input (message on stderr).
@@ -176,6 +177,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--code-col", help="code column (default: detected)")
     _header_argument(s)
     s.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
+    _compare_parser(sub)
     _aggregate_parser(sub)
     sub.add_parser(
         "dashboard",
@@ -209,6 +211,60 @@ def _edges(text: str) -> tuple[int, ...] | None:
     if len(edges) > MAX_EDGES:  # each edge is one more slice counted in every run
         raise argparse.ArgumentTypeError(f"{len(edges):,} edges: give at most {MAX_EDGES}, such as 10,100")
     return edges
+
+
+def _compare_parser(sub) -> None:
+    c = sub.add_parser(
+        "compare",
+        help="compare runs against one gold standard: intervals, tests against a baseline (Holm) and the "
+        "families that changed (Benjamini–Hochberg)",
+        description="Score two or more runs against a gold standard and compare them, as the dashboard's "
+        "Compare page does: every run's figures with 95%% intervals and its difference from the baseline, "
+        "tested (p-values corrected by Holm); then the baseline against one other run in depth (paired "
+        "tests of the headline figures, and the families that changed, Benjamini–Hochberg at 5%%).",
+    )
+    c.add_argument("--gold", required=True, help="gold labels, any file cophe score takes")
+    c.add_argument(
+        "--run",
+        required=True,
+        action="append",
+        type=_named_run,
+        metavar="NAME=PATH",
+        help="a run's predictions (code sets); repeat for each run, two or more",
+    )
+    c.add_argument(
+        "--baseline", metavar="NAME", help="the run every other run is compared with (default: the first)"
+    )
+    c.add_argument(
+        "--versus",
+        metavar="NAME",
+        help="the run compared in depth with the baseline (default: the first other run)",
+    )
+    c.add_argument(
+        "--bootstrap",
+        type=_positive,
+        default=1000,
+        metavar="N",
+        help="document resamples for the intervals and tests (default 1000)",
+    )
+    c.add_argument("--seed", type=_count, default=0, help="seed of the resampling (default 0)")
+    c.add_argument(
+        "--format",
+        default="table",
+        choices=["table", "json", "csv"],
+        help="table (default), json (everything), or csv (the runs table)",
+    )
+    c.add_argument("--families", metavar="FILE.csv", help="also write the whole family table to this CSV")
+    c.add_argument("--ontology", default="auto", help="as for cophe score")
+    c.add_argument(
+        "--system", default="auto", choices=["auto", "diagnosis", "procedure"], help="as for cophe score"
+    )
+    c.add_argument("--max-level", default=None, help="as for cophe score")
+    _max_rejected(c)
+    c.add_argument("--doc-col", help="document id column (default: detected)")
+    c.add_argument("--code-col", help="code column (default: detected)")
+    _header_argument(c)
+    c.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
 
 
 def _aggregate_parser(sub) -> None:
@@ -485,6 +541,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
+        if args.command == "compare":
+            return _compare(args)
         return _aggregate(args) if args.command == "aggregate" else _score(args)
     except RecursionError:
         print(
@@ -511,8 +569,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _outputs_ok(args: argparse.Namespace) -> bool:
     """Every output file goes to a folder that exists: said before any work, in one line."""
-    for option in ("nodes", "documents", "rejected", "save"):
-        path = getattr(args, option)
+    for option in ("nodes", "documents", "rejected", "save", "families"):
+        path = getattr(args, option, None)
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             print(
                 f"cophe: error: --{option} {path}: no folder {os.path.dirname(path)!r}; give a path in a "
@@ -703,6 +761,127 @@ _NOT_STREAMED = {
     "save": "--save is not available for streamed scoring (a folder, a glob or --stream): a saved analysis "
     "holds its input files",
 }
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """``cophe compare``: the runs scored in memory, then one :class:`~cophe_core.comparison.Comparison`
+    printed as a table, JSON or CSV (the runs table)."""
+    from .comparison import Comparison
+
+    runs = dict(args.run)
+    if len(runs) != len(args.run):
+        print("cophe: error: --run: two runs have the same name; name each NAME=PATH", file=sys.stderr)
+        return 2
+    if len(runs) < 2:
+        print("cophe: error: --run: give two runs or more to compare, each NAME=PATH", file=sys.stderr)
+        return 2
+    if not _outputs_ok(args):
+        return 2
+    if is_dataset(args.gold) or any(is_dataset(p) for p in runs.values()):
+        print(
+            "cophe: error: cophe compare scores files in memory; for a folder or a glob, write an aggregate "
+            "analysis (cophe aggregate) and compare the runs in the dashboard",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        scoring = score_files(
+            args.gold,
+            runs,
+            ontology=args.ontology,
+            system=args.system,
+            doc_col=args.doc_col,
+            code_col=args.code_col,
+            bound=_bound(args.max_rejected),
+            header=args.header,
+        )
+        if scoring.refused:  # a comparison of the runs asked for, or none
+            raise TooManyRejected.together(list(scoring.refused.values()))
+        cmp = Comparison.of(
+            {r: scoring.evaluation(r, max_level=args.max_level) for r in runs},
+            baseline=args.baseline,
+            b=args.versus,
+            n_resamples=args.bootstrap,
+            seed=args.seed,
+        )
+        ev = cmp.evals[cmp.a]
+        result = {
+            "version": __version__,
+            "documents": len(ev.docs),
+            "ontology": ev.ontology.name,
+            "levels": list(ev.levels),
+            **cmp.to_dict(),
+        }
+    except (InputError, ValueError) as e:
+        print(f"cophe: error: {e}", file=sys.stderr)
+        return 2
+    if args.families:
+        _write_csv(cmp.families(), args.families)
+    try:
+        if args.format == "json":
+            json.dump(result, sys.stdout, indent=1)
+            sys.stdout.write("\n")
+        elif args.format == "csv":
+            sys.stdout.write(safe_csv(cmp.run_table))
+        else:
+            print(_compare_table(cmp, result))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    for w in scoring.corpus.warnings:
+        print(f"cophe: warning: {w}", file=sys.stderr)
+    return 0
+
+
+def _compare_table(cmp: Any, result: dict) -> str:
+    """``cophe compare``'s table: the headline figures of every run against the baseline, the headline
+    verdicts of B − A, and the first families that changed."""
+    from .comparison import p_text
+    from .stats import HEADLINES
+
+    def num(v: float, signed: bool = False) -> str:
+        return "–" if pd.isna(v) else format(v, "+.3f" if signed else ".3f")
+
+    def p_cell(p: float) -> str:
+        return "–" if pd.isna(p) else p_text(p).removeprefix("p = ").removeprefix("p ")
+
+    t = cmp.run_table[cmp.run_table.figure.isin(HEADLINES)]
+    t = t.iloc[t.figure.map(HEADLINES.index).argsort(kind="stable")]  # grouped by figure, runs in order
+    w = max(8, *map(len, cmp.runs))
+    lines = [
+        f"{result['documents']} documents, ontology {result['ontology']}, levels {', '.join(result['levels'])}; "
+        f"{cmp.n_resamples} resamples, seed {cmp.seed}, 95% intervals",
+        "",
+        f"every run against {cmp.baseline} (p-values corrected by Holm over the runs)",
+    ]
+    head = f"{'figure':<22} {'run':<{w}} {'value':>7} {'interval':>15} {'diff.':>7} {'interval':>17} {'p Holm':>9}  verdict"
+    lines += [head, "-" * len(head)]
+    for r in t.itertuples():
+        base = r.run == cmp.baseline
+        lines.append(
+            f"{r.figure:<22} {r.run:<{w}} {num(r.value):>7} {num(r.low) + '–' + num(r.high):>15} "
+            + (
+                f"{'':>7} {'':>17} {'':>9}  baseline"
+                if base
+                else f"{num(r.delta, True):>7} {num(r.delta_low, True) + ' to ' + num(r.delta_high, True):>17} "
+                f"{p_cell(r.p_holm):>9}  {r.verdict}"
+            )
+        )
+    if cmp.left_out:
+        lines.append(f"left out (first {len(cmp.runs)} runs shown): {', '.join(cmp.left_out)}")
+    lines += ["", f"{cmp.b} − {cmp.a}:"] + [f"  {v.describe(cmp.a, cmp.b)}" for v in cmp.headline_verdicts]
+    fam = cmp.families()
+    lines += [
+        "",
+        f"families at {cmp.family_level}: {int(fam.flagged.sum())} of {len(fam)} differ beyond chance "
+        "(Benjamini–Hochberg, false discovery rate 5%); the 10 largest changes in errors:",
+    ]
+    for r in fam.head(10).itertuples():
+        lines.append(
+            f"  {r.code:<8} {r.change_errors:+6d} errors  F1 {num(r.delta_f1, True)}  q {p_cell(r.q_value)}"
+            f"{'  beyond chance' if r.flagged else ''}  {r.title}"
+        )
+    return "\n".join(lines)
 
 
 def _write_csv(table: pd.DataFrame, path: str) -> None:

@@ -19,10 +19,17 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet rea
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
 h1{font-size:1.6rem} h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
-th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right} th{background:#f5f5f5}
+div.table{max-width:100%;overflow-x:auto}
+table{border-collapse:collapse;font-size:.8rem;margin:.5rem 0}
+th,td{border:1px solid #ddd;padding:.2rem .4rem;text-align:right}
+th{background:#f5f5f5;vertical-align:bottom}
 td:first-child,th:first-child{text-align:left} p.note{color:#555}
+@page{size:A4;margin:12mm}
+@media print{body{margin:0;max-width:none;font-size:9pt} div.table{overflow:visible}
+table{font-size:6.5pt;width:100%} th,td{padding:1px 2px}}
 """
+
+NA = "–"  # an undefined number in a table (NaN), never "NaN"
 
 
 def figure_html(fig: Any, *, include_plotlyjs: bool | str = True) -> str:
@@ -45,7 +52,8 @@ def html_report(title: str, sections: list[tuple[str, list[Any]]]) -> str:
 
     ``sections`` is a list of ``(heading, items)``; each item is a ``str``
     (a paragraph, escaped), a ``DataFrame`` (a table, escaped, floats to 3
-    places) or a Plotly figure.
+    places, NaN as a dash, True/False as yes/no; it scrolls on a narrow screen and shrinks to the width of
+    an A4 page in print) or a Plotly figure.
 
     Examples
     --------
@@ -66,14 +74,27 @@ def html_report(title: str, sections: list[tuple[str, list[Any]]]) -> str:
             if isinstance(item, str):
                 parts.append(f"<p>{html.escape(item)}</p>")
             elif isinstance(item, pd.DataFrame):
-                parts.append(
-                    item.to_html(index=False, float_format=lambda v: f"{v:.3f}", escape=True, border=0)
-                )
+                parts.append(f"<div class='table'>{_table_html(item)}</div>")
             else:
                 parts.append(item.to_html(full_html=False, include_plotlyjs=not plotly_included))
                 plotly_included = True
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def _table_html(table: pd.DataFrame) -> str:
+    """A table as HTML for a reader: floats to 3 places, NaN as a dash, True/False as yes/no, text escaped.
+
+    >>> t = pd.DataFrame({"f1": [0.1234, float("nan")], "flagged": [True, False]})
+    >>> html = _table_html(t)
+    >>> "0.123" in html, "NaN" in html, "True" in html, "yes" in html
+    (True, False, False, True)
+    """
+    out = table.copy()
+    for col in out.columns:
+        if out[col].dtype == bool:
+            out[col] = out[col].map({True: "yes", False: "no"})
+    return out.to_html(index=False, float_format=lambda v: f"{v:.3f}", na_rep=NA, escape=True, border=0)
 
 
 def safe_csv(table: pd.DataFrame) -> str:

@@ -58,6 +58,7 @@ __all__ = [
     "paired_significance",
     "randomisation_test",
     "describe_difference",
+    "p_text",
     "holm",
     "compare_runs",
     "runs_wide",
@@ -508,7 +509,7 @@ class Verdict:
 
         head = (
             f"{figure or self.figure}: {b} − {a} = {num(self.delta)} (95% interval {num(self.low)} to "
-            f"{num(self.high)}, p = {self.p_value:.3f})"
+            f"{num(self.high)}, {p_text(self.p_value)})"
         )
         if self.outcome == Outcome.NO_CLEAR:
             return head + " — within noise: this test set cannot tell the two runs apart on this figure."
@@ -528,6 +529,18 @@ def verdicts(
     (0.5, 'no clear difference')
     """
     return Verdict.all_of(paired_significance(a, b, n_resamples=n_resamples, seed=seed), alpha=alpha)
+
+
+def p_text(p: float) -> str:
+    """A p-value in words for a reader: ``"p < 0.001"`` below 0.001 (never "0.000"), else three decimals;
+    ``"no test"`` for an undefined one (NaN).
+
+    >>> p_text(0.0), p_text(0.000999), p_text(0.0234), p_text(float("nan"))
+    ('p < 0.001', 'p < 0.001', 'p = 0.023', 'no test')
+    """
+    if np.isnan(p):
+        return "no test"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
 def describe_difference(row, a: str, b: str, *, alpha: float = 0.05) -> str:

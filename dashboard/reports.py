@@ -8,15 +8,34 @@ import state
 from texts import chart_words, columns, figure_name, level, measure, term
 
 from cophe_core import __version__ as cophe_version
-from cophe_core.compare import delta_subtree, level_deltas
-from cophe_core.families import family_changes
-from cophe_core.ontology import family_level
+from cophe_core.compare import delta_subtree
+from cophe_core.comparison import FAMILY_ROWS, Comparison
 from cophe_core.plotting import delta_bar, tree_figure
 from cophe_core.report import html_report
-from cophe_core.stats import HEADLINES, Verdict, compare_runs, paired_significance
+from cophe_core.stats import p_text
 
-FAMILY_ROWS = 50
-MAX_RUNS = 10
+DASH = "–"  # an undefined number in a report: the baseline's own difference, an untested family
+
+
+def comparison(
+    ctx, names: list[str], baseline: str, a: str | None = None, b: str | None = None, *, resamples: int
+):
+    """The comparison the Compare page and the comparison report both show: its parts computed once per
+    scored input set and settings (:func:`state.cached`, under the keys the core names them by)."""
+    return Comparison.of(
+        {r: ctx.evaluation(r) for r in names},
+        baseline=baseline,
+        a=a,
+        b=b,
+        n_resamples=resamples,
+        memo=lambda key, compute: state.cached(ctx.scoring, (*key, ctx.key), compute),
+    )
+
+
+def compute_families_ahead(ctx, cmp: Comparison, level: str) -> None:
+    """Start the family table of ``level`` in the background, under the key :meth:`Comparison.families` reads."""
+    key, compute = cmp.part("families", level)
+    state.compute_ahead(ctx.scoring, (*key, ctx.key), compute)
 
 
 def compare_pair(runs: list[str], state) -> tuple[str, str]:
@@ -56,65 +75,126 @@ def settings_lines(ctx, resamples: int) -> list[str]:
     ]
 
 
-def compare_report(ctx, evals: dict, a: str, b: str, *, resamples: int, focus: int | None = None) -> str:
-    """The Compare page as one HTML file (computed with the page's cache keys, so what the page showed)."""
+def number(v: float, signed: bool = False) -> str:
+    """A figure to three decimals (a difference signed, with a true minus); undefined is a dash."""
+    if pd.isna(v):
+        return DASH
+    return f"{v:+.3f}".replace("-", "−") if signed else f"{v:.3f}"
+
+
+def p_cell(p: float) -> str:
+    """A p-value in a table: ``< 0.001`` below it (kept on one line), never 0.000; a dash where nothing was
+    tested."""
+    return DASH if pd.isna(p) else p_text(p).removeprefix("p = ").removeprefix("p ").replace(" ", "\u00a0")
+
+
+def interval(low: float, high: float, signed: bool = False) -> str:
+    return DASH if pd.isna(low) or pd.isna(high) else f"{number(low, signed)} to {number(high, signed)}"
+
+
+def runs_rows(cmp: Comparison, onto) -> pd.DataFrame:
+    """The runs table for a report: value and difference each with its interval in one cell, p-values as text."""
+    t = cmp.run_table
+    return pd.DataFrame(
+        {
+            term("run"): t.run,
+            "Figure": [figure_name(f, onto) for f in t.figure],
+            "Value (95% interval)": [
+                f"{number(v)} ({number(lo)}–{number(hi)})" for v, lo, hi in zip(t.value, t.low, t.high)
+            ],
+            "Best": ["★" if best else "" for best in t.best],
+            f"Difference from {cmp.baseline} (95% interval)": [
+                "baseline" if r == cmp.baseline else f"{number(d, True)} ({interval(lo, hi, True)})"
+                for r, d, lo, hi in zip(t.run, t.delta, t.delta_low, t.delta_high)
+            ],
+            "p-value": [p_cell(p) for p in t.p_value],
+            "p-value, Holm": [p_cell(p) for p in t.p_holm],
+            "Verdict": [v or DASH for v in t.verdict],
+            "Resampled": t.resampled,
+        }
+    )
+
+
+def paired_rows(cmp: Comparison, onto) -> pd.DataFrame:
+    """The paired tests of B − A for a report, one row per figure."""
+    t = cmp.paired
+    return pd.DataFrame(
+        {
+            "Figure": [figure_name(f, onto) for f in t.figure],
+            cmp.a: [number(v) for v in t.a],
+            cmp.b: [number(v) for v in t.b],
+            f"Change ({cmp.b} − {cmp.a})": [number(v, True) for v in t.delta],
+            "95% interval": [interval(lo, hi, True) for lo, hi in zip(t.low, t.high)],
+            term("p_value"): [p_cell(p) for p in t.p_value],
+            term("p_bootstrap"): [p_cell(p) for p in t.p_bootstrap],
+        }
+    )
+
+
+def family_rows(families: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """The first :data:`FAMILY_ROWS` families for a report: counts, F1, the change with its interval, and
+    whether it is beyond chance in words."""
+    t = families.head(FAMILY_ROWS)
+    return pd.DataFrame(
+        {
+            term("code"): t.code,
+            term("title"): t.title,
+            term("gold"): t.gold,
+            f"Extra · {a}": t.a_extra,
+            f"Missed · {a}": t.a_missed,
+            f"Extra · {b}": t.b_extra,
+            f"Missed · {b}": t.b_missed,
+            "Change in errors": [f"{v:+d}".replace("-", "−") for v in t.change_errors],
+            f"F1 · {a}": [number(v) for v in t.a_f1],
+            f"F1 · {b}": [number(v) for v in t.b_f1],
+            f"Change in F1 ({b} − {a})": [number(v, True) for v in t.delta_f1],
+            "95% interval": [interval(lo, hi, True) for lo, hi in zip(t.low, t.high)],
+            "q-value": [p_cell(q) for q in t.q_value],
+            "Beyond chance": [
+                "no test" if pd.isna(q) else "yes" if f else "no" for q, f in zip(t.q_value, t.flagged)
+            ],
+        }
+    )
+
+
+def compare_report(ctx, cmp: Comparison, *, focus: int | None = None) -> str:
+    """The Compare page as one HTML file: the tables of ``cmp``, the very object the page renders with the
+    same settings (:func:`comparison`), so the same numbers."""
     onto = ctx.ontology
-    ea, eb = evals[a], evals[b]
-    shown = list(evals)[:MAX_RUNS]
-    table = state.cached(
-        ctx.scoring,
-        ("runs_table", tuple(shown), a, ctx.key, resamples),
-        lambda: compare_runs({r: evals[r] for r in shown}, baseline=a, n_resamples=resamples, seed=0),
-    )
-    paired = state.cached(
-        ctx.scoring,
-        ("paired", a, b, ctx.key, resamples, 0),
-        lambda: paired_significance(ea, eb, n_resamples=resamples, seed=0),
-    )
-    fam = family_level(onto)
-    lv = fam if fam in ea.levels else ea.levels[min(1, len(ea.levels) - 1)]
-    families = state.cached(
-        ctx.scoring,
-        ("family_changes", a, b, lv, ctx.key, resamples),
-        lambda: family_changes(ea, eb, lv, n_resamples=resamples, seed=0),
-    )
-    deltas = level_deltas(ea, eb)
+    a, b = cmp.a, cmp.b
+    ea, eb = cmp.evals[a], cmp.evals[b]
+    families = cmp.families()
+    deltas = cmp.deltas
     names = {x: level(onto, x) for x in ("leaf", *onto.levels, "overall")}
-    by_figure = {v.figure: v for v in Verdict.all_of(paired)}
-    sentences = [by_figure[f].describe(a, b, figure=figure_name(f, onto)) for f in HEADLINES]
-    runs_rows = table.assign(figure=[figure_name(f, onto) for f in table.figure])
-    fam = families.head(FAMILY_ROWS)[
-        [
-            "code",
-            "title",
-            "gold",
-            "a_extra",
-            "a_missed",
-            "b_extra",
-            "b_missed",
-            "change_errors",
-            "a_f1",
-            "b_f1",
-            "delta_f1",
-            "low",
-            "high",
-            "q_value",
-            "flagged",
-        ]
-    ]
+    sentences = [v.describe(a, b, figure=figure_name(v.figure, onto)) for v in cmp.headline_verdicts]
     who = {"a": a, "b": b, "delta": f"{b} − {a}"}
     tree_words = {k: term(k) for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1")}
+    tested = families.q_value.notna().any() or families.empty
+    flagged = (
+        f"{int(families.flagged.sum()):,} of {len(families):,} families differ beyond chance (Benjamini–Hochberg, "
+        "false discovery rate 5%)."
+        if tested
+        else f"{len(families):,} families; no test: an aggregate analysis's family counts are summed over the "
+        "documents."
+    )
+    left_out = (
+        [f"The first {len(cmp.runs)} runs are shown; {', '.join(cmp.left_out)} are left out."]
+        if cmp.left_out
+        else []
+    )
     sections = [
-        ("Settings", settings_lines(ctx, resamples)),
+        ("Settings", settings_lines(ctx, cmp.n_resamples)),
         (
-            f"Every run against {a}",
+            f"Every run against {cmp.baseline}",
             [
                 "Value with its 95% interval; difference from the baseline (run − baseline) with its interval, the "
-                "paired bootstrap's p-value, and that p-value corrected for comparing several runs (Holm).",
-                readable(runs_rows, onto, {"p_holm": "p-value, Holm"}),
+                "paired bootstrap's p-value, and that p-value corrected for comparing several runs (Holm). "
+                "★ marks the best value of each figure.",
+                *left_out,
+                runs_rows(cmp, onto),
             ],
         ),
-        (f"Is the difference real? {b} − {a}", [*sentences, readable(paired, onto)]),
+        (f"Is the difference real? {b} − {a}", [*sentences, paired_rows(cmp, onto)]),
         (
             f"Change by level: {b} − {a}",
             [
@@ -131,32 +211,21 @@ def compare_report(ctx, evals: dict, a: str, b: str, *, resamples: int, focus: i
             ],
         ),
         (
-            f"Which families changed, at {level(onto, lv)}",
+            f"Which families changed, at {level(onto, cmp.family_level)}",
             [
-                f"{int(families.flagged.sum()):,} of {len(families):,} families differ beyond chance (Benjamini–Hochberg, "
-                f"false discovery rate 5%). Change in errors: {b}'s extra plus missed codes minus {a}'s.",
-                readable(
-                    fam,
-                    onto,
-                    {
-                        "a_extra": f"Extra · {a}",
-                        "a_missed": f"Missed · {a}",
-                        "b_extra": f"Extra · {b}",
-                        "b_missed": f"Missed · {b}",
-                        "a_f1": f"F1 · {a}",
-                        "b_f1": f"F1 · {b}",
-                        "delta_f1": f"Change in F1 ({b} − {a})",
-                        "flagged": "Beyond chance",
-                    },
-                ),
+                f"{flagged} Change in errors: {b}'s extra plus missed codes minus {a}'s.",
+                family_rows(families, a, b),
             ],
         ),
         (
             "Where the change happens",
             [
+                "Every code family."
+                if focus is None
+                else f"Within {onto.keys[focus]} {onto.titles[focus]}, the family focused in the code-family tree.",
                 tree_figure(
                     delta_subtree(ea, eb, focus), "delta_f1", prefix="b_", words=tree_words, runs=(a, b)
-                )
+                ),
             ],
         ),
     ]

@@ -3,6 +3,7 @@ which families it comes from, where in the tree, and in which documents."""
 
 import components
 import pandas as pd
+import reports
 import state
 import streamlit as st
 from components import keep_choice, label_md, md
@@ -13,24 +14,12 @@ from cophe_core.compare import (
     delta_subtree,
     disagreements,
     figure_parts,
-    headlines,
-    level_deltas,
     levels_side_by_side,
 )
-from cophe_core.families import family_changes
-from cophe_core.metrics import Evaluation
-from cophe_core.ontology import family_level
+from cophe_core.comparison import FAMILY_ROWS, MAX_RUNS, RESAMPLES, Comparison
 from cophe_core.plotting import COLOUR_BY, delta_bar, levels_bar, runs_chart, tree_figure
-from cophe_core.stats import (
-    HEADLINES,
-    Outcome,
-    Verdict,
-    compare_runs,
-    paired_significance,
-)
+from cophe_core.stats import Outcome
 
-MAX_RUNS = 10  # the runs table stays readable and its resampling under a few seconds
-FAMILY_ROWS = 50  # families shown; the download holds them all
 SHADES = {
     Outcome.BETTER: "#d9f0d3",
     Outcome.WORSE: "#f8d3d0",
@@ -100,9 +89,9 @@ def resampling_now(ctx, names: list[str]) -> bool:
     )
 
 
-def values_only(ctx, names: list[str]) -> None:
+def values_only(ctx, cmp: Comparison) -> None:
     """The runs' headline figures without intervals (a large aggregate analysis, until asked)."""
-    table = headlines({r: ctx.evaluation(r) for r in names})
+    table = cmp.headlines
     heads = {
         col: f"{measure(m)} {term(stat)}" if stat == "f1" else f"{term(m)}: {term(stat)}"
         for col, (m, stat) in HEADLINE_COLUMNS.items()
@@ -118,19 +107,26 @@ def values_only(ctx, names: list[str]) -> None:
     )
 
 
-def runs_section(ctx, names: list[str], onto, resample: bool = True) -> None:
-    """Every run's figures with intervals, the best marked, and each run against the baseline."""
+def runs_section(ctx, names: list[str], onto, resample: bool = True) -> Comparison:
+    """Every run's figures with intervals, the best marked, and each run against the baseline; the comparison
+    it shows, for the sections below."""
     st.subheader("All runs at a glance", anchor=False)
     if len(names) > MAX_RUNS:
         st.warning(f"Showing the first {MAX_RUNS} of {len(names)} runs.")
-        names = names[:MAX_RUNS]
     if not resample:
-        values_only(ctx, names)
-        return
+        baseline = st.session_state.get("cmp_baseline", names[0])
+        cmp = reports.comparison(
+            ctx,
+            names,
+            baseline if baseline in names else names[0],
+            resamples=st.session_state.get("cmp_resamples", RESAMPLES),
+        )
+        values_only(ctx, cmp)
+        return cmp
     c1, c2, c3 = st.columns([2, 4, 2])
     baseline = c1.selectbox(
         "Baseline",
-        names,
+        names[:MAX_RUNS],
         key="cmp_baseline",
         help="Every other run is compared with this one, on the same documents.",
     )
@@ -140,20 +136,14 @@ def runs_section(ctx, names: list[str], onto, resample: bool = True) -> None:
     resamples = c3.select_slider(
         "Resamples",
         [200, 500, 1000, 2000],
-        value=1000,
+        value=RESAMPLES,
         key="cmp_resamples",
         help="Bootstrap resamples of the documents (seed 0) for the intervals and tests.",
     )
-    key = ("runs_table", tuple(names), baseline, ctx.key, resamples)
+    cmp = reports.comparison(ctx, names, baseline, resamples=resamples)
     slot = st.empty()
-    with slot, st.spinner(f"Resampling {len(names)} runs {resamples:,} times…"):
-        table = state.cached(
-            ctx.scoring,
-            key,
-            lambda: compare_runs(
-                {r: ctx.evaluation(r) for r in names}, baseline=baseline, n_resamples=resamples, seed=0
-            ),
-        )
+    with slot, st.spinner(f"Resampling {len(cmp.runs)} runs {resamples:,} times…"):
+        table = cmp.run_table
     with slot.container():
         figs = sets[shown]
         heads, what = column_heads(shown, figs, onto)
@@ -161,12 +151,12 @@ def runs_section(ctx, names: list[str], onto, resample: bool = True) -> None:
             f"**Scores{': ' + what if what else ''}** · 95% interval in brackets · ★ best in its column"
         )
         st.dataframe(scores_grid(table, figs, heads), width="stretch", key="cmp_runs_scores")
-        others = [r for r in names if r != baseline]
+        others = [r for r in cmp.runs if r != baseline]
         if others:
             st.markdown(f"**Difference from {md(baseline)}** · run − baseline, 95% interval in brackets")
-            st.dataframe(
-                differences_grid(table, figs, heads, baseline), width="stretch", key="cmp_runs_deltas"
-            )
+            # a static table: its cells, "−0.035 (−0.041 to −0.030) worse", wrap to the page's width, where a
+            # grid's columns ran past it at 1280 px and cut the last one
+            st.table(differences_grid(table, figs, heads, baseline))
             st.caption(
                 "Green: better than the baseline; red: worse; no colour: no clear difference. A difference "
                 "counts when the paired bootstrap's p-value, corrected for comparing several runs (Holm), "
@@ -180,6 +170,7 @@ def runs_section(ctx, names: list[str], onto, resample: bool = True) -> None:
         fig = runs_chart(table, pick, title=short_words(pick, onto), baseline=baseline)
         st.plotly_chart(fig, key="cmp_runs_chart")
         components.figure_download(fig, "runs_chart", "dl_cmp_runs_chart", table=readable_runs(table, onto))
+    return cmp
 
 
 def scores_grid(table: pd.DataFrame, figs: list[str], heads: dict[str, str]):
@@ -224,10 +215,9 @@ def readable_runs(table: pd.DataFrame, onto) -> pd.DataFrame:
     return table.assign(figure_name=[figure_name(f, onto) for f in table.figure])
 
 
-def pair_section(
-    ctx, names: list[str], onto, resample: bool = True
-) -> tuple[str, str, Evaluation, Evaluation] | None:
-    """Run A against run B: headline tiles, the change by level, and whether each headline change is real."""
+def pair_section(cmp: Comparison, names: list[str], onto, resample: bool = True) -> Comparison | None:
+    """Run A against run B: headline tiles, the change by level, and whether each headline change is real;
+    the comparison with that pair, for the sections below."""
     st.subheader("Two runs in depth", anchor=False)
     a_col, b_col = st.columns(2)
     base = st.session_state.get("cmp_baseline", names[0])
@@ -236,8 +226,8 @@ def pair_section(
     if a == b:
         st.warning("Pick two different runs.")
         return None
-    ea, eb = ctx.evaluation(a), ctx.evaluation(b)
-    deltas = level_deltas(ea, eb)
+    cmp = cmp.with_pair(a, b)
+    deltas = cmp.deltas
     overall = deltas[(deltas.level == "overall") & (deltas.measure == "cophe")].iloc[0]
     flat = deltas[deltas.measure == "flat"].iloc[0]
     c1, c2, c3 = st.columns(3)
@@ -253,12 +243,13 @@ def pair_section(
         f"{flat.delta_f1:+.3f}",
         help=HELP["flat"],
     )
-    significance(ctx, a, b, ea, eb, onto, resample)
-    by_level(deltas, a, b, ea, eb, onto)
-    return a, b, ea, eb
+    significance(cmp, onto, resample)
+    by_level(deltas, cmp, onto)
+    return cmp
 
 
-def significance(ctx, a: str, b: str, ea, eb, onto, resample: bool = True) -> None:
+def significance(cmp: Comparison, onto, resample: bool = True) -> None:
+    a, b = cmp.a, cmp.b
     st.markdown(f"**Is the difference real?** {md(b)} − {md(a)}")
     if not resample:
         st.caption("Tested on request: Compute intervals and tests, at the top of the page.")
@@ -268,21 +259,14 @@ def significance(ctx, a: str, b: str, ea, eb, onto, resample: bool = True) -> No
         "approximate randomisation test (each document's outputs swapped between the runs at random) "
         "a p-value."
     )
-    resamples = st.session_state.get("cmp_resamples", 1000)
     # The placeholder replaces the last verdicts as soon as the rerun reaches it, so no old p-value stays on
     # screen while new ones are computed.
     slot = st.empty()
     with slot, st.spinner("Testing the difference…"):
-        paired = state.cached(
-            ctx.scoring,
-            ("paired", a, b, ctx.key, resamples, 0),
-            lambda: paired_significance(ea, eb, n_resamples=resamples, seed=0),
-        )
-    by_figure = {v.figure: v for v in Verdict.all_of(paired)}
+        paired, verdicts = cmp.paired, cmp.headline_verdicts
     with slot.container():
-        for fig in HEADLINES:
-            v = by_figure[fig]
-            verdict_box(v.outcome)(md(v.describe(a, b, figure=figure_name(fig, onto))))
+        for v in verdicts:
+            verdict_box(v.outcome)(md(v.describe(a, b, figure=figure_name(v.figure, onto))))
         with st.expander("All figures, with intervals and p-values"):
             parts = pd.DataFrame(
                 [
@@ -310,7 +294,8 @@ def significance(ctx, a: str, b: str, ea, eb, onto, resample: bool = True) -> No
             )
 
 
-def by_level(deltas: pd.DataFrame, a: str, b: str, ea, eb, onto) -> None:
+def by_level(deltas: pd.DataFrame, cmp: Comparison, onto) -> None:
+    a, b = cmp.a, cmp.b
     level_names = {lv: level(onto, lv) for lv in dict.fromkeys(deltas.level)}
     left, right = st.columns(2)
     with left:
@@ -331,20 +316,20 @@ def by_level(deltas: pd.DataFrame, a: str, b: str, ea, eb, onto) -> None:
         components.figure_download(fig, "delta_chart", "dl_cmp_delta", table=deltas)
     with right:
         st.markdown("**Both runs**")
-        both = levels_side_by_side({a: ea, b: eb})
+        both = levels_side_by_side({a: cmp.evals[a], b: cmp.evals[b]})
         fig = levels_bar(both, metric, levels=level_names, words=chart_words())
         st.plotly_chart(fig, key="cmp_levels_chart")
         components.figure_download(fig, "both_runs_chart", "dl_cmp_levels", table=both)
 
 
 @st.fragment
-def families_section(ctx, a: str, b: str, ea, eb, onto) -> None:
+def families_section(ctx, cmp: Comparison, onto) -> None:
     """Families ranked by the change in errors, each with its change in F1, interval and an FDR flag. A
     fragment: choosing another level or order reruns this section only, not the page's charts and tree."""
     st.subheader("Which families changed", anchor=False)
-    levels = ea.levels
-    fam = family_level(onto)
-    default = levels.index(fam) if fam in levels else min(1, len(levels) - 1)
+    a, b = cmp.a, cmp.b
+    levels = cmp.evals[a].levels
+    default = levels.index(cmp.family_level)
     f1, f2 = st.columns([2, 3])
     keep_choice("cmp_family_level", levels)
     lv = f1.selectbox(
@@ -356,23 +341,12 @@ def families_section(ctx, a: str, b: str, ea, eb, onto) -> None:
         horizontal=True,
         key="cmp_family_order",
     )
-    resamples = st.session_state.get("cmp_resamples", 1000)
-
-    def key(at: str) -> tuple:
-        return ("family_changes", a, b, at, ctx.key, resamples)
-
     slot = st.empty()
     with slot, st.spinner("Testing every family…"):
-        table = state.cached(
-            ctx.scoring, key(lv), lambda: family_changes(ea, eb, lv, n_resamples=resamples, seed=0)
-        )
+        table = cmp.families(lv)
     for other in levels:  # the other levels in the background: choosing one then shows it at once
         if other != lv:
-            state.compute_ahead(
-                ctx.scoring,
-                key(other),
-                lambda at=other: family_changes(ea, eb, at, n_resamples=resamples, seed=0),
-            )
+            reports.compute_families_ahead(ctx, cmp, other)
     with slot.container():
         shown = table
         if order.endswith("more errors"):
@@ -448,8 +422,10 @@ def family_columns(a: str, b: str) -> dict:
     }
 
 
-def tree_section(ctx, a: str, b: str, ea, eb, onto) -> None:
+def tree_section(ctx, cmp: Comparison, onto) -> None:
     st.subheader("Where the change happens", anchor=False)
+    a, b = cmp.a, cmp.b
+    ea, eb = cmp.evals[a], cmp.evals[b]
     t0, t1, t2 = st.columns([1, 1, 1])
     layout = t0.radio("Tree", ["Change", "Side by side"], key="cmp_tree_layout", horizontal=True)
     colours = ["delta_f1", "delta_balance"] if layout == "Change" else ["balance", "f1", "set_f1"]
@@ -495,8 +471,10 @@ def tree_section(ctx, a: str, b: str, ea, eb, onto) -> None:
                 )
 
 
-def documents_section(a: str, b: str, ea, eb, onto) -> None:
+def documents_section(cmp: Comparison, onto) -> None:
     st.subheader("Documents where the runs disagree most", anchor=False)
+    a, b = cmp.a, cmp.b
+    ea, eb = cmp.evals[a], cmp.evals[b]
     keep_choice("cmp_doc_level", ea.levels)
     at = st.selectbox(
         f"{term('cophe')} F1 at",
@@ -539,11 +517,11 @@ if ctx:
         st.stop()
     onto = ctx.ontology
     resample = resampling_now(ctx, names)
-    runs_section(ctx, names, onto, resample)
+    comparison = runs_section(ctx, names, onto, resample)
     st.divider()
-    pair = pair_section(ctx, names, onto, resample)
+    pair = pair_section(comparison, names, onto, resample)
     if pair:
-        families_section(ctx, *pair, onto)
-        tree_section(ctx, *pair, onto)
+        families_section(ctx, pair, onto)
+        tree_section(ctx, pair, onto)
         if ctx.aggregate is None:
-            documents_section(*pair, onto)
+            documents_section(pair, onto)

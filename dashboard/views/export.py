@@ -163,7 +163,9 @@ if ctx:
         downloads.prepared(
             h,
             f"Comparison report: {label_md(run_b)} − {label_md(run_a)}, with every run against {label_md(run_a)}",
-            lambda: reports.compare_report(ctx, evals, run_a, run_b, resamples=resamples, focus=focus),
+            lambda: reports.compare_report(
+                ctx, reports.comparison(ctx, runs, run_a, run_a, run_b, resamples=resamples), focus=focus
+            ),
             f"compare_{run_b}_vs_{run_a}.html",
             "text/html",
             key="dl_cmp_report",

@@ -38,15 +38,17 @@ def tints(element) -> dict[tuple[int, int], str]:
     return out
 
 
-def grids(at):
-    scores, deltas = (d for d in at.dataframe if "Right family and count F1" in d.value.columns)
+def grids(at, column: str = "Right family and count F1"):
+    """The scores grid (a dataframe) and the differences (a static table, whose cells wrap to the page)."""
+    scores = next(d for d in at.dataframe if column in d.value.columns)
+    deltas = next(t for t in at.table if column in t.value.columns)
     return scores, deltas
 
 
 def test_precision_and_recall_columns(evals):
     at = run_app("views/compare.py")
     at.radio(key="cmp_figures").set_value("Precision and recall").run()
-    _, deltas = [d for d in at.dataframe if "Right family and count Precision" in d.value.columns][:2]
+    _, deltas = grids(at, "Right family and count Precision")
     assert deltas.value.loc["overcoder", "Right family and count Precision"].endswith("worse")
     assert deltas.value.loc["overcoder", "Right family and count Recall"].endswith("better")
 
@@ -93,7 +95,7 @@ def test_choosing_a_baseline_and_the_level_columns(evals):
     at.selectbox(key="cmp_baseline").set_value("conservative").run()
     at.radio(key="cmp_figures").set_value("F1 by level").run()
     assert not at.exception
-    scores, deltas = [d for d in at.dataframe if "Category (3 digits)" in d.value.columns][:2]
+    scores, deltas = grids(at, "Category (3 digits)")
     assert "conservative" not in deltas.value.index and "conservative" in scores.value.index
     assert {"Category (3 digits)", "All levels together"} <= set(scores.value.columns)
 

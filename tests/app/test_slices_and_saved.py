@@ -148,7 +148,9 @@ def test_an_opened_analysis_restores_inputs_names_rule_slice_and_view(scoring):
     assert links == ["Go to the view the analysis was saved on: Compare runs"]
     at.switch_page("views/compare.py").run()  # what the link does
     assert not at.exception and not at.get("page_link")
-    base = [d for d in at.dataframe if "Right family and count F1" in d.value.columns][1].value
+    base = next(
+        t for t in at.table if "Right family and count F1" in t.value.columns
+    ).value  # the differences
     assert list(base.index) == ["my model"]  # compared with the saved baseline
 
 
