@@ -132,8 +132,7 @@ class Accumulator:
             raise InputError("labels name the same code twice (e.g. 4019 and 401.9); merge those columns")
         self.ontology: Ontology = placed.ontology
         self.nodes = np.asarray(placed.nodes, dtype=np.int64)  # label column → node id
-        self.max_level = max_level or self.ontology.default_level
-        self.ontology.level_index(self.max_level)  # a KeyError naming the levels, now rather than later
+        self.max_level = self.ontology.top_level(max_level)  # checked now rather than at compute()
         self.rule = None if threshold is None and top_k is None else check_rule(threshold, top_k)
         self.keep_documents = keep_documents
         self.chunk_rows = int(chunk_rows)
