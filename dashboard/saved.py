@@ -263,7 +263,9 @@ def build(files: dict, page: str, onto, state: dict) -> Analysis:
             "code_col": files["code_col"],
             "header": files.get("header"),
             "max_level": files.get("max_level"),
-            **({"score_anyway": True} if files.get("score_anyway") else {}),  # the bound lifted: the same rows
+            **(
+                {"score_anyway": True} if files.get("score_anyway") else {}
+            ),  # the bound lifted: the same rows
         },
         rule=tuple(rule) if rule else None,
         slice={k: state[k] for k in SLICE_KEYS if state.get(k) is not None} or None,
