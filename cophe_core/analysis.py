@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from .archive import open_archive, read_member, show, write_zip, zip_member
 from .files import InputError
+from .labels import RowBound
 from .ontology import NAMES
 
 if TYPE_CHECKING:
@@ -114,7 +115,8 @@ class Analysis:
     ``"icd9"``, ``"icd10cm"``, ``"icd10pcs"``, ``"icd10"``, or ``"custom"`` with ``hierarchy``), ``system``
     (``"auto"``, ``"diagnosis"``, ``"procedure"``), ``doc_col``, ``code_col`` and ``max_level`` (text or
     ``None``) and ``header`` (true, false or ``None``: whether the first row of a CSV/TSV input names its
-    columns, None to decide from its content); other keys are kept. ``rule`` is ``("threshold", t)`` with t in [0, 1] or ``("top_k", k)``
+    columns, None to decide from its content) and ``score_anyway`` (true when the user chose to score files
+    too much of which cannot be scored: :class:`~cophe_core.labels.RowBound` lifted); other keys are kept. ``rule`` is ``("threshold", t)`` with t in [0, 1] or ``("top_k", k)``
     with k ≥ 1, for runs that hold scores. ``slice`` and ``view`` are JSON objects the dashboard reads back.
     Made with a value of the wrong type or out of range, it raises :class:`ValueError`.
 
@@ -219,6 +221,10 @@ def _check_options(options: Any, hierarchy: InputFile | None) -> None:
             )
     if not isinstance(options.get("header"), bool | None):
         raise ValueError(f"options: header must be true, false or null, not {show(options.get('header'))}")
+    if not isinstance(options.get("score_anyway", False), bool):
+        raise ValueError(
+            f"options: score_anyway must be true or false, not {show(options.get('score_anyway'))}"
+        )
 
 
 def _check_rule(rule: Any) -> tuple | None:
@@ -573,7 +579,9 @@ def analysis_from_files(
 def score_analysis(analysis: Analysis) -> Scoring:
     """Read and validate the analysis's inputs again, with its reading options and decision rule, as the
     dashboard does on opening it: :func:`~cophe_core.score_files` on the bytes as given (each under its file
-    name). Evaluate with ``.evaluation(run, max_level=analysis.options.get("max_level"))``.
+    name), held to the default bound on rows not scored (a refused run is left out, as it was on screen)
+    unless the analysis was scored anyway (``options["score_anyway"]``). Evaluate with
+    ``.evaluation(run, max_level=analysis.options.get("max_level"))``.
 
     >>> a = Analysis(InputFile("gold.csv", b"doc_id,code\\n1,401.9\\n"),
     ...              {"A": InputFile("a.csv", b"doc_id,code\\n1,401.1\\n")}, options={"ontology": "icd9"})
@@ -602,6 +610,7 @@ def score_analysis(analysis: Analysis) -> Scoring:
         doc_col=o.get("doc_col"),
         code_col=o.get("code_col"),
         header=o.get("header"),
+        bound=None if o.get("score_anyway") else RowBound(),
         **rule,
     )
     levels = scoring.corpus.ontology.levels

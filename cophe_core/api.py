@@ -408,9 +408,7 @@ def decide_run(
                 fix="give the development split's scores to {tune_on}",
             )
         ontology, detection = choose_ontology(ontology, _codes([dev_gold, gold, dev_scores, read]))
-        dev = score_run(dev_gold, dev_scores, ontology, system=system, max_level=max_level)
-        if dev.corpus is not None and (refused := refusals(dev.corpus, bound)):
-            raise TooManyRejected.together(list(refused.values()))
+        dev = score_run(dev_gold, dev_scores, ontology, system=system, max_level=max_level, bound=bound)
         curve = dev.curve()
         threshold = tune_threshold(curve, measure)
         tuned = TunedOn(dev_gold.name, dev_scores.name, measure, curve)

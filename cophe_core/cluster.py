@@ -10,8 +10,9 @@ counts summed. Dask does the rest with its own machinery:
    validation (:func:`cophe_core.readers.read_frame`), as each chunk of a streamed file does: the same
    columns detected, the same rejected rows (quoted by partition and row number in it).
 2. **Resolve.** The distinct codes of every partition (a small result) come back to the client and are
-   placed in the ontology once (:func:`cophe_core.stream.resolve_table`): the same node ids as in memory,
-   unlisted codes included. The code table is broadcast to the workers (``Client.scatter``).
+   placed in the ontology once, each side's codes read on its own evidence
+   (:func:`cophe_core.stream.resolve_tables`): the same node ids as in memory, unlisted codes included. The
+   two code tables are broadcast to the workers (``Client.scatter``).
 3. **Co-partition.** Both sides' rows, one frame with a ``side`` column, are shuffled on the document id
    (``DataFrame.shuffle(on="doc_id")``, Dask's hash shuffle, peer-to-peer on a distributed cluster): every
    row of a document, gold and predicted, lands in the same partition. One shuffle of one frame, rather
@@ -34,14 +35,15 @@ coming back from the user's own cluster (no one else's bytes are unpickled). The
     from pyspark.sql import functions as F
     from cophe_core.cluster import combine_counted, count_batches
     from cophe_core.ontology import load_ontology
-    from cophe_core.stream import StreamedEvaluation, resolve_table
+    from cophe_core.stream import StreamedEvaluation, resolve_tables
 
     rows = gold.withColumn("side", F.lit(0)).unionByName(pred.withColumn("side", F.lit(1)))
-    codes = [r.code for r in rows.select("code").where("code is not null").distinct().collect()]
-    table = resolve_table(codes, load_ontology("icd9"))            # once, on the driver
+    codes = rows.select("side", "code").where("code is not null").distinct().collect()
+    tables = resolve_tables([[r.code for r in codes if r.side == s] for s in (0, 1)],
+                            load_ontology("icd9"))                  # once, on the driver; a table per side
     counted = rows.repartition(200, "doc_id").mapInPandas(
-        lambda batches: count_batches(batches, table), schema="counts binary")
-    ev = StreamedEvaluation.of(combine_counted(counted.toPandas()), table.ontology, "block")
+        lambda batches: count_batches(batches, tables), schema="counts binary")
+    ev = StreamedEvaluation.of(combine_counted(counted.toPandas()), tables[0].ontology, "block")
 
 ``gold`` and ``pred`` are Spark DataFrames with columns ``doc_id`` and ``code`` (strings, as the readers
 normalise them: trimmed, one code a row, no empty document id); ``ev.levels_table`` and the rest are as
@@ -69,10 +71,11 @@ from .stream import (
     CodeTable,
     PartitionCounts,
     StreamedEvaluation,
+    Tables,
     count_partition,
     nothing_scorable,
     rejected_codes,
-    resolve_table,
+    resolve_tables,
 )
 
 if TYPE_CHECKING:
@@ -143,7 +146,7 @@ def _summary(
 
 
 def _count(
-    rows: pd.DataFrame, table: CodeTable, files: list[str], max_level: str, keep_documents: bool
+    rows: pd.DataFrame, tables: Tables, files: list[str], max_level: str, keep_documents: bool
 ) -> list[PartitionCounts]:
     """One shuffled partition counted: a list of its counts, empty for an empty partition."""
     if not len(rows):
@@ -158,7 +161,7 @@ def _count(
         }
     )
     frame["code"] = frame["code"].where(frame["code"].notna(), None)
-    return [count_partition(frame[gold], frame[~gold], table, max_level=max_level, documents=keep_documents)]
+    return [count_partition(frame[gold], frame[~gold], tables, max_level=max_level, documents=keep_documents)]
 
 
 def _combine(parts: Iterable[PartitionCounts | None]) -> PartitionCounts | None:
@@ -236,16 +239,17 @@ def score_dask(
     codes = sorted({str(c) for s in summaries for c in s[0]})
     onto, detection = choose_ontology(ontology, codes)
     max_level = onto.top_level(max_level)
-    table = resolve_table(codes, onto, system=system)
+    side_codes = [[c for s, i in zip(summaries, sides) if i == side for c in s[0]] for side in (0, 1)]
+    tables = resolve_tables(side_codes, onto, system=system)  # each side read on its own evidence
     read_rejected = _concat_rows([s[2] for s in summaries])
-    _check_scorable(table, summaries, sides, files, names, system)
+    _check_scorable(tables, summaries, sides, files, names, system)
     # pass 2: both sides in one frame shuffled on the document, each partition counted, a tree of sums
     rows = dd.from_delayed([dask.delayed(getitem)(n, 0) for n in normalised], meta=_meta(), verify_meta=False)
     shuffled = rows.shuffle(on="doc_id", npartitions=npartitions or len(files))
     shared = (
-        client.scatter(table, broadcast=True, hash=False)
+        client.scatter(tables, broadcast=True, hash=False)
         if client is not None
-        else dask.delayed(table, name=f"cophe-code-table-{uuid.uuid4().hex}", traverse=False)
+        else dask.delayed(tables, name=f"cophe-code-table-{uuid.uuid4().hex}", traverse=False)
     )
     counted = [
         dask.delayed(_combine)(dask.delayed(_count)(p, shared, files, max_level, keep_documents))
@@ -258,10 +262,10 @@ def score_dask(
         ]
     (found,) = _compute(dask, client, counted)
     if found is None:  # no rows at all (a gold standard without codes stopped above): nothing to count
-        found = count_partition(pd.DataFrame(_meta()), pd.DataFrame(_meta()), table, max_level=max_level)
+        found = count_partition(pd.DataFrame(_meta()), pd.DataFrame(_meta()), tables, max_level=max_level)
     return StreamedEvaluation.of(
         found,
-        table.ontology,
+        tables[0].ontology,
         max_level,
         names=names,
         files=files,
@@ -316,7 +320,7 @@ def _compute(dask: Any, client: Any, objs: list[Any]) -> list[Any]:
 
 
 def _check_scorable(
-    table: CodeTable,
+    tables: tuple[CodeTable, ...],
     summaries: list[tuple[np.ndarray, int, pd.DataFrame, list[str]]],
     sides: list[int],
     files: list[str],
@@ -325,7 +329,7 @@ def _check_scorable(
 ) -> None:
     """As the streamed path checks each source: a side none of whose rows can be scored is a
     :class:`~cophe_core.labels.NothingScorable` naming it, and so is a gold standard without a code."""
-    for side, name in enumerate(names):
+    for side, (name, table) in enumerate(zip(names, tables)):
         mine = [i for i, s in enumerate(sides) if s == side]
         at = [table.index.get_indexer(summaries[i][0]) for i in mine]
         if any((table.nodes[a] >= 0).any() for a in at if len(a)):
@@ -351,7 +355,7 @@ def _check_scorable(
 
 def count_batches(
     batches: Iterable[pd.DataFrame],
-    table: CodeTable,
+    table: Tables,
     *,
     max_level: str | None = None,
     keep_documents: bool = True,
@@ -360,12 +364,13 @@ def count_batches(
     gold, 1 predicted), ``doc_id``, ``code``, optionally ``line`` and ``file``, every row of a document in
     the partition) counted together by :func:`~cophe_core.stream.count_partition`, yielded as one row whose
     ``counts`` column holds the pickled :class:`~cophe_core.stream.PartitionCounts` (Spark schema
-    ``"counts binary"``). Nothing is yielded for an empty partition.
+    ``"counts binary"``). Nothing is yielded for an empty partition. ``table``: the gold standard's and the
+    predictions' code tables (:func:`~cophe_core.stream.resolve_tables`), or one for both.
 
     >>> from cophe_core.ontology import icd9_ontology
-    >>> table = resolve_table(["401.9", "401.1"], icd9_ontology())
+    >>> tables = resolve_tables([["401.9"], ["401.1"]], icd9_ontology())  # the gold's codes, the predictions'
     >>> batches = [pd.DataFrame({"side": [0, 1], "doc_id": ["1", "1"], "code": ["401.9", "401.1"]})]
-    >>> out = pd.concat(count_batches(iter(batches), table))
+    >>> out = pd.concat(count_batches(iter(batches), tables))
     >>> list(out.columns), int(combine_counted(out).counts.tp.sum()) > 0
     (['counts'], True)
     """
@@ -391,10 +396,10 @@ def combine_counted(counted: pd.DataFrame | Sequence[bytes]) -> PartitionCounts:
     pass only what your own job produced.
 
     >>> from cophe_core.ontology import icd9_ontology
-    >>> table = resolve_table(["401.9"], icd9_ontology())
+    >>> tables = resolve_tables([["401.9"], ["401.9"]], icd9_ontology())
     >>> one = pd.DataFrame({"side": [0, 1], "doc_id": ["1", "1"], "code": ["401.9", "401.9"]})
     >>> two = one.assign(doc_id="2")
-    >>> rows = pd.concat([*count_batches([one], table), *count_batches([two], table)])
+    >>> rows = pd.concat([*count_batches([one], tables), *count_batches([two], tables)])
     >>> sorted(combine_counted(rows).documents.doc_id)
     ['1', '2']
     """

@@ -561,10 +561,9 @@ def encode(
     gold, runs = inputs[""], {key: raw for key, raw in inputs.items() if key}
     tagged = [raw.pairs.assign(_input=key, _file=raw.name) for key, raw in inputs.items()]
     pairs = pd.concat(tagged, ignore_index=True)
-    # factorised by hashing: a fixed-width string array would cost every row the longest code's width
-    inverse, unique_codes = pd.factorize(pairs["code"].to_numpy(dtype=object), sort=True)
-    codes = unique_codes.astype(str)
-    placed = systems.resolve(codes, ontology, system)
+    codes, inverse, placed = _resolve_inputs(
+        pairs["code"], pairs["_input"].to_numpy(), list(inputs), ontology, system
+    )
     reasons, flags, onto = placed.reasons, placed.flags, placed.ontology
     node = placed.nodes[inverse]
 
@@ -669,6 +668,32 @@ def _distinct_names(inputs: dict[str, RawLabels]) -> dict[str, RawLabels]:
             raw, name=name, rejected=rejected, warnings=[w.replace(raw.name, name, 1) for w in raw.warnings]
         )
     return out
+
+
+def _resolve_inputs(
+    values: pd.Series, which: np.ndarray, keys: list[str], ontology: Ontology, system: str
+) -> tuple[np.ndarray, np.ndarray, Placement]:
+    """Each input's codes placed on its own evidence, in one ontology (:func:`systems.resolve_inputs`): an
+    undotted run makes no 684 of the gold standard ambiguous. Returns the distinct (input, code) strings,
+    each row's index into them, and their placement (one entry per input and code)."""
+    # factorised by hashing: a fixed-width string array would cost every row the longest code's width
+    inverse, unique_codes = pd.factorize(values.to_numpy(dtype=object), sort=True)
+    codes = unique_codes.astype(str)
+    used = [np.unique(inverse[which == key]) for key in keys]
+    placed = systems.resolve_inputs([codes[u] for u in used], ontology, system)
+    ids = np.empty(len(inverse), dtype=np.int64)
+    reasons: dict[int, tuple[Reason, str]] = {}
+    flags: dict[int, tuple[Reason, str]] = {}
+    at = 0
+    for key, u, p in zip(keys, used, placed):
+        rows = which == key
+        ids[rows] = at + np.searchsorted(u, inverse[rows])
+        reasons |= {at + i: r for i, r in p.reasons.items()}
+        flags |= {at + i: f for i, f in p.flags.items()}
+        at += len(u)
+    nodes = np.concatenate([p.nodes for p in placed]) if placed else np.empty(0, np.int64)
+    onto = placed[0].ontology if placed else ontology
+    return np.concatenate([codes[u] for u in used]), ids, Placement(nodes, reasons, flags, onto)
 
 
 def _readable_with_system(

@@ -49,7 +49,7 @@ import scipy.sparse as sp
 
 from .decisions import check_rule, decide, ranks
 from .files import InputError
-from .labels import Corpus, encode
+from .labels import Corpus, RowBound, TooManyRejected, encode, refusals
 from .metrics import Evaluation, evaluate
 from .ontology import Ontology
 from .readers import SCORE_COLUMNS, RawLabels, RawScores, read_scores
@@ -237,6 +237,7 @@ def score_run(
     *,
     system: str = "auto",
     max_level: str | None = None,
+    bound: RowBound | None = None,
 ) -> ScoredRun:
     """Validate gold labels and one run's scores through :func:`cophe_core.labels.encode`, and align them.
 
@@ -252,6 +253,10 @@ def score_run(
         For ICD-9: which table undotted codes come from.
     max_level : str, optional
         The highest level evaluated (default: the ontology's).
+    bound : RowBound, optional
+        How much of each file may go unscored (:class:`cophe_core.labels.RowBound`; default: no bound): a
+        file it refuses raises :class:`~cophe_core.labels.TooManyRejected` (one error naming each), as the
+        other inputs are refused; a development split is held to it.
 
     Examples
     --------
@@ -261,6 +266,12 @@ def score_run(
     ...                 read_scores(b"doc_id,code,score\\n1,401.9,0.9\\n1,zz,0.5\\n", name="s.csv"), icd9_ontology())
     >>> run.corpus.rejected[["file", "line", "value"]].values.tolist()
     [['s.csv', 3, 'zz']]
+    >>> score_run(read_labels(b"doc_id,code\\n1,401.9\\n"),
+    ...           read_scores(b"doc_id,code,score\\n1,401.9,0.9\\n1,zz,0.5\\n", name="s.csv"), icd9_ontology(),
+    ...           bound=RowBound())
+    Traceback (most recent call last):
+    ...
+    cophe_core.labels.TooManyRejected: s.csv: 1 of its 2 rows (50.0%) cannot be scored, more than the 1% allowed, ...
     """
     if not isinstance(scores, RawScores):
         raise InputError(
@@ -272,6 +283,8 @@ def score_run(
             f"{gold.name}: the gold standard holds scores; give its code sets (doc_id,code rows)"
         )
     corpus = encode(gold, {"scores": scores}, ontology, system=system)
+    if refused := refusals(corpus, bound):
+        raise TooManyRejected.together(list(refused.values()))
     return ScoredRun(corpus.ontology, corpus.docs, corpus.gold, corpus.runs["scores"], max_level, corpus)
 
 

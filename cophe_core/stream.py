@@ -72,12 +72,12 @@ from .labels import (
     check_rows,
     coverage_notes,
     duplicates_note,
-    resolve_codes,
     summarise_rows,
     undotted_mask,
 )
 from .metrics import Evaluation, Figures, NodeCounts, evaluate
-from .ontology import Ontology, choose_ontology, system_of
+from .ontology import Ontology, choose_ontology, system_of, systems
+from .ontology.base import Placement
 from .readers import REJECTED_COLUMNS, RawScores, headerless_columns, read_frame
 from .suite import Frequencies, document_sums, left_out_note, per_document, suite_of_sums, sum_frequencies
 
@@ -93,6 +93,7 @@ __all__ = [
     "dataset_files",
     "is_dataset",
     "resolve_table",
+    "resolve_tables",
     "nothing_scorable",
     "rejected_codes",
     "score_dataset",
@@ -165,9 +166,10 @@ class CodeTable:
 
 
 def resolve_table(codes: Iterable[str], ontology: Ontology, *, system: str = "auto") -> CodeTable:
-    """Place distinct code strings in ``ontology`` once, as :func:`cophe_core.labels.encode` places the codes
-    of all its inputs (:func:`cophe_core.labels.resolve_codes` on the sorted distinct codes): the same node
-    ids, the same extension for unlisted codes, the same reasons.
+    """Place the distinct code strings of one input in ``ontology`` once, as
+    :func:`cophe_core.labels.encode` places an input's codes: the same node ids, the same extension for
+    unlisted codes, the same reasons. For a gold standard and predictions, each read on its own evidence,
+    use :func:`resolve_tables`.
 
     Examples
     --------
@@ -176,8 +178,30 @@ def resolve_table(codes: Iterable[str], ontology: Ontology, *, system: str = "au
     >>> t.codes.tolist(), [int(n) >= 0 for n in t.nodes], t.reason_kind[2]
     (['401.9', '428.0', 'XYZ'], [True, True, False], <Reason.MALFORMED_CODE: 'malformed_code'>)
     """
-    distinct = np.asarray(sorted({str(c) for c in codes}), dtype=object)
-    r = resolve_codes(distinct.astype(str).tolist(), ontology, system=system)
+    return resolve_tables([codes], ontology, system=system)[0]
+
+
+def resolve_tables(
+    sides: Sequence[Iterable[str]], ontology: Ontology, *, system: str = "auto"
+) -> tuple[CodeTable, ...]:
+    """One code table per input (the gold standard's codes, then the predictions'), as
+    :func:`cophe_core.labels.encode` places them: each input's codes read on its own evidence (an undotted
+    run makes no ``684`` of the gold standard ambiguous), the ontology extended once by the unlisted codes
+    of all (:func:`cophe_core.ontology.systems.resolve_inputs`), so every table shares one ontology.
+
+    Examples
+    --------
+    >>> from cophe_core.ontology import icd9_ontology
+    >>> gold, pred = resolve_tables([["401.9", "684"], ["4019", "684"]], icd9_ontology())
+    >>> [int(n) >= 0 for n in gold.nodes], [int(n) >= 0 for n in pred.nodes], gold.ontology is pred.ontology
+    ([True, True], [False, False], True)
+    """
+    distinct = [np.asarray(sorted({str(c) for c in codes}), dtype=object) for codes in sides]
+    placed = systems.resolve_inputs([d.astype(str) for d in distinct], ontology, system)
+    return tuple(_table(d, r) for d, r in zip(distinct, placed))
+
+
+def _table(distinct: np.ndarray, r: Placement) -> CodeTable:
     n = len(distinct)
     reason, reason_kind = np.full(n, "", dtype=object), np.full(n, None, dtype=object)
     flag, flag_kind = np.full(n, "", dtype=object), np.full(n, None, dtype=object)
@@ -335,10 +359,25 @@ def _label_matrix(doc: np.ndarray, node: np.ndarray, shape: tuple[int, int]) -> 
     return m.astype(np.int8), len(doc) - m.nnz
 
 
+Tables = CodeTable | Sequence[CodeTable]  # one table for both sides, or the gold's and the predictions'
+
+
+def _pair(codes: Tables) -> tuple[CodeTable, CodeTable]:
+    """The gold standard's and the predictions' code tables: a single table serves both sides."""
+    if isinstance(codes, CodeTable):
+        return codes, codes
+    gold, pred = codes
+    if gold.ontology.n_nodes != pred.ontology.n_nodes:  # (a pickled pair is two copies of one ontology)
+        raise ValueError(
+            "the two code tables were resolved apart: resolve both sides at once (resolve_tables)"
+        )
+    return gold, pred
+
+
 def count_partition(
     gold: pd.DataFrame,
     pred: pd.DataFrame,
-    codes: CodeTable | Ontology,
+    codes: Tables | Ontology,
     *,
     max_level: str | None = None,
     system: str = "auto",
@@ -359,9 +398,11 @@ def count_partition(
         code), optionally ``line`` (int; default the row number from 1) and ``file`` (the file name the
         rejected rows quote; default ``"gold"`` and ``"pred"``). Rows are as the readers normalise them
         (:func:`cophe_core.readers.read_frame`).
-    codes : CodeTable or Ontology
-        The codes of **all** partitions resolved once (:func:`resolve_table`), so that partitions agree on
-        the nodes of unlisted codes; an ontology resolves this partition's codes alone (one partition).
+    codes : (CodeTable, CodeTable), CodeTable or Ontology
+        The codes of **all** partitions resolved once, so that partitions agree on the nodes of unlisted
+        codes: the gold standard's table and the predictions' (:func:`resolve_tables`, each side's codes
+        read on its own evidence), or one table for both sides (:func:`resolve_table`); an ontology
+        resolves this partition's codes alone (one partition).
     max_level : str, optional
         The highest level evaluated (default the ontology's).
     system : {"auto", "diagnosis", "procedure"}
@@ -403,15 +444,16 @@ def count_partition(
 
 
 def _partition_evaluation(
-    gold: pd.DataFrame, pred: pd.DataFrame, codes: CodeTable | Ontology, max_level: str | None, system: str
+    gold: pd.DataFrame, pred: pd.DataFrame, codes: Tables | Ontology, max_level: str | None, system: str
 ) -> tuple[Evaluation, _Side, _Side, tuple[int, int], np.ndarray, np.ndarray]:
     """The in-memory evaluation of one partition's documents, with its sides' resolved rows, the repeated
     rows collapsed on each side, and which documents have gold and predicted rows."""
     if isinstance(codes, Ontology):
-        values = pd.concat([gold["code"], pred["code"]], ignore_index=True).dropna().astype(str)
-        codes = resolve_table(values.unique(), codes, system=system)
-    onto = codes.ontology
-    g, p = _side(gold, codes, "gold"), _side(pred, codes, "pred")
+        values = [f["code"].dropna().astype(str).unique() for f in (gold, pred)]
+        codes = resolve_tables(values, codes, system=system)
+    tables = _pair(codes)
+    onto = tables[0].ontology
+    g, p = _side(gold, tables[0], "gold"), _side(pred, tables[1], "pred")
     idx, uniques = pd.factorize(pd.concat([g.doc, p.doc], ignore_index=True))
     docs = np.asarray(uniques, dtype=object).astype(str)
     gi, pi = idx[: len(g.doc)], idx[len(g.doc) :]
@@ -429,7 +471,7 @@ def _partition_evaluation(
 def suite_partition(
     gold: pd.DataFrame,
     pred: pd.DataFrame,
-    codes: CodeTable,
+    codes: Tables,
     frequencies: Frequencies,
     *,
     max_level: str | None = None,
@@ -988,19 +1030,24 @@ def score_dataset(
         codes = spill.codes()
         onto, detection = choose_ontology(ontology, codes)
         max_level = onto.levels[-1] if every_level else onto.top_level(max_level)
-        table = resolve_table(codes, onto, system=system)
-        read_rejected_df = _concat(read_rejected or [pd.DataFrame(columns=REJECTED_COLUMNS)])
-        _check_scorable(spill, table, sides, names, read_rejected_df, system)
         book = np.asarray(codes, dtype=object)
-        to_table = table.index.get_indexer(book).astype(np.int32) if len(book) else np.zeros(0, np.int32)
-        categories = pd.Index(table.codes, dtype=object)
+        tables = resolve_tables(
+            [book[_side_codes(spill, range(*span))] for span in _spans(sides)], onto, system=system
+        )
+        table = tables[0]  # the ontology both share
+        read_rejected_df = _concat(read_rejected or [pd.DataFrame(columns=REJECTED_COLUMNS)])
+        _check_scorable(spill, tables, sides, names, read_rejected_df, system)
+        to_table = [
+            t.index.get_indexer(book).astype(np.int32) if len(book) else np.zeros(0, np.int32) for t in tables
+        ]
+        categories = [pd.Index(t.codes, dtype=object) for t in tables]
         parts = []
         found: list[Frequencies] = []
         counts: NodeCounts | None = None
         for bucket in spill.buckets():
             gold_rows, pred_rows = _bucket_frames(bucket, to_table, categories, file_names)
             part = count_partition(
-                gold_rows, pred_rows, table, max_level=max_level, documents=keep_documents, frequencies=suite
+                gold_rows, pred_rows, tables, max_level=max_level, documents=keep_documents, frequencies=suite
             )
             counts = part.counts if counts is None else counts + part.counts
             if part.frequencies is not None:
@@ -1009,7 +1056,7 @@ def score_dataset(
         slice_counts = {}
         if slice_edges is not None and counts is not None:
             slice_counts = _count_slices(
-                spill, table, counts, slice_edges, to_table, categories, file_names, max_level
+                spill, tables, counts, slice_edges, to_table, categories, file_names, max_level
             )
         metrics, left_out = None, 0
         if suite and counts is not None:  # the second pass of the suite, with the whole gold's frequencies
@@ -1017,7 +1064,7 @@ def score_dataset(
             sums: dict[str, float] = {}
             for bucket in spill.buckets():
                 frames = _bucket_frames(bucket, to_table, categories, file_names)
-                part_sums = suite_partition(*frames, table, frequencies, max_level=max_level)
+                part_sums = suite_partition(*frames, tables, frequencies, max_level=max_level)
                 sums = {k: sums.get(k, 0.0) + v for k, v in part_sums.items()}
             metrics = suite_of_sums(sums, counts, frequencies.n_docs)
             left_out = frequencies.n_docs - frequencies.n_gold_docs
@@ -1077,10 +1124,22 @@ def _source_rows(
     return out
 
 
+def _spans(sides: list[list[_File]]) -> list[tuple[int, int]]:
+    """The files of each side, as a range of file indices: the gold standard's first."""
+    return [(0, len(sides[0])), (len(sides[0]), len(sides[0]) + len(sides[1]))]
+
+
+def _side_codes(spill: _Spill, indices: Iterable[int]) -> np.ndarray:
+    """The distinct codes of some files (their positions in the spill's book of codes), sorted."""
+    found = [np.fromiter(spill.file_codes[i], np.int64, len(spill.file_codes[i])) for i in indices]
+    return np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
+
+
 def _bucket_frames(
-    bucket: pa.Table, to_table: np.ndarray, categories: pd.Index, file_names: list[str]
+    bucket: pa.Table, to_table: Sequence[np.ndarray], categories: Sequence[pd.Index], file_names: list[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A spilled bucket as the gold and predicted frames :func:`count_partition` takes."""
+    """A spilled bucket as the gold and predicted frames :func:`count_partition` takes, each side's codes
+    categories of its own code table."""
     frames = []
     for side in (0, 1):
         rows = bucket.filter(pc.equal(bucket["side"], side))
@@ -1091,7 +1150,7 @@ def _bucket_frames(
                 {
                     "doc_id": rows["doc_id"].to_pandas(),
                     "code": pd.Categorical.from_codes(
-                        np.where(code >= 0, to_table[np.maximum(code, 0)], -1), categories
+                        np.where(code >= 0, to_table[side][np.maximum(code, 0)], -1), categories[side]
                     ),
                     "line": line & _LINE_MASK,
                     "file": pd.Categorical.from_codes(line >> _FILE_SHIFT, file_names),
@@ -1103,11 +1162,11 @@ def _bucket_frames(
 
 def _count_slices(
     spill: _Spill,
-    table: CodeTable,
+    tables: tuple[CodeTable, ...],
     counts: NodeCounts,
     edges: Sequence[int],
-    to_table: np.ndarray,
-    categories: pd.Index,
+    to_table: Sequence[np.ndarray],
+    categories: Sequence[pd.Index],
     file_names: list[str],
     max_level: str,
 ) -> dict[str, NodeCounts]:
@@ -1117,17 +1176,17 @@ def _count_slices(
 
     frequency, in_play = counted_frequency(counts)
     slices = code_frequency_slices(frequency, edges, in_play=in_play)
-    out: dict[str, NodeCounts] = {s.key: NodeCounts.zeros(table.ontology.n_nodes) for s in slices}
+    out: dict[str, NodeCounts] = {s.key: NodeCounts.zeros(tables[0].ontology.n_nodes) for s in slices}
     for bucket in spill.buckets():
         frames = _bucket_frames(bucket, to_table, categories, file_names)
         nodes = []
-        for f in frames:
+        for f, table in zip(frames, tables):  # each side's codes by its own table
             c = f["code"].cat.codes.to_numpy()
             nodes.append(np.where(c >= 0, table.nodes[np.maximum(c, 0)], -1))
         for s in slices:
             keep = [(n >= 0) & s.mask[np.maximum(n, 0)] for n in nodes]
             part = count_partition(
-                frames[0][keep[0]], frames[1][keep[1]], table, max_level=max_level, documents=False
+                frames[0][keep[0]], frames[1][keep[1]], tables, max_level=max_level, documents=False
             )
             out[s.key] = out[s.key] + part.counts
     return out
@@ -1165,7 +1224,7 @@ class _Kept:
 
 def _check_scorable(
     spill: _Spill,
-    table: CodeTable,
+    tables: tuple[CodeTable, ...],
     sides: list[list[_File]],
     names: list[str],
     read_rejected: pd.DataFrame,
@@ -1176,10 +1235,11 @@ def _check_scorable(
     naming it, and so is a gold standard without a code. Checked on the distinct codes of each file, before
     the counting pass."""
     book = np.asarray(spill.codes(), dtype=object)
-    at = table.index.get_indexer(book) if len(book) else np.zeros(0, np.int64)
-    placed = table.nodes[at] >= 0 if len(book) else np.zeros(0, bool)
     first_file = 0
-    for side, (files, name) in enumerate(zip(sides, names)):
+    for side, (files, name, table) in enumerate(zip(sides, names, tables)):
+        # this side's codes by its own table (-1: a code of the other side only, which no file here holds)
+        at = table.index.get_indexer(book) if len(book) else np.zeros(0, np.int64)
+        placed = (at >= 0) & (table.nodes[at] >= 0) if len(table.nodes) else np.zeros(len(book), bool)
         indices = range(first_file, first_file + len(files))
         first_file += len(files)
         mine = [np.fromiter(spill.file_codes[i], np.int64, len(spill.file_codes[i])) for i in indices]

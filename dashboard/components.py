@@ -12,6 +12,7 @@ import streamlit as st
 
 from cophe_core import Scoring
 from cophe_core.aggregate import Aggregate
+from cophe_core.files import counted
 from cophe_core.labels import NothingScorable, TooManyRejected, main_reasons
 from cophe_core.report import figure_html
 
@@ -159,7 +160,7 @@ def refused_panel(refused: list[TooManyRejected], upload: str | None, *, nothing
             reasons = pd.DataFrame(
                 [
                     {
-                        "rows": int((e.rejected["kind"].astype(str) == str(kind)).sum()),
+                        "rows": counted(int((e.rejected["kind"].astype(str) == str(kind)).sum()), "row"),
                         "example": f"{first.file}, line {first.line}"
                         if not pd.isna(first.line)
                         else first.file,

@@ -263,6 +263,8 @@ def build(files: dict, page: str, onto, state: dict) -> Analysis:
             "code_col": files["code_col"],
             "header": files.get("header"),
             "max_level": files.get("max_level"),
+            # the bound lifted ("Score anyway"): reopened, the same rows are scored
+            **({"score_anyway": True} if files.get("score_anyway") else {}),
         },
         rule=tuple(rule) if rule else None,
         slice={k: state[k] for k in SLICE_KEYS if state.get(k) is not None} or None,

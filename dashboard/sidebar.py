@@ -11,7 +11,7 @@ import saved
 import streamlit as st
 import texts
 import urlstate
-from components import READING_SYSTEM, keep_choice, label_md, md
+from components import ANYWAY, READING_SYSTEM, keep_choice, label_md, md, score_anyway
 from errors import said
 from loading import (
     DEFAULT_RULE,
@@ -133,6 +133,12 @@ def sidebar() -> Context:
                 inputs = read_inputs(
                     gold, runs, doc_col=o.get("doc_col"), code_col=o.get("code_col"), header=o.get("header")
                 )
+                if o.get("score_anyway"):  # saved after "Score anyway": the same rows scored, and said so
+                    score_anyway(inputs.digest)
+                    sb.caption(
+                        "Scored anyway: rows that cannot be scored were left out, as when it was saved. The "
+                        "figures describe part of the files: say so wherever you report them."
+                    )
                 scored = inputs.scored
                 rule = decision_rule(sb, scored)
                 scoring = scoring_for(
@@ -266,6 +272,7 @@ def sidebar() -> Context:
             "ontology": onto,
             "max_level": max_level,
             "scored": bool(scored),
+            "score_anyway": inputs is not None and inputs.digest in st.session_state.get(ANYWAY, set()),
             **reading,
         }
     )

@@ -12,6 +12,7 @@ one line in :data:`REGISTRY`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -20,7 +21,15 @@ from ..files import Reason
 from . import icd9, icd10
 from .base import Ontology, Placement
 
-__all__ = ["CodeSystem", "REGISTRY", "system_of", "family_level", "resolve", "resolve_exact"]
+__all__ = [
+    "CodeSystem",
+    "REGISTRY",
+    "system_of",
+    "family_level",
+    "resolve",
+    "resolve_exact",
+    "resolve_inputs",
+]
 
 
 @runtime_checkable
@@ -54,7 +63,11 @@ class CodeSystem(Protocol):
 
     def resolve(self, codes: np.ndarray, onto: Ontology, system: str) -> Placement:
         """Place distinct code strings in ``onto`` (an ontology of this system, perhaps extended): each
-        normalised, placed or rejected with a :class:`~cophe_core.files.Reason`, unlisted ones added."""
+        normalised, placed or rejected with a :class:`~cophe_core.files.Reason`, unlisted ones added.
+
+        ``codes`` are one input's: the other codes beside a code may make it ambiguous (ICD-9's ``684``
+        among undotted codes), and may do nothing else: a code placed is placed on the same node whatever
+        codes come with it (:func:`resolve_inputs` relies on it)."""
         ...
 
     def has_form(self, code: str) -> bool:
@@ -109,6 +122,60 @@ def resolve(codes: np.ndarray, onto: Ontology, system: str = "auto") -> Placemen
     """
     found = system_of(onto)
     return found.resolve(codes, onto, system) if found is not None else resolve_exact(codes, onto)
+
+
+def resolve_inputs(inputs: Sequence[np.ndarray], onto: Ontology, system: str = "auto") -> list[Placement]:
+    """Place the distinct code strings of several inputs (a gold standard, each run), each input read on its
+    own evidence, in one ontology extended once for all.
+
+    Whether a code is ambiguous may depend on the input it is in: ICD-9's ``684`` is a category in a file of
+    dotted codes, but may be procedure 68.4 in a file of MIMIC's undotted ones (``4019``). So each input's
+    codes are read alone, and one input's form never changes how another's codes are read. The unlisted
+    codes placed in any input extend the ontology once, in the sorted order of their strings, so that every
+    path (in memory, streamed, on a cluster) gives them the same node ids; and where no input finds a code
+    ambiguous, every placement is the one of all the codes read together.
+
+    Returns one :class:`Placement` per input, over its codes in their order, all sharing one ontology.
+
+    >>> onto = icd9.icd9_ontology()
+    >>> gold, run = resolve_inputs([np.array(["401.9", "684"]), np.array(["4019", "684"])], onto)
+    >>> gold.nodes.tolist() == [onto.codes["401.9"], onto.codes["684"]], sorted(run.reasons)
+    (True, [0, 1])
+    """
+    texts = [np.asarray(c, dtype=str) for c in inputs]
+    union = np.unique(np.concatenate(texts)) if texts else np.array([], dtype=str)
+    joint = resolve(union, onto, system)
+    found = system_of(onto)
+    if (
+        found is None
+        or len(texts) < 2
+        or all(kind is not Reason.AMBIGUOUS for kind, _ in joint.reasons.values())
+    ):
+        # no code is ambiguous among all of them, so none is in one input: each input's share of the joint reading
+        return [_part(joint, union, t) for t in texts]
+    own = [found.resolve(t, onto, system) for t in texts]
+    placed = np.unique(np.concatenate([t[p.nodes >= 0] for t, p in zip(texts, own)]))
+    extended = found.resolve(placed, onto, system)  # the one extension: the codes placed in any input, sorted
+    out = []
+    for t, p in zip(texts, own):
+        mine = _part(extended, placed, t)  # the codes this input placed, as placed together
+        ok = p.nodes >= 0
+        reasons = p.reasons | {i: r for i, r in mine.reasons.items() if ok[i]}
+        out.append(Placement(np.where(ok, mine.nodes, -1), reasons, p.flags, extended.ontology))
+    return out
+
+
+def _part(joint: Placement, keys: np.ndarray, codes: np.ndarray) -> Placement:
+    """The placement of distinct ``codes`` as ``joint`` places ``keys`` (sorted), renumbered from 0; a code
+    not among the keys gets node -1 and no reason."""
+    at = np.minimum(np.searchsorted(keys, codes), max(len(keys) - 1, 0))
+    hit = keys[at] == codes if len(keys) else np.zeros(len(codes), dtype=bool)
+    where = np.full(len(keys), -1, dtype=np.int64)
+    where[at[hit]] = np.flatnonzero(hit)
+    nodes = np.where(hit, joint.nodes[at] if len(keys) else -1, -1).astype(np.int64)
+    reasons = {int(where[j]): r for j, r in joint.reasons.items() if where[j] >= 0}
+    flags = {int(where[j]): f for j, f in joint.flags.items() if where[j] >= 0}
+    return Placement(nodes, reasons, flags, joint.ontology)
 
 
 def resolve_exact(codes: np.ndarray, onto: Ontology) -> Placement:

@@ -14,6 +14,7 @@ from components import md
 from texts import chart_words, technical, term
 
 from cophe_core import InputError
+from cophe_core.labels import RowBound, TooManyRejected
 from cophe_core.plotting import threshold_curve
 from cophe_core.readers import RawScores
 from cophe_core.scores import score_run, tune_threshold
@@ -40,9 +41,10 @@ def use_threshold(t: float) -> None:
 
 
 def dev_curve(
-    ctx: state.Ready, dev: tuple[tuple[str, bytes], tuple[str, bytes]]
+    ctx: state.Ready, dev: tuple[tuple[str, bytes], tuple[str, bytes]], bound: RowBound | None
 ) -> tuple[pd.DataFrame, list[str]]:
-    """The development split's threshold curve and input warnings, read as the test inputs were."""
+    """The development split's threshold curve and input warnings, read as the test inputs were and held to
+    the same bound on rows not scored (``None``: the user chose to score it anyway)."""
     reading = ctx.reading or {}
     doc_col, code_col, header = reading.get("doc_col"), reading.get("code_col"), reading.get("header")
     gold = loading.read_upload(*dev[0], doc_col=doc_col, code_col=code_col, gold=True, header=header)
@@ -58,6 +60,7 @@ def dev_curve(
         ctx.ontology,
         system=reading.get("system") or "auto",
         max_level=ctx.max_level,
+        bound=bound,
     )
     return run.curve(), run.corpus.warnings if run.corpus is not None else []
 
@@ -111,15 +114,21 @@ if ctx:
             )
     tuned = None
     if dev is not None:
+        digests = tuple(loading.file_digest(*f) for f in dev)
+        upload = "dev:" + ":".join(digests)  # what "Score anyway" lifts the bound for: this split only
+        bound = None if upload in st.session_state.get(components.ANYWAY, set()) else RowBound()
         key = (
             "dev_curve",
-            *(loading.file_digest(*f) for f in dev),
+            *digests,
             tuple(sorted((ctx.reading or {}).items())),
             ctx.max_level,
+            bound is None,
         )
         try:
             with st.spinner("Reading the development split and computing its curve…"):
-                tuning, dev_warnings = state.cached(scored, key, lambda: dev_curve(ctx, dev))
+                tuning, dev_warnings = state.cached(scored, key, lambda: dev_curve(ctx, dev, bound))
+        except TooManyRejected as e:  # as the other inputs: the panel, its fix and "Score anyway"
+            components.refused_panel(e.each, upload, nothing_else=True)
         except InputError as e:
             st.error(f"Development split: {md(e)}")
         else:

@@ -42,7 +42,7 @@ def test_an_undotted_upload_is_refused_with_the_fix_in_the_sidebars_words_then_s
     assert "--" not in shown  # no command-line flag on screen
     reasons = at.dataframe[0].value
     assert reasons.iloc[0].to_dict() == {
-        "rows": 7200,
+        "rows": "7,200 rows",  # with the thousands separator
         "example": "gold.csv, line 2",
         "value": "8820",
         "reason": "undotted code 8820 is ambiguous: it may be diagnosis 882.0 or procedure 88.20; say which "
