@@ -1,0 +1,31 @@
+"""Every chart downloads as SVG, PNG and PDF for a paper, the tree included: a visible button under it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from cophe_core.figures_export import find_browser
+from tests.app.conftest import run_app
+
+
+@pytest.mark.skipif(find_browser() is None, reason="no Chrome or Chromium to draw figures")
+def test_the_tree_downloads_as_svg_png_and_pdf():
+    at = run_app("views/tree.py")
+    labels = [b.label for b in at.button]
+    assert {"SVG", "PNG", "PDF"} <= set(labels), labels
+    svg = next(b for b in at.button if b.label == "SVG")
+    svg.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    made = [b.label for b in at.get("download_button")]
+    assert any(re.fullmatch(r"SVG · \d[\d,]* KB", x) for x in made), made
+    assert "PNG" in [b.label for b in at.button]  # the others are still made on request only
+
+
+def test_export_offers_the_paper_tables():
+    at = run_app("views/export.py")
+    assert {"LaTeX", "Markdown", "Spreadsheet (CSV)", "Web page", "PDF"} <= {b.label for b in at.button}
+    at.button(key="dl_paper_tex_make").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(b.label.startswith("LaTeX · ") for b in at.get("download_button"))
