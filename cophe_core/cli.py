@@ -313,6 +313,20 @@ def _report_parser(sub) -> None:
     )
     _runs_arguments(r, "F.tex|md|csv|html|pdf")
     r.add_argument(
+        "--kind",
+        default="paper",
+        choices=["paper", "coder"],
+        help="paper: the table of scores (default); coder: for a coding manager, each run's families over- "
+        "and under-coded, the codes written instead and example documents (.html or .pdf, A4)",
+    )
+    r.add_argument(
+        "--min-support",
+        type=_positive,
+        default=10,
+        metavar="N",
+        help="coder: gold codes a family needs to be ranked (default 10)",
+    )
+    r.add_argument(
         "--statistic",
         action="append",
         choices=["precision", "recall", "f1"],
@@ -753,21 +767,25 @@ def _figure(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     """``cophe report``: the runs' table for a paper, in the format ``--out`` ends in."""
+    from .coder_report import coder_report
     from .paper_tables import TABLE_FORMATS, write_table
 
-    fmt = _out_format(args, TABLE_FORMATS)
+    fmt = _out_format(args, TABLE_FORMATS if args.kind == "paper" else ("html", "pdf"))
     if fmt is None:
         return 2
     try:
         evals = _evaluations(args)
-        data = write_table(
-            evals,
-            fmt,
-            baseline=args.baseline,
-            statistics=args.statistic or ["f1"],
-            n_resamples=args.bootstrap,
-            seed=args.seed,
-        )
+        if args.kind == "coder":
+            data = coder_report(evals, fmt, min_support=args.min_support)
+        else:
+            data = write_table(
+                evals,
+                fmt,
+                baseline=args.baseline,
+                statistics=args.statistic or ["f1"],
+                n_resamples=args.bootstrap,
+                seed=args.seed,
+            )
         Path(args.out).write_bytes(data)
     except (InputError, ValueError) as e:
         print(f"cophe: error: {e}", file=sys.stderr)

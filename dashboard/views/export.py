@@ -13,6 +13,7 @@ import streamlit as st
 from components import label_md
 from texts import chart_words, level, term
 
+from cophe_core.coder_report import coder_report
 from cophe_core.compare import levels_side_by_side
 from cophe_core.families import describe_gaps, within_family
 from cophe_core.paper_tables import write_table
@@ -93,6 +94,30 @@ if ctx:
             f"scores_by_level.{fmt}",
             mime,
             key=f"dl_paper_{fmt}",
+            source=runs_now,
+        )
+
+    st.subheader("Report for coding managers", anchor=False)
+    st.caption(
+        "For each run: the code families it adds codes to and misses codes in, per 100 gold codes (families "
+        "with at least 10 gold codes), the codes it writes instead of the right ones, and example documents. "
+        "Prints on A4."
+    )
+    g, h = st.columns(2)
+    for where, (fmt, label, mime) in zip(
+        (g, h),
+        (
+            ("pdf", "Coding report (PDF)", "application/pdf"),
+            ("html", "Coding report (web page)", "text/html"),
+        ),
+    ):
+        downloads.prepared(
+            where,
+            label,
+            functools.partial(coder_report, evals, fmt),
+            f"coding_report.{fmt}",
+            mime,
+            key=f"dl_coder_{fmt}",
             source=runs_now,
         )
 

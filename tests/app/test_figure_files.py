@@ -29,3 +29,10 @@ def test_export_offers_the_paper_tables():
     at.button(key="dl_paper_tex_make").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(b.label.startswith("LaTeX · ") for b in at.get("download_button"))
+
+
+def test_export_offers_the_coding_report():
+    at = run_app("views/export.py")
+    at.button(key="dl_coder_html_make").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(b.label.startswith("Coding report (web page) · ") for b in at.get("download_button"))
