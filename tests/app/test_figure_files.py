@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -36,3 +37,15 @@ def test_export_offers_the_coding_report():
     at.button(key="dl_coder_html_make").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(b.label.startswith("Coding report (web page) · ") for b in at.get("download_button"))
+
+
+def test_the_first_page_shows_the_levels_chart_at_once():
+    at = run_app()  # the first page, nothing switched on
+    charts = at.get("vega_lite_chart")
+    assert len(charts) == 1
+    spec = json.loads(charts[0].proto.spec)
+    assert spec["facet"]["field"] == "run" and len(spec["spec"]["layer"]) == 3  # interval, dot, value
+    # one ranked sentence per run where right family and count falls below right family, not one per level
+    lines = [m.value for m in at.markdown if m.value.startswith("- Run ")]
+    runs = at.multiselect(key="levels_runs").value
+    assert len(lines) == 1 and lines[0].count("- Run ") == len(runs) == 4  # each sample run has a gap
