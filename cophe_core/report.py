@@ -7,12 +7,13 @@ embedded with plotly.js inlined once, so the file works offline.
 from __future__ import annotations
 
 import html
+import math
 from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["html_report", "figure_html", "safe_csv"]
+__all__ = ["html_report", "figure_html", "safe_csv", "p_text"]
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet read a cell as a formula (OWASP)
 
@@ -22,7 +23,51 @@ h1{font-size:1.6rem} h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px soli
 table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
 th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right} th{background:#f5f5f5}
 td:first-child,th:first-child{text-align:left} p.note{color:#555}
+@page{size:A4;margin:12mm}
+@media print{body{margin:0;max-width:none;font-size:9pt} table{font-size:7pt;width:100%}
+th,td{padding:1pt 2pt;overflow-wrap:anywhere} th{white-space:normal} .plotly-graph-div{max-width:100%}}
 """
+P_COLUMNS = ("p_value", "p_holm", "q_value")  # and any column whose name says p-value or q-value
+
+
+def _is_p(column: object) -> bool:
+    name = str(column).lower()
+    return name in P_COLUMNS or "p-value" in name or "q-value" in name
+
+
+def p_text(p: float) -> str:
+    """A p-value as a reader takes it: 3 decimals, below 0.001 as "< 0.001" (never 0.000), none as "–".
+
+    >>> p_text(0.0), p_text(0.0004), p_text(0.0312), p_text(float("nan"))
+    ('< 0.001', '< 0.001', '0.031', '–')
+    """
+    if pd.isna(p):
+        return "–"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _cell(v: Any) -> str:
+    """A cell of no particular column: "–" for a missing value, yes/no for true/false, 3 decimals."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    if isinstance(v, bool) or type(v).__name__ == "bool_":
+        return "yes" if v else "no"
+    return f"{v:.3f}" if isinstance(v, float) else str(v)
+
+
+def _formatters(table: pd.DataFrame) -> dict:
+    """Cell texts of a report's table: numbers to 3 decimals, p-values by :func:`p_text`, yes/no for a
+    true/false column, "–" for a missing value; never NaN, True or False."""
+    return {
+        col: (
+            (lambda v: "yes" if v else "no")
+            if pd.api.types.is_bool_dtype(table[col])
+            else p_text
+            if _is_p(col)
+            else _cell
+        )
+        for col in table.columns
+    }
 
 
 def figure_html(fig: Any, *, include_plotlyjs: bool | str = True) -> str:
@@ -53,6 +98,9 @@ def html_report(title: str, sections: list[tuple[str, list[Any]]]) -> str:
     >>> page = html_report("Run <A>", [("Scores", ["F1 & co.", pd.DataFrame({"f1": [0.1234]})])])
     >>> "Run &lt;A&gt;" in page, "F1 &amp; co." in page, "0.123" in page
     (True, True, True)
+    >>> page = html_report("R", [("T", [pd.DataFrame({"delta": [float("nan")], "p_value": [0.0], "best": [True]})])])
+    >>> "NaN" in page, "True" in page, "0.000" in page, "&lt; 0.001" in page, "–" in page, "yes" in page
+    (False, False, False, True, True, True)
     """
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
@@ -67,7 +115,7 @@ def html_report(title: str, sections: list[tuple[str, list[Any]]]) -> str:
                 parts.append(f"<p>{html.escape(item)}</p>")
             elif isinstance(item, pd.DataFrame):
                 parts.append(
-                    item.to_html(index=False, float_format=lambda v: f"{v:.3f}", escape=True, border=0)
+                    item.to_html(index=False, formatters=_formatters(item), escape=True, border=0, na_rep="–")
                 )
             else:
                 parts.append(item.to_html(full_html=False, include_plotlyjs=not plotly_included))
