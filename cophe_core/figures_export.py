@@ -57,6 +57,8 @@ CSS_PX_PER_INCH = 96  # what Plotly's pixels are, and how Chromium prints them t
 PNG_DPI = 300
 FORMATS: dict[str, str] = {"svg": "image/svg+xml", "png": "image/png", "pdf": "application/pdf"}
 KINDS = ("levels", "compare", "tree", "families")
+LEVEL_ROW_PX = 40  # a level's bars in a printed levels chart: two bars tall enough for their values
+PANEL_EXTRA_PX = 50  # a panel's title and axis
 #: Browsers Kaleido can drive, looked for on the PATH in this order (choreographer's own list lacks the
 #: headless shell, which is what Debian ships for servers and what the browser tests use).
 BROWSERS = (
@@ -217,8 +219,16 @@ def paper_figure(
     inches = _inches(width)
     if kind == "levels":
         per_row = 1 if inches < WIDTHS["two-column"] else 2
-        fig = levels_bar(levels_side_by_side(dict(evals)), metric, levels=levels, per_row=per_row)
-        return publication(fig, width)
+        table = levels_side_by_side(dict(evals))
+        fig = levels_bar(table, metric, levels=levels, per_row=per_row)
+        # rows of print size, not of a screen's: a level's two bars in LEVEL_ROW_PX, each panel's axis below
+        rows = -(-len(names) // per_row)
+        per_panel = LEVEL_ROW_PX * table.level.nunique() + PANEL_EXTRA_PX
+        tall = (fig.layout.margin.t or 0) + 30 + rows * per_panel
+        # the statistic's name under the bottom row only: under every panel it ran into the next one's title
+        for i in range((rows - 1) * per_row):
+            fig.layout[f"xaxis{'' if i == 0 else i + 1}"].title = None
+        return publication(fig, width, height=tall / CSS_PX_PER_INCH)
     if kind == "compare":
         base = baseline or names[0]
         if base not in evals:

@@ -143,7 +143,10 @@ def _cells(t: pd.DataFrame, fmt: str) -> pd.DataFrame:
         ci = f"[{r.low:.{DECIMALS}f}, {r.high:.{DECIMALS}f}]" if not np.isnan(r.low) else ""
         if fmt == "tex":
             cell = (r"\textbf{" + v + "}" if r.best else v) + (r"$^{*}$" if r.marked else "")
-            cell += r" {\scriptsize " + ci + "}" if ci else ""
+            if ci:  # the interval under the value: a column as narrow as the interval, not twice as wide
+                cell = (
+                    r"\begin{tabular}[t]{@{}c@{}}" + cell + r"\\[-2pt]{\scriptsize " + ci + r"}\end{tabular}"
+                )
         elif fmt == "md":
             cell = (f"**{v}**" if r.best else v) + (r"\*" if r.marked else "") + (f" {ci}" if ci else "")
         else:  # html
@@ -187,13 +190,13 @@ def _row_label(t: pd.DataFrame, row: tuple[str, str, str], multi_stat: bool) -> 
 
 
 def to_latex(t: pd.DataFrame, *, baseline: str, n_resamples: int, alpha: float = 0.05) -> str:
-    """A booktabs ``tabular`` (in a ``table`` float with its caption): one row per measure and level, one
-    column per run; ``\\usepackage{booktabs}`` in the preamble."""
+    """A booktabs ``tabular`` (in a ``table*`` float with its caption): one row per measure and level, one
+    column per run, each value above its interval; ``\\usepackage{booktabs}`` in the preamble."""
     runs = list(dict.fromkeys(t.run))
     cells = _cells(t, "tex")
     multi = t.statistic.nunique() > 1
     lines = [
-        r"\begin{table}[t]",
+        r"\begin{table*}[t]",  # the page's width in a two-column paper; a plain table in a one-column one
         r"\centering",
         r"\small",
         r"\begin{tabular}{ll" + "c" * len(runs) + "}",
@@ -213,7 +216,7 @@ def to_latex(t: pd.DataFrame, *, baseline: str, n_resamples: int, alpha: float =
         r"\bottomrule",
         r"\end{tabular}",
         r"\caption{" + tex_escape(_note(t, baseline, n_resamples, alpha)) + "}",
-        r"\end{table}",
+        r"\end{table*}",
     ]
     return "\n".join(lines) + "\n"
 
