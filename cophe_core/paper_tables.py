@@ -167,6 +167,8 @@ _TEX = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "<": r"\textless{}",  # the default font encoding sets "<" as "¡"
+    ">": r"\textgreater{}",
 }
 
 

@@ -100,8 +100,8 @@ def test_markdown_and_wide_csv(table):
 
 
 def test_tex_escape_leaves_no_special_character_bare():
-    assert tex_escape("a_b%c$d#e{f}g~h^i\\j&") == (
-        r"a\_b\%c\$d\#e\{f\}g\textasciitilde{}h\textasciicircum{}i\textbackslash{}j\&"
+    assert tex_escape("a_b%c$d#e{f}g~h^i\\j&<>") == (
+        r"a\_b\%c\$d\#e\{f\}g\textasciitilde{}h\textasciicircum{}i\textbackslash{}j\&\textless{}\textgreater{}"
     )
 
 
