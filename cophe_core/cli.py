@@ -179,6 +179,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
     _compare_parser(sub)
     _aggregate_parser(sub)
+    _figure_parser(sub)
+    _report_parser(sub)
     sub.add_parser(
         "dashboard",
         help="start the dashboard (streamlit run dashboard/app.py); other options go to Streamlit, "
@@ -310,6 +312,86 @@ def _aggregate_parser(sub) -> None:
     a.add_argument("--code-col", help="code column (default: detected)")
     _header_argument(a)
     a.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
+
+
+def _runs_arguments(p: argparse.ArgumentParser, out: str) -> None:
+    """The inputs ``cophe figure`` and ``cophe report`` share: a gold file, named runs, the reading options."""
+    p.add_argument("--gold", required=True, help="gold labels (CSV/TSV, PSV, JSON, JSONL, Parquet)")
+    p.add_argument(
+        "--run",
+        required=True,
+        action="append",
+        type=_named_run,
+        metavar="NAME=PATH",
+        help="a run's predictions (code sets); repeat for each run",
+    )
+    p.add_argument("--out", required=True, metavar=out, help="the file to write; its ending says the format")
+    p.add_argument(
+        "--baseline", metavar="NAME", help="the run the others are compared with (default: the first)"
+    )
+    p.add_argument("--ontology", default="auto", help="as for cophe score")
+    p.add_argument(
+        "--system", default="auto", choices=["auto", "diagnosis", "procedure"], help="as for cophe score"
+    )
+    p.add_argument("--max-level", default=None, help="as for cophe score")
+    _max_rejected(p)
+    p.add_argument("--doc-col", help="document id column (default: detected)")
+    p.add_argument("--code-col", help="code column (default: detected)")
+    _header_argument(p)
+    p.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
+
+
+def _figure_parser(sub) -> None:
+    from .figures_export import KINDS, WIDTHS
+
+    f = sub.add_parser(
+        "figure",
+        help="write a figure for a paper as SVG, PNG or PDF",
+        description="Draw one figure of the runs at a journal's column width (3.5 in for one column, 7 in for "
+        "two), with fonts legible at that size: levels (scores by level, a panel per run), compare (each "
+        "level's difference between the baseline and the second run), tree (the first run's code families) "
+        "or families (the first run's families with most extra and missed codes). Needs a Chrome or "
+        "Chromium browser (BROWSER_PATH names one; Debian's chromium-headless-shell is found by itself).",
+    )
+    f.add_argument("kind", choices=KINDS, help="which figure")
+    _runs_arguments(f, "F.svg|png|pdf")
+    f.add_argument("--width", default="one-column", choices=list(WIDTHS), help="default one-column (3.5 in)")
+    f.add_argument("--statistic", default="f1", choices=["f1", "precision", "recall"], help="levels, compare")
+    f.add_argument("--level", help="families: the level of the families (default: the highest)")
+    f.add_argument("--top", type=_positive, default=15, help="families: how many (default 15)")
+
+
+def _report_parser(sub) -> None:
+    r = sub.add_parser(
+        "report",
+        help="write a table of the runs' scores for a paper (LaTeX, Markdown, CSV, HTML or PDF)",
+        description="Score every run against the gold standard and write runs × levels × measures: values to "
+        "3 decimals with 95%% bootstrap intervals, marked (*) where a run differs from the baseline (paired "
+        "bootstrap, Holm-adjusted), the best run of each row in bold.",
+    )
+    _runs_arguments(r, "F.tex|md|csv|html|pdf")
+    r.add_argument(
+        "--kind",
+        default="paper",
+        choices=["paper", "coder"],
+        help="paper: the table of scores (default); coder: for a coding manager, each run's families over- "
+        "and under-coded, the codes written instead and example documents (.html or .pdf, A4)",
+    )
+    r.add_argument(
+        "--min-support",
+        type=_positive,
+        default=10,
+        metavar="N",
+        help="coder: gold codes a family needs to be ranked (default 10)",
+    )
+    r.add_argument(
+        "--statistic",
+        action="append",
+        choices=["precision", "recall", "f1"],
+        help="which statistics, repeatable (default f1)",
+    )
+    r.add_argument("--bootstrap", type=_positive, default=1000, metavar="N", help="resamples (default 1000)")
+    r.add_argument("--seed", type=_count, default=0, help="seed of the resampling (default 0)")
 
 
 def _header_argument(p: argparse.ArgumentParser) -> None:
@@ -541,9 +623,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
-        if args.command == "compare":
-            return _compare(args)
-        return _aggregate(args) if args.command == "aggregate" else _score(args)
+        commands = {"aggregate": _aggregate, "compare": _compare, "figure": _figure, "report": _report}
+        return commands.get(args.command, _score)(args)
     except RecursionError:
         print(
             "cophe: error: an input is nested too deeply to read (JSON within JSON, thousands deep); "
@@ -724,6 +805,111 @@ def _not_streamed(args: argparse.Namespace) -> str | None:
     if args.threshold is not None or args.top_k is not None or args.tune_on:
         return "scores"
     return "save" if args.save else None
+
+
+def _out_format(args: argparse.Namespace, formats: Sequence[str]) -> str | None:
+    """The format ``--out`` names by its ending, when it is one of ``formats`` and its folder exists; else
+    None, said in one line."""
+    fmt = Path(args.out).suffix.lower().lstrip(".")
+    if fmt not in formats:
+        print(
+            f"cophe: error: --out {args.out}: end the name in .{', .'.join(formats)} to say the format",
+            file=sys.stderr,
+        )
+        return None
+    if not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
+        print(
+            f"cophe: error: --out {args.out}: no such folder; give a path in a folder that exists",
+            file=sys.stderr,
+        )
+        return None
+    return fmt
+
+
+def _evaluations(args: argparse.Namespace) -> dict:
+    """Every ``--run`` scored against ``--gold`` (in memory), at ``--max-level``; the baseline checked."""
+    runs = dict(args.run)
+    if len(runs) != len(args.run):
+        raise InputError("--run: two runs have the same name; name each NAME=PATH")
+    if args.baseline is not None and args.baseline not in runs:
+        raise InputError(f"--baseline {args.baseline}: no run of that name; give one of {', '.join(runs)}")
+    scoring = score_files(
+        args.gold,
+        runs,
+        ontology=args.ontology,
+        system=args.system,
+        doc_col=args.doc_col,
+        code_col=args.code_col,
+        bound=_bound(args.max_rejected),
+        header=args.header,
+    )
+    if scoring.refused:
+        raise TooManyRejected.together(list(scoring.refused.values()))
+    for w in scoring.corpus.warnings:
+        print(f"cophe: warning: {w}", file=sys.stderr)
+    return {r: scoring.evaluation(r, max_level=args.max_level) for r in runs}
+
+
+def _figure(args: argparse.Namespace) -> int:
+    """``cophe figure KIND``: one figure of the runs as SVG, PNG or PDF."""
+    from .figures_export import FORMATS, paper_figure, render
+
+    fmt = _out_format(args, list(FORMATS))
+    if fmt is None:
+        return 2
+    try:
+        evals = _evaluations(args)
+        fig = paper_figure(
+            args.kind,
+            evals,
+            width=args.width,
+            metric=args.statistic,
+            baseline=args.baseline,
+            level=args.level,
+            top=args.top,
+        )
+        data = render(fig, fmt)
+        Path(args.out).write_bytes(data)
+    except (InputError, ValueError) as e:
+        print(f"cophe: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"cophe: error: --out {args.out}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out} ({len(data):,} bytes, {fig.layout.width / 96:g} in wide)")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    """``cophe report``: the runs' table for a paper, in the format ``--out`` ends in."""
+    from .coder_report import coder_report
+    from .paper_tables import TABLE_FORMATS, write_table
+
+    fmt = _out_format(args, TABLE_FORMATS if args.kind == "paper" else ("html", "pdf"))
+    if fmt is None:
+        return 2
+    try:
+        evals = _evaluations(args)
+        if args.kind == "coder":
+            data = coder_report(evals, fmt, min_support=args.min_support)
+        else:
+            data = write_table(
+                evals,
+                fmt,
+                baseline=args.baseline,
+                statistics=args.statistic or ["f1"],
+                n_resamples=args.bootstrap,
+                seed=args.seed,
+            )
+        Path(args.out).write_bytes(data)
+    except (InputError, ValueError) as e:
+        print(f"cophe: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"cophe: error: --out {args.out}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out} ({len(data):,} bytes)")
+    return 0
 
 
 def _intervals(ci: pd.DataFrame, args: argparse.Namespace) -> dict:

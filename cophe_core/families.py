@@ -26,7 +26,7 @@ from scipy import stats as sps
 from .metrics import Evaluation, Figures, on_shared_documents
 from .stats import document_weights
 
-__all__ = ["within_family", "describe_gaps", "family_errors", "family_changes"]
+__all__ = ["within_family", "describe_gaps", "gap_statement", "family_errors", "family_changes"]
 
 PRODUCT_CELLS = 2_000_000  # cells of one block of resampled family counts (16 MB)
 
@@ -115,6 +115,46 @@ def describe_gaps(
             f"code families it shares with the gold standard, run {run} " + " and ".join(parts) + "."
         )
     return lines
+
+
+def gap_statement(
+    ev: Evaluation,
+    run: str,
+    *,
+    threshold: float = 0.005,
+    level_name: Callable[[str], str] | None = None,
+    measures: tuple[str, str] = ("CoPHE", "set-based"),
+) -> str | None:
+    """One sentence for a run in place of :func:`describe_gaps`' line per level: the levels where CoPHE F1
+    falls more than ``threshold`` below set-based F1, ranked by the size of the gap, the largest first with
+    both F1 values and its cause (more codes than the gold standard, or gold codes missed, within the shared
+    families); None when there is no such level.
+
+    >>> from cophe_core import score_files
+    >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.9\\n1,401.1\\n1,401.0\\n"}).evaluation("A")
+    >>> gap_statement(ev, "A")
+    'Run A: CoPHE F1 falls below set-based most at e0 (0.500 against 1.000: 200% more codes than the gold standard within its families), then at block.'
+    """
+    name = level_name or str
+    cophe, set_based = measures
+    t = within_family(ev)
+    t = t.assign(gap=t.set_f1 - t.cophe_f1)
+    t = t[t.gap > threshold].sort_values("gap", ascending=False, kind="stable")  # ties: the finer level first
+    if t.empty:
+        return None
+    top = t.iloc[0]
+    causes = []
+    if top.over_share >= threshold:
+        causes.append(f"{top.over_share:.0%} more codes than the gold standard")
+    if top.under_share >= threshold:
+        causes.append(f"{top.under_share:.0%} of the gold codes missed")
+    cause = " and ".join(causes) or "codes in families the gold standard does not have"
+    rest = [name(lv) for lv in t.level.iloc[1:]]
+    then = f", then at {', '.join(rest)}" if rest else ""
+    return (
+        f"Run {run}: {cophe} F1 falls below {set_based} most at {name(top.level)} ({top.cophe_f1:.3f} "
+        f"against {top.set_f1:.3f}: {cause} within its families){then}."
+    )
 
 
 def family_errors(ev: Evaluation, level: str) -> pd.DataFrame:

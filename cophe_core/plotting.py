@@ -229,14 +229,20 @@ def _bars(
 
 
 def levels_bar(
-    table: pd.DataFrame, metric: str = "f1", *, levels: dict | None = None, words: dict | None = None
+    table: pd.DataFrame,
+    metric: str = "f1",
+    *,
+    levels: dict | None = None,
+    words: dict | None = None,
+    per_row: int = PANELS_PER_ROW,
 ) -> go.Figure:
     """Bars of one metric by level, one colour per measure, one panel per run (:data:`PANELS_PER_ROW` to a row).
 
     ``table`` is :func:`cophe_core.compare.levels_side_by_side` output. ``levels`` names the level ids (say
     by :func:`cophe_core.ontology.level_name`; by default the ids are shown); ``words`` names the measures,
-    the counts and the axes (defaults :data:`MEASURE_NAMES` and :data:`CHART_WORDS`). The bars lie
-    horizontal, so that a level's name reads on its axis however long it is.
+    the counts and the axes (defaults :data:`MEASURE_NAMES` and :data:`CHART_WORDS`); ``per_row`` runs'
+    panels go side by side. The bars lie horizontal, so that a level's name reads on its axis however long
+    it is.
 
     Examples
     --------
@@ -249,7 +255,7 @@ def levels_bar(
     """
     w = _words(words)
     runs = list(dict.fromkeys(table.run))
-    per_row = min(PANELS_PER_ROW, len(runs))
+    per_row = max(1, min(per_row, len(runs)))
     df = table.assign(run_name=table.run.map(lambda r: html.escape(str(r))))
     hover = (
         "<b>%{customdata[0]}</b> · %{fullData.name}<br>%{y}<br>"

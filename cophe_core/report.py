@@ -7,12 +7,13 @@ embedded with plotly.js inlined once, so the file works offline.
 from __future__ import annotations
 
 import html
+import math
 from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["html_report", "figure_html", "safe_csv"]
+__all__ = ["html_report", "figure_html", "safe_csv", "p_text"]
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet read a cell as a formula (OWASP)
 
@@ -25,9 +26,51 @@ th,td{border:1px solid #ddd;padding:.2rem .4rem;text-align:right}
 th{background:#f5f5f5;vertical-align:bottom}
 td:first-child,th:first-child{text-align:left} p.note{color:#555}
 @page{size:A4;margin:12mm}
-@media print{body{margin:0;max-width:none;font-size:9pt} div.table{overflow:visible}
-table{font-size:6.5pt;width:100%} th,td{padding:1px 2px}}
+@media print{body{margin:0;max-width:none;font-size:9pt} div.table{overflow:visible} table{font-size:7pt;width:100%}
+th,td{padding:1pt 2pt;overflow-wrap:anywhere} th{white-space:normal} .plotly-graph-div{max-width:100%}}
 """
+P_COLUMNS = ("p_value", "p_holm", "q_value")  # and any column whose name says p-value or q-value
+
+
+def _is_p(column: object) -> bool:
+    name = str(column).lower()
+    return name in P_COLUMNS or "p-value" in name or "q-value" in name
+
+
+def p_text(p: float) -> str:
+    """A p-value as a reader takes it: 3 decimals, below 0.001 as "< 0.001" (never 0.000), none as "–".
+
+    >>> p_text(0.0), p_text(0.0004), p_text(0.0312), p_text(float("nan"))
+    ('< 0.001', '< 0.001', '0.031', '–')
+    """
+    if pd.isna(p):
+        return "–"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _cell(v: Any) -> str:
+    """A cell of no particular column: "–" for a missing value, yes/no for true/false, 3 decimals."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return NA
+    if isinstance(v, bool) or type(v).__name__ == "bool_":
+        return "yes" if v else "no"
+    return f"{v:.3f}" if isinstance(v, float) else str(v)
+
+
+def _formatters(table: pd.DataFrame) -> dict:
+    """Cell texts of a report's table: numbers to 3 decimals, p-values by :func:`p_text`, yes/no for a
+    true/false column, "–" for a missing value; never NaN, True or False."""
+    return {
+        col: (
+            (lambda v: "yes" if v else "no")
+            if pd.api.types.is_bool_dtype(table[col])
+            else p_text
+            if _is_p(col)
+            else _cell
+        )
+        for col in table.columns
+    }
+
 
 NA = "–"  # an undefined number in a table (NaN), never "NaN"
 
@@ -61,6 +104,9 @@ def html_report(title: str, sections: list[tuple[str, list[Any]]]) -> str:
     >>> page = html_report("Run <A>", [("Scores", ["F1 & co.", pd.DataFrame({"f1": [0.1234]})])])
     >>> "Run &lt;A&gt;" in page, "F1 &amp; co." in page, "0.123" in page
     (True, True, True)
+    >>> page = html_report("R", [("T", [pd.DataFrame({"delta": [float("nan")], "p_value": [0.0], "best": [True]})])])
+    >>> "NaN" in page, "True" in page, "0.000" in page, "&lt; 0.001" in page, "–" in page, "yes" in page
+    (False, False, False, True, True, True)
     """
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
@@ -90,11 +136,7 @@ def _table_html(table: pd.DataFrame) -> str:
     >>> "0.123" in html, "NaN" in html, "True" in html, "yes" in html
     (True, False, False, True)
     """
-    out = table.copy()
-    for col in out.columns:
-        if out[col].dtype == bool:
-            out[col] = out[col].map({True: "yes", False: "no"})
-    return out.to_html(index=False, float_format=lambda v: f"{v:.3f}", na_rep=NA, escape=True, border=0)
+    return table.to_html(index=False, formatters=_formatters(table), na_rep=NA, escape=True, border=0)
 
 
 def safe_csv(table: pd.DataFrame) -> str:

@@ -3,6 +3,8 @@ question of the code system, and the download buttons of figures and tables."""
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import re
 from dataclasses import dataclass
 
@@ -12,6 +14,7 @@ import streamlit as st
 
 from cophe_core import Scoring
 from cophe_core.aggregate import Aggregate
+from cophe_core.figures_export import FORMATS, find_browser, publication, render
 from cophe_core.files import counted
 from cophe_core.labels import NothingScorable, TooManyRejected, main_reasons
 from cophe_core.report import figure_html
@@ -216,11 +219,12 @@ def _first_of_each_kind(rejected: pd.DataFrame) -> list[tuple[str, pd.Series]]:
 
 def figure_download(fig, name: str, key: str, table=None) -> None:
     """Small buttons under a chart: the figure as a standalone interactive HTML file (made on request: it
-    holds plotly.js), and with ``table`` the numbers it draws as CSV."""
-    left, right = st.columns(2) if table is not None else (st.container(), None)
+    holds plotly.js), as SVG, PNG and PDF for a paper (7 in wide, print-sized text; each drawn on request by
+    the server's browser), and with ``table`` the numbers it draws as CSV."""
+    html_col, svg, png, pdf, right = st.columns([1.3, 1, 1, 1, 1.5])
     downloads.prepared(
-        left,
-        "Download chart as HTML",
+        html_col,
+        "Chart as HTML",
         lambda: figure_html(fig),
         f"{name}.html",
         "text/html",
@@ -228,8 +232,34 @@ def figure_download(fig, name: str, key: str, table=None) -> None:
         source=(fig,),
         **downloads.SMALL,
     )
-    if right is not None:
-        table_download(table, name, f"{key}_csv", label="Download its numbers (CSV)", where=right)
+    if static_figures_ready():
+        for where, fmt in ((svg, "svg"), (png, "png"), (pdf, "pdf")):
+            downloads.prepared(
+                where,
+                fmt.upper(),
+                functools.partial(_static_figure, fig, fmt),
+                f"{name}.{fmt}",
+                FORMATS[fmt],
+                key=f"{key}_{fmt}",
+                source=(fig,),
+                help=f"The chart as {fmt.upper()}, 7 inches wide with text sized for print, for a paper or "
+                "a slide",
+                **downloads.SMALL,
+            )
+    else:
+        svg.caption("SVG, PNG and PDF need a Chrome or Chromium browser on the server.")
+    if table is not None:
+        table_download(table, name, f"{key}_csv", label="Its numbers (CSV)", where=right)
+
+
+def _static_figure(fig, fmt: str) -> bytes:
+    """A chart for a paper: two columns wide (7 in), its text sized for print (:func:`publication`)."""
+    return render(publication(fig, "two-column"), fmt)
+
+
+def static_figures_ready() -> bool:
+    """Whether figures can be drawn as SVG, PNG and PDF here: Kaleido installed and a browser found."""
+    return importlib.util.find_spec("kaleido") is not None and find_browser() is not None
 
 
 def table_download(

@@ -3,6 +3,8 @@
 The CSV files keep cophe_core's column names (``tp``, ``e0``), so that scripts can read them; the charts and
 the reports use the words the page shows."""
 
+import functools
+
 import components
 import downloads
 import reports
@@ -11,8 +13,10 @@ import streamlit as st
 from components import label_md
 from texts import chart_words, level, term
 
+from cophe_core.coder_report import coder_report
 from cophe_core.compare import levels_side_by_side
 from cophe_core.families import describe_gaps, within_family
+from cophe_core.paper_tables import write_table
 from cophe_core.plotting import levels_bar, tree_figure
 from cophe_core.report import figure_html, html_report, safe_csv
 from cophe_core.tree import focused_subtree
@@ -67,6 +71,55 @@ if ctx:
         key="dl_rej",
         **now,
     )
+
+    st.subheader("Tables for a paper", anchor=False)
+    baseline = runs[0]
+    st.caption(
+        f"Every run's F1 by level and measure to 3 decimals with its 95% interval; * where a run differs from "
+        f"the first run, {label_md(baseline)} (paired test, Holm-adjusted); the best run of each row in bold. "
+        "Each file is made when you ask for it (1,000 resamples: a few seconds)."
+    )
+    paper_formats = {
+        "tex": ("LaTeX", "application/x-tex"),
+        "md": ("Markdown", "text/markdown"),
+        "csv": ("Spreadsheet (CSV)", "text/csv"),
+        "html": ("Web page", "text/html"),
+        "pdf": ("PDF", "application/pdf"),
+    }
+    for where, (fmt, (label, mime)) in zip(st.columns(len(paper_formats)), paper_formats.items()):
+        downloads.prepared(
+            where,
+            label,
+            functools.partial(write_table, evals, fmt, baseline=baseline, n_resamples=1000),
+            f"scores_by_level.{fmt}",
+            mime,
+            key=f"dl_paper_{fmt}",
+            source=runs_now,
+        )
+
+    st.subheader("Report for coding managers", anchor=False)
+    st.caption(
+        "For each run: the code families it adds codes to and misses codes in, per 100 gold codes (families "
+        "with at least 10 gold codes), the codes it writes instead of the right ones, and example documents. "
+        "Prints on A4."
+    )
+    g, h = st.columns(2)
+    for where, (fmt, label, mime) in zip(
+        (g, h),
+        (
+            ("pdf", "Coding report (PDF)", "application/pdf"),
+            ("html", "Coding report (web page)", "text/html"),
+        ),
+    ):
+        downloads.prepared(
+            where,
+            label,
+            functools.partial(coder_report, evals, fmt),
+            f"coding_report.{fmt}",
+            mime,
+            key=f"dl_coder_{fmt}",
+            source=runs_now,
+        )
 
     st.subheader("Figures (interactive HTML, works offline)", anchor=False)
     st.caption(

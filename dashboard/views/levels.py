@@ -10,7 +10,8 @@ from components import keep_choice, md
 from texts import HELP, MEASURES, chart_words, helps, level, measure, term
 
 from cophe_core.compare import HEADLINE_COLUMNS, figure_parts, headlines, levels_side_by_side
-from cophe_core.families import describe_gaps
+from cophe_core.families import gap_statement
+from cophe_core.level_chart import levels_chart_spec, levels_points
 from cophe_core.plotting import levels_bar
 from cophe_core.stats import bootstrap_runs
 
@@ -59,16 +60,16 @@ def headline_table(t: pd.DataFrame, *, ready: bool, pending: str = PENDING):
     )
 
 
-def gap_lines(ev, run: str, onto) -> list[str]:
-    """Where right family and count falls below right family, and why, in words (:func:`describe_gaps`)."""
-    lines = describe_gaps(
+def gap_line(ev, run: str, onto) -> str | None:
+    """Where right family and count falls below right family, ranked, in one sentence (:func:`gap_statement`)."""
+    line = gap_statement(
         ev,
         run,
         threshold=GAP,
         level_name=lambda lv: level(onto, lv),
-        measures=(term("cophe").lower(), f"for {term('set_based').lower()}"),
+        measures=(term("cophe").lower(), term("set_based").lower()),
     )
-    return [md(line) for line in lines]
+    return None if line is None else md(line)
 
 
 st.title("Scores by level")
@@ -136,6 +137,21 @@ if ctx:
             f"All levels up to {md(level(onto, ctx.max_level))} together. **Bold**: the best run in each "
             "column. 95% interval: 1,000 bootstrap resamples of the documents, seed 0."
         )
+    # The levels at a glance, shown at once: F1 by level per run with its interval. Drawn by Vega-Lite, which
+    # the page has already, so that the first view needs no plotly.js (4.7 MB of script).
+    points = levels_points(evals, cis or None)
+    data, spec = levels_chart_spec(
+        points,
+        level_name=lambda lv: level(onto, lv),
+        measure_name=measure,
+        words={"run": term("run"), "level": term("level"), "measure": term("measure"), "f1": term("f1")},
+        columns=min(3, len(evals)),
+    )
+    st.vega_lite_chart(data, spec, key="levels_overview", width="content")
+    st.caption(
+        f"{term('f1')} by level, run by run: a dot for each way of scoring, its line the 95% interval"
+        + ("." if cis else " (intervals not computed).")
+    )
     with st.expander("What the columns mean"):
         st.markdown("\n".join(f"- {md(HELP[k])}" for k in (*MEASURES, "precision", "recall", "interval")))
 
@@ -160,7 +176,7 @@ if ctx:
         st.plotly_chart(fig, key="levels_chart")
         components.figure_download(fig, "levels_chart", "dl_levels_chart", table=table)
 
-    gaps = [line for run, ev in evals.items() for line in gap_lines(ev, run, onto)]
+    gaps = [line for run, ev in evals.items() if (line := gap_line(ev, run, onto))]
     if gaps:
         st.markdown(
             f"**Where {md(term('cophe').lower())} falls below {md(term('set_based').lower())}**: "
@@ -186,17 +202,8 @@ if ctx:
                 k: st.column_config.NumberColumn(term(k), help=HELP[k], width="small")
                 for k in ("precision", "recall")
             },
-            "f1": st.column_config.ProgressColumn(
-                term("f1"),
-                help=HELP["f1"],
-                format="%.3f",
-                min_value=0,
-                max_value=1,
-                width="medium",
-                color="blue",
-            )  # blue: a score, not a warning (red is for what goes wrong)
-            if not nothing.any()  # a bar cannot say "–" (an empty one reads as loading): numbers then
-            else st.column_config.NumberColumn(term("f1"), help=HELP["f1"], width="small"),
+            # a number, not a bar: a bar's figure vanished beside MIMIC-sized counts; the chart above draws it
+            "f1": st.column_config.NumberColumn(term("f1"), help=HELP["f1"], width="small"),
         },
     )
     if cis and st.toggle("95% intervals of every figure (bootstrap over documents)", key="levels_ci"):

@@ -48,7 +48,12 @@ def test_levels_view_shows_the_sample_numbers(sample, model):
         "Exact codes (flat): only the exact code counts" in e.value.replace("\\", "") for e in at.markdown
     )  # each measure's help sentence
     text = " ".join(m.value for m in at.markdown).replace("\\", "")
-    assert "run overcoder predicts 42% more codes than the gold standard" in text
+    # one ranked sentence per run: the largest gap first, with its cause
+    assert (
+        "Run overcoder: right family and count F1 falls below right family most at Category (3 digits)"
+        in text
+    )
+    assert "42% more codes than the gold standard" in text
     assert "Category (3 digits)" in text and "At e0" not in text
     table = at.dataframe[0].value
     assert set(table.run) == set(RUNS) | {"model"} and len(table) == 4 * 11

@@ -1,0 +1,186 @@
+"""Results that leave the app: paper tables (cophe_core.paper_tables) and figures as SVG, PNG and PDF
+(cophe_core.figures_export), and their commands ``cophe report`` and ``cophe figure``."""
+
+from __future__ import annotations
+
+import re
+import struct
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from cophe_core import score_files
+from cophe_core.cli import main
+from cophe_core.figures_export import find_browser, paper_figure, publication, render
+from cophe_core.paper_tables import (
+    paper_table,
+    tex_escape,
+    to_latex,
+    to_markdown,
+    to_wide_csv,
+    write_table,
+)
+from cophe_core.stats import compare_runs
+from tests.conftest import long_csv
+
+GOLD = [(str(d), c) for d in range(40) for c in ("401.9", "428.0", "250.00")]
+RUNS = {
+    "base": GOLD[:90],  # every code of the first 30 documents, none of the last 10
+    "same": GOLD[:90],  # the baseline again
+    "run_a&b": [(str(d), c) for d in range(40) for c in ("401.1", "428.0", "250.01")],  # wrong in the family
+}
+needs_browser = pytest.mark.skipif(find_browser() is None, reason="no Chrome or Chromium to draw figures")
+
+
+@pytest.fixture(scope="module")
+def evals():
+    s = score_files(long_csv(GOLD), {r: long_csv(p) for r, p in RUNS.items()}, ontology="icd9")
+    return {r: s.evaluation(r, max_level="e0") for r in RUNS}
+
+
+@pytest.fixture(scope="module")
+def table(evals):
+    return paper_table(evals, baseline="base", statistics=("precision", "recall", "f1"), n_resamples=300)
+
+
+def test_values_are_the_evaluations_own_rounded_to_three_decimals(evals, table):
+    # per run: flat P, R, F1; for each of set-based and CoPHE, P, R and F1 over all levels and F1 at each level
+    assert len(table) == 3 * (3 + 2 * (3 + len(evals["base"].levels)))
+    for r in table.itertuples():
+        own = getattr(evals[r.run].score(r.measure, r.level), r.statistic)
+        assert r.value == round(own, 3), r
+        assert r.low <= r.value + 1e-9 and r.value <= r.high + 1e-9
+        assert r.value == round(r.value, 3) and r.low == round(r.low, 3)
+    # by hand: "base" finds 90 of the 120 gold codes exactly, writing nothing wrong
+    flat = table[(table.run == "base") & (table.measure == "flat")].set_index("statistic")
+    assert flat.loc["recall", "value"] == 0.75 and flat.loc["precision", "value"] == 1.0
+    assert flat.loc["f1", "value"] == round(2 * 0.75 / 1.75, 3)
+
+
+def test_marks_follow_the_holm_adjusted_paired_test_and_bold_the_best(evals, table):
+    full = compare_runs(evals, baseline="base", n_resamples=300, macro=False).set_index(["run", "figure"])
+    # the same run as the baseline never differs; the baseline carries no mark
+    assert not table[table.run.isin(["base", "same"])].marked.any()
+    # the run with one exact code of three differs on flat F1 (1/3 against 0.857): Holm's p marks it
+    flat_f1 = table[(table.measure == "flat") & (table.statistic == "f1")].set_index("run")
+    assert flat_f1.loc["run_a&b", "value"] == 0.333 and flat_f1.loc["run_a&b", "marked"]
+    assert flat_f1.loc["run_a&b", "p_holm"] == full.loc[("run_a&b", "flat f1"), "p_holm"]
+    assert list(flat_f1.best) == [True, True, False]  # a tie is bold twice
+    # at the category, "run_a&b" has every family right: the best there
+    cat = table[(table.measure == "set_based") & (table.level == "e0") & (table.statistic == "f1")]
+    assert cat.set_index("run").best.to_dict() == {"base": False, "same": False, "run_a&b": True}
+
+
+def test_latex_is_booktabs_escaped_with_one_row_per_measure_and_level(table):
+    f1 = table[table.statistic == "f1"]
+    tex = to_latex(f1, baseline="base", n_resamples=300)
+    assert all(k in tex for k in (r"\toprule", r"\midrule", r"\bottomrule", r"\begin{tabular}{llccc}"))
+    assert r"run\_a\&b" in tex and "run_a&b" not in tex
+    body = tex.split(r"\midrule", 1)[1].split(r"\bottomrule")[0]
+    rows = [ln for ln in body.splitlines() if ln.endswith(r"\\")]
+    assert len(rows) == f1.groupby(["measure", "level"]).ngroups
+    assert tex.count(r"\textbf{") == int(f1.best.sum()) and tex.count("$^{*}$") == int(f1.marked.sum())
+    assert not re.search(r"\d\.\d{4}", tex)  # 3 decimals, never more
+    assert "Category (3 digits)" in tex and " e0 " not in tex
+
+
+def test_markdown_and_wide_csv(table):
+    f1 = table[table.statistic == "f1"]
+    md = to_markdown(f1, baseline="base", n_resamples=300)
+    lines = [ln for ln in md.splitlines() if ln.startswith("|")]
+    assert len(lines) == 2 + f1.groupby(["measure", "level"]).ngroups
+    assert md.count("**") == 2 * int(f1.best.sum()) and r"run\_a&b" in md
+    csv = to_wide_csv(table)
+    rows = csv.strip().splitlines()
+    assert len(rows) == 1 + 3  # a row per run
+    head = rows[0]
+    assert "CoPHE F1, Category (3 digits)" in head and "e0" not in head
+    assert not re.search(r"\d\.\d{4}", csv)
+
+
+def test_tex_escape_leaves_no_special_character_bare():
+    assert tex_escape("a_b%c$d#e{f}g~h^i\\j&<>") == (
+        r"a\_b\%c\$d\#e\{f\}g\textasciitilde{}h\textasciicircum{}i\textbackslash{}j\&\textless{}\textgreater{}"
+    )
+
+
+def test_publication_widths_and_fonts(evals):
+    one, two = (paper_figure("levels", evals, width=w) for w in ("one-column", "two-column"))
+    assert (one.layout.width, two.layout.width) == (336, 672)  # 3.5 in and 7 in at 96 px to the inch
+    assert one.layout.font.size == pytest.approx(8 * 96 / 72) and two.layout.font.size == pytest.approx(12)
+    bars = [t for t in one.data if t.type == "bar"]
+    assert bars and all(t.textfont.size == one.layout.font.size for t in bars)  # no screen-sized text left
+    assert len({t.xaxis for t in one.data}) == 3  # one column: a run per row, not four side by side
+    with pytest.raises(ValueError, match="one-column"):
+        publication(one, "narrow")
+
+
+@pytest.mark.parametrize("kind", ["levels", "compare", "tree", "families"])
+def test_every_kind_is_drawn(evals, kind):
+    fig = paper_figure(kind, evals, width="two-column", baseline="base")
+    assert fig.layout.width == 672 and len(fig.data) > 0
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+@needs_browser
+def test_exported_files_are_valid_at_the_declared_widths(evals):
+    fig = paper_figure("levels", evals, width="one-column")
+    svg = render(fig, "svg")
+    root = ET.fromstring(svg)
+    assert root.tag.endswith("svg") and float(root.get("width")) == 336
+    png = render(fig, "png")
+    assert _png_size(png) == (1050, round(fig.layout.height * 300 / 96))  # 3.5 in at 300 dpi
+    pdf = render(fig, "pdf")
+    assert pdf[:5] == b"%PDF-"
+    box = re.search(rb"/MediaBox\s*\[\s*0 0 ([\d.]+) ([\d.]+)", pdf)
+    assert box and float(box.group(1)) == pytest.approx(3.5 * 72, abs=1)  # 3.5 in, in points
+
+
+@needs_browser
+def test_cli_figure_and_report(tmp_path, capsys):
+    gold, a, b = tmp_path / "gold.csv", tmp_path / "a.csv", tmp_path / "b.csv"
+    gold.write_bytes(long_csv(GOLD))
+    a.write_bytes(long_csv(RUNS["base"]))
+    b.write_bytes(long_csv(RUNS["run_a&b"]))
+    runs = ["--gold", str(gold), "--run", f"base={a}", "--run", f"other={b}"]
+    out = tmp_path / "tree.svg"
+    assert main(["figure", "tree", *runs, "--out", str(out)]) == 0
+    assert ET.fromstring(out.read_bytes()).tag.endswith("svg")
+    pdf = tmp_path / "levels.pdf"
+    assert main(["figure", "levels", *runs, "--width", "two-column", "--out", str(pdf)]) == 0
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    tex = tmp_path / "t.tex"
+    assert main(["report", *runs, "--bootstrap", "200", "--out", str(tex)]) == 0
+    assert r"\toprule" in tex.read_text() and "other" in tex.read_text()
+    report_pdf = tmp_path / "t.pdf"
+    assert main(["report", *runs, "--bootstrap", "200", "--out", str(report_pdf)]) == 0
+    assert report_pdf.read_bytes()[:5] == b"%PDF-"
+    box = re.search(rb"/MediaBox\s*\[\s*0 0 ([\d.]+) ([\d.]+)", report_pdf.read_bytes())
+    assert box and (float(box.group(1)), float(box.group(2))) == pytest.approx((595.3, 841.9), abs=1)  # A4
+
+
+def test_cli_refuses_an_unknown_format_or_baseline(tmp_path, capsys):
+    gold, a = tmp_path / "gold.csv", tmp_path / "a.csv"
+    gold.write_bytes(long_csv(GOLD))
+    a.write_bytes(long_csv(RUNS["base"]))
+    runs = ["--gold", str(gold), "--run", f"base={a}"]
+    assert main(["report", *runs, "--out", str(tmp_path / "t.docx")]) == 2
+    assert ".tex" in capsys.readouterr().err
+    assert main(["figure", "levels", *runs, "--out", str(tmp_path / "f.jpg")]) == 2
+    assert ".svg" in capsys.readouterr().err
+    assert main(["report", *runs, "--baseline", "nope", "--out", str(tmp_path / "t.md")]) == 2
+    assert "--baseline nope" in capsys.readouterr().err
+    assert main(["figure", "compare", *runs, "--out", str(tmp_path / "f.svg")]) == 2
+    assert "second --run" in capsys.readouterr().err
+
+
+def test_write_table_csv_is_the_wide_table(evals):
+    data = write_table(evals, "csv", baseline="base", n_resamples=200).decode()
+    t = paper_table(evals, baseline="base", n_resamples=200)
+    assert data == to_wide_csv(t)
+    assert np.isnan(t[t.run == "base"].p_holm).all()
