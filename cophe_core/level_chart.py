@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .compare import levels_side_by_side
-from .metrics import MEASURE_WORDS, Evaluation
+from .metrics import MEASURE_WORDS, Figures
 
 __all__ = ["levels_points", "levels_chart_spec", "COLOURS"]
 
@@ -30,7 +30,7 @@ def _figure(measure: str, level: str) -> str:
 
 
 def levels_points(
-    evals: Mapping[str, Evaluation], intervals: Mapping[str, pd.DataFrame] | None = None
+    evals: Mapping[str, Figures], intervals: Mapping[str, pd.DataFrame] | None = None
 ) -> pd.DataFrame:
     """F1 of each run, measure and level (``overall`` last), with ``low`` and ``high`` from each run's
     :func:`cophe_core.stats.bootstrap` table when given (NaN otherwise, and for a level holding no code).

@@ -26,7 +26,7 @@ import pandas as pd
 
 from .compare import figure_parts
 from .files import InputError
-from .metrics import MEASURE_WORDS, Evaluation
+from .metrics import MEASURE_WORDS, Figures
 from .ontology.levels import level_name
 from .report import safe_csv
 from .stats import compare_runs
@@ -51,7 +51,7 @@ MARK = "*"
 
 
 def paper_table(
-    evals: Mapping[str, Evaluation],
+    evals: Mapping[str, Figures],
     *,
     baseline: str | None = None,
     statistics: Sequence[str] = ("f1",),
@@ -333,7 +333,7 @@ def html_to_pdf(page: str, *, timeout: float = 120.0) -> bytes:
 
 
 def write_table(
-    evals: Mapping[str, Evaluation],
+    evals: Mapping[str, Figures],
     fmt: str,
     *,
     baseline: str | None = None,

@@ -98,28 +98,35 @@ if ctx:
         )
 
     st.subheader("Report for coding managers", anchor=False)
-    st.caption(
-        "For each run: the code families it adds codes to and misses codes in, per 100 gold codes (families "
-        "with at least 10 gold codes), the codes it writes instead of the right ones, and example documents. "
-        "Prints on A4."
-    )
-    g, h = st.columns(2)
-    for where, (fmt, label, mime) in zip(
-        (g, h),
-        (
-            ("pdf", "Coding report (PDF)", "application/pdf"),
-            ("html", "Coding report (web page)", "text/html"),
-        ),
-    ):
-        downloads.prepared(
-            where,
-            label,
-            functools.partial(coder_report, evals, fmt),
-            f"coding_report.{fmt}",
-            mime,
-            key=f"dl_coder_{fmt}",
-            source=runs_now,
+    if not all(ev.has_codes for ev in evals.values()):
+        st.caption(
+            "This analysis holds counts, not each document's codes: the report for coding managers needs the "
+            "gold standard and the runs themselves. Open them as files to make it."
         )
+    else:
+        with_codes = {r: ev.with_codes() for r, ev in evals.items()}
+        st.caption(
+            "For each run: the code families it adds codes to and misses codes in, per 100 gold codes (families "
+            "with at least 10 gold codes), the codes it writes instead of the right ones, and example documents. "
+            "Prints on A4."
+        )
+        g, h = st.columns(2)
+        for where, (fmt, label, mime) in zip(
+            (g, h),
+            (
+                ("pdf", "Coding report (PDF)", "application/pdf"),
+                ("html", "Coding report (web page)", "text/html"),
+            ),
+        ):
+            downloads.prepared(
+                where,
+                label,
+                functools.partial(coder_report, with_codes, fmt),
+                f"coding_report.{fmt}",
+                mime,
+                key=f"dl_coder_{fmt}",
+                source=runs_now,
+            )
 
     st.subheader("Figures (interactive HTML, works offline)", anchor=False)
     st.caption(
