@@ -37,12 +37,15 @@ def _is_p(column: object) -> bool:
     return name in P_COLUMNS or "p-value" in name or "q-value" in name
 
 
-def p_text(p: float) -> str:
-    """A p-value as a reader takes it: 3 decimals, below 0.001 as "< 0.001" (never 0.000), none as "–".
+def p_text(p: float | str) -> str:
+    """A p-value as a reader takes it: 3 decimals, below 0.001 as "< 0.001" (never 0.000), none as "–"; a text
+    (a cell written already, such as a report's "< 0.001") as it is.
 
-    >>> p_text(0.0), p_text(0.0004), p_text(0.0312), p_text(float("nan"))
-    ('< 0.001', '< 0.001', '0.031', '–')
+    >>> p_text(0.0), p_text(0.0004), p_text(0.0312), p_text(float("nan")), p_text("< 0.001")
+    ('< 0.001', '< 0.001', '0.031', '–', '< 0.001')
     """
+    if isinstance(p, str):
+        return p
     if pd.isna(p):
         return "–"
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
