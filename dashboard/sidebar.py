@@ -246,7 +246,7 @@ def sidebar() -> Context:
             levels,
             index=levels.index(default),
             key=f"max_level_{tree.name}",
-            format_func=lambda lv: texts.level(tree, lv),
+            format_func=texts.labeller(texts.level, tree),
             help="Codes are scored at each level from the exact codes up to this one, and "
             "over all of them together. The CoPHE paper stops at the section.",
         )

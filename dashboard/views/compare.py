@@ -6,7 +6,7 @@ import pandas as pd
 import state
 import streamlit as st
 from components import keep_choice, label_md, md
-from texts import HELP, chart_words, figure_name, level, measure, term
+from texts import HELP, chart_words, figure_name, labeller, level, measure, term
 
 from cophe_core.compare import (
     HEADLINE_COLUMNS,
@@ -175,7 +175,7 @@ def runs_section(ctx, names: list[str], onto, resample: bool = True) -> None:
             )
         keep_choice("cmp_runs_chart_figure", figs)
         pick = st.selectbox(
-            "Chart", figs, format_func=lambda f: short_words(f, onto), key="cmp_runs_chart_figure"
+            "Chart", figs, format_func=labeller(lambda f: short_words(f, onto)), key="cmp_runs_chart_figure"
         )
         fig = runs_chart(table, pick, title=short_words(pick, onto), baseline=baseline)
         st.plotly_chart(fig, key="cmp_runs_chart")
@@ -322,7 +322,7 @@ def by_level(deltas: pd.DataFrame, a: str, b: str, ea, eb, onto) -> None:
                 ["f1", "precision", "recall"],
                 default="f1",
                 key="cmp_metric",
-                format_func=term,
+                format_func=labeller(term),
             )
             or "f1"
         )
@@ -348,7 +348,7 @@ def families_section(ctx, a: str, b: str, ea, eb, onto) -> None:
     f1, f2 = st.columns([2, 3])
     keep_choice("cmp_family_level", levels)
     lv = f1.selectbox(
-        "Families at", levels, index=default, key="cmp_family_level", format_func=lambda x: level(onto, x)
+        "Families at", levels, index=default, key="cmp_family_level", format_func=labeller(level, onto)
     )
     order = f2.radio(
         "Show first",
@@ -503,7 +503,7 @@ def documents_section(a: str, b: str, ea, eb, onto) -> None:
         ea.levels,
         index=min(2, len(ea.levels) - 1),
         key="cmp_doc_level",
-        format_func=lambda lv: level(onto, lv),
+        format_func=labeller(level, onto),
     )
     dis = disagreements(ea, eb, level=at, top=100)
     st.dataframe(

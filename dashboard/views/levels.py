@@ -7,7 +7,7 @@ import pandas as pd
 import state
 import streamlit as st
 from components import keep_choice, md
-from texts import HELP, MEASURES, chart_words, helps, level, measure, term
+from texts import HELP, MEASURES, chart_words, helps, labeller, level, measure, term
 
 from cophe_core.compare import HEADLINE_COLUMNS, figure_parts, headlines, levels_side_by_side
 from cophe_core.families import describe_gaps
@@ -152,7 +152,7 @@ if ctx:
                 ["f1", "precision", "recall"],
                 default="f1",
                 key="levels_metric",
-                format_func=term,
+                format_func=labeller(term),
             )
             or "f1"
         )

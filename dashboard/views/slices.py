@@ -8,7 +8,7 @@ import slicing
 import state
 import streamlit as st
 from components import keep_choice, md
-from texts import HELP, MEASURES, measure, term
+from texts import HELP, MEASURES, labeller, measure, term
 
 from cophe_core import Scoring
 from cophe_core.plotting import slices_chart
@@ -33,7 +33,7 @@ if ctx:
         list(MEASURES),
         index=2,
         key="slices_measure",
-        format_func=measure,
+        format_func=labeller(measure),
         help=HELP["cophe"],
     )
     stat = (
@@ -42,7 +42,7 @@ if ctx:
             ["f1", "precision", "recall"],
             default="f1",
             key="slices_stat",
-            format_func=term,
+            format_func=labeller(term),
         )
         or "f1"
     )

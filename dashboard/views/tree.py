@@ -116,7 +116,7 @@ def offenders(ctx, ev) -> None:
         lv = st.selectbox(
             "Families at the level",
             choices,
-            format_func=lambda v: texts.level(onto, v),
+            format_func=texts.labeller(texts.level, onto),
             key="rank_level",
             help=texts.HELP["level"],
         )
