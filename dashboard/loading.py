@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
+import urlstate
 from components import ANYWAY
 from state import heavy
 
@@ -37,7 +38,7 @@ SAMPLES = {  # source label â†’ (folder, ontology, runs); a run named "scores_â€
 }
 
 
-UPLOAD, OPEN = "Upload files", "Open a saved analysis"  # the sources besides the samples
+UPLOAD, OPEN = urlstate.UPLOAD_SOURCE, urlstate.OPEN_SOURCE  # the sources besides the samples
 
 
 UPLOAD_TYPES = ["csv", "tsv", "txt", "psv", "json", "jsonl", "ndjson", "parquet", "feather", "arrow"]

@@ -19,6 +19,7 @@ from typing import cast
 import numpy as np
 import pyarrow as pa
 import streamlit as st
+import urlstate
 from components import blocked_panel, md, refused_panel
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from turns import Turn
@@ -271,16 +272,15 @@ def compute_ahead(scoring: Scoring | Aggregate, key: tuple, compute) -> None:
         ahead[key] = _AHEAD.submit(work)
 
 
-FOCUS, FOCUS_NAME = (
-    "focus",
-    "focus_name",
-)  # the focused family: its node id, and its name, which outlives data
+FOCUS = (
+    "focus"  # the focused family's node id in the data shown; its name, which outlives data, is the view's
+)
 
 
 def focus_on(node: int | None, onto: Ontology) -> None:
     """Focus the tree on ``node`` of ``onto`` (None: every code), remembering the family by its name."""
     st.session_state[FOCUS] = node
-    st.session_state[FOCUS_NAME] = None if node is None else str(onto.node_names[node])
+    urlstate.view().focus = None if node is None else str(onto.node_names[node])
 
 
 def check_focus(onto: Ontology) -> str | None:
@@ -290,7 +290,7 @@ def check_focus(onto: Ontology) -> str | None:
     ICD-10 one, 428's id named E13.3393. The family's name is kept beside its id; when the id no longer names
     it, the family is looked up by name (the same code in other data), or the focus is dropped, with a note.
     """
-    node, name = st.session_state.get(FOCUS), st.session_state.get(FOCUS_NAME)
+    node, name = st.session_state.get(FOCUS), urlstate.view().focus
     if node is None or name is None:
         return None
     names = onto.node_names
@@ -343,6 +343,10 @@ def documents_needed(ctx: Context, what: str) -> bool:
     return True
 
 
+def _open_saved() -> None:
+    st.session_state["source"] = urlstate.OPEN_SOURCE
+
+
 def require_scoring() -> Ready | None:
     """The context if there is something to show; otherwise draw why not and return None."""
     ctx = context()
@@ -354,6 +358,13 @@ def require_scoring() -> Ready | None:
         return None
     if ctx.notice:
         st.info(md(ctx.notice), icon=":material/upload_file:")
+        if urlstate.linked_upload():
+            st.button(
+                "Open a saved analysis",
+                key="open_from_link",
+                icon=":material/folder_open:",
+                on_click=_open_saved,
+            )
         return None
     if ctx.scoring is None or ctx.run is None or ctx.max_level is None:
         st.info("No data yet.")

@@ -5,6 +5,7 @@ import components
 import pandas as pd
 import state
 import streamlit as st
+import urlstate
 from components import keep_choice, label_md, md
 from texts import HELP, chart_words, figure_name, labeller, level, measure, term
 
@@ -37,6 +38,14 @@ SHADES = {
     Outcome.NO_CLEAR: "",
     "": "",
 }  # light tints of VERDICT_COLOURS
+
+
+def choice(name: str, key: str, options: list[str], default: str) -> None:
+    """Set the choice ``key`` before it is drawn: from the view (the URL, or the value chosen before the user
+    left the page), else ``default`` when it holds no option."""
+    urlstate.bind(name, key, options)
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = default
 
 
 def short_words(figure: str, onto) -> str:
@@ -128,6 +137,7 @@ def runs_section(ctx, names: list[str], onto, resample: bool = True) -> None:
         values_only(ctx, names)
         return
     c1, c2, c3 = st.columns([2, 4, 2])
+    choice("baseline", "cmp_baseline", names, names[0])
     baseline = c1.selectbox(
         "Baseline",
         names,
@@ -136,6 +146,7 @@ def runs_section(ctx, names: list[str], onto, resample: bool = True) -> None:
     )
     levels = ctx.evaluation(names[0]).levels
     sets = figure_sets(levels)
+    choice("figures", "cmp_figures", list(sets), next(iter(sets)))
     shown = c2.radio("Figures", list(sets), horizontal=True, key="cmp_figures")
     resamples = c3.select_slider(
         "Resamples",
@@ -231,8 +242,10 @@ def pair_section(
     st.subheader("Two runs in depth", anchor=False)
     a_col, b_col = st.columns(2)
     base = st.session_state.get("cmp_baseline", names[0])
-    a = a_col.selectbox("Run A", names, index=names.index(base) if base in names else 0, key="cmp_a")
-    b = b_col.selectbox("Run B", names, index=1 if names[0] == a else 0, key="cmp_b")
+    choice("a", "cmp_a", names, base if base in names else names[0])
+    a = a_col.selectbox("Run A", names, key="cmp_a")
+    choice("b", "cmp_b", names, names[1] if names[0] == a else names[0])
+    b = b_col.selectbox("Run B", names, key="cmp_b")
     if a == b:
         st.warning("Pick two different runs.")
         return None

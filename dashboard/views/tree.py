@@ -422,7 +422,7 @@ if ctx:
     ev = ctx.evaluation(ctx.run, max_level=ctx.ontology.levels[-1])
     onto = ev.ontology
     urlstate.resolve_focus(onto)
-    urlstate.take_choice("colour", "tree_colour", COLOURS)
+    urlstate.bind("colour", "tree_colour", COLOURS)
     offenders(ctx, ev)
 
     st.subheader(f"The code families of run {md(ctx.run)}", anchor=False)
