@@ -61,23 +61,12 @@ def compare_report(ctx, evals: dict, a: str, b: str, *, resamples: int, focus: i
     onto = ctx.ontology
     ea, eb = evals[a], evals[b]
     shown = list(evals)[:MAX_RUNS]
-    table = state.cached(
-        ctx.scoring,
-        ("runs_table", tuple(shown), a, ctx.key, resamples),
-        lambda: compare_runs({r: evals[r] for r in shown}, baseline=a, n_resamples=resamples, seed=0),
-    )
-    paired = state.cached(
-        ctx.scoring,
-        ("paired", a, b, ctx.key, resamples, 0),
-        lambda: paired_significance(ea, eb, n_resamples=resamples, seed=0),
-    )
+    # the page's own calls: found in the one cache when the page showed them
+    table = state.memo(compare_runs, {r: evals[r] for r in shown}, baseline=a, n_resamples=resamples, seed=0)
+    paired = state.memo(paired_significance, ea, eb, n_resamples=resamples, seed=0)
     fam = family_level(onto)
     lv = fam if fam in ea.levels else ea.levels[min(1, len(ea.levels) - 1)]
-    families = state.cached(
-        ctx.scoring,
-        ("family_changes", a, b, lv, ctx.key, resamples),
-        lambda: family_changes(ea, eb, lv, n_resamples=resamples, seed=0),
-    )
+    families = state.memo(family_changes, ea, eb, lv, n_resamples=resamples, seed=0)
     deltas = level_deltas(ea, eb)
     names = {x: level(onto, x) for x in ("leaf", *onto.levels, "overall")}
     by_figure = {v.figure: v for v in Verdict.all_of(paired)}

@@ -155,15 +155,14 @@ def runs_section(ctx, names: list[str], onto, resample: bool = True) -> None:
         key="cmp_resamples",
         help="Bootstrap resamples of the documents (seed 0) for the intervals and tests.",
     )
-    key = ("runs_table", tuple(names), baseline, ctx.key, resamples)
     slot = st.empty()
     with slot, st.spinner(f"Resampling {len(names)} runs {resamples:,} times…"):
-        table = state.cached(
-            ctx.scoring,
-            key,
-            lambda: compare_runs(
-                {r: ctx.evaluation(r) for r in names}, baseline=baseline, n_resamples=resamples, seed=0
-            ),
+        table = state.memo(
+            compare_runs,
+            {r: ctx.evaluation(r) for r in names},
+            baseline=baseline,
+            n_resamples=resamples,
+            seed=0,
         )
     with slot.container():
         figs = sets[shown]
@@ -286,11 +285,7 @@ def significance(ctx, a: str, b: str, ea, eb, onto, resample: bool = True) -> No
     # screen while new ones are computed.
     slot = st.empty()
     with slot, st.spinner("Testing the difference…"):
-        paired = state.cached(
-            ctx.scoring,
-            ("paired", a, b, ctx.key, resamples, 0),
-            lambda: paired_significance(ea, eb, n_resamples=resamples, seed=0),
-        )
+        paired = state.memo(paired_significance, ea, eb, n_resamples=resamples, seed=0)
     by_figure = {v.figure: v for v in Verdict.all_of(paired)}
     with slot.container():
         for fig in HEADLINES:
@@ -371,21 +366,12 @@ def families_section(ctx, a: str, b: str, ea, eb, onto) -> None:
     )
     resamples = st.session_state.get("cmp_resamples", 1000)
 
-    def key(at: str) -> tuple:
-        return ("family_changes", a, b, at, ctx.key, resamples)
-
     slot = st.empty()
     with slot, st.spinner("Testing every family…"):
-        table = state.cached(
-            ctx.scoring, key(lv), lambda: family_changes(ea, eb, lv, n_resamples=resamples, seed=0)
-        )
+        table = state.memo(family_changes, ea, eb, lv, n_resamples=resamples, seed=0)
     for other in levels:  # the other levels in the background: choosing one then shows it at once
         if other != lv:
-            state.compute_ahead(
-                ctx.scoring,
-                key(other),
-                lambda at=other: family_changes(ea, eb, at, n_resamples=resamples, seed=0),
-            )
+            state.ahead(family_changes, ea, eb, other, n_resamples=resamples, seed=0)
     with slot.container():
         shown = table
         if order.endswith("more errors"):
@@ -477,11 +463,7 @@ def tree_section(ctx, a: str, b: str, ea, eb, onto) -> None:
     focus = st.session_state.get("focus")
     if focus is not None and focus >= onto.n_nodes:
         focus = None
-    sub = state.cached(
-        ctx.scoring,
-        ("delta_subtree", a, b, focus, depth, ctx.key),
-        lambda: delta_subtree(ea, eb, focus, depth=depth, max_nodes=2000),
-    )
+    sub = state.memo(delta_subtree, ea, eb, focus, depth=depth, max_nodes=2000)
     tree_words = {k: term(k) for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1")}
     where = "All codes" if focus is None else md(f"{onto.keys[focus]} {onto.titles[focus]}")
     if layout == "Change":

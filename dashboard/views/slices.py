@@ -48,21 +48,18 @@ if ctx:
     )
     names = ctx.scoring.run_names[:10]
     agg = ctx.aggregate
-    key = ("slice_scores", tuple(names), ctx.max_level, tuple(s.fingerprint for s in slices))
     if not slices:
         st.info("This aggregate analysis holds no slices: write it again with cophe aggregate --slice-edges.")
         st.stop()
     if agg is not None:  # counts only: the values, without intervals
-        table = state.cached(agg, key, lambda: agg.slice_scores(names, max_level=ctx.max_level))
+        table = state.memo(agg.slice_scores, names, max_level=ctx.max_level)
     else:
         scoring = cast(Scoring, ctx.scoring)
         evals = {
             r: scoring.evaluation(r, max_level=ctx.max_level) for r in names
         }  # the whole data, then masks
         with st.spinner(f"Scoring {len(slices)} slices of {len(names)} runs, with intervals…"):
-            table = state.cached(
-                scoring, key, lambda: slice_scores(evals, slices, n_resamples=RESAMPLES, seed=0)
-            )
+            table = state.memo(slice_scores, evals, slices, n_resamples=RESAMPLES, seed=0)
     rows = table[(table.measure == m) & (table.statistic == stat)]
     title = f"{measure(m)} {term(stat)}"
     fig = slices_chart(rows, title=title)
