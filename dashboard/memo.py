@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -49,18 +50,26 @@ def bounded(max_entries: int) -> Callable[[Callable[..., T]], Callable[..., T]]:
 
 
 class _Same:
-    """An object as part of a key: equal to itself only (it is held, so its id is never another's)."""
+    """An object as part of a key: equal to itself only. Held weakly when it can be, so that a key does not keep
+    an upload's scoring alive after the session let it go (its entry then matches nothing and ages out)."""
 
-    __slots__ = ("obj",)
+    __slots__ = ("_hash", "ref")
 
     def __init__(self, obj: object) -> None:
-        self.obj = obj
+        self._hash = id(obj)
+        try:
+            self.ref: Callable[[], object] = weakref.ref(obj)
+        except TypeError:  # no weak reference to it: held, so its id is never another's
+            self.ref = lambda: obj
 
     def __hash__(self) -> int:
-        return id(self.obj)
+        return self._hash
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Same) and other.obj is self.obj
+        if not isinstance(other, _Same):
+            return False
+        mine = self.ref()
+        return mine is not None and mine is other.ref()
 
 
 def _part(value: object) -> Hashable:

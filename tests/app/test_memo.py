@@ -79,3 +79,15 @@ def test_no_result_is_kept_on_a_core_object_and_each_session_has_its_own(page):
     assert scoring is second.session_state["_ctx"].scoring  # the sample: scored once for everybody
     assert [k for k in vars(scoring) if k.startswith("_dashboard")] == []
     assert first.session_state["_memo"] is not second.session_state["_memo"]
+
+
+def test_a_key_does_not_keep_its_objects_alive():
+    import gc
+    import weakref
+
+    m, box = memo.Memo(), Box()
+    m.get(lambda thing: "table", box)
+    gone = weakref.ref(box)
+    del box
+    gc.collect()
+    assert gone() is None  # an upload's scoring, let go by the session, is freed though results named it
