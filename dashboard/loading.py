@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
+import urlstate
 from components import ANYWAY
-from state import heavy
+from memo import bounded
+from state import memo
 
 from cophe_core import InputError, Scoring, score_labels
 from cophe_core.analysis import INPUT_MB
@@ -37,7 +39,7 @@ SAMPLES = {  # source label → (folder, ontology, runs); a run named "scores_�
 }
 
 
-UPLOAD, OPEN = "Upload files", "Open a saved analysis"  # the sources besides the samples
+UPLOAD, OPEN = urlstate.UPLOAD_SOURCE, urlstate.OPEN_SOURCE  # the sources besides the samples
 
 
 UPLOAD_TYPES = ["csv", "tsv", "txt", "psv", "json", "jsonl", "ndjson", "parquet", "feather", "arrow"]
@@ -146,23 +148,28 @@ def read_upload(
     of a CSV/TSV file names its columns (None: told from its content; False when "First row is data" is
     ticked).
     """
-    key = (digest or file_digest(name, data), doc_col, code_col, gold, header)
-    store = st.session_state.setdefault("_parsed", {})
-    if key in store:
-        store[key] = store.pop(key)  # most recently used last
-    else:
-        try:
-            read = read_labels if gold else read_input  # a gold standard is code sets, whatever its columns
-            with heavy():
-                store[key] = read(_named(name, data), doc_col=doc_col, code_col=code_col, header=header)
-        except InputError as e:
-            store[key] = e
-        while len(store) > PARSED_PER_SESSION:
-            store.pop(next(iter(store)))
-    hit = store[key]
+    hit = memo(_parsed, digest or file_digest(name, data), doc_col, code_col, gold, header, name, data)
     if isinstance(hit, InputError):
         raise hit
     return hit
+
+
+@bounded(PARSED_PER_SESSION)
+def _parsed(
+    digest: str,
+    doc_col: str | None,
+    code_col: str | None,
+    gold: bool,
+    header: bool | None,
+    _name: str,
+    _data: bytes,
+) -> RawLabels | RawScores | InputError:
+    """A file parsed (kept by :func:`memo` under its digest and the reading options), or its error."""
+    read = read_labels if gold else read_input  # a gold standard is code sets, whatever its columns
+    try:
+        return read(_named(_name, _data), doc_col=doc_col, code_col=code_col, header=header)
+    except InputError as e:
+        return e
 
 
 def read_inputs(
@@ -223,21 +230,23 @@ SCORED_PER_SESSION = 2  # an upload's scoring (and every result cached on it) li
 def _session_score(digest: str, inputs: Inputs, onto: str, system: str, hier=None) -> Scoring:
     """An upload, scored once per session and content: kept in the session, the last
     :data:`SCORED_PER_SESSION` only, so that it is freed with the session (SPEC §9), never shared."""
-    store = st.session_state.setdefault("_scored", {})
-    if digest in store:
-        store[digest] = store.pop(digest)  # most recently used last
-    else:
-        with st.spinner("Scoring the runs…"), heavy():
-            try:
-                store[digest] = _score(inputs, onto, system, hier)
-            except TooManyRejected as e:  # kept too: a refused upload is not read again on every rerun
-                store[digest] = e
-        while len(store) > SCORED_PER_SESSION:
-            store.pop(next(iter(store)))
-    hit = store[digest]
+    hit = memo(scored_upload, digest, inputs, onto, system, hier)
     if isinstance(hit, TooManyRejected):
         raise hit
     return hit
+
+
+@bounded(SCORED_PER_SESSION)
+def scored_upload(
+    digest: str, _inputs: Inputs, _onto: str, _system: str, _hier=None
+) -> Scoring | TooManyRejected:
+    """An upload scored (kept by :func:`memo` under ``digest``, which names the inputs and options), or why it
+    was refused: a refused upload is not read again on every rerun either."""
+    with st.spinner("Scoring the runs…"):
+        try:
+            return _score(_inputs, _onto, _system, _hier)
+        except TooManyRejected as e:
+            return e
 
 
 def _named(name: str, data: bytes) -> io.BytesIO:
@@ -276,14 +285,13 @@ def scoring_for(
     )
     if not base.scored or base.rule == tuple(rule):
         return base
-    # the decisions of the last few slider positions, on the shared scoring (bounded: it outlives sessions)
-    kept = base.__dict__.setdefault("_dashboard_rules", {})
-    key = tuple(rule)
-    if key not in kept:
-        kept[key] = base.with_rule(**{rule[0]: rule[1]})
-        while len(kept) > RULES_KEPT:
-            kept.pop(next(iter(kept)))
-    return kept[key]
+    return memo(_decided, base, tuple(rule))  # the decisions of the last few slider positions
+
+
+@bounded(RULES_KEPT)
+def _decided(base: Scoring, rule: tuple) -> Scoring:
+    """``base`` with its runs given as scores decided by ``rule``: ("threshold", t) or ("top_k", k)."""
+    return base.with_rule(**{rule[0]: rule[1]})
 
 
 def sample_inputs(source: str) -> tuple[tuple[str, bytes], list[tuple[str, str, bytes]], str]:

@@ -3,6 +3,9 @@ family table and slice, and what every number depends on (cophe version, code se
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pandas as pd
 import state
 from texts import chart_words, columns, figure_name, level, measure, term
@@ -21,21 +24,29 @@ def comparison(
     ctx, names: list[str], baseline: str, a: str | None = None, b: str | None = None, *, resamples: int
 ):
     """The comparison the Compare page and the comparison report both show: its parts computed once per
-    scored input set and settings (:func:`state.cached`, under the keys the core names them by)."""
+    scored input set, slice and level and settings (:func:`state.memo`, under the keys the core names them by)."""
     return Comparison.of(
         {r: ctx.evaluation(r) for r in names},
         baseline=baseline,
         a=a,
         b=b,
         n_resamples=resamples,
-        memo=lambda key, compute: state.cached(ctx.scoring, (*key, ctx.key), compute),
+        memo=lambda key, compute: state.memo(
+            comparison_part, ctx.scoring, ctx.slice, ctx.max_level, key, compute
+        ),
     )
+
+
+def comparison_part(scoring, part, max_level, key: tuple, _compute: Callable[[], Any]) -> Any:
+    """A part of a :class:`Comparison` of ``scoring``'s runs (restricted to the slice ``part``, up to
+    ``max_level``), kept by :func:`state.memo` under the key the core names it by (``_compute`` makes it)."""
+    return _compute()
 
 
 def compute_families_ahead(ctx, cmp: Comparison, level: str) -> None:
     """Start the family table of ``level`` in the background, under the key :meth:`Comparison.families` reads."""
     key, compute = cmp.part("families", level)
-    state.compute_ahead(ctx.scoring, (*key, ctx.key), compute)
+    state.ahead(comparison_part, ctx.scoring, ctx.slice, ctx.max_level, key, compute)
 
 
 def compare_pair(runs: list[str], state) -> tuple[str, str]:

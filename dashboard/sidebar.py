@@ -72,6 +72,9 @@ def _run_name(file_name: str, taken: set[str]) -> str:
     return name
 
 
+NO_UPLOAD = "Upload a gold standard and at least one model run, or choose a sample."
+
+
 def sidebar() -> Context:
     """Draw the data-input sidebar and return the current :class:`Context`."""
     sb = st.sidebar
@@ -219,9 +222,7 @@ def sidebar() -> Context:
             code_col = st.text_input("Code column", key="code_col", placeholder="detected") or None
         reading = {"doc_col": doc_col, "code_col": code_col, "system": system, "header": header}
         if gold_file is None or not runs:
-            notice = (
-                None if error else "Upload a gold standard and at least one model run, or choose a sample."
-            )
+            notice = None if error else (urlstate.LINKED_UPLOAD if urlstate.linked_upload() else NO_UPLOAD)
         elif not error:  # a file over its uploader's limit is said, and nothing is scored without it
             label = ", ".join([gold_file.name] + [r[1] for r in runs])
             try:
@@ -253,12 +254,12 @@ def sidebar() -> Context:
             levels,
             index=levels.index(default),
             key=f"max_level_{tree.name}",
-            format_func=lambda lv: texts.level(tree, lv),
+            format_func=texts.labeller(texts.level, tree),
             help="Codes are scored at each level from the exact codes up to this one, and "
             "over all of them together. The CoPHE paper stops at the section.",
         )
         urlstate.take_choice("run", "run", scoring.run_names)
-        urlstate.take_runs("levels_runs", scoring.run_names)
+        urlstate.bind_runs("levels_runs", scoring.run_names)
         run = sb.selectbox(
             "Run", scoring.run_names, key="run", help="The run shown in the tree and document views."
         )

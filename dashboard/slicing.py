@@ -133,13 +133,7 @@ def shown_slices(scoring) -> list[Slice]:
     """The slices of the dimension chosen in the sidebar; with none chosen, codes by frequency (10, 100)."""
     if counts_only(scoring):
         return list(scoring.slices)
-    return st.session_state.get("_slices") or state.cached(
-        scoring,
-        ("slices", FREQUENCY, (10, 100)),
-        lambda: code_frequency_slices(
-            code_frequency(scoring.corpus.gold), (10, 100), in_play=in_play(scoring.corpus)
-        ),
-    )
+    return st.session_state.get("_slices") or state.memo(frequency_slices, scoring.corpus, (10, 100))
 
 
 def dimension_words(option: str) -> str:
@@ -152,9 +146,7 @@ def _metadata(scoring):
     if file is None:
         return None
     try:
-        return state.cached(
-            scoring, ("metadata", loading.file_digest(*file)), lambda: read_metadata(file[1], name=file[0])
-        )
+        return state.memo(_read_metadata, loading.file_digest(*file), file)
     except InputError as e:
         st.error(md(said(e)))
         return None
@@ -188,35 +180,36 @@ def _slices(scoring, dimension: str, meta, system: str) -> list[Slice]:
             return []
         file = uploaded(TRAINING_FILE_KEY)
         if file is None:
-            return state.cached(
-                scoring,
-                ("slices", FREQUENCY, edges),
-                lambda: code_frequency_slices(code_frequency(corpus.gold), edges, in_play=in_play(corpus)),
-            )
+            return state.memo(frequency_slices, corpus, edges)
         try:
-            return state.cached(
-                scoring,
-                ("slices", FREQUENCY, edges, loading.file_digest(*file), system),
-                lambda: _training_slices(corpus, file, edges, system),
-            )
+            return state.memo(_training_slices, corpus, loading.file_digest(*file), edges, system, file)
         except InputError as e:
             st.error(md(said(e)))
             return []
     if dimension == GOLD_COUNT:
-        return state.cached(scoring, ("slices", GOLD_COUNT), lambda: gold_count_slices(corpus.gold))
+        return state.memo(gold_count_slices, corpus.gold)
     file = uploaded(META_FILE_KEY)
     if dimension.startswith(META) and meta is not None and file is not None:
         column = dimension.removeprefix(META)
-        return state.cached(
-            scoring,
-            ("slices", dimension, loading.file_digest(*file)),
-            lambda: metadata_slices(meta, corpus.docs, column),
-        )
+        return state.memo(metadata_slices, meta, corpus.docs, column)
     return []
 
 
-def _training_slices(corpus, file: tuple[str, bytes], edges: tuple[int, ...], system: str) -> list[Slice]:
-    raw = loading.read_upload(*file, gold=True)
+def frequency_slices(corpus, edges: tuple[int, ...]) -> list[Slice]:
+    """The codes by their number of gold documents, cut at ``edges``."""
+    return code_frequency_slices(code_frequency(corpus.gold), edges, in_play=in_play(corpus))
+
+
+def _read_metadata(digest: str, _file: tuple[str, bytes]):
+    """A table of document details (kept under the digest of its name and bytes)."""
+    return read_metadata(_file[1], name=_file[0])
+
+
+def _training_slices(
+    corpus, digest: str, edges: tuple[int, ...], system: str, _file: tuple[str, bytes]
+) -> list[Slice]:
+    """The codes by their frequency in the training labels ``_file`` (named by ``digest``)."""
+    raw = loading.read_upload(*_file, gold=True)
     freq = training_frequency(raw, corpus, system=system).frequency
     return code_frequency_slices(freq, edges, in_play=in_play(corpus), source="the training labels")
 

@@ -2,23 +2,24 @@
 
 - :class:`Context`: the scored inputs and the user's choices, which every view reads through
   :func:`require_scoring`;
-- :func:`cached`: results kept per scored input set (on the Scoring itself, so a sample's are shared by every
-  session and an upload's go with its session), and :func:`compute_ahead`, work started before it is asked for;
+- :func:`memo`: a result kept per session, keyed by the function and its arguments (:mod:`memo`, the one
+  cache), and :func:`ahead`, work started before it is asked for;
 - :func:`heavy`: one session's heavy work at a time, so that opening the app is never starved.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, TypeVar, cast
 
+import memo as one_cache
 import numpy as np
 import pyarrow as pa
 import streamlit as st
+import urlstate
 from components import blocked_panel, md, refused_panel
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from turns import Turn
@@ -29,6 +30,8 @@ from cophe_core.labels import TooManyRejected
 from cophe_core.metrics import Figures
 from cophe_core.ontology import Ontology
 from cophe_core.slices import Slice, restrict
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -81,11 +84,7 @@ class Context:
         if counts_only(scoring):  # its slices are counted already
             return scoring.evaluation(name, max_level=level, slice=part)
         ev = scoring.evaluation(name, max_level=level)
-        if part is None:
-            return ev
-        return cached(
-            scoring, ("sliced", name, level, part.fingerprint), lambda: restrict(ev.with_codes(), part)
-        )
+        return ev if part is None else memo(restrict, ev.with_codes(), part)
 
     def evaluations_ahead(self, slices: list[Slice]) -> None:
         """Restrict every run to each of ``slices`` (the other choices of the sidebar's slice) in the
@@ -96,22 +95,12 @@ class Context:
             if self.slice is not None and s.fingerprint == self.slice.fingerprint:
                 continue
             for run in self.scoring.run_names:
-                ev = self.scoring.evaluation(run, max_level=self.max_level)
-                compute_ahead(
-                    self.scoring,
-                    ("sliced", run, self.max_level, s.fingerprint),
-                    lambda ev=ev, s=s: _warm(restrict(ev, s)),
-                )
+                ahead(restrict, self.scoring.evaluation(run, max_level=self.max_level), s, then=_warm)
 
     @property
     def slice_key(self) -> str | None:
         """What the slice selects (its mask's fingerprint: a key alone may name another file's slice)."""
         return None if self.slice is None else self.slice.fingerprint
-
-    @property
-    def key(self) -> tuple:
-        """What a result computed from :meth:`evaluation` depends on, besides the runs: part of every cache key."""
-        return (self.max_level, self.slice_key)
 
     @property
     def slice_words(self) -> str:
@@ -128,56 +117,27 @@ def _warm(ev):
     return ev
 
 
-def is_cached(scoring: Scoring | Aggregate, key: tuple) -> bool:
-    """Whether :func:`cached` holds ``key`` for this scoring already (so a view can skip a spinner)."""
-    return key in scoring.__dict__.get("_dashboard_cache", {})
+def memo(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)``, computed once per session (:mod:`memo`: keyed by the function and its
+    arguments), in the turn to compute (:func:`heavy`); found at once when :func:`ahead` computed it."""
+    return one_cache.session().get(fn, *args, around=heavy, **kwargs)
 
 
-# results kept per scored input set (tree views, intervals, tables), the least recently used out
-CACHED_PER_SCORING = 256
+def is_kept(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> bool:
+    """Whether :func:`memo` holds ``fn(*args, **kwargs)`` already (so a view can skip a spinner)."""
+    return one_cache.session().has(fn, *args, **kwargs)
 
 
-# One thread computes what a user is likely to ask for next (the other slices on offer, the family table at
-# the other levels), so that choosing it shows it at once; cached() waits for such work rather than repeating it.
-_AHEAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cophe-ahead")
+def put(value: Any, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """Keep ``value`` for :func:`memo` as the result of ``fn(*args, **kwargs)`` (computed with others)."""
+    one_cache.session().put(value, fn, *args, **kwargs)
 
 
-_LOCK = threading.Lock()
-
-
-def _stores(scoring: Scoring | Aggregate) -> tuple[dict, dict]:
-    with _LOCK:
-        return (
-            scoring.__dict__.setdefault("_dashboard_cache", {}),
-            scoring.__dict__.setdefault("_dashboard_ahead", {}),
-        )
-
-
-def _keep(store: dict, key: tuple, value) -> None:
-    with _LOCK:
-        store[key] = value
-        while len(store) > CACHED_PER_SCORING:
-            store.pop(next(iter(store)))
-
-
-def cached(scoring: Scoring | Aggregate, key: tuple, compute):
-    """A result computed once per scored input set (kept on the Scoring itself, the last
-    :data:`CACHED_PER_SCORING` used: a sample's is shared by every session, so it is bounded)."""
-    store, ahead = _stores(scoring)
-    with _LOCK:
-        if key in store:
-            store[key] = store.pop(key)  # most recently used last
-            return store[key]
-        future = ahead.get(key)
-    if future is not None:
-        try:
-            return future.result()  # already under way in the background: wait for it
-        except Exception:  # noqa: BLE001 - computed again below, where its error reaches the error panel
-            pass
-    with heavy():
-        value = compute()
-    _keep(store, key, value)
-    return value
+def ahead(fn: Callable[..., T], *args: Any, then: Callable[[T], object] | None = None, **kwargs: Any) -> None:
+    """Start computing ``fn(*args, **kwargs)`` in the background, once, for :func:`memo` to find. ``fn`` must be
+    pure core work: no Streamlit call. Work done ahead takes no turn: it is one thread, and a turn held while
+    waiting for it would deadlock."""
+    one_cache.session().ahead(fn, *args, then=then, **kwargs)
 
 
 # Sessions computing at once: one. Python runs one thread at a time (the GIL), and every session's script is a
@@ -253,36 +213,15 @@ def _take_turn() -> None:
             beat.empty()  # Streamlit raises its stop or rerun here when asked
 
 
-def compute_ahead(scoring: Scoring | Aggregate, key: tuple, compute) -> None:
-    """Start computing a result in the background, once, for :func:`cached` to find. ``compute`` must be
-    pure core work: no Streamlit call."""
-    store, ahead = _stores(scoring)
-
-    def work():
-        try:
-            value = compute()
-            _keep(store, key, value)
-            return value
-        finally:
-            with _LOCK:
-                ahead.pop(key, None)
-
-    with _LOCK:
-        if key in store or key in ahead:
-            return
-        ahead[key] = _AHEAD.submit(work)
-
-
-FOCUS, FOCUS_NAME = (
-    "focus",
-    "focus_name",
-)  # the focused family: its node id, and its name, which outlives data
+FOCUS = (
+    "focus"  # the focused family's node id in the data shown; its name, which outlives data, is the view's
+)
 
 
 def focus_on(node: int | None, onto: Ontology) -> None:
     """Focus the tree on ``node`` of ``onto`` (None: every code), remembering the family by its name."""
     st.session_state[FOCUS] = node
-    st.session_state[FOCUS_NAME] = None if node is None else str(onto.node_names[node])
+    urlstate.view().focus = None if node is None else str(onto.node_names[node])
 
 
 def check_focus(onto: Ontology) -> str | None:
@@ -292,7 +231,7 @@ def check_focus(onto: Ontology) -> str | None:
     ICD-10 one, 428's id named E13.3393. The family's name is kept beside its id; when the id no longer names
     it, the family is looked up by name (the same code in other data), or the focus is dropped, with a note.
     """
-    node, name = st.session_state.get(FOCUS), st.session_state.get(FOCUS_NAME)
+    node, name = st.session_state.get(FOCUS), urlstate.view().focus
     if node is None or name is None:
         return None
     names = onto.node_names
@@ -345,6 +284,10 @@ def documents_needed(ctx: Context, what: str) -> bool:
     return True
 
 
+def _open_saved() -> None:
+    st.session_state["source"] = urlstate.OPEN_SOURCE
+
+
 def require_scoring() -> Ready | None:
     """The context if there is something to show; otherwise draw why not and return None."""
     ctx = context()
@@ -356,6 +299,13 @@ def require_scoring() -> Ready | None:
         return None
     if ctx.notice:
         st.info(md(ctx.notice), icon=":material/upload_file:")
+        if urlstate.linked_upload():
+            st.button(
+                "Open a saved analysis",
+                key="open_from_link",
+                icon=":material/folder_open:",
+                on_click=_open_saved,
+            )
         return None
     if ctx.scoring is None or ctx.run is None or ctx.max_level is None:
         st.info("No data yet.")

@@ -8,6 +8,11 @@ before it is shown, so no identifier such as ``docs_over`` reaches the screen.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from contextlib import contextmanager
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
@@ -97,9 +102,49 @@ HELP = {
 MEASURES = ("flat", "set_based", "cophe")
 
 
+# the vocabulary fixed by :func:`labeller` while a widget's label is written, whenever Streamlit writes it
+_FIXED = threading.local()
+
+
 def technical() -> bool:
     """Whether the user asked for the technical terms (sidebar switch)."""
+    fixed = getattr(_FIXED, "technical", None)
+    if fixed is not None:
+        return bool(fixed)
     return bool(st.session_state.get(TECHNICAL_KEY, False))
+
+
+@contextmanager
+def _vocabulary(tech: bool):
+    before = getattr(_FIXED, "technical", None)
+    _FIXED.technical = tech
+    try:
+        yield
+    finally:
+        _FIXED.technical = before
+
+
+def labeller(words: Callable[..., str], *args: Any) -> Callable[[Any], str]:
+    """A choice widget's ``format_func``: ``words(*args, value)`` in the vocabulary of the run that draws it.
+
+    Streamlit calls ``format_func`` again after the run that drew the widget: to read back the value the browser
+    sends (its label) at the start of the next run, when the switch may already have changed, and in tests.
+    Read then, the switch named each label in the next run's words: a label one step behind the switch, or a
+    label that matched no option ("unknown level 'Section'"). Fixed here, each label is read back in the words it
+    was written in.
+
+    >>> with _vocabulary(True):
+    ...     label = labeller(term)
+    >>> label("fp")
+    'FP'
+    """
+    tech = technical()
+
+    def label(value: Any) -> str:
+        with _vocabulary(tech):
+            return words(*args, value)
+
+    return label
 
 
 def term(key: str) -> str:

@@ -6,8 +6,9 @@ import pandas as pd
 import reports
 import state
 import streamlit as st
+import urlstate
 from components import keep_choice, label_md, md
-from texts import HELP, chart_words, figure_name, level, measure, term
+from texts import HELP, chart_words, figure_name, labeller, level, measure, term
 
 from cophe_core.compare import (
     HEADLINE_COLUMNS,
@@ -26,6 +27,14 @@ SHADES = {
     Outcome.NO_CLEAR: "",
     "": "",
 }  # light tints of VERDICT_COLOURS
+
+
+def choice(name: str, key: str, options: list[str], default: str) -> None:
+    """Set the choice ``key`` before it is drawn: from the view (the URL, or the value chosen before the user
+    left the page), else ``default`` when it holds no option."""
+    urlstate.bind(name, key, options)
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = default
 
 
 def short_words(figure: str, onto) -> str:
@@ -124,6 +133,7 @@ def runs_section(ctx, names: list[str], onto, resample: bool = True) -> Comparis
         values_only(ctx, cmp)
         return cmp
     c1, c2, c3 = st.columns([2, 4, 2])
+    choice("baseline", "cmp_baseline", names, names[0])
     baseline = c1.selectbox(
         "Baseline",
         names[:MAX_RUNS],
@@ -132,6 +142,7 @@ def runs_section(ctx, names: list[str], onto, resample: bool = True) -> Comparis
     )
     levels = ctx.evaluation(names[0]).levels
     sets = figure_sets(levels)
+    choice("figures", "cmp_figures", list(sets), next(iter(sets)))
     shown = c2.radio("Figures", list(sets), horizontal=True, key="cmp_figures")
     resamples = c3.select_slider(
         "Resamples",
@@ -165,7 +176,7 @@ def runs_section(ctx, names: list[str], onto, resample: bool = True) -> Comparis
             )
         keep_choice("cmp_runs_chart_figure", figs)
         pick = st.selectbox(
-            "Chart", figs, format_func=lambda f: short_words(f, onto), key="cmp_runs_chart_figure"
+            "Chart", figs, format_func=labeller(lambda f: short_words(f, onto)), key="cmp_runs_chart_figure"
         )
         fig = runs_chart(table, pick, title=short_words(pick, onto), baseline=baseline)
         st.plotly_chart(fig, key="cmp_runs_chart")
@@ -221,8 +232,10 @@ def pair_section(cmp: Comparison, names: list[str], onto, resample: bool = True)
     st.subheader("Two runs in depth", anchor=False)
     a_col, b_col = st.columns(2)
     base = st.session_state.get("cmp_baseline", names[0])
-    a = a_col.selectbox("Run A", names, index=names.index(base) if base in names else 0, key="cmp_a")
-    b = b_col.selectbox("Run B", names, index=1 if names[0] == a else 0, key="cmp_b")
+    choice("a", "cmp_a", names, base if base in names else names[0])
+    a = a_col.selectbox("Run A", names, key="cmp_a")
+    choice("b", "cmp_b", names, names[1] if names[0] == a else names[0])
+    b = b_col.selectbox("Run B", names, key="cmp_b")
     if a == b:
         st.warning("Pick two different runs.")
         return None
@@ -307,7 +320,7 @@ def by_level(deltas: pd.DataFrame, cmp: Comparison, onto) -> None:
                 ["f1", "precision", "recall"],
                 default="f1",
                 key="cmp_metric",
-                format_func=term,
+                format_func=labeller(term),
             )
             or "f1"
         )
@@ -333,7 +346,7 @@ def families_section(ctx, cmp: Comparison, onto) -> None:
     f1, f2 = st.columns([2, 3])
     keep_choice("cmp_family_level", levels)
     lv = f1.selectbox(
-        "Families at", levels, index=default, key="cmp_family_level", format_func=lambda x: level(onto, x)
+        "Families at", levels, index=default, key="cmp_family_level", format_func=labeller(level, onto)
     )
     order = f2.radio(
         "Show first",
@@ -440,11 +453,7 @@ def tree_section(ctx, cmp: Comparison, onto) -> None:
     focus = st.session_state.get("focus")
     if focus is not None and focus >= onto.n_nodes:
         focus = None
-    sub = state.cached(
-        ctx.scoring,
-        ("delta_subtree", a, b, focus, depth, ctx.key),
-        lambda: delta_subtree(ea, eb, focus, depth=depth, max_nodes=2000),
-    )
+    sub = state.memo(delta_subtree, ea, eb, focus, depth=depth, max_nodes=2000)
     tree_words = {k: term(k) for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1")}
     where = "All codes" if focus is None else md(f"{onto.keys[focus]} {onto.titles[focus]}")
     if layout == "Change":
@@ -481,7 +490,7 @@ def documents_section(cmp: Comparison, onto) -> None:
         ea.levels,
         index=min(2, len(ea.levels) - 1),
         key="cmp_doc_level",
-        format_func=lambda lv: level(onto, lv),
+        format_func=labeller(level, onto),
     )
     dis = disagreements(ea, eb, level=at, top=100)
     st.dataframe(

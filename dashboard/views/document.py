@@ -361,8 +361,8 @@ def page(ctx) -> None:
     names = [ctx.run] + ([run_b] if run_b != NO_RUN else [])
     own = {run: ctx.evaluation(run) for run in names}
     # each run is evaluated on its own documents: the two are shown on the union of theirs
-    ev_of = state.cached(ctx.scoring, ("doc_shared", tuple(names), ctx.key), lambda: on_shared_documents(own))
-    ranked = state.cached(ctx.scoring, ("doc_rank", tuple(names), ctx.key), lambda: rank_documents(ev_of))
+    ev_of = state.memo(on_shared_documents, own)
+    ranked = state.memo(rank_documents, ev_of)
     doc = navigator(ranked, names)
 
     reviews = {run: document_review(ev, doc) for run, ev in ev_of.items()}

@@ -7,7 +7,7 @@ import pandas as pd
 import state
 import streamlit as st
 from components import keep_choice, md
-from texts import HELP, MEASURES, chart_words, helps, level, measure, term
+from texts import HELP, MEASURES, chart_words, helps, labeller, level, measure, term
 
 from cophe_core.compare import HEADLINE_COLUMNS, figure_parts, headlines, levels_side_by_side
 from cophe_core.families import gap_statement
@@ -23,8 +23,10 @@ PENDING = "…"  # an interval cell while the intervals are computed
 PENDING_ABOVE = 50_000
 
 
-def interval_key(run: str, key: tuple) -> tuple:
-    return ("ci", run, key)
+def run_interval(ev, run: str) -> pd.DataFrame:
+    """The run's headline figures with their 95% intervals (the same for a run resampled alone or with others:
+    the resamples are drawn from the seed)."""
+    return bootstrap_runs({run: ev}, n_resamples=RESAMPLES, seed=SEED)[run]
 
 
 def interval(low: float, high: float) -> str:
@@ -116,22 +118,14 @@ if ctx:
     else:
         # Headlines with their intervals, every run missing them on the same resamples; on large inputs the
         # values are shown first, while the intervals are computed
-        keys = {r: interval_key(r, ctx.key) for r in evals}
-        missing = {r: ev for r, ev in evals.items() if not state.is_cached(ctx.scoring, keys[r])}
+        missing = {r: ev for r, ev in evals.items() if not state.is_kept(run_interval, ev, r)}
         if missing:
             if len(missing) * ctx.n_documents > PENDING_ABOVE:
                 slot.table(headline_table(headlines(evals), ready=False), hide_index=True)
             with st.spinner("Computing 95% intervals…"):
                 for r, table in bootstrap_runs(missing, n_resamples=RESAMPLES, seed=SEED).items():
-                    state.cached(ctx.scoring, keys[r], lambda table=table: table)
-        cis = {
-            r: state.cached(
-                ctx.scoring,
-                keys[r],
-                lambda r=r, ev=ev: bootstrap_runs({r: ev}, n_resamples=RESAMPLES, seed=SEED)[r],
-            )
-            for r, ev in evals.items()
-        }
+                    state.put(table, run_interval, missing[r], r)
+        cis = {r: state.memo(run_interval, ev, r) for r, ev in evals.items()}
         slot.table(headline_table(headlines(evals, cis), ready=True), hide_index=True)
         st.caption(
             f"All levels up to {md(level(onto, ctx.max_level))} together. **Bold**: the best run in each "
@@ -168,7 +162,7 @@ if ctx:
                 ["f1", "precision", "recall"],
                 default="f1",
                 key="levels_metric",
-                format_func=term,
+                format_func=labeller(term),
             )
             or "f1"
         )

@@ -33,15 +33,11 @@ if ctx:
     with_ci = st.toggle("95% bootstrap intervals (1,000 document resamples, seed 0)", key="metrics_ci")
     rows, notes = {}, []
 
-    scoring, key = ctx.scoring, ctx.key
-
     def cells(run: str, ev) -> dict:
         values = suite(ev)
         if not with_ci:
             return {k: round(v, 4) for k, v in values.items()}
-        ci = state.cached(scoring, ("suite_ci", run, key), lambda: bootstrap(ev, with_suite=True)).set_index(
-            "figure"
-        )
+        ci = state.memo(bootstrap, ev, with_suite=True).set_index("figure")
         return {
             k: (f"{v:.3f} ({ci.loc[k, 'low']:.3f}–{ci.loc[k, 'high']:.3f})" if k in ci.index else f"{v:.3f}")
             for k, v in values.items()

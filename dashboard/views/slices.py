@@ -6,7 +6,7 @@ import slicing
 import state
 import streamlit as st
 from components import keep_choice, md
-from texts import HELP, MEASURES, measure, term
+from texts import HELP, MEASURES, labeller, measure, term
 
 from cophe_core.plotting import slices_chart
 from cophe_core.slices import slice_scores
@@ -30,7 +30,7 @@ if ctx:
         list(MEASURES),
         index=2,
         key="slices_measure",
-        format_func=measure,
+        format_func=labeller(measure),
         help=HELP["cophe"],
     )
     stat = (
@@ -39,27 +39,24 @@ if ctx:
             ["f1", "precision", "recall"],
             default="f1",
             key="slices_stat",
-            format_func=term,
+            format_func=labeller(term),
         )
         or "f1"
     )
     names = ctx.scoring.run_names[:10]
     agg = ctx.aggregate
-    key = ("slice_scores", tuple(names), ctx.max_level, tuple(s.fingerprint for s in slices))
     if not slices:
         st.info("This aggregate analysis holds no slices: write it again with cophe aggregate --slice-edges.")
         st.stop()
     if agg is not None:  # counts only: the values, without intervals
-        table = state.cached(agg, key, lambda: agg.slice_scores(names, max_level=ctx.max_level))
+        table = state.memo(agg.slice_scores, names, max_level=ctx.max_level)
     else:
         scoring = ctx.scoring
         evals = {  # the whole data, then masks
             r: scoring.evaluation(r, max_level=ctx.max_level).with_codes() for r in names
         }
         with st.spinner(f"Scoring {len(slices)} slices of {len(names)} runs, with intervals…"):
-            table = state.cached(
-                scoring, key, lambda: slice_scores(evals, slices, n_resamples=RESAMPLES, seed=0)
-            )
+            table = state.memo(slice_scores, evals, slices, n_resamples=RESAMPLES, seed=0)
     rows = table[(table.measure == m) & (table.statistic == stat)]
     title = f"{measure(m)} {term(stat)}"
     fig = slices_chart(rows, title=title)

@@ -15,6 +15,7 @@ from texts import chart_words, technical, term
 
 from cophe_core import InputError
 from cophe_core.labels import RowBound, TooManyRejected
+from cophe_core.ontology import Ontology
 from cophe_core.plotting import threshold_curve
 from cophe_core.readers import RawScores
 from cophe_core.scores import score_run, tune_threshold
@@ -41,11 +42,17 @@ def use_threshold(t: float) -> None:
 
 
 def dev_curve(
-    ctx: state.Ready, dev: tuple[tuple[str, bytes], tuple[str, bytes]], bound: RowBound | None
+    onto: Ontology,
+    reading_options: tuple,
+    max_level: str,
+    digests: tuple[str, str],
+    anyway: bool,
+    _dev: tuple[tuple[str, bytes], tuple[str, bytes]],
 ) -> tuple[pd.DataFrame, list[str]]:
-    """The development split's threshold curve and input warnings, read as the test inputs were and held to
-    the same bound on rows not scored (``None``: the user chose to score it anyway)."""
-    reading = ctx.reading or {}
+    """The development split's threshold curve and input warnings, read as the test inputs were
+    (``reading_options``: their items; ``digests``: the two files', which name ``_dev``) and held to the same
+    bound on rows not scored, unless ``anyway`` (the user chose to score it anyway)."""
+    reading, dev = dict(reading_options), _dev
     doc_col, code_col, header = reading.get("doc_col"), reading.get("code_col"), reading.get("header")
     gold = loading.read_upload(*dev[0], doc_col=doc_col, code_col=code_col, gold=True, header=header)
     scores = loading.read_upload(*dev[1], doc_col=doc_col, code_col=code_col, header=header)
@@ -57,10 +64,10 @@ def dev_curve(
     run = score_run(
         gold,
         scores,
-        ctx.ontology,
+        onto,
         system=reading.get("system") or "auto",
-        max_level=ctx.max_level,
-        bound=bound,
+        max_level=max_level,
+        bound=None if anyway else RowBound(),
     )
     return run.curve(), run.corpus.warnings if run.corpus is not None else []
 
@@ -79,7 +86,7 @@ if ctx:
     run = st.selectbox("Run with scores", list(ctx.scored), key="threshold_run")
     scored = ctx.scored[run]
     with st.spinner("Computing the curve…"):  # 0.4 s on the sample's 1,000 documents
-        curve = state.cached(scored, ("curve", ctx.max_level), lambda: scored.curve(max_level=ctx.max_level))
+        curve = state.memo(scored.curve, max_level=ctx.max_level)
 
     st.subheader("Tune on a development split", anchor=False)
     st.caption(
@@ -114,19 +121,15 @@ if ctx:
             )
     tuned = None
     if dev is not None:
-        digests = tuple(loading.file_digest(*f) for f in dev)
+        digests = (loading.file_digest(*dev[0]), loading.file_digest(*dev[1]))
         upload = "dev:" + ":".join(digests)  # what "Score anyway" lifts the bound for: this split only
-        bound = None if upload in st.session_state.get(components.ANYWAY, set()) else RowBound()
-        key = (
-            "dev_curve",
-            *digests,
-            tuple(sorted((ctx.reading or {}).items())),
-            ctx.max_level,
-            bound is None,
-        )
+        anyway = upload in st.session_state.get(components.ANYWAY, set())
+        options = tuple(sorted((ctx.reading or {}).items()))
         try:
             with st.spinner("Reading the development split and computing its curve…"):
-                tuning, dev_warnings = state.cached(scored, key, lambda: dev_curve(ctx, dev, bound))
+                tuning, dev_warnings = state.memo(
+                    dev_curve, ctx.ontology, options, ctx.max_level, digests, anyway, dev
+                )
         except TooManyRejected as e:  # as the other inputs: the panel, its fix and "Score anyway"
             components.refused_panel(e.each, upload, nothing_else=True)
         except InputError as e:
@@ -158,7 +161,7 @@ if ctx:
 
     st.subheader("Threshold-free metrics", anchor=False)
     with st.spinner("Computing the ranking metrics…"):  # 0.3 s on the sample
-        ranking = state.cached(scored, ("ranking",), scored.ranking)
+        ranking = state.memo(scored.ranking)
     st.dataframe(
         pd.DataFrame([ranking]),
         hide_index=True,

@@ -116,14 +116,12 @@ def offenders(ctx, ev) -> None:
         lv = st.selectbox(
             "Families at the level",
             choices,
-            format_func=lambda v: texts.level(onto, v),
+            format_func=texts.labeller(texts.level, onto),
             key="rank_level",
             help=texts.HELP["level"],
         )
         with st.spinner("Ranking the families…"):
-            table = state.cached(
-                ctx.scoring, ("family_errors", ctx.run, lv, ctx.slice_key), lambda: family_errors(ev, lv)
-            )
+            table = state.memo(family_errors, ev, lv)
         left, right = st.columns(2)
         for col, count, share, head, word in (
             (left, "fp", "extra_share", "Most extra codes", "extra codes"),
@@ -281,14 +279,8 @@ def children_table(ev, focus: int | None, head: str) -> None:
 def written_instead(ctx, ev, focus: int | None, head: str) -> None:
     """Right family, wrong code: the pairs of a missed gold code and the code written instead."""
     with st.spinner("Pairing missed and written codes…"):
-        table = state.cached(
-            ctx.scoring,
-            ("substitutions", ctx.run, focus, ctx.slice_key),
-            lambda: substitution_table(ev, family=focus),
-        )
-        summary = state.cached(
-            ctx.scoring, ("substitution_summary", ctx.run, ctx.slice_key), lambda: substitution_summary(ev)
-        )
+        table = state.memo(substitution_table, ev, family=focus)
+        summary = state.memo(substitution_summary, ev)
     where = "over the whole run" if focus is None else f"in {md(head)}"
     st.subheader(f"Right family, wrong code: what the run writes instead, {where}", anchor=False)
     if table.empty:
@@ -422,7 +414,7 @@ if ctx:
     ev = ctx.evaluation(ctx.run, max_level=ctx.ontology.levels[-1])
     onto = ev.ontology
     urlstate.resolve_focus(onto)
-    urlstate.take_choice("colour", "tree_colour", COLOURS)
+    urlstate.bind("colour", "tree_colour", COLOURS)
     offenders(ctx, ev)
 
     st.subheader(f"The code families of run {md(ctx.run)}", anchor=False)
@@ -443,27 +435,20 @@ if ctx:
     head = "all codes" if focus is None else f"{onto.keys[focus]} {onto.titles[focus]}"
     breadcrumbs(onto, focus)
     with st.spinner("Drawing the tree…"):
-        sub = state.cached(
-            ctx.scoring,
-            ("subtree", ctx.run, focus, depth, ctx.slice_key),
-            lambda: focused_subtree(
-                ev.nodes,
-                onto,
-                focus,
-                depth=depth,
-                max_children=MAX_CHILDREN,
-                max_nodes=MAX_NODES,
-                min_share=MIN_SHARE,
-            ),
+        sub = state.memo(
+            focused_subtree,
+            ev.nodes,
+            onto,
+            focus,
+            depth=depth,
+            max_children=MAX_CHILDREN,
+            max_nodes=MAX_NODES,
+            min_share=MIN_SHARE,
         )
         words = {
             k: texts.term(k) for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1", "error_share")
         }
-        fig = state.cached(
-            ctx.scoring,
-            ("tree_figure", ctx.run, focus, depth, colour, texts.technical(), ctx.slice_key),
-            lambda: tree_figure(sub, colour, words=words, height=HEIGHT),
-        )
+        fig = state.memo(tree_figure, sub, colour, words=words, height=HEIGHT)  # the words: in the key
     chart_key = f"tree_{ctx.run}_{view()}_{colour}_{depth}_{st.session_state.get('other_open')}"
     parents = {int(n): int(onto.parent[n]) for n in sub.node[sub.node >= 0]}
     st.plotly_chart(

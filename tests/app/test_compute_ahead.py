@@ -1,68 +1,78 @@
-"""Work done ahead in the background: found by cached(), never repeated, and an error in it is not lost."""
+"""Work done ahead in the background: found by the one cache, never repeated, and an error in it is not lost."""
 
 from __future__ import annotations
 
-import sys
 import threading
-from types import SimpleNamespace
 
 import pytest
 
-from tests.app.conftest import ROOT
+import tests.app.conftest  # noqa: F401 - puts the dashboard's folder on the path, as streamlit run does
 
-sys.path.insert(0, str(ROOT / "dashboard"))
-import state
+import memo  # isort: skip
+
+from cophe_core.slices import restrict
 
 
-def _never():
+def _never(level):
     raise AssertionError("computed twice")
 
 
 def test_a_result_computed_ahead_is_found_and_not_computed_again():
-    scoring, gate, calls = SimpleNamespace(), threading.Event(), []
+    m, gate, calls = memo.Memo(), threading.Event(), []
 
-    def slow():
+    def families(level):
         gate.wait(10)
-        calls.append(1)
-        return "families at e1"
+        calls.append(level)
+        return f"families at {level}"
 
-    state.compute_ahead(scoring, ("k",), slow)
-    state.compute_ahead(scoring, ("k",), _never)  # already under way: not started twice
+    m.ahead(families, "e1")
+    m.ahead(families, "e1")  # already under way: not started twice
+    asked: list[str] = []
+    view = threading.Thread(target=lambda: asked.append(m.get(families, "e1")))
+    view.start()  # asks while the work is under way
     gate.set()
-    assert state.cached(scoring, ("k",), _never) == "families at e1"  # waits for the background work
-    assert state.cached(scoring, ("k",), _never) == "families at e1" and calls == [1]
-    state.compute_ahead(scoring, ("k",), _never)  # already there: nothing to do
-    assert state.is_cached(scoring, ("k",))
+    view.join(10)
+    for work in m.pending():
+        work.result(10)
+    assert asked == ["families at e1"] and calls == ["e1"]  # it waited for the background work
+    assert m.get(families, "e1") == "families at e1" and calls == ["e1"]
+    m.ahead(families, "e1")  # already there: nothing to do
+    assert m.has(families, "e1") and not m.has(families, "e2")
 
 
 def test_an_error_ahead_is_raised_again_where_the_view_asks():
-    scoring = SimpleNamespace()
+    m, fixed = memo.Memo(), []
 
-    def broken():
-        raise ValueError("boom")
+    def broken(level):
+        if not fixed:
+            raise ValueError("boom")
+        return "fixed"
 
-    state.compute_ahead(scoring, ("bad",), broken)
+    m.ahead(broken, "e1")
     with pytest.raises(
         ValueError, match="boom"
     ):  # computed again in the foreground: the error panel shows it
-        state.cached(scoring, ("bad",), broken)
-    assert state.cached(scoring, ("bad",), lambda: "fixed") == "fixed"
+        m.get(broken, "e1")
+    fixed.append(1)
+    assert m.get(broken, "e1") == "fixed"
 
 
 def test_the_default_slices_are_restricted_ahead_once_the_page_is_drawn():
+    import slicing
+
     from tests.app.conftest import run_app
 
     at = run_app()
-    ctx = at.session_state["_ctx"]
-    scoring = ctx.scoring
-    for future in list(scoring.__dict__.get("_dashboard_ahead", {}).values()):
+    ctx, kept = at.session_state["_ctx"], at.session_state["_memo"]
+    for future in kept.pending():
         future.result(timeout=120)
-    store = scoring.__dict__["_dashboard_cache"]
-    slices = store[("slices", "code_frequency", (10, 100))]
+    slices = kept.get(slicing.frequency_slices, ctx.scoring.corpus, (10, 100), around=_never)
     assert [s.name.split(":")[0] for s in slices] == ["Rare", "Medium", "Frequent"]
     for s in slices:
-        for run in scoring.run_names:
-            ev = store[("sliced", run, ctx.max_level, s.fingerprint)]
+        for run in ctx.scoring.run_names:
+            whole = ctx.scoring.evaluation(run, max_level=ctx.max_level)
+            assert kept.has(restrict, whole, s)
+            ev = kept.get(restrict, whole, s, around=_never)
             assert (
                 "levels_table" in ev.__dict__ and "documents" in ev.__dict__
             )  # the tables too, not only the mask
