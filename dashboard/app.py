@@ -19,12 +19,14 @@ import slicing
 import state
 import streamlit as st
 import texts
+import uploads
 import urlstate
 from components import md
 
 HERE = Path(__file__).resolve().parent
 
 errors.setup_logging()
+uploads.install()  # uploaded bytes bounded per session and for the server, once per process
 
 st.set_page_config(
     page_title="cophe · hierarchical evaluation", page_icon=":material/account_tree:", layout="wide"

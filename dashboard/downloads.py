@@ -23,6 +23,7 @@ from typing import Any
 
 import streamlit as st
 
+from cophe_core.files import MB
 from cophe_core.report import safe_csv
 
 STORE = "_downloads"  # session key: button key → (what the file was made from, its bytes)
@@ -54,7 +55,7 @@ def _keep(key: str, source: tuple, data: str | bytes) -> bytes:
 
 
 def _size(n: int) -> str:
-    return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{max(n // 1024, 1):,} KB"
+    return f"{n / MB:.1f} MB" if n >= MB else f"{max(n // 1000, 1):,} KB"  # files.MB: one unit everywhere
 
 
 def safe_file_name(name: str) -> str:
