@@ -60,7 +60,8 @@ SAVED = _members(
 AGGREGATE = _members(
     write_aggregate(
         aggregate_scoring(
-            score_files(b"doc_id,code\n1,401.9\n2,428.0\n", {"A": b"doc_id,code\n1,401.1\n"}), slice_edges=(1,)
+            score_files(b"doc_id,code\n1,401.9\n2,428.0\n", {"A": b"doc_id,code\n1,401.1\n"}),
+            slice_edges=(1,),
         )
     )
 )
@@ -131,7 +132,9 @@ def _relisted(kind: str, members: dict[str, bytes], path: str) -> dict[str, byte
     manifest = json.loads(members["manifest.json"])
     content = members[path]
     listed = manifest["members"] if kind == "aggregate" else {}
-    entries = manifest["inputs"] if kind == "saved" else [dict(listed[path], member=path)] if path in listed else []
+    entries = (
+        manifest["inputs"] if kind == "saved" else [dict(listed[path], member=path)] if path in listed else []
+    )
     for entry in entries:
         if entry.get("member") == path:
             entry.update(size=len(content), sha256=hashlib.sha256(content).hexdigest())
@@ -178,3 +181,27 @@ def test_forged_parquet_footers_open_or_are_refused(data):
         content[at] = data.draw(st.integers(0, 255))
     members[path] = bytes(content)
     _opens_or_is_refused("aggregate", _zip(_relisted("aggregate", members, path)))
+
+
+@pytest.mark.parametrize(
+    "part, key, value, message",
+    [
+        ("view", "cmp_b", {"run": "A"}, "view.cmp_b must be null, true, false, a number, text"),
+        ("view", "levels_runs", ["A"] * 100, "view.levels_runs must be .* a list of at most 64"),
+        (
+            "slice",
+            "slice_edges",
+            "9" * 5_000,
+            "slice.slice_edges must be .* text of at most 1,000 characters",
+        ),
+        ("options", "max_level", ["e0"], "options: max_level must be text"),
+        ("code_sets", "icd9", 5, "code_sets must map text to text"),
+    ],
+)
+def test_a_forged_setting_is_refused_naming_the_member_and_the_field(part, key, value, message):
+    members = dict(SAVED)
+    manifest = json.loads(members["manifest.json"])
+    manifest[part] = {**(manifest.get(part) or {}), key: value}
+    members["manifest.json"] = json.dumps(manifest).encode()
+    with pytest.raises(InputError, match=f"^{NAME}: manifest.json: {message}"):
+        read_analysis(_zip(members), name=NAME)
