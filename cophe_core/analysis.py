@@ -70,10 +70,6 @@ MAX_MEMBERS = 64
 MAX_MANIFEST = MB  # bytes of manifest.json
 MAX_NAME = 255  # characters of a run name, a file name or a column name
 MAX_TEXT = 100  # characters of created and cophe_version
-# The view and the slice: settings of the page, each a plain value or a short list of them. The dashboard keeps
-# about 20 (saved.VIEW_KEYS), the slice 3, a code set's release one per code system.
-MAX_SETTINGS = 64  # keys of the view, of the slice, of code_sets; items of a list value
-MAX_SETTING = 1_000  # characters of a text value in them
 ROLES = ("gold", "run", "hierarchy", "metadata", "training")
 # The largest input of each role a saved analysis may hold: the dashboard's upload limits for the same files, so
 # that an input zipped small (a 199 MB gold standard deflates to 0.3 MB) costs no more than its upload would.
@@ -197,46 +193,10 @@ def _check(a: Analysis) -> None:
         json.dumps([a.options, a.slice, a.view], allow_nan=False)
     except (TypeError, ValueError, RecursionError) as e:
         raise ValueError(f"options, slice and view must be plain JSON values ({str(e)[:80]})") from None
-    for part, settings in (("view", a.view), ("slice", a.slice or {}), ("code_sets", a.code_sets)):
-        _check_settings(part, settings)
     for key in ("runs", "options", "view", "code_sets"):
         object.__setattr__(a, key, dict(getattr(a, key)))
     object.__setattr__(a, "slice", None if a.slice is None else dict(a.slice))
     object.__setattr__(a, "rule", _check_rule(a.rule))
-
-
-def _check_settings(field: str, settings: Mapping) -> None:
-    """At most :data:`MAX_SETTINGS` keys of text, each value null, true or false, a number, text of at most
-    :data:`MAX_SETTING` characters, or a list of at most :data:`MAX_SETTINGS` such values (``ValueError`` naming
-    the field and the key otherwise): whatever a page does with them, they cost what they say.
-
-    >>> _check_settings("view", {"page": "compare", "cmp_b": [["nested"]]})
-    Traceback (most recent call last):
-    ...
-    ValueError: view.cmp_b must be null, true, false, a number, text of at most 1,000 characters or a list of at most 64 of them, not [['nested']]
-    """
-    if len(settings) > MAX_SETTINGS:
-        raise ValueError(f"{field} must hold at most {MAX_SETTINGS} settings, not {len(settings):,}")
-
-    def plain(value: Any) -> bool:
-        return (
-            value is None
-            or isinstance(value, bool | int | float)
-            or (isinstance(value, str) and len(value) <= MAX_SETTING)
-        )
-
-    for key, value in settings.items():
-        if not isinstance(key, str) or len(key) > MAX_NAME:
-            raise ValueError(
-                f"{field}: a setting's name must be text of at most {MAX_NAME} characters, not {show(key)}"
-            )
-        if not (
-            plain(value) or isinstance(value, list) and len(value) <= MAX_SETTINGS and all(map(plain, value))
-        ):
-            raise ValueError(
-                f"{field}.{key[:80]} must be null, true, false, a number, text of at most {MAX_SETTING:,} characters "
-                f"or a list of at most {MAX_SETTINGS} of them, not {show(value)}"
-            )
 
 
 def _check_options(options: Any, hierarchy: InputFile | None) -> None:

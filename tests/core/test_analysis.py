@@ -107,14 +107,6 @@ def test_an_analysis_is_checked_when_made_and_does_not_follow_later_changes():
         ({"view": {"x": object()}}, "plain JSON"),
         ({"view": {"x": float("inf")}}, "plain JSON"),
         ({"code_sets": {"a": 1}}, "code_sets"),
-        ({"view": {"cmp_b": {"run": "A"}}}, r"^view\.cmp_b must be null, true, false, a number, text"),
-        ({"view": {"levels_runs": ["A"] * 65}}, r"^view\.levels_runs must be .* a list of at most 64"),
-        (
-            {"slice": {"slice_name": "x" * 1001}},
-            r"^slice\.slice_name must be .* text of at most 1,000 characters",
-        ),
-        ({"view": {f"k{i}": 1 for i in range(65)}}, r"^view must hold at most 64 settings, not 65"),
-        ({"code_sets": {f"s{i}": "v" for i in range(65)}}, r"^code_sets must hold at most 64"),
         ({"created": 5}, "created"),
     ]:
         with pytest.raises(ValueError, match=message):
