@@ -55,7 +55,7 @@ import pyarrow.parquet as pq
 
 from .api import NotScored
 from .archive import Archive, open_archive, show, write_zip, zip_member
-from .files import InputError
+from .files import MB, InputError
 from .metrics import Figures, NodeCounts
 from .ontology import Ontology
 from .ontology.custom import MAX_ANCESTOR_CELLS, MAX_LEVELS
@@ -97,7 +97,7 @@ TABLE_FLOOR = 16 * 2**20
 MAX_NODES = 2_000_000  # ICD-10-CM and PCS together have about 300,000
 MAX_DOCUMENTS = 100_000_000
 MAX_ROWS_NOT_SCORED = 10_000_000  # rejected or flagged rows listed, per file
-MAX_MANIFEST = 2**20
+MAX_MANIFEST = MB
 MAX_WARNINGS = 200  # warnings kept per run, each cut to MAX_WARNING characters
 MAX_WARNING = 1000
 COUNT_FIELDS = [f.name for f in fields(NodeCounts)]
@@ -748,9 +748,7 @@ def write_aggregate(agg: Aggregate, target: str | os.PathLike | None = None) -> 
     }
     text = json.dumps(manifest, indent=1, sort_keys=True, allow_nan=False).encode()
     if len(text) > MAX_MANIFEST:
-        raise ValueError(
-            f"the manifest would be larger than {MAX_MANIFEST // 2**20} MB: fewer warnings or runs"
-        )
+        raise ValueError(f"the manifest would be larger than {MAX_MANIFEST // MB} MB: fewer warnings or runs")
     members = [zip_member("manifest.json", text), zip_member("README.txt", README.encode())]
     members += [zip_member(path, data, compress=False) for path, data in tables.items()]
     if target is None:

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .archive import open_archive, read_member, show, write_zip, zip_member
-from .files import InputError
+from .files import MB, InputError
 from .labels import RowBound
 from .ontology import NAMES
 
@@ -66,15 +66,15 @@ __all__ = [
 
 FORMAT = "cophe-analysis"
 FORMAT_VERSION = 1
-MAX_BYTES = 500 * 2**20  # total inflated size read from one file
+MAX_BYTES = 500 * MB  # total inflated size read from one file
 MAX_MEMBERS = 64
-MAX_MANIFEST = 2**20  # bytes of manifest.json
+MAX_MANIFEST = MB  # bytes of manifest.json
 MAX_NAME = 255  # characters of a run name, a file name or a column name
 MAX_TEXT = 100  # characters of created and cophe_version
 ROLES = ("gold", "run", "hierarchy", "metadata", "training")
 # The largest input of each role a saved analysis may hold: the dashboard's upload limits for the same files, so
 # that an input zipped small (a 199 MB gold standard deflates to 0.3 MB) costs no more than its upload would.
-# Binary megabytes (2**20 bytes), as everywhere in cophe.
+# Megabytes of 10**6 bytes (files.MB), as everywhere in cophe.
 INPUT_MB = {"gold": 50, "run": 200, "hierarchy": 50, "metadata": 50, "training": 200}
 RULES = ("threshold", "top_k")
 ONTOLOGIES = ("auto", *NAMES, "custom")  # "custom": the hierarchy input
@@ -284,14 +284,14 @@ def _manifest(analysis: Analysis) -> tuple[dict, list[tuple[zipfile.ZipInfo, byt
     if len(inputs) + 2 > MAX_MEMBERS:
         raise ValueError(f"{len(inputs)} inputs; a saved analysis holds at most {MAX_MEMBERS - 2}")
     for role, _, f in inputs:
-        if len(f.data) > INPUT_MB[role] * 2**20:
+        if len(f.data) > INPUT_MB[role] * MB:
             raise ValueError(
                 f"the {role} input {show(f.name)} is larger than {INPUT_MB[role]} MB; a saved analysis could "
                 "not be opened: score it with cophe aggregate instead"
             )
     if sum(len(f.data) for _, _, f in inputs) > MAX_BYTES - MAX_MANIFEST:
         raise ValueError(
-            f"the inputs are larger than {(MAX_BYTES - MAX_MANIFEST) // 2**20} MB in all; a saved "
+            f"the inputs are larger than {(MAX_BYTES - MAX_MANIFEST) // MB} MB in all; a saved "
             "analysis could not be opened"
         )
     entries, members = [], []
@@ -359,9 +359,7 @@ def write_analysis(analysis: Analysis) -> bytes:
     checksum = "sha256:" + hashlib.sha256(_json(manifest)).hexdigest()  # as analysis_checksum
     text = _json({**manifest, "created": analysis.created, "checksum": checksum})
     if len(text) > MAX_MANIFEST:
-        raise ValueError(
-            f"the manifest would be larger than {MAX_MANIFEST // 2**20} MB: make the view smaller"
-        )
+        raise ValueError(f"the manifest would be larger than {MAX_MANIFEST // MB} MB: make the view smaller")
     data = write_zip([zip_member("manifest.json", text), zip_member("README.txt", README.encode()), *members])
     assert data is not None
     return data
@@ -476,10 +474,10 @@ def _bounded_input(
     (:data:`INPUT_MB`) and to agree with the zip's own header: nothing is inflated beyond the listed size."""
     if isinstance(size, bool) or not isinstance(size, int) or size < 0:
         raise InputError(f"{name}: manifest.json: the size of {show(path)} must be a whole number")
-    limit = INPUT_MB[role] * 2**20
+    limit = INPUT_MB[role] * MB
     if size > limit:
         raise InputError(
-            f"{name}: the {role} input {show(file_name)} is {size / 2**20:,.1f} MB; a saved analysis holds "
+            f"{name}: the {role} input {show(file_name)} is {size / MB:,.1f} MB; a saved analysis holds "
             f"inputs of at most {INPUT_MB[role]} MB for a {role}, as an upload does: score it with cophe aggregate "
             "and open the file it writes"
         )

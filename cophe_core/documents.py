@@ -352,6 +352,19 @@ _NEEDS = (
 )
 
 
+def _too_deep(lines: np.ndarray, kept: np.ndarray) -> int:
+    """The file's line number of the first of ``lines[kept]`` that JSON cannot parse without recursing too deep
+    (on the way to an error only)."""
+    for i in kept:
+        try:
+            json.loads(lines[i])
+        except RecursionError:
+            return int(i) + 1
+        except ValueError:
+            continue
+    return int(kept[0]) + 1  # the lines parse one by one, so the whole array was too deep
+
+
 def _notes_table(name: str, text: str) -> pd.DataFrame:
     """The notes file as a frame with ``doc_id`` and ``text`` (cells as read)."""
     fmt = _note_format(name, text)
@@ -368,6 +381,13 @@ def _notes_table(name: str, text: str) -> pd.DataFrame:
             ) from None
         except ValueError:  # a number longer than Python reads: 4,300 digits
             raise number_too_long(text, name) from None
+        except (
+            RecursionError
+        ):  # nested deeper than Python's parser goes: found again line by line, to name it
+            raise InputError(
+                f"{name}, line {_too_deep(lines, kept)}: JSON nested too deeply to read. Each line must hold one "
+                f'object, such as {{"doc_id": "1", "text": "…"}}.'
+            ) from None
         bad = [i for i, rec in enumerate(records) if not isinstance(rec, dict)]
         if bad:
             raise InputError(f"{name}, line {int(kept[bad[0]]) + 1}: not a JSON object. {_NEEDS}")
@@ -433,8 +453,10 @@ def read_notes(source: Source, *, name: str | None = None) -> dict[str, str]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
         raise InputError(
-            f"{label}: is not UTF-8 text (byte {e.start}); save it as UTF-8 and upload it again."
+            f"{label}, line {line}: is not UTF-8 text (byte {data[e.start]:#04x}); "
+            "save it as UTF-8 and upload it again."
         ) from None
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():

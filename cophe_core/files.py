@@ -22,6 +22,7 @@ from typing import BinaryIO
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from cophe_core.options import Where, say
 
@@ -30,6 +31,7 @@ __all__ = [
     "Reason",
     "Source",
     "MAX_BYTES",
+    "MB",
     "MAX_COLUMNS",
     "excerpt",
     "load_bytes",
@@ -45,9 +47,14 @@ __all__ = [
     "column_list",
     "line_numbers",
     "read_binary_table",
+    "binary_as_text",
 ]
 
-MAX_BYTES = 200 * 1024 * 1024
+# One megabyte everywhere in cophe: 10**6 bytes, the unit the dashboard's uploaders show and check in the browser
+# (Streamlit's browser code counts 1,000-based units on most systems), so a limit means the same bytes in the
+# browser, on the server, in a saved analysis and on the command line.
+MB = 10**6
+MAX_BYTES = 200 * MB
 # The widest delimited table read: pandas builds a few objects per column (about 0.1 ms each), so a 10 MB line
 # of commas (10 million columns) ran for minutes and took gigabytes. A score matrix of one column per code has
 # a few thousand (MIMIC-III-full: 8,921 codes), at most all of ICD-10-CM's ~75,000.
@@ -137,14 +144,14 @@ def load_bytes(source: Source, name: str | None) -> tuple[bytes, str]:
         if not path.is_file():
             raise InputError(f"{path}: no such file")
         if path.stat().st_size > MAX_BYTES:
-            raise InputError(f"{path}: larger than {MAX_BYTES // 2**20} MB; split the file")
+            raise InputError(f"{path}: larger than {MAX_BYTES // MB} MB; split the file")
         return path.read_bytes(), name or path.name
     if isinstance(source, bytes):
         return source, name or "<bytes>"
     name = name or str(getattr(source, "name", "<stream>"))
     data = source.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
-        raise InputError(f"{name}: larger than {MAX_BYTES // 2**20} MB; split the file")
+        raise InputError(f"{name}: larger than {MAX_BYTES // MB} MB; split the file")
     return data, name
 
 
@@ -444,10 +451,52 @@ def read_binary_table(data: bytes, name: str, fmt: str) -> pd.DataFrame:
     """
     reader, what = (pd.read_feather, "Feather") if fmt == "feather" else (pd.read_parquet, "Parquet")
     try:
-        return reader(io.BytesIO(data))
+        frame = reader(io.BytesIO(data))
     except Exception as e:  # pyarrow raises several types for corrupt files
         detail = excerpt(" ".join(str(e).split()), 160)  # one line: the message of a library can span several
         raise InputError(f"{name}: cannot read as {what} ({type(e).__name__}: {detail})") from None
+    return binary_as_text(frame, name)
+
+
+def binary_as_text(frame: pd.DataFrame, name: str, first_row: int = 1) -> pd.DataFrame:
+    """``frame`` with its columns of bytes (Parquet or Feather ``binary``) decoded as UTF-8 text; bytes that are
+    not UTF-8 are an ``InputError`` naming the file, the row (counted from ``first_row``) and the column.
+
+    >>> binary_as_text(pd.DataFrame({"code": [b"401.9", None]}), "g.parquet").code.tolist()
+    ['401.9', None]
+    >>> binary_as_text(pd.DataFrame({"code": [b"401.9", b"\\xff"]}), "g.parquet")
+    Traceback (most recent call last):
+    ...
+    cophe_core.files.InputError: g.parquet, row 2, column 'code': b'\\xff' is not UTF-8 text; store the column as text (a UTF-8 string column)
+    """
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype != object or pd.api.types.infer_dtype(values, skipna=True) not in ("bytes", "mixed"):
+            continue
+        is_bytes = values.map(type).eq(bytes)  # a "mixed" column may hold bytes among other values
+        if not is_bytes.any():
+            continue
+        raw = values[is_bytes]
+        try:  # Arrow checks the UTF-8 of the whole column at once
+            text = pa.array(raw.to_numpy(), type=pa.binary()).cast(pa.string())
+        except pa.ArrowInvalid:
+            at = next(i for i, b in enumerate(raw.tolist()) if not _is_utf8(b))  # on the way out only
+            raise InputError(
+                f"{name}, row {first_row + int(np.flatnonzero(is_bytes.to_numpy())[at])}, column {str(column)!r}: "
+                f"{excerpt(repr(raw.iloc[at]))} is not UTF-8 text",
+                fix="store the column as text (a UTF-8 string column)",
+            ) from None
+        decoded = pd.Series(text.to_numpy(zero_copy_only=False), index=raw.index, dtype=object)
+        frame = frame.assign(**{str(column): values.where(~is_bytes, decoded)})
+    return frame
+
+
+def _is_utf8(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def number_too_long(text: str, name: str, line: int | None = None) -> InputError:

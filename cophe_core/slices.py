@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .files import InputError, parse_delimited, sniff_separator
+from .files import MB, InputError, binary_as_text, parse_delimited, sniff_separator
 from .labels import Corpus, NothingScorable, encode
 from .metrics import Evaluation, NodeCounts, evaluate
 from .readers import DOC_COLUMNS as LABEL_DOC_COLUMNS
@@ -78,7 +78,7 @@ __all__ = [
 # label readers, and "document".
 DOC_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(("doc_id", "hadm_id", "document", *LABEL_DOC_COLUMNS)))
 MAX_METADATA_ROWS = 10_000_000
-MAX_METADATA_BYTES = 200 * 1024 * 1024
+MAX_METADATA_BYTES = 200 * MB
 GOLD_SOURCE = "the gold standard"
 #: At most this many bin edges (21 bins): each bin is a slice scored with intervals, and 2,000 edges on the
 #: sample took 20 s and 4.6 GB. Twenty is finer than any banding of code frequency in the papers (2 or 3).
@@ -622,7 +622,7 @@ def read_metadata(
         if not path.is_file():
             raise InputError(f"{path}: no such file")
         if path.stat().st_size > MAX_METADATA_BYTES:
-            raise InputError(f"{label}: larger than {MAX_METADATA_BYTES // 2**20} MB")
+            raise InputError(f"{label}: larger than {MAX_METADATA_BYTES // MB} MB")
         data = path.read_bytes()
     else:
         label, data = name or "document details", bytes(source)
@@ -713,6 +713,7 @@ def _binary_table(data: bytes, label: str) -> pd.DataFrame:
         ) from None
     frame = frame.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
+    frame = binary_as_text(frame, label)
     text = {}
     for c in frame.columns:
         col = frame[c]

@@ -63,7 +63,15 @@ import pyarrow.dataset as ds
 import scipy.sparse as sp
 
 from .datasets import dataset_files, glob_root, is_dataset
-from .files import InputError, check_width, decode_text, excerpt, parse_delimited, sniff_separator
+from .files import (
+    InputError,
+    binary_as_text,
+    check_width,
+    decode_text,
+    excerpt,
+    parse_delimited,
+    sniff_separator,
+)
 from .labels import (
     FileRows,
     NothingScorable,
@@ -720,6 +728,7 @@ def _parquet_frames(f: _File, chunk_rows: int) -> Iterator[pd.DataFrame]:
             for batch in fragment.to_batches(batch_size=chunk_rows):
                 frame = batch.to_pandas()
                 frame.columns = [str(c) for c in frame.columns]
+                frame = binary_as_text(frame, f.name, first_row=start)
                 for key, value in f.partition.items():  # a hive partition's key, a column of its rows
                     if key not in frame.columns:
                         frame[key] = value

@@ -8,10 +8,12 @@ Views live in ``views/``; all numbers come from ``cophe_core``.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 # The dashboard's modules import each other by name: `streamlit run` puts this file's folder on the path,
 # and cophe_core is installed (requirements.txt).
+import downloads
 import errors
 import saved
 import sidebar
@@ -19,12 +21,15 @@ import slicing
 import state
 import streamlit as st
 import texts
+import uploads
 import urlstate
 from components import md
 
 HERE = Path(__file__).resolve().parent
 
+downloads.keep_offered()  # first: the files this session's page offers stay referenced while it reruns
 errors.setup_logging()
+uploads.install()  # uploaded bytes bounded per session and for the server, once per process
 
 st.set_page_config(
     page_title="cophe · hierarchical evaluation", page_icon=":material/account_tree:", layout="wide"
@@ -90,9 +95,13 @@ urlstate.restore()
 if (doc := urlstate.take("doc")) is not None:
     st.session_state["doc_id"] = doc
 try:
-    # A session's first run, its opening, goes ahead at once; later runs take a turn (state.heavy), so that
-    # opening the app never shares the processor with more than one other session's work.
-    with state.heavy(take="_ctx" in st.session_state):
+    # A session's first run, its opening, goes ahead at once, its computations included (state.heavy with take
+    # false). Later runs take the turn around each heavy computation only (state.cached, loading's parsing and
+    # scoring, a file made for download), never around the whole run: Streamlit drops a session's references to
+    # its download files when its run starts and deletes unreferenced files when any session's run ends, so a
+    # run that waited for the turn before drawing anything lost the files its page still offered, and the
+    # downloads asked for meanwhile were cancelled.
+    with state.heavy(take=False) if "_ctx" not in st.session_state else contextlib.nullcontext():
         # the first run of a session loads the code sets and scores the sample: say so, under the page's title
         loading = st.empty()
         with loading.container():

@@ -10,6 +10,11 @@ does not rerun the page (``on_click="ignore"``), so nothing can cancel it.
   first button makes it, with a spinner; a download button with the same words and the file's size then
   takes its place.
 
+The files of the buttons a page offers stay referenced from the very start of the session's next run
+(:func:`keep_offered`, called first thing by app.py): Streamlit drops a session's references to its files when
+a run starts and deletes the unreferenced ones when any session's run ends, so a download asked for while the
+page reran, before it drew its button again, found its file deleted (a cancelled download under load).
+
 Files are kept per session under the button's key, while what they were made from is the same (the
 ``source`` objects, compared by identity, and plain values by equality); at most :data:`KEPT_PER_SESSION`.
 """
@@ -22,10 +27,13 @@ from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
+from streamlit import runtime
 
+from cophe_core.files import MB
 from cophe_core.report import safe_csv
 
 STORE = "_downloads"  # session key: button key → (what the file was made from, its bytes)
+OFFERED = "_downloads_offered"  # session key: button key → (bytes, file name, type) of the button last drawn
 ASKED = "_downloads_asked"  # session key: the keys of the costly files asked for and not made yet
 KEPT_PER_SESSION = 12
 SMALL = {"type": "tertiary", "icon": ":material/download:"}
@@ -54,7 +62,7 @@ def _keep(key: str, source: tuple, data: str | bytes) -> bytes:
 
 
 def _size(n: int) -> str:
-    return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{max(n // 1024, 1):,} KB"
+    return f"{n / MB:.1f} MB" if n >= MB else f"{max(n // 1000, 1):,} KB"  # files.MB: one unit everywhere
 
 
 def safe_file_name(name: str) -> str:
@@ -87,7 +95,7 @@ def file(
     data = _kept(key, source)
     if data is None:
         data = _keep(key, source, make())
-    where.download_button(label, data, safe_file_name(file_name), mime, key=key, on_click="ignore", **button)
+    _offer(where, label, data, safe_file_name(file_name), mime, key=key, **button)
 
 
 def table(where: Any, label: str, frame: Any, file_name: str, *, key: str, **button: Any) -> None:
@@ -122,13 +130,39 @@ def prepared(
         inside = (
             where if hasattr(where, "__enter__") else contextlib.nullcontext()
         )  # a container, or st itself
-        with inside, st.spinner(f"Preparing {file_name}…"):
+        import state  # here: state imports components, which imports this module
+
+        with inside, st.spinner(f"Preparing {file_name}…"), state.heavy():  # a turn for the making only
             data = _keep(key, source, make())
         st.session_state[ASKED].discard(key)
     ready = {"icon": ":material/download:", **button}
-    where.download_button(
-        f"{label} · {_size(len(data))}", data, file_name, mime, key=key, on_click="ignore", help=help, **ready
-    )
+    _offer(where, f"{label} · {_size(len(data))}", data, file_name, mime, key=key, help=help, **ready)
+
+
+def _offer(
+    where: Any, label: str, data: bytes, file_name: str, mime: str, *, key: str, **button: Any
+) -> None:
+    """The download button, its file noted for :func:`keep_offered`."""
+    st.session_state.setdefault(OFFERED, {})[key] = (data, file_name, mime)
+    where.download_button(label, data, file_name, mime, key=key, on_click="ignore", **button)
+
+
+def keep_offered() -> None:
+    """Reference again, for this run, the files of the download buttons the session's page offers (those still
+    kept, :data:`KEPT_PER_SESSION` at most), under the same file ids as their buttons': a click on a button
+    drawn by the last run finds its file while this run has not drawn it yet, however long this run takes
+    to get there. A file this run does not offer again is let go at the next run's start."""
+    offered = st.session_state.get(OFFERED)
+    if not offered or not runtime.exists():
+        return
+    kept = st.session_state.get(STORE, {})
+    files = runtime.get_instance().media_file_mgr
+    for key in list(offered):
+        if key not in kept:
+            del offered[key]
+            continue
+        data, file_name, mime = offered[key]
+        files.add(data, mime, f"cophe-offered:{key}", file_name=file_name, is_for_static_download=True)
 
 
 def _ask(key: str) -> None:

@@ -20,6 +20,7 @@ from state import memo
 
 from cophe_core import InputError, Scoring, score_labels
 from cophe_core.analysis import INPUT_MB
+from cophe_core.files import MB
 from cophe_core.labels import RowBound, TooManyRejected
 from cophe_core.ontology import REGISTRY, load_ontology
 from cophe_core.ontology.custom import load_hierarchy
@@ -50,6 +51,10 @@ UPLOAD_TYPES = ["csv", "tsv", "txt", "psv", "json", "jsonl", "ndjson", "parquet"
 # al.'s feather file.
 MAX_UPLOAD_MB = INPUT_MB["gold"]
 MAX_RUN_UPLOAD_MB = INPUT_MB["run"]
+
+
+# The uploaders' help: which megabyte their limits count (the browser shows "Limit 50MB per file").
+MB_HELP = "A megabyte (MB) here is 1,000,000 bytes."
 
 
 FIRST_ROW_IS_DATA = "First row is data"  # the checkbox beside the uploads: files without column names
@@ -116,9 +121,9 @@ def content(f, max_mb: int) -> bytes:
     limit: the browser keeps to each uploader's ``max_upload_size``, but the server takes any file up to the
     largest limit (``server.maxUploadSize``, :data:`MAX_ANALYSIS_MB`), so a request sent by other means is
     checked here, per uploader."""
-    if f.size > max_mb * 2**20:
+    if f.size > max_mb * MB:
         raise InputError(
-            f"{f.name}: {f.size / 2**20:,.1f} MB; this upload takes files of at most {max_mb} MB. Give a smaller "
+            f"{f.name}: {f.size / MB:,.1f} MB; this upload takes files of at most {max_mb} MB. Give a smaller "
             "file, or score large inputs with cophe aggregate and open the file it writes"
         )
     return f.getvalue()

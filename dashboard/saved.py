@@ -58,7 +58,7 @@ def open_file(sb, max_mb: int) -> Analysis | Aggregate | None:
         key=FILE_KEY,
         max_upload_size=max_mb,
         help="A file made with Save analysis, by `cophe score … --save`, or by `cophe aggregate` (the counts "
-        "of runs too large to upload).",
+        "of runs too large to upload). " + loading.MB_HELP,
     )
     if f is None:
         return None

@@ -19,6 +19,7 @@ from loading import (
     MAX_ANALYSIS_MB,
     MAX_RUN_UPLOAD_MB,
     MAX_UPLOAD_MB,
+    MB_HELP,
     ONTOLOGIES,
     OPEN,
     SAMPLES,
@@ -176,7 +177,7 @@ def sidebar() -> Context:
             key="gold_file",
             max_upload_size=MAX_UPLOAD_MB,
             help="One row per (document, code), or one row per document with "
-            "';'-joined codes; CSV/TSV, CAML .psv, JSON/JSONL or Parquet.",
+            "';'-joined codes; CSV/TSV, CAML .psv, JSON/JSONL or Parquet. " + MB_HELP,
         )
         run_files = sb.file_uploader(
             "Model runs (one file each)",
@@ -184,6 +185,7 @@ def sidebar() -> Context:
             key="run_files",
             accept_multiple_files=True,
             max_upload_size=MAX_RUN_UPLOAD_MB,
+            help=f"Each file up to {MAX_RUN_UPLOAD_MB} MB. " + MB_HELP,
         )
         first_row_data = sb.checkbox(
             FIRST_ROW_IS_DATA,

@@ -30,6 +30,7 @@ from cophe_core.documents import (
     rank_documents,
     read_notes,
 )
+from cophe_core.files import MB
 from cophe_core.metrics import on_shared_documents
 
 NO_RUN = ""  # run B "none": no run name is empty (the sidebar never gives one)
@@ -139,7 +140,7 @@ def notes_upload() -> dict[str, str] | None:
             raw = f.getvalue()  # its size is checked below, with the notes' own message
             digest = loading.file_digest(f.name, raw)
             if held is None or held.get("digest") != digest:
-                if len(raw) > loading.MAX_UPLOAD_MB * 2**20:
+                if len(raw) > loading.MAX_UPLOAD_MB * MB:
                     held = {
                         "digest": digest,
                         "error": f"{f.name}: larger than {loading.MAX_UPLOAD_MB} MB; "

@@ -221,3 +221,66 @@ def test_arrow_memory_is_given_back_once_at_the_end_of_a_script_run(monkeypatch)
     with state.heavy():
         pass
     assert released == [0, 0]
+
+
+def test_a_rerun_that_computes_nothing_takes_no_turn_and_keeps_its_downloads(monkeypatch):
+    """Streamlit drops a session's download files from its run's start, and deletes the unreferenced ones when any
+    session's run ends. A run that waited for the turn at the top of the script, before drawing anything, lost
+    the files its page still offered (the load test's cancelled downloads). A run on cached results draws at
+    once, while another session holds the turn; only a computation waits."""
+    from tests.app.conftest import run_app
+
+    at = run_app("views/export.py")  # the opening, then the Export page: every table computed once
+    assert not at.exception
+    before = [b.proto.url for b in at.get("download_button")]
+    assert before
+    held, release = threading.Event(), threading.Event()
+
+    def other_session():
+        with state.heavy():
+            held.set()
+            release.wait(timeout=120)
+
+    t = threading.Thread(target=other_session)
+    t.start()
+    try:
+        assert held.wait(timeout=60)
+        at.run(timeout=30)  # waited until the other session ended, before: a timeout
+        assert not at.exception, [e.value for e in at.exception]
+        assert [b.proto.url for b in at.get("download_button")] == before
+        assert not state._TURN.free  # the other session's turn, untouched
+    finally:
+        release.set()
+        t.join(timeout=60)
+
+
+OFFERING_PAGE = """
+import downloads
+import streamlit as st
+from streamlit import runtime
+
+downloads.keep_offered()
+files = runtime.get_instance().media_file_mgr
+if "url" in st.session_state:  # a rerun, before it draws its button again: two other sessions' runs end
+    files.remove_orphaned_files()
+    files.remove_orphaned_files()
+    file_id = st.session_state["url"].rsplit("/", 1)[-1].split(".")[0]
+    st.session_state["alive"] = files.read_file(file_id) is not None
+downloads.file(st, "Table", lambda: "a,b\\n1,2\\n", "table.csv", "text/csv", key="table")
+"""
+
+
+def test_a_download_offered_by_the_last_run_survives_the_start_of_the_next(tmp_path):
+    """Streamlit drops a session's file references when its run starts, and deletes unreferenced download files
+    at the second run end of any session after that: a click on a button drawn by the last run, while this run
+    had not drawn it yet, found its file deleted ("canceled" in the load test)."""
+    page = tmp_path / "offering.py"
+    page.write_text(OFFERING_PAGE)
+    at = AppTest.from_file(str(page), default_timeout=60).run()
+    url = at.get("download_button")[0].proto.url
+    assert url
+    at.session_state["url"] = url
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["alive"]
+    assert at.get("download_button")[0].proto.url == url  # the same file, under the same address

@@ -1,7 +1,7 @@
-"""Five sessions at once on one server, on 127.0.0.1 only: each uploads its own files and sees only its own
+"""Eight sessions at once on one server, on 127.0.0.1 only: each uploads its own files and sees only its own
 runs, and every download it asks for arrives whole while the other sessions rerun.
 
-Bounded: 5 browser contexts in one Chromium, 6 downloads each, one upload each; every wait is for a state.
+Bounded: 8 browser contexts in one Chromium, 6 downloads each, one upload each; every wait is for a state.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from tests.browser.helpers import ARTIFACTS, ROOT, WAIT_MS, expect, settle
 
-SESSIONS = 5
+SESSIONS = 8
 SAMPLE = ROOT / "sample_data" / "icd9"
 TABLES = ("Scores by level, all runs", "Rows that were not scored")  # plus the run's codes and documents
 MADE = ("Report for run", "Levels chart, all runs")  # made on request, then downloaded
@@ -37,7 +37,7 @@ def all_at_once(pages, act) -> None:
         act(i, pg)
 
 
-def test_five_sessions_are_isolated_and_every_download_arrives(page, server, tmp_path):
+def test_eight_sessions_are_isolated_and_every_download_arrives(page, server, tmp_path):
     assert urlparse(server).hostname == "127.0.0.1"
     files = [session_files(tmp_path, i) for i in range(SESSIONS)]
     contexts = [
@@ -84,7 +84,7 @@ def run_sessions(pages, server: str, files) -> None:
             pages,
             lambda i, pg, label=label: pg.get_by_role(
                 "button", name=re.compile("^" + re.escape(label))
-            ).click(timeout=WAIT_MS),  # a bound for the button to be drawn: five sessions take turns
+            ).click(timeout=WAIT_MS),  # a bound for the button to be drawn: the sessions take turns
         )
     tables = (*TABLES, "Every code and family · session", "Document by document · session")
     for label in tables:
@@ -92,7 +92,7 @@ def run_sessions(pages, server: str, files) -> None:
             pages,
             lambda i, pg, label=label: pg.get_by_role(
                 "button", name=re.compile("^" + re.escape(label))
-            ).click(timeout=WAIT_MS),  # a bound for the button to be drawn: five sessions take turns
+            ).click(timeout=WAIT_MS),  # a bound for the button to be drawn: the sessions take turns
         )
     for label in MADE:  # the same words, now with the file's size
         all_at_once(

@@ -211,7 +211,7 @@ RUN = "inputs/01-run-a.parquet"
         (zipped({"manifest.json": b"[" * 100_000 + b"]" * 100_000}), "not valid JSON|does not describe"),
         (
             zipped({"manifest.json": b" " * (MAX_MANIFEST + 1)}),
-            "manifest.json inflates to more than 1,048,576 bytes",
+            "manifest.json inflates to more than 1,000,000 bytes",
         ),
         (zipped({"manifest.json": b'{"format": "other"}'}), "does not describe a cophe analysis"),
         (with_manifest(lambda m: m.update(format_version=99)), "format version 99; .* update cophe"),
@@ -659,8 +659,9 @@ def _spy_reads(monkeypatch) -> list[tuple[str, int]]:
 def test_an_input_over_its_upload_limit_is_refused_before_it_is_inflated(monkeypatch):
     """A gold standard of 100-199 MB deflated into a 0.15-0.29 MB saved analysis was scored, at 2.4-4.5 GB."""
     from cophe_core.analysis import INPUT_MB
+    from cophe_core.files import MB
 
-    big = b"doc_id,code\n" + b"1,401.9\n" * ((INPUT_MB["gold"] * 2**20) // 8 + 1)
+    big = b"doc_id,code\n" + b"1,401.9\n" * ((INPUT_MB["gold"] * MB) // 8 + 1)
     manifest_and_members = members_of(analysis(gold=GOLD))
     inputs = json.loads(manifest_and_members["manifest.json"])["inputs"]
     gold_member = inputs[0]["member"]
@@ -672,7 +673,7 @@ def test_an_input_over_its_upload_limit_is_refused_before_it_is_inflated(monkeyp
     with pytest.raises(InputError) as e:
         read_analysis(bomb, name="shared.cophe")
     assert str(e.value).startswith(
-        f"shared.cophe: the gold input 'gold.csv' is {len(big) / 2**20:,.1f} MB; a saved analysis holds inputs "
+        f"shared.cophe: the gold input 'gold.csv' is {len(big) / MB:,.1f} MB; a saved analysis holds inputs "
         f"of at most {INPUT_MB['gold']} MB for a gold"
     )
     assert gold_member not in [m for m, _ in reads]  # refused from the listed size, nothing inflated
