@@ -96,7 +96,7 @@ if (doc := urlstate.take("doc")) is not None:
     st.session_state["doc_id"] = doc
 try:
     # A session's first run, its opening, goes ahead at once, its computations included (state.heavy with take
-    # false). Later runs take the turn around each heavy computation only (state.cached, loading's parsing and
+    # false). Later runs take the turn around each heavy computation only (state.memo, loading's parsing and
     # scoring, a file made for download), never around the whole run: Streamlit drops a session's references to
     # its download files when its run starts and deletes unreferenced files when any session's run ends, so a
     # run that waited for the turn before drawing anything lost the files its page still offered, and the
