@@ -26,6 +26,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from .comparison import families_level
 from .families import family_errors
 from .metrics import Evaluation
 from .ontology.levels import level_name
@@ -38,19 +39,13 @@ TOP = 10  # families listed per list
 EXAMPLES = 3  # documents shown per family
 
 
-def family_level(ev: Evaluation) -> str:
-    """The level whose nodes a coder calls families: the ICD category (``e0``), else the level above the
-    codes of a user hierarchy (its only level when it has one)."""
-    return "e0" if "e0" in ev.levels else ev.levels[min(1, len(ev.levels) - 1)]
-
-
 def ranked_families(
     ev: Evaluation, *, level: str | None = None, min_support: int = MIN_SUPPORT, top: int = TOP
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(over-coded, under-coded): the ``top`` families with at least ``min_support`` gold codes and at least
     one extra (missed) code, by extra (missed) codes per 100 gold codes, highest first. Columns of
     :func:`cophe_core.families.family_errors` plus ``extra_per_100`` and ``missed_per_100``."""
-    t = family_errors(ev, level or family_level(ev))
+    t = family_errors(ev, level or families_level(ev))
     t = t[t.gold >= max(min_support, 1)].copy()
     t["extra_per_100"] = 100.0 * t.fp / t.gold
     t["missed_per_100"] = 100.0 * t.fn / t.gold
@@ -152,7 +147,7 @@ def coder_report_html(
         f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
     ]
     first = next(iter(evals.values()))
-    lv = level or family_level(first)
+    lv = level or families_level(first)
     family = level_name(first.ontology, lv).lower()
     parts.append(
         f"<p class='note'>Families are codes grouped by {html.escape(family)}. A family is listed when the "

@@ -29,7 +29,7 @@ import pandas as pd
 
 from .compare import headlines, level_deltas
 from .families import family_changes
-from .metrics import Evaluation
+from .metrics import Evaluation, Figures
 from .ontology import family_level
 from .stats import HEADLINES, Verdict, compare_runs, p_text, paired_significance
 
@@ -67,6 +67,18 @@ def _dict_memo() -> Memo:
         return store[key]
 
     return memo
+
+
+def families_level(ev: Figures) -> str:
+    """The level whose nodes a coder calls families in ``ev``: its code system's family level (ICD's category,
+    ``e0``), else the level above the codes (a user hierarchy's only level when it has one).
+
+    >>> from cophe_core import score_files
+    >>> families_level(score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"}).evaluation("A"))
+    'e0'
+    """
+    fam = family_level(ev.ontology)
+    return fam if fam in ev.levels else ev.levels[min(1, len(ev.levels) - 1)]
 
 
 @dataclass(frozen=True, eq=False)
@@ -207,9 +219,7 @@ class Comparison:
     def family_level(self) -> str:
         """The level families are compared at unless another is asked for: the code system's family level
         (ICD's category), else the second level."""
-        levels = self.evals[self.a].levels
-        fam = family_level(self.evals[self.a].ontology)
-        return fam if fam in levels else levels[min(1, len(levels) - 1)]
+        return families_level(self.evals[self.a])
 
     def families(self, level: str | None = None) -> pd.DataFrame:
         """B − A family by family at ``level`` (default :attr:`family_level`), ranked by the change in errors,

@@ -24,6 +24,7 @@ PLAIN = {
     "dataframe",
     "table",
     "plotly_chart",
+    "vega_lite_chart",  # its text is drawn as SVG text by Vega, which renders no Markdown and no link
     "json",
     "deck_gl_json_chart",
     "code",

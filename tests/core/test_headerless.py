@@ -10,6 +10,7 @@ import pytest
 
 from cophe_core import InputError, read_input, read_labels, score_files
 from cophe_core.analysis import Analysis, InputFile, read_analysis, score_analysis, write_analysis
+from cophe_core.labels import TooManyRejected
 from cophe_core.readers import HeaderUnclear, read_scores
 from cophe_core.stream import score_dataset
 
@@ -167,10 +168,15 @@ def test_a_saved_analysis_keeps_the_header_option():
     gold, run = InputFile("a.tsv", b"case\tdiagnosis\nS1\tq64.4\n"), InputFile("b.tsv", b"S1\tq64.4\n")
     with pytest.raises(HeaderUnclear):
         score_analysis(Analysis(gold, {"A": run}))
-    analysis = read_analysis(write_analysis(Analysis(gold, {"A": run}, options={"header": False})))
-    assert analysis.options["header"] is False
+    # the first row read as data: "diagnosis", case "case"'s code, is rejected, 1 row in 2, over the row bound
+    misread = read_analysis(write_analysis(Analysis(gold, {"A": run}, options={"header": False})))
+    assert misread.options["header"] is False
+    with pytest.raises(TooManyRejected):
+        score_analysis(misread)
+    options = {"header": False, "score_anyway": True}
+    analysis = read_analysis(write_analysis(Analysis(gold, {"A": run}, options=options)))
     flat = score_analysis(analysis).evaluation("A").score("flat")
-    assert (flat.tp, flat.fp, flat.fn) == (1, 0, 0)  # "diagnosis", case "case"'s code, is rejected
+    assert (flat.tp, flat.fp, flat.fn) == (1, 0, 0)
     with pytest.raises(ValueError, match="options: header must be true, false or null, not 'no'"):
         Analysis(gold, {"A": run}, options={"header": "no"})
 
