@@ -44,7 +44,16 @@ def ranked_families(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(over-coded, under-coded): the ``top`` families with at least ``min_support`` gold codes and at least
     one extra (missed) code, by extra (missed) codes per 100 gold codes, highest first. Columns of
-    :func:`cophe_core.families.family_errors` plus ``extra_per_100`` and ``missed_per_100``."""
+    :func:`cophe_core.families.family_errors` plus ``extra_per_100`` and ``missed_per_100``.
+
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n2,401.9\\n3,428.0\\n"
+    >>> pred = b"doc_id,code\\n1,401.9\\n1,401.1\\n2,401.9\\n3,250.00\\n"
+    >>> ev = score_files(gold, {"A": pred}).evaluation("A")
+    >>> over, under = ranked_families(ev, min_support=1)
+    >>> over[["code", "fp", "extra_per_100"]].values.tolist(), under[["code", "fn", "missed_per_100"]].values.tolist()
+    ([['401', 1, 50.0]], [['428', 1, 100.0]])
+    """
     t = family_errors(ev, level or families_level(ev))
     t = t[t.gold >= max(min_support, 1)].copy()
     t["extra_per_100"] = 100.0 * t.fp / t.gold
@@ -57,7 +66,16 @@ def ranked_families(
 def example_documents(ev: Evaluation, node: int, kind: str, n: int = EXAMPLES) -> pd.DataFrame:
     """Up to ``n`` documents where family ``node`` is over-coded (``kind="over"``: more codes written than
     in the gold standard) or under-coded (``"under"``), the largest differences first, with the family's gold
-    and written codes of each (:meth:`Evaluation.node_documents`)."""
+    and written codes of each (:meth:`Evaluation.node_documents`).
+
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n2,401.9\\n3,428.0\\n"
+    >>> pred = b"doc_id,code\\n1,401.9\\n1,401.1\\n2,401.9\\n3,250.00\\n"
+    >>> ev = score_files(gold, {"A": pred}).evaluation("A")
+    >>> over, _ = ranked_families(ev, min_support=1)
+    >>> example_documents(ev, over.node[0], "over")[["doc_id", "gold_codes", "predicted_codes"]].values.tolist()
+    [['1', ['401.9'], ['401.1', '401.9']]]
+    """
     docs = ev.node_documents(node)
     if kind == "over":
         return docs[docs.difference > 0].head(n)
@@ -141,7 +159,14 @@ def coder_report_html(
     top: int = TOP,
     title: str = "Coding report",
 ) -> str:
-    """The report as one HTML page that prints on A4; every code title, run name and document id escaped."""
+    """The report as one HTML page that prints on A4; every code title, run name and document id escaped.
+
+    >>> from cophe_core import score_files
+    >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"}).evaluation("A")
+    >>> page = coder_report_html({"A": ev}, min_support=1, title="R&D <draft>")
+    >>> page.startswith("<!doctype html>"), "<h1>R&amp;D &lt;draft&gt;</h1>" in page
+    (True, True)
+    """
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
@@ -174,7 +199,13 @@ def coder_report_html(
 
 
 def coder_report(evals: Mapping[str, Evaluation], fmt: str, **kw) -> bytes:
-    """:func:`coder_report_html` as the bytes of an ``html`` or ``pdf`` file (A4)."""
+    """:func:`coder_report_html` as the bytes of an ``html`` or ``pdf`` file (A4).
+
+    >>> from cophe_core import score_files
+    >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"}).evaluation("A")
+    >>> coder_report({"A": ev}, "html")[:15], coder_report({"A": ev}, "pdf")[:5]
+    (b'<!doctype html>', b'%PDF-')
+    """
     from .paper_tables import html_to_pdf
 
     if fmt not in ("html", "pdf"):

@@ -205,6 +205,12 @@ def paper_figure(
       first run (:func:`families_bar`).
 
     Level ids are named as the dashboard names them (``Category (3 digits)``).
+
+    >>> from cophe_core import score_files
+    >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"}).evaluation("A")
+    >>> fig = paper_figure("families", {"A": ev}, width="one-column")
+    >>> fig.layout.width, fig.layout.title.text
+    (336, 'A: Section')
     """
     from .plotting import delta_bar, levels_bar, tree_figure
 
@@ -251,7 +257,13 @@ def paper_figure(
 
 def find_browser() -> str | None:
     """The browser Kaleido will drive: ``BROWSER_PATH`` when set, else the first of :data:`BROWSERS` on the
-    ``PATH`` (None when there is none)."""
+    ``PATH`` (None when there is none).
+
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"BROWSER_PATH": "/opt/chrome/chrome"}):
+    ...     find_browser()
+    '/opt/chrome/chrome'
+    """
     if os.environ.get("BROWSER_PATH"):
         return os.environ["BROWSER_PATH"]
     return next((p for p in map(shutil.which, BROWSERS) if p), None)
@@ -269,7 +281,13 @@ NO_KALEIDO = (
 def render(fig: go.Figure, fmt: str) -> bytes:
     """``fig`` as the bytes of an SVG, PNG or PDF file (:data:`FORMATS`), at its layout's width and height; a
     PNG at :data:`PNG_DPI` dots per inch. Raises :class:`cophe_core.InputError` naming what to install when
-    Kaleido or a browser is missing."""
+    Kaleido or a browser is missing.
+
+    >>> import plotly.graph_objects as go
+    >>> fig = publication(go.Figure(go.Bar(x=[1], y=["a"])), "one-column", height=2)
+    >>> render(fig, "png")[:4] == b"\\x89PNG"
+    True
+    """
     if fmt not in FORMATS:
         raise ValueError(f"format {fmt!r}: give one of {', '.join(FORMATS)}")
     try:

@@ -36,7 +36,14 @@ def levels_points(
     :func:`cophe_core.stats.bootstrap` table when given (NaN otherwise, and for a level holding no code).
 
     Columns ``run, measure, level, value, low, high, empty`` (``empty``: no gold and no predicted code there,
-    nothing to score)."""
+    nothing to score).
+
+    >>> from cophe_core import score_files
+    >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"}).evaluation("A")
+    >>> p = levels_points({"A": ev})
+    >>> p[p.measure == "cophe"][["level", "value", "empty"]].round(3).values.tolist()
+    [['e2', nan, True], ['e1', 0.0, False], ['e0', 1.0, False], ['block', 1.0, False], ['overall', 0.667, False]]
+    """
     t = levels_side_by_side(dict(evals))
     low = np.full(len(t), np.nan)
     high = np.full(len(t), np.nan)
@@ -73,6 +80,12 @@ def levels_chart_spec(
     beside it with 3 decimals. Names come from ``level_name``, ``measure_name`` and ``words`` (keys ``run``,
     ``level``, ``measure``, ``f1``, ``low``, ``high``); the data's text is plain (Vega-Lite draws text, not
     HTML).
+
+    >>> from cophe_core import score_files
+    >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"}).evaluation("A")
+    >>> data, spec = levels_chart_spec(levels_points({"A": ev}), columns=2)
+    >>> spec["columns"], spec["facet"]["field"], data.label.tolist()[:3]
+    (2, 'run', ['0.000', '–', '0.000'])
     """
     w = {
         "run": "Run",

@@ -61,7 +61,21 @@ def log_evaluation(
     evaluation: Any, *, prefix: str = "cophe", step: int | None = None, analysis: Analysis | None = None
 ) -> None:
     """Log an evaluation's metrics and tables, and the saved ``analysis`` when given, to the active MLflow
-    run (see the module docs)."""
+    run (see the module docs).
+
+    >>> import os, tempfile, mlflow
+    >>> os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"  # MLflow 3.10+ asks for a database unless told
+    >>> uri = tracking_uri(tempfile.mkdtemp())
+    >>> from cophe_core import score_files
+    >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"}).evaluation("A")
+    >>> mlflow.set_tracking_uri(uri)
+    >>> _ = mlflow.set_experiment("training")  # MLflow keeps the active experiment: one of this store
+    >>> with mlflow.start_run() as run:
+    ...     log_evaluation(ev, prefix="val", step=0)
+    >>> mlflow.set_tracking_uri(None)
+    >>> mlflow.MlflowClient(uri).get_run(run.info.run_id).data.metrics["val/cophe/e0/f1"]
+    1.0
+    """
     import mlflow
 
     mlflow.log_metrics(evaluation_metrics(evaluation, prefix), step=step)
@@ -101,7 +115,15 @@ def _client(uri: str) -> Any:
 
 
 def experiments(uri: str) -> pd.DataFrame:
-    """The experiments of a tracking server or folder: columns ``experiment_id, name``."""
+    """The experiments of a tracking server or folder: columns ``experiment_id, name``.
+
+    >>> import os, tempfile, mlflow
+    >>> os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"  # MLflow 3.10+ asks for a database unless told
+    >>> uri = tracking_uri(tempfile.mkdtemp())
+    >>> _ = mlflow.MlflowClient(uri).create_experiment("coding")
+    >>> experiments(uri).name.tolist()
+    ['coding']
+    """
     from mlflow.exceptions import MlflowException
 
     try:
@@ -116,7 +138,24 @@ def experiments(uri: str) -> pd.DataFrame:
 
 def analysis_runs(uri: str, experiment_id: str) -> pd.DataFrame:
     """The runs of an experiment that hold a saved analysis (logged by :func:`log_evaluation`), newest
-    first: columns ``run_id, run_name, started, artifact`` (the analysis's path in the run)."""
+    first: columns ``run_id, run_name, started, artifact`` (the analysis's path in the run).
+
+    >>> import os, tempfile, mlflow
+    >>> os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"  # MLflow 3.10+ asks for a database unless told
+    >>> uri = tracking_uri(tempfile.mkdtemp())
+    >>> from cophe_core import score_files
+    >>> from cophe_core.analysis import Analysis, InputFile
+    >>> gold, pred = b"doc_id,code\\n1,401.9\\n", b"doc_id,code\\n1,401.1\\n"
+    >>> a = Analysis(InputFile("gold.csv", gold), {"A": InputFile("a.csv", pred)})
+    >>> mlflow.set_tracking_uri(uri)
+    >>> _ = mlflow.set_experiment("coding")
+    >>> with mlflow.start_run(run_name="laat"):
+    ...     log_evaluation(score_files(gold, {"A": pred}).evaluation("A"), analysis=a)
+    >>> mlflow.set_tracking_uri(None)
+    >>> e = experiments(uri)
+    >>> analysis_runs(uri, e.experiment_id[0])[["run_name", "artifact"]].values.tolist()
+    [['laat', 'cophe/analysis.cophe']]
+    """
     client = _client(uri)
     rows = []
     for run in client.search_runs([experiment_id], order_by=["attributes.start_time DESC"]):
@@ -138,7 +177,25 @@ def _analyses(client: Any, run_id: str, path: str, depth: int = 3) -> list[str]:
 
 def run_analysis(uri: str, run_id: str, artifact: str) -> Analysis:
     """The saved analysis ``artifact`` of a run, read and checked as any saved analysis
-    (:func:`cophe_core.analysis.read_analysis`)."""
+    (:func:`cophe_core.analysis.read_analysis`).
+
+    >>> import os, tempfile, mlflow
+    >>> os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"  # MLflow 3.10+ asks for a database unless told
+    >>> uri = tracking_uri(tempfile.mkdtemp())
+    >>> from cophe_core import score_files
+    >>> from cophe_core.analysis import Analysis, InputFile
+    >>> gold, pred = b"doc_id,code\\n1,401.9\\n", b"doc_id,code\\n1,401.1\\n"
+    >>> a = Analysis(InputFile("gold.csv", gold), {"A": InputFile("a.csv", pred)})
+    >>> mlflow.set_tracking_uri(uri)
+    >>> _ = mlflow.set_experiment("coding")
+    >>> with mlflow.start_run(run_name="laat"):
+    ...     log_evaluation(score_files(gold, {"A": pred}).evaluation("A"), analysis=a)
+    >>> mlflow.set_tracking_uri(None)
+    >>> e = experiments(uri)
+    >>> r = analysis_runs(uri, e.experiment_id[0])
+    >>> run_analysis(uri, r.run_id[0], r.artifact[0]).runs["A"].data
+    b'doc_id,code\\n1,401.1\\n'
+    """
     from mlflow.artifacts import download_artifacts
 
     _client(uri)
