@@ -70,6 +70,13 @@ def paper_table(
     ``marked`` is True where that difference is clear (:func:`cophe_core.stats.verdict`: adjusted p below
     ``alpha`` and an interval of the difference that leaves out 0); ``best`` marks the highest rounded value
     of each figure (ties all marked; none when there is one run).
+
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n2,428.0\\n"
+    >>> s = score_files(gold, {"A": gold, "B": b"doc_id,code\\n1,401.9\\n2,401.1\\n"})
+    >>> t = paper_table({r: s.evaluation(r) for r in "AB"}, n_resamples=20)
+    >>> t[t.measure == "flat"][["run", "value", "low", "high", "best"]].values.tolist()
+    [['A', 1.0, 1.0, 1.0, True], ['B', 0.5, 0.0, 1.0, False]]
     """
     for s in statistics:
         if s not in STATISTICS:
@@ -193,7 +200,15 @@ def _row_label(t: pd.DataFrame, row: tuple[str, str, str], multi_stat: bool) -> 
 
 def to_latex(t: pd.DataFrame, *, baseline: str, n_resamples: int, alpha: float = 0.05) -> str:
     """A booktabs ``tabular`` (in a ``table*`` float with its caption): one row per measure and level, one
-    column per run, each value above its interval; ``\\usepackage{booktabs}`` in the preamble."""
+    column per run, each value above its interval; ``\\usepackage{booktabs}`` in the preamble.
+
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n2,428.0\\n"
+    >>> s = score_files(gold, {"A": gold, "B": b"doc_id,code\\n1,401.9\\n2,401.1\\n"})
+    >>> t = paper_table({r: s.evaluation(r) for r in "AB"}, n_resamples=20)
+    >>> print(to_latex(t, baseline="A", n_resamples=20).splitlines()[5])
+    Measure & Level & A & B \\\\
+    """
     runs = list(dict.fromkeys(t.run))
     cells = _cells(t, "tex")
     multi = t.statistic.nunique() > 1
@@ -224,7 +239,15 @@ def to_latex(t: pd.DataFrame, *, baseline: str, n_resamples: int, alpha: float =
 
 
 def to_markdown(t: pd.DataFrame, *, baseline: str, n_resamples: int, alpha: float = 0.05) -> str:
-    """A Markdown (GitHub) table: one row per measure and level, one column per run, and its note."""
+    """A Markdown (GitHub) table: one row per measure and level, one column per run, and its note.
+
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n2,428.0\\n"
+    >>> s = score_files(gold, {"A": gold, "B": b"doc_id,code\\n1,401.9\\n2,401.1\\n"})
+    >>> t = paper_table({r: s.evaluation(r) for r in "AB"}, n_resamples=20)
+    >>> print(to_markdown(t, baseline="A", n_resamples=20).splitlines()[2])
+    | Flat | Codes as given | **1.000** [1.000, 1.000] | 0.500 [0.000, 1.000] |
+    """
     runs = list(dict.fromkeys(t.run))
     cells = _cells(t, "md")
     multi = t.statistic.nunique() > 1
@@ -243,7 +266,17 @@ def to_markdown(t: pd.DataFrame, *, baseline: str, n_resamples: int, alpha: floa
 def to_wide_csv(t: pd.DataFrame) -> str:
     """One row per run; for each measure, level and statistic, columns of the value, the 95% interval's
     bounds, the Holm-adjusted p-value against the baseline and whether the difference is clear, named in
-    words (``CoPHE F1, Category (3 digits)``). Cells a spreadsheet would run as a formula are defused."""
+    words (``CoPHE F1, Category (3 digits)``). Cells a spreadsheet would run as a formula are defused.
+
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n2,428.0\\n"
+    >>> s = score_files(gold, {"A": gold, "B": b"doc_id,code\\n1,401.9\\n2,401.1\\n"})
+    >>> t = paper_table({r: s.evaluation(r) for r in "AB"}, n_resamples=20)
+    >>> import io
+    >>> w = pd.read_csv(io.StringIO(to_wide_csv(t)))
+    >>> w[["run", "Flat F1, Codes as given", "Flat F1, Codes as given, best"]].values.tolist()
+    [['A', 1.0, 'yes'], ['B', 0.5, nan]]
+    """
     wide: dict[str, dict[str, object]] = {}
     for r in t.itertuples():
         name = f"{_measure(r.measure)} {STAT_NAMES[r.statistic]}, {r.level_name}"
@@ -277,7 +310,16 @@ p.note { max-width: 170mm; font-size: 9pt; }
 def to_html(
     t: pd.DataFrame, *, baseline: str, n_resamples: int, alpha: float = 0.05, title: str = "Scores by level"
 ) -> str:
-    """A standalone HTML page of the table, laid out to print on A4, every name escaped."""
+    """A standalone HTML page of the table, laid out to print on A4, every name escaped.
+
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n2,428.0\\n"
+    >>> s = score_files(gold, {"A": gold, "B": b"doc_id,code\\n1,401.9\\n2,401.1\\n"})
+    >>> t = paper_table({r: s.evaluation(r) for r in "AB"}, n_resamples=20)
+    >>> page = to_html(t, baseline="A", n_resamples=20, title="Runs <A & B>")
+    >>> page.startswith("<!doctype html>"), "<h1>Runs &lt;A &amp; B&gt;</h1>" in page
+    (True, True)
+    """
     runs = list(dict.fromkeys(t.run))
     cells = _cells(t, "html")
     multi = t.statistic.nunique() > 1
@@ -304,7 +346,11 @@ def to_html(
 def html_to_pdf(page: str, *, timeout: float = 120.0) -> bytes:
     """An HTML page printed to PDF (its CSS ``@page`` sets the paper) by the browser the figures use
     (:func:`cophe_core.figures_export.find_browser`), run headless on a temporary file: no shell, no
-    network."""
+    network.
+
+    >>> html_to_pdf("<!doctype html><p>Scores by level</p>")[:5]
+    b'%PDF-'
+    """
     from .figures_export import NO_BROWSER, find_browser
 
     browser = find_browser()
@@ -342,7 +388,14 @@ def write_table(
     seed: int = 0,
     alpha: float = 0.05,
 ) -> bytes:
-    """The paper table of ``evals`` as the bytes of a file of ``fmt`` (:data:`TABLE_FORMATS`)."""
+    """The paper table of ``evals`` as the bytes of a file of ``fmt`` (:data:`TABLE_FORMATS`).
+
+    >>> from cophe_core import score_files
+    >>> gold = b"doc_id,code\\n1,401.9\\n2,428.0\\n"
+    >>> s = score_files(gold, {"A": gold, "B": b"doc_id,code\\n1,401.9\\n2,401.1\\n"})
+    >>> print(write_table({r: s.evaluation(r) for r in "AB"}, "md", n_resamples=20).decode().splitlines()[2])
+    | Flat | Codes as given | **1.000** [1.000, 1.000] | 0.500 [0.000, 1.000] |
+    """
     if fmt not in TABLE_FORMATS:
         raise ValueError(f"format {fmt!r}: give one of {', '.join(TABLE_FORMATS)}")
     base = baseline or next(iter(evals))
