@@ -858,8 +858,14 @@ class _Reader:
         return value
 
     def table(self, path: str, columns: Mapping[str, str], *, rows: int | range) -> pd.DataFrame:
-        """:meth:`arrow_table` as a DataFrame."""
-        return self.arrow_table(path, columns, rows=rows).to_pandas()
+        """:meth:`arrow_table` as a DataFrame (a forged pandas note in the footer refused, naming the member)."""
+        table = self.arrow_table(path, columns, rows=rows)
+        try:
+            return table.to_pandas()
+        except (KeyError, TypeError, ValueError) as e:  # the footer's pandas metadata is JSON pandas trusts
+            raise self.fail(
+                f"{path} is not a readable Parquet table ({type(e).__name__}); write the file again"
+            ) from None
 
     def arrow_table(self, path: str, columns: Mapping[str, str], *, rows: int | range) -> pa.Table:
         """A Parquet member checked against its size and SHA-256 in the manifest, with these columns of
@@ -882,7 +888,7 @@ class _Reader:
             table = self._decoded_text(path, table, text, len(data))
         except InputError:
             raise
-        except (pa.ArrowException, OSError, ValueError, MemoryError) as e:
+        except (pa.ArrowException, OSError, ValueError, KeyError, MemoryError) as e:  # KeyError: forged names
             raise self.fail(
                 f"{path} is not a readable Parquet table ({type(e).__name__}); write the file again"
             ) from None
@@ -923,12 +929,14 @@ class _Reader:
             if c not in table.column_names:
                 continue
             column = table.column(c)
+            if not pa.types.is_dictionary(column.type):  # not text: the column check names it
+                continue
             for chunk in column.chunks:
                 lengths = pc.binary_length(chunk.dictionary)
                 decoded += int(pc.sum(pc.take(lengths, chunk.indices)).as_py() or 0)
         self._in_proportion(path, decoded + table.num_rows * 8 * len(text), stored)
         for c in text:
-            if c in table.column_names:
+            if c in table.column_names and pa.types.is_dictionary(table.column(c).type):
                 i = table.column_names.index(c)
                 table = table.set_column(i, c, pc.cast(table.column(c), pa.large_string()))
         return table
@@ -995,7 +1003,7 @@ class _Reader:
             {r["name"]: self.texts(r.get("warnings")) for r in runs},
             {r["name"]: self.texts(r.get("notes")) for r in runs},
             {k: v for k, v in options.items() if isinstance(v, str | int | float | type(None))},
-            {r["name"]: {str(k): str(v) for k, v in (r.get("sources") or {}).items()} for r in runs},
+            {r["name"]: self.sources(r.get("sources")) for r in runs},
             str(m.get("created") or "")[:100],
             str(m.get("cophe_version") or "")[:100],
             self.document_loader(
@@ -1015,6 +1023,14 @@ class _Reader:
         if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= n_docs:
             raise self.fail(f"manifest.json: run {show(run['name'])}: n_documents must be 0 to {n_docs:,}")
         return n
+
+    def sources(self, value: object) -> dict[str, str]:
+        """A run's sources' names (``{"gold": "gold.csv", …}``) as text; anything else in their place refused."""
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(f"manifest.json: a run's sources must be names by role, not {show(value)}")
+        return {str(k): str(v) for k, v in value.items()}
 
     def texts(self, values: Any) -> list[str]:
         if not isinstance(values, list):

@@ -148,7 +148,7 @@ def test_a_damaged_aggregate_is_a_panel_naming_it(aggregate_file):
 def test_an_upload_over_its_uploaders_limit_is_refused_naming_its_size():
     """The server takes files up to the largest uploader's limit (an analysis's); each uploader's own is
     checked again on the server, for a request that bypassed the browser's check."""
-    big = b"doc_id,code\n" + b"1,401.9\n" * (51 * 2**20 // 8)
+    big = b"doc_id,code\n" + b"1,401.9\n" * (51 * 10**6 // 8)  # 51 MB of 10^6 bytes, the unit on screen
     at = run_app()
     at.radio(key="source").set_value("Upload files").run()
     at.file_uploader(key="gold_file").set_value(("huge.csv", big, "text/csv"))
