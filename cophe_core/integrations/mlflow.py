@@ -156,20 +156,25 @@ def analysis_runs(uri: str, experiment_id: str) -> pd.DataFrame:
     >>> analysis_runs(uri, e.experiment_id[0])[["run_name", "artifact"]].values.tolist()
     [['laat', 'cophe/analysis.cophe']]
     """
+    from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+
     client = _client(uri)
     rows = []
     for run in client.search_runs([experiment_id], order_by=["attributes.start_time DESC"]):
-        for path in _analyses(client, run.info.run_id, ""):
+        # the run's own artifact store: MLflow 3.0's client looks a run up in the process's tracking store
+        repo = get_artifact_repository(run.info.artifact_uri)
+        for path in _analyses(repo, ""):
             rows.append((run.info.run_id, run.info.run_name or run.info.run_id, run.info.start_time, path))
     return pd.DataFrame(rows, columns=["run_id", "run_name", "started", "artifact"])
 
 
-def _analyses(client: Any, run_id: str, path: str, depth: int = 3) -> list[str]:
-    """The paths of the saved analyses among a run's artifacts, ``depth`` folders down at most."""
+def _analyses(repo: Any, path: str, depth: int = 3) -> list[str]:
+    """The paths of the saved analyses among a run's artifacts (``repo``: its artifact store), ``depth``
+    folders down at most."""
     out = []
-    for f in client.list_artifacts(run_id, path or None):
+    for f in repo.list_artifacts(path or None):
         if f.is_dir and depth > 0:
-            out += _analyses(client, run_id, f.path, depth - 1)
+            out += _analyses(repo, f.path, depth - 1)
         elif f.path.endswith(".cophe"):
             out.append(f.path)
     return out
@@ -198,7 +203,7 @@ def run_analysis(uri: str, run_id: str, artifact: str) -> Analysis:
     """
     from mlflow.artifacts import download_artifacts
 
-    _client(uri)
+    root = _client(uri).get_run(run_id).info.artifact_uri  # as in analysis_runs: the run's own store
     with tempfile.TemporaryDirectory() as tmp:
-        local = download_artifacts(run_id=run_id, artifact_path=artifact, dst_path=tmp, tracking_uri=uri)
+        local = download_artifacts(artifact_uri=f"{root.rstrip('/')}/{artifact}", dst_path=tmp)
         return read_analysis(Path(local).read_bytes(), name=f"run {run_id}: {artifact}")
