@@ -257,16 +257,21 @@ def _compare_parser(sub) -> None:
         help="table (default), json (everything), or csv (the runs table)",
     )
     c.add_argument("--families", metavar="FILE.csv", help="also write the whole family table to this CSV")
-    c.add_argument("--ontology", default="auto", help="as for cophe score")
-    c.add_argument(
+    _reading_arguments(c)
+
+
+def _reading_arguments(p: argparse.ArgumentParser, *, max_level: str = "as for cophe score") -> None:
+    """The options every command but ``score`` shares with it (how inputs are read and placed), each said once."""
+    p.add_argument("--ontology", default="auto", help="as for cophe score")
+    p.add_argument(
         "--system", default="auto", choices=["auto", "diagnosis", "procedure"], help="as for cophe score"
     )
-    c.add_argument("--max-level", default=None, help="as for cophe score")
-    _max_rejected(c)
-    c.add_argument("--doc-col", help="document id column (default: detected)")
-    c.add_argument("--code-col", help="code column (default: detected)")
-    _header_argument(c)
-    c.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
+    p.add_argument("--max-level", default=None, help=max_level)
+    _max_rejected(p)
+    p.add_argument("--doc-col", help="document id column (default: detected)")
+    p.add_argument("--code-col", help="code column (default: detected)")
+    _header_argument(p)
+    p.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
 
 
 def _aggregate_parser(sub) -> None:
@@ -290,12 +295,7 @@ def _aggregate_parser(sub) -> None:
         help="a run's predictions (code sets), any input --gold takes; repeat for each run",
     )
     a.add_argument("--out", required=True, metavar="FILE.cophe", help="the aggregate analysis to write")
-    a.add_argument("--ontology", default="auto", help="as for cophe score")
-    a.add_argument(
-        "--system", default="auto", choices=["auto", "diagnosis", "procedure"], help="as for cophe score"
-    )
-    _max_rejected(a)
-    a.add_argument("--max-level", default=None, help="the level shown by default (every level is kept)")
+    _reading_arguments(a, max_level="the level shown by default (every level is kept)")
     a.add_argument(
         "--slice-edges",
         type=_edges,
@@ -308,10 +308,6 @@ def _aggregate_parser(sub) -> None:
     a.add_argument(
         "--chunk-rows", type=_positive, default=DEFAULT_CHUNK_ROWS, metavar="N", help="as for cophe score"
     )
-    a.add_argument("--doc-col", help="document id column (default: detected)")
-    a.add_argument("--code-col", help="code column (default: detected)")
-    _header_argument(a)
-    a.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
 
 
 def _runs_arguments(p: argparse.ArgumentParser, out: str) -> None:
@@ -329,16 +325,7 @@ def _runs_arguments(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument(
         "--baseline", metavar="NAME", help="the run the others are compared with (default: the first)"
     )
-    p.add_argument("--ontology", default="auto", help="as for cophe score")
-    p.add_argument(
-        "--system", default="auto", choices=["auto", "diagnosis", "procedure"], help="as for cophe score"
-    )
-    p.add_argument("--max-level", default=None, help="as for cophe score")
-    _max_rejected(p)
-    p.add_argument("--doc-col", help="document id column (default: detected)")
-    p.add_argument("--code-col", help="code column (default: detected)")
-    _header_argument(p)
-    p.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
+    _reading_arguments(p)
 
 
 def _figure_parser(sub) -> None:

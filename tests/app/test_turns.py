@@ -265,7 +265,8 @@ if "url" in st.session_state:  # a rerun, before it draws its button again: two 
     files.remove_orphaned_files()
     files.remove_orphaned_files()
     file_id = st.session_state["url"].rsplit("/", 1)[-1].split(".")[0]
-    st.session_state["alive"] = files.read_file(file_id) is not None
+    read = getattr(files, "read_file", None)  # public from Streamlit 1.6x; 1.56, the floor, has no lookup
+    st.session_state["alive"] = None if read is None else read(file_id) is not None
 downloads.file(st, "Table", lambda: "a,b\\n1,2\\n", "table.csv", "text/csv", key="table")
 """
 
@@ -282,5 +283,7 @@ def test_a_download_offered_by_the_last_run_survives_the_start_of_the_next(tmp_p
     at.session_state["url"] = url
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.session_state["alive"]
     assert at.get("download_button")[0].proto.url == url  # the same file, under the same address
+    if at.session_state["alive"] is None:
+        pytest.skip("this Streamlit cannot look a media file up by its id (read_file came after 1.56)")
+    assert at.session_state["alive"]
