@@ -11,19 +11,9 @@ import pytest
 from cophe_core import score_files
 from cophe_core.plotting import OTHER_COLOUR, colour_range, coloured
 from cophe_core.tree import focused_subtree
-from tests.app.conftest import SAMPLE, plotly_specs, run_app
+from tests.app.conftest import PAGES, SAMPLE, plotly_specs, run_app
 from tests.core.test_families import naive_family_errors
 
-PAGES = [
-    "views/levels.py",
-    "views/tree.py",
-    "views/compare.py",
-    "views/slices.py",
-    "views/document.py",
-    "views/metrics.py",
-    "views/threshold.py",
-    "views/export.py",
-]
 SNAKE = re.compile(r"\b[a-z0-9]+(?:_[a-z0-9]+)+\b")
 FILE_NAME = re.compile(r"\S+\.(?:csv|tsv|psv|txt|json|jsonl|ndjson|parquet|feather|arrow|html)\b")
 
