@@ -60,6 +60,10 @@ class CoPHEMetric(Metric):
     full_state_update = False
     is_differentiable = False
     higher_is_better = True
+    # declared, so that the states read as tensors (nn.Module's __getattr__ would type them as Tensor | Module)
+    accumulator: Accumulator
+    counts: torch.Tensor
+    documents: torch.Tensor
 
     def __init__(
         self,

@@ -69,7 +69,7 @@ def test_requirements_txt_installs_the_project_with_the_dashboard():
 def test_the_core_never_imports_streamlit_and_only_its_plotting_module_needs_plotly():
     """Every cophe_core module imports with Streamlit made unimportable, and every one but
     cophe_core.plotting (the optional extra "plot") with Plotly made unimportable too. The torchmetrics
-    metric (the optional extra "torch", not in the test install) is imported only where torchmetrics is."""
+    metric (the optional extra "torch") is imported only where torchmetrics is installed."""
     import subprocess
     import sys
 

@@ -1,21 +1,18 @@
 """The torchmetrics metric (cophe_core.integrations.torchmetrics): batches equal the accumulator and the
-one-shot evaluation, and two processes on torch.distributed's gloo backend equal one. Runs only where the
-optional extra cophe[torch] is installed (torch is too large for the default test install)."""
+one-shot evaluation, and two processes on torch.distributed's gloo backend equal one. The test extras
+install the optional extra cophe[torch] (scripts/test.sh asks for a CPU build of torch)."""
 
 from __future__ import annotations
 
 import pickle
 
 import numpy as np
-import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("torchmetrics")
-
-from cophe_core.accumulate import Accumulator  # noqa: E402
-from cophe_core.integrations.mlflow import evaluation_metrics  # noqa: E402
-from cophe_core.integrations.torchmetrics import CoPHEMetric  # noqa: E402
-from tests.core.test_accumulate import LABELS, assert_same, one_shot  # noqa: E402
+from cophe_core.accumulate import Accumulator
+from cophe_core.integrations.mlflow import evaluation_metrics
+from cophe_core.integrations.torchmetrics import CoPHEMetric
+from tests.core.test_accumulate import LABELS, assert_same, one_shot
 
 
 def data(seed: int = 0, n: int = 37):
