@@ -275,7 +275,7 @@ def _distinct(labels: Sequence[str]) -> list[str]:
 def _array(y: Any) -> Any:
     """A scipy.sparse matrix as it is; anything else as a numpy array (a torch tensor through ``detach`` and
     ``cpu``, duck-typed so that torch is never imported)."""
-    if sp.issparse(y):
+    if isinstance(y, np.ndarray) or sp.issparse(y):
         return y
     if hasattr(y, "detach") and hasattr(y, "cpu"):
         y = y.detach().cpu()
@@ -300,7 +300,7 @@ def _cells(
         flat = np.ravel(a)
         # a boolean mask, then its flat positions: np.nonzero on floats, or on a 2-D mask, is ten times slower
         at = np.flatnonzero(flat != 0)
-        rows, cols, vals = at // n_labels, at % n_labels, flat[at]
+        (rows, cols), vals = np.divmod(at, n_labels), flat[at]
     bad = ~((vals >= 0) & (vals <= 1)) if scores else vals != 1
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -310,7 +310,9 @@ def _cells(
             else "0/1 indicators (for scores, give the accumulator a threshold or top_k)"
         )
         raise InputError(f"{name} row {rows[i]}, column {cols[i]}: {vals[i].item()!r}; it must hold {want}")
-    return rows.astype(np.int64), cols.astype(np.int64), np.asarray(vals, dtype=float), int(a.shape[0])
+    # no copies where the types are right already: a training loop calls this for every batch
+    rows, cols = rows.astype(np.int64, copy=False), cols.astype(np.int64, copy=False)
+    return rows, cols, vals.astype(float, copy=False), int(a.shape[0])
 
 
 def _nonzero(
