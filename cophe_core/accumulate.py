@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from .files import InputError
 from .labels import resolve_codes
-from .metrics import NodeCounts, evaluate
+from .metrics import NodeCounts, dense_cells, evaluate
 from .ontology import Ontology, load_ontology
 from .scores import ScoredRun, check_rule
 from .stream import CountedFigures
@@ -297,10 +297,7 @@ def _cells(
         rows = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
         cols, vals = m.indices.astype(np.int64), m.data
     else:
-        flat = np.ravel(a)
-        # a boolean mask, then its flat positions: np.nonzero on floats, or on a 2-D mask, is ten times slower
-        at = np.flatnonzero(flat != 0)
-        (rows, cols), vals = np.divmod(at, n_labels), flat[at]
+        rows, cols, vals = dense_cells(a)
     bad = ~((vals >= 0) & (vals <= 1)) if scores else vals != 1
     if bad.any():
         i = int(np.flatnonzero(bad)[0])

@@ -1335,9 +1335,30 @@ def _labels(labels: Sequence[str]) -> list[str]:
     return names
 
 
+def dense_cells(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The non-zero cells of a 2-D array, in row-major order: their rows, columns and values.
+
+    One scan of the array: a boolean mask, then its flat positions (``np.nonzero`` on floats, or on a 2-D
+    mask, is about ten times slower; turning a dense float array into a sparse matrix slower still).
+
+    >>> rows, cols, vals = dense_cells(np.array([[0, 0.5], [1, 0]], dtype=np.float32))
+    >>> rows.tolist(), cols.tolist(), vals.tolist()
+    ([0, 1], [1, 0], [0.5, 1.0])
+    """
+    flat = np.ravel(a)
+    at = np.flatnonzero(flat != 0)  # NaN != 0 as well: a NaN is a cell, for the caller's check to find
+    rows, cols = np.divmod(at, a.shape[1])
+    return rows, cols, flat[at]
+
+
 def _indicators(y, name: str, n_labels: int, *, scores: bool = False) -> sp.csr_matrix:
     """``y`` as a float CSR matrix of n_labels columns, checked: 0/1 indicators, or scores in [0, 1]."""
-    m = sp.csr_matrix(y, dtype=float) if sp.issparse(y) else sp.csr_matrix(np.asarray(y, dtype=float))
+    a = y if sp.issparse(y) else np.asarray(y)
+    if sp.issparse(a) or a.ndim != 2:
+        m = sp.csr_matrix(a, dtype=float)
+    else:  # a model's dense output: its cells found in one scan, never a dense float64 copy
+        rows, cols, vals = dense_cells(a)
+        m = sp.csr_matrix((vals.astype(float), (rows, cols)), shape=a.shape)
     if m.ndim != 2 or m.shape[1] != n_labels:
         raise ValueError(f"{name} has shape {m.shape}; it needs one column per label ({n_labels})")
     if not np.isfinite(m.data).all() or (m.data < 0).any() or (m.data > 1).any():
