@@ -26,8 +26,8 @@ REPEAT = 15  # timings of each way; the least disturbed (the minimum) is kept
 def mimic_sized() -> tuple[list[str], np.ndarray, np.ndarray]:
     """Synthetic gold codes and a ``siblings`` run as dense float32 documents × labels matrices, on 8,929
     labels (MIMIC-III full's label set)."""
+    from cophe_core.inputs.synthetic import generate_gold, generate_run
     from cophe_core.ontology import load_ontology
-    from cophe_core.synthetic import generate_gold, generate_run
 
     onto = load_ontology("icd9")
     gold = generate_gold(N_DOCS, seed=1, n_families=800, codes_per_doc=15.5, onto=onto)

@@ -34,7 +34,7 @@ from tests.browser.helpers import BROWSER, IDLE, WAIT_MS, playwright, start_serv
 def sample_aggregate(folder: Path) -> Path:
     """An aggregate of the bundled ICD-9 sample's three runs."""
     from cophe_core import score_files
-    from cophe_core.aggregate import aggregate_scoring, write_aggregate
+    from cophe_core.scale.aggregate import aggregate_scoring, write_aggregate
 
     sample = ROOT / "sample_data" / "icd9"
     runs = {r: sample / f"run_{r}.csv" for r in ("siblings", "overcoder", "conservative")}
@@ -82,7 +82,7 @@ def main() -> None:
     ap.add_argument("--opens", type=int, default=3)
     ap.add_argument("--screens", type=Path, help="keep a 1440×900 screenshot of each opened page here")
     args = ap.parse_args()
-    from cophe_core.aggregate import read_aggregate
+    from cophe_core.scale.aggregate import read_aggregate
 
     with tempfile.TemporaryDirectory() as tmp:
         path = args.file or sample_aggregate(Path(tmp))

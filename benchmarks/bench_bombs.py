@@ -28,9 +28,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "icd9"
-OPEN_AGGREGATE = "import sys; from cophe_core.aggregate import read_aggregate; read_aggregate(sys.argv[1])"
+OPEN_AGGREGATE = (
+    "import sys; from cophe_core.scale.aggregate import read_aggregate; read_aggregate(sys.argv[1])"
+)
 OPEN_SAVED = (
-    "import sys; from pathlib import Path; from cophe_core.analysis import read_analysis, score_analysis; "
+    "import sys; from pathlib import Path; from cophe_core.output.analysis import read_analysis, score_analysis; "
     "score_analysis(read_analysis(Path(sys.argv[1]).read_bytes(), name=Path(sys.argv[1]).name))"
 )
 
@@ -59,7 +61,7 @@ def _rewrite(data: bytes, members: dict[str, bytes]) -> bytes:
 
 def _aggregate() -> bytes:
     from cophe_core import score_files
-    from cophe_core.aggregate import aggregate_scoring, write_aggregate
+    from cophe_core.scale.aggregate import aggregate_scoring, write_aggregate
 
     scoring = score_files(SAMPLE / "gold.csv", {"A": SAMPLE / "run_overcoder.csv"})
     data = write_aggregate(aggregate_scoring(scoring))
@@ -107,7 +109,7 @@ def counts_bomb(folder: Path) -> list[str]:
 
 def saved_bomb(folder: Path) -> list[str]:
     """A saved analysis holding a 150 MB gold standard (one row repeated), deflated to a few hundred kB."""
-    from cophe_core.analysis import Analysis, InputFile, write_analysis
+    from cophe_core.output.analysis import Analysis, InputFile, write_analysis
 
     small = write_analysis(
         Analysis(
@@ -151,7 +153,7 @@ def cycle(folder: Path, n: int = 10_000) -> list[str]:
 
 
 def startup(folder: Path) -> list[str]:
-    return ["-c", "import cophe_core.aggregate, cophe_core.analysis"]
+    return ["-c", "import cophe_core.scale.aggregate, cophe_core.output.analysis"]
 
 
 def measure(args: list[str]) -> tuple[float, float, int, str, int]:

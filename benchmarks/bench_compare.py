@@ -2,7 +2,7 @@
 
     python benchmarks/bench_compare.py
 
-3,372 synthetic documents (about 15 ICD-9 codes each) and five runs from :mod:`cophe_core.synthetic`. Prints
+3,372 synthetic documents (about 15 ICD-9 codes each) and five runs from :mod:`cophe_core.inputs.synthetic`. Prints
 the median of three timings of each step with the targets of the issue (reported, not asserted):
 
 - the runs × figures table with 1,000 resamples, micro and per-code averages (target ≤ 3 s);
@@ -17,13 +17,13 @@ import statistics
 import time
 
 from cophe_core import read_labels
-from cophe_core.families import family_changes
-from cophe_core.labels import encode
+from cophe_core.breakdown.families import family_changes
+from cophe_core.breakdown.slices import code_frequency, code_frequency_slices, gold_count_slices, restrict
+from cophe_core.breakdown.stats import compare_runs
+from cophe_core.inputs.synthetic import generate_gold, generate_run
 from cophe_core.metrics import evaluate_corpus
 from cophe_core.ontology import icd9_ontology
-from cophe_core.slices import code_frequency, code_frequency_slices, gold_count_slices, restrict
-from cophe_core.stats import compare_runs
-from cophe_core.synthetic import generate_gold, generate_run
+from cophe_core.scoring.labels import encode
 
 PROFILES = ("siblings", "overcoder", "conservative", "siblings", "overcoder")
 REPEATS = 3

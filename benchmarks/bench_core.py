@@ -27,8 +27,8 @@ SIZES = {  # label: (documents, ontology, families the gold standard draws from)
 
 
 def make_files(n_docs: int, ontology: str, n_families: int, folder: Path) -> tuple[Path, Path]:
+    from cophe_core.inputs.synthetic import generate_gold, generate_run
     from cophe_core.ontology import load_ontology
-    from cophe_core.synthetic import generate_gold, generate_run
 
     onto = load_ontology(ontology)
     gold = generate_gold(n_docs, seed=1, n_families=n_families, codes_per_doc=15.5, onto=onto)
@@ -44,9 +44,9 @@ def worker_core(g: str, p: str, ontology: str) -> dict:
     import pandas as pd
 
     from cophe_core import read_labels
-    from cophe_core.labels import encode
     from cophe_core.metrics import evaluate_corpus
     from cophe_core.ontology import load_ontology
+    from cophe_core.scoring.labels import encode
 
     t0 = time.perf_counter()
     onto = load_ontology(ontology)

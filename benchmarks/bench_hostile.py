@@ -15,7 +15,7 @@ Each case runs ``cophe score`` in its own process; the figures are its wall time
 Targets of issue 24 (point 7), the whole process: refused or read in ≤ 2 s and ≤ 300 MB. Before, a
 1,000,000-column header took 224 s and 3.8 GB, one 1,000,001-field row 67 s and 2.6 GB, and a single 10 MB
 line of commas ran for more than 300 s; each is now refused by a count of the first line's delimiters
-(``cophe_core.files.check_width``, at most ``MAX_COLUMNS`` columns) before pandas builds its columns. A score
+(``cophe_core.base.files.check_width``, at most ``MAX_COLUMNS`` columns) before pandas builds its columns. A score
 matrix of one column per code (9,000 codes: MIMIC-III-full has 8,921) is a legitimate format and is read.
 """
 

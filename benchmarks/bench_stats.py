@@ -10,13 +10,13 @@ from __future__ import annotations
 import time
 
 from cophe_core import read_labels
-from cophe_core.labels import encode
+from cophe_core.breakdown.stats import bootstrap, paired_bootstrap, randomisation_test
+from cophe_core.inputs.synthetic import generate_gold, generate_run, generate_scores
 from cophe_core.metrics import evaluate_corpus
 from cophe_core.ontology import icd9_ontology
-from cophe_core.scores import read_scores, score_run
-from cophe_core.stats import bootstrap, paired_bootstrap, randomisation_test
-from cophe_core.suite import suite
-from cophe_core.synthetic import generate_gold, generate_run, generate_scores
+from cophe_core.scoring.labels import encode
+from cophe_core.scoring.scores import read_scores, score_run
+from cophe_core.scoring.suite import suite
 
 
 def timed(label: str, fn, repeat: int = 1):

@@ -5,7 +5,7 @@
     python benchmarks/bench_stream.py --with-1e8               # also 10^8 (needs ~3 GB of disk, many minutes)
     python benchmarks/bench_stream.py --keep /tmp/data         # keep the generated data in that folder
 
-The data are synthetic (:mod:`cophe_core.synthetic`, seeded; real ICD-9-CM code strings, no patient data): a
+The data are synthetic (:mod:`cophe_core.inputs.synthetic`, seeded; real ICD-9-CM code strings, no patient data): a
 base gold standard and a ``siblings`` run, tiled with fresh document ids into hive partitions
 ``gold/tile=K/part.parquet`` and ``pred/tile=K/part.parquet`` (the predictions' rows shuffled within each
 tile, so that the two sides come in different document orders). "Label rows" counts gold and predicted rows.
@@ -42,7 +42,7 @@ def generate(folder: Path, n_rows: int, seed: int = 0) -> dict:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from cophe_core.synthetic import generate_gold, generate_run
+    from cophe_core.inputs.synthetic import generate_gold, generate_run
 
     per_doc = 29.0  # gold + siblings rows per document of the generator, measured
     base_docs = max(50, min(BASE_DOCS, math.ceil(n_rows / per_doc)))

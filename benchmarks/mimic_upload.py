@@ -8,10 +8,10 @@ Writes into ``--out``:
   (``SUBJECT_ID,HADM_ID,TEXT,LABELS,length``; ``LABELS`` holds ';'-joined dotted
   ICD-9-CM codes, ``TEXT`` a placeholder, never a note);
 - ``preds_siblings.csv`` and ``preds_overcoder.csv``: two runs in the same shape
-  (profiles of :mod:`cophe_core.synthetic`), one row per gold document;
+  (profiles of :mod:`cophe_core.inputs.synthetic`), one row per gold document;
 - ``scores_model.csv``: a model's probabilities, ``doc_id,code,score``, whose
   ``doc_id`` is the gold's ``HADM_ID`` (the readers take ``HADM_ID`` as the
-  document id of a CAML file, see ``cophe_core.readers.DOC_COLUMNS``).
+  document id of a CAML file, see ``cophe_core.inputs.readers.DOC_COLUMNS``).
 
 3,372 documents (the size of MIMIC-III-full's test split), about 15.9 codes per
 document drawn from 1,200 ICD-9 families, real code strings from the built-in
@@ -68,8 +68,8 @@ def _caml(
 def write_upload(out: Path, *, n_docs: int = N_DOCS, seed: int = SEED, more: bool = False) -> dict[str, Path]:
     """Write the gold, the two runs and the scores into ``out``; return their paths by role. With ``more``,
     also the runs of :data:`MORE_RUNS` (keyed by file name), for five runs in all."""
+    from cophe_core.inputs.synthetic import generate_gold, generate_run, generate_scores
     from cophe_core.ontology import load_ontology
-    from cophe_core.synthetic import generate_gold, generate_run, generate_scores
 
     onto = load_ontology("icd9")
     gold = generate_gold(n_docs, seed=seed, n_families=N_FAMILIES, codes_per_doc=_GOLD_RATE, onto=onto)
@@ -97,7 +97,7 @@ def write_upload(out: Path, *, n_docs: int = N_DOCS, seed: int = SEED, more: boo
 def check(paths: dict[str, Path]) -> dict:
     """Score the files as the dashboard would and check that every run document is in the gold."""
     from cophe_core import read_labels, score_files
-    from cophe_core.readers import read_input
+    from cophe_core.inputs.readers import read_input
 
     gold = read_labels(paths["gold"])
     runs = {role: read_input(p) for role, p in paths.items() if role != "gold"}

@@ -10,14 +10,14 @@ __version__ = "0.1.0"  # the one place the version is written (pyproject.toml re
 from typing import TYPE_CHECKING
 
 from .api import Scoring, score_files, score_labels
-from .files import InputError
-from .labels import Corpus, NothingScorable, encode
+from .base.files import InputError
+from .inputs.readers import RawLabels, RawScores, read_input, read_labels
 from .metrics import Evaluation, evaluate, prf
 from .ontology import Ontology, load_ontology
-from .readers import RawLabels, RawScores, read_input, read_labels
+from .scoring.labels import Corpus, NothingScorable, encode
 
 if TYPE_CHECKING:  # loaded on first use: see __getattr__
-    from .accumulate import AccumulatedEvaluation, Accumulator
+    from .scale.accumulate import AccumulatedEvaluation, Accumulator
 
 __all__ = [
     "AccumulatedEvaluation",
@@ -42,10 +42,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """The accumulator (:mod:`cophe_core.accumulate`) on first use: it needs the streamed path's modules
+    """The accumulator (:mod:`cophe_core.scale.accumulate`) on first use: it needs the streamed path's modules
     (pyarrow's dataset scanner), which a plain ``import cophe_core`` does not load."""
     if name in ("Accumulator", "AccumulatedEvaluation"):
-        from . import accumulate
+        from .scale import accumulate
 
         return getattr(accumulate, name)
     raise AttributeError(f"module 'cophe_core' has no attribute {name!r}")

@@ -1,10 +1,10 @@
 """The one-call entry points: files in, evaluations out.
 
-Inputs are read once each by :func:`cophe_core.readers.read_input`, which tells
+Inputs are read once each by :func:`cophe_core.inputs.readers.read_input`, which tells
 labels from scores by their columns, and validated together by
-:func:`cophe_core.labels.encode`. Runs given as scores become code sets by one
-decision rule (:meth:`cophe_core.scores.ScoredRun.decide`: a threshold or a
-top-k); their :class:`~cophe_core.scores.ScoredRun` stays available for ranking
+:func:`cophe_core.scoring.labels.encode`. Runs given as scores become code sets by one
+decision rule (:meth:`cophe_core.scoring.scores.ScoredRun.decide`: a threshold or a
+top-k); their :class:`~cophe_core.scoring.scores.ScoredRun` stays available for ranking
 metrics and threshold curves.
 """
 
@@ -18,13 +18,13 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .decisions import Rule, check_rule
-from .files import InputError, Source
-from .labels import Corpus, RowBound, TooManyRejected, encode, refusals
+from .base.files import InputError, Source
+from .inputs.readers import RawLabels, RawScores, read_input, read_labels
 from .metrics import MEASURE_WORDS, Evaluation, evaluate_corpus
 from .ontology import Ontology, choose_ontology
-from .readers import RawLabels, RawScores, read_input, read_labels
-from .scores import ScoredRun, score_run, tune_threshold
+from .scoring.decisions import Rule, check_rule
+from .scoring.labels import Corpus, RowBound, TooManyRejected, encode, refusals
+from .scoring.scores import ScoredRun, score_run, tune_threshold
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -49,7 +49,7 @@ class Decision:
 
     Exactly one of ``threshold`` and ``top_k`` is set; ``tuned_on`` says where a tuned threshold came
     from. ``ranking`` maps ``p@k``, ``r@k``, ``micro_auc`` and ``macro_auc`` to values
-    (:meth:`~cophe_core.scores.ScoredRun.ranking`).
+    (:meth:`~cophe_core.scoring.scores.ScoredRun.ranking`).
     """
 
     threshold: float | None
@@ -91,7 +91,7 @@ class NotScored:
 
 @dataclass(eq=False)
 class Scoring:
-    """A validated :class:`~cophe_core.labels.Corpus` with its evaluations cached per run and level.
+    """A validated :class:`~cophe_core.scoring.labels.Corpus` with its evaluations cached per run and level.
 
     Attributes
     ----------
@@ -110,7 +110,7 @@ class Scoring:
         ``bound``), each with its error: the runs scored beside them are scored as if they had not been
         given.
 
-    Every run, scored or not, is evaluated on its own documents (:meth:`~cophe_core.labels.Corpus.run_rows`:
+    Every run, scored or not, is evaluated on its own documents (:meth:`~cophe_core.scoring.labels.Corpus.run_rows`:
     the gold standard's and the run's), so that none of its figures depends on the other runs loaded;
     :func:`~cophe_core.metrics.on_shared_documents` puts two runs on the same documents to compare them.
     """
@@ -230,7 +230,7 @@ def score_labels(
     top_k: int | None = None,
     bound: RowBound | None = None,
 ) -> Scoring:
-    """Validate already-read inputs against an ontology (see :func:`cophe_core.labels.encode`).
+    """Validate already-read inputs against an ontology (see :func:`cophe_core.scoring.labels.encode`).
 
     Parameters
     ----------
@@ -245,16 +245,16 @@ def score_labels(
         For ICD-9: which table undotted codes come from.
     threshold, top_k : optional
         The decision rule for the runs given as scores (exactly one is needed when there are any;
-        see :mod:`cophe_core.scores`). Ignored when every run is a code set.
+        see :mod:`cophe_core.scoring.scores`). Ignored when every run is a code set.
     bound : RowBound, optional
-        How much of a file may go unscored (:class:`cophe_core.labels.RowBound`; default: no bound). A gold
-        standard it refuses raises :class:`~cophe_core.labels.TooManyRejected`; a run it refuses is left
+        How much of a file may go unscored (:class:`cophe_core.scoring.labels.RowBound`; default: no bound). A gold
+        standard it refuses raises :class:`~cophe_core.scoring.labels.TooManyRejected`; a run it refuses is left
         out and listed in :attr:`Scoring.refused`, the other runs scored as if it had not been given; when
         it refuses every run, that raises too (one error naming each file).
 
     Examples
     --------
-    >>> from cophe_core.readers import read_input
+    >>> from cophe_core.inputs.readers import read_input
     >>> s = score_labels(read_input(b"doc_id,code\\n1,401.9\\n"),
     ...                  {"A": read_input(b"doc_id,code,score\\n1,401.9,0.7\\n1,401.1,0.7\\n")}, top_k=1)
     >>> s.rule, s.evaluation("A").score("flat").fp  # the tie goes to 401.1
@@ -311,10 +311,10 @@ def score_files(
 ) -> Scoring:
     """Read a gold file and named prediction files (code sets or scores), and validate them.
 
-    Each file is read once by :func:`cophe_core.readers.read_input`; runs given as scores need a
+    Each file is read once by :func:`cophe_core.inputs.readers.read_input`; runs given as scores need a
     ``threshold`` or a ``top_k``, and ``bound`` says how much of a file may go unscored (see
     :func:`score_labels`). ``header`` says whether the first row of each CSV/TSV file names its columns
-    (None: decided per file from its content, :func:`cophe_core.readers.headerless_columns`).
+    (None: decided per file from its content, :func:`cophe_core.inputs.readers.headerless_columns`).
 
     >>> s = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.1\\n"})
     >>> round(s.evaluation("A").score("cophe", "e0").f1, 3)
@@ -369,13 +369,13 @@ def decide_run(
     scores), already read or files (read with ``doc_col``/``code_col``/``header``): the
     threshold that maximises ``measure`` overall F1 on that development split is
     applied to these scores. Returns the :class:`Scoring` (with the development
-    split's :class:`~cophe_core.scores.ScoredRun` as ``dev``) and the :class:`Decision`: the rule,
+    split's :class:`~cophe_core.scoring.scores.ScoredRun` as ``dev``) and the :class:`Decision`: the rule,
     where it was tuned, and the threshold-free ranking metrics. ``bound`` applies to every file, the
     development split's included (:func:`score_labels`).
 
     Examples
     --------
-    >>> from cophe_core.readers import read_input
+    >>> from cophe_core.inputs.readers import read_input
     >>> s, info = decide_run(read_input(b"doc_id,code\\n1,401.9\\n"),
     ...                      read_input(b"doc_id,code,score\\n1,401.9,0.8\\n1,428.0,0.3\\n"), threshold=0.5)
     >>> s.evaluation("pred").score("flat").f1, info.rule, info.ranking["p@5"]

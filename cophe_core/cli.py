@@ -25,17 +25,18 @@ import pandas as pd
 
 from . import __version__
 from .api import Decision, decide_run, score_files, score_labels
-from .files import InputError, excerpt
-from .labels import DEFAULT_MAX_REJECTED, RowBound, TooManyRejected
+from .base.files import InputError, excerpt
+from .base.options import OPTIONS
+from .breakdown.slices import MAX_EDGES
+from .breakdown.stats import bootstrap
+from .inputs.datasets import is_dataset
+from .inputs.readers import RawScores, read_input, read_labels
 from .metrics import Figures
 from .ontology import NAMES
-from .options import OPTIONS
-from .readers import RawScores, read_input, read_labels
-from .report import safe_csv
-from .slices import MAX_EDGES
-from .stats import bootstrap
-from .stream import DEFAULT_CHUNK_ROWS, is_dataset, score_dataset
-from .suite import icm_note, suite
+from .output.report import safe_csv
+from .scale.pipeline import DEFAULT_CHUNK_ROWS, score_dataset
+from .scoring.labels import DEFAULT_MAX_REJECTED, RowBound, TooManyRejected
+from .scoring.suite import icm_note, suite
 
 __all__ = ["main"]
 
@@ -329,7 +330,7 @@ def _runs_arguments(p: argparse.ArgumentParser, out: str) -> None:
 
 
 def _figure_parser(sub) -> None:
-    from .figures_export import KINDS, WIDTHS
+    from .output.figures_export import KINDS, WIDTHS
 
     f = sub.add_parser(
         "figure",
@@ -395,7 +396,7 @@ def _header_argument(p: argparse.ArgumentParser) -> None:
 def _aggregate(args: argparse.Namespace) -> int:
     """``cophe aggregate``: every run scored (streamed when asked or when a source is a dataset, each run with
     the ontology the previous one returned, so that their nodes agree), then one aggregate file written."""
-    from .aggregate import aggregate_of, aggregate_scoring, write_aggregate
+    from .scale.aggregate import aggregate_of, aggregate_scoring, write_aggregate
 
     runs = dict(args.run)
     if len(runs) != len(args.run):
@@ -665,7 +666,7 @@ class _Scored:
 
 def _score(args: argparse.Namespace) -> int:
     """``cophe score``: the inputs scored in memory or, for a folder, a glob or ``--stream``, in chunks
-    (:func:`cophe_core.stream.score_dataset`); one JSON and table, warnings and CSV outputs either way."""
+    (:func:`cophe_core.scale.pipeline.score_dataset`); one JSON and table, warnings and CSV outputs either way."""
     if not _outputs_ok(args):
         return 2
     streamed = args.stream or is_dataset(args.gold) or is_dataset(args.pred)
@@ -765,7 +766,7 @@ def _in_memory(args: argparse.Namespace) -> _Scored:
 
 
 def _streamed(args: argparse.Namespace) -> _Scored:
-    """The inputs scored in chunks (:func:`cophe_core.stream.score_dataset`)."""
+    """The inputs scored in chunks (:func:`cophe_core.scale.pipeline.score_dataset`)."""
     ev = score_dataset(
         args.gold,
         args.pred,
@@ -839,7 +840,7 @@ def _evaluations(args: argparse.Namespace) -> dict:
 
 def _figure(args: argparse.Namespace) -> int:
     """``cophe figure KIND``: one figure of the runs as SVG, PNG or PDF."""
-    from .figures_export import FORMATS, paper_figure, render
+    from .output.figures_export import FORMATS, paper_figure, render
 
     fmt = _out_format(args, list(FORMATS))
     if fmt is None:
@@ -869,8 +870,8 @@ def _figure(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     """``cophe report``: the runs' table for a paper, in the format ``--out`` ends in."""
-    from .coder_report import coder_report
-    from .paper_tables import TABLE_FORMATS, write_table
+    from .output.coder_report import coder_report
+    from .output.paper_tables import TABLE_FORMATS, write_table
 
     fmt = _out_format(args, TABLE_FORMATS if args.kind == "paper" else ("html", "pdf"))
     if fmt is None:
@@ -937,9 +938,9 @@ _NOT_STREAMED = {
 
 
 def _compare(args: argparse.Namespace) -> int:
-    """``cophe compare``: the runs scored in memory, then one :class:`~cophe_core.comparison.Comparison`
+    """``cophe compare``: the runs scored in memory, then one :class:`~cophe_core.breakdown.comparison.Comparison`
     printed as a table, JSON or CSV (the runs table)."""
-    from .comparison import Comparison
+    from .breakdown.comparison import Comparison
 
     runs = dict(args.run)
     if len(runs) != len(args.run):
@@ -1009,8 +1010,8 @@ def _compare(args: argparse.Namespace) -> int:
 def _compare_table(cmp: Any, result: dict) -> str:
     """``cophe compare``'s table: the headline figures of every run against the baseline, the headline
     verdicts of B − A, and the first families that changed."""
-    from .comparison import p_text
-    from .stats import HEADLINES
+    from .breakdown.comparison import p_text
+    from .breakdown.stats import HEADLINES
 
     def num(v: float, signed: bool = False) -> str:
         return "–" if pd.isna(v) else format(v, "+.3f" if signed else ".3f")
@@ -1065,7 +1066,7 @@ def _write_csv(table: pd.DataFrame, path: str) -> None:
 
 def _save(args: argparse.Namespace, ev: Figures, decision: Decision | None) -> None:
     """Write ``--save``: the inputs as given, the reading options and the decision rule."""
-    from .analysis import analysis_from_files, creation_time, write_analysis
+    from .output.analysis import analysis_from_files, creation_time, write_analysis
 
     custom = args.ontology not in (
         "auto",

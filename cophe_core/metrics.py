@@ -38,9 +38,9 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .decisions import check_rule, decide, ranks
-from .labels import Corpus
 from .ontology import Ontology
+from .scoring.decisions import check_rule, decide, ranks
+from .scoring.labels import Corpus
 
 __all__ = [
     "prf",
@@ -293,8 +293,8 @@ def _per_level(m: sp.csr_matrix, level: np.ndarray, n_levels: int) -> tuple[np.n
 
 class Figures(ABC):
     """The figures of an evaluation that are functions of its counts, written once for every kind of evaluation:
-    in memory (:class:`Evaluation`), streamed (:class:`~cophe_core.stream.StreamedEvaluation`) and from an
-    aggregate analysis (:class:`~cophe_core.aggregate.AggregateEvaluation`).
+    in memory (:class:`Evaluation`), streamed (:class:`~cophe_core.scale.pipeline.StreamedEvaluation`) and from an
+    aggregate analysis (:class:`~cophe_core.scale.aggregate.AggregateEvaluation`).
 
     A kind gives ``ontology``, ``max_level``, ``node_counts`` (:class:`NodeCounts` summed over its documents),
     ``docs`` and :attr:`n_documents`, and, when it has it, the per-document table (:attr:`documents`, rows in
@@ -303,7 +303,7 @@ class Figures(ABC):
     can do by its capabilities, never by its class:
 
     - :attr:`has_documents`: the per-document table, so :meth:`document_counts`, bootstrap intervals
-      (:func:`cophe_core.stats.bootstrap`) and paired comparisons;
+      (:func:`cophe_core.breakdown.stats.bootstrap`) and paired comparisons;
     - :attr:`has_codes`: each document's own codes (the documents × nodes matrices of :class:`Evaluation`), so
       one document's view, the ICM paper's per-document metrics and slices by document.
 
@@ -375,7 +375,7 @@ class Figures(ABC):
 
     def code_slice_counts(self, key: str, mask: np.ndarray) -> NodeCounts:
         """The per-node counts of the codes of a code slice alone (``key`` names it, ``mask`` is over the
-        ontology's nodes), as :func:`cophe_core.slices.restrict` counts them; a ``ValueError`` when this kind
+        ontology's nodes), as :func:`cophe_core.breakdown.slices.restrict` counts them; a ``ValueError`` when this kind
         cannot count them."""
         raise ValueError(f"this evaluation has no counts of the code slice {key!r}")
 
@@ -979,7 +979,7 @@ def evaluate(
     Parameters
     ----------
     gold, pred : sparse matrix, shape (n_docs, ontology.n_nodes)
-        0/1 label matrices on the same document index (see :func:`cophe_core.labels.encode`).
+        0/1 label matrices on the same document index (see :func:`cophe_core.scoring.labels.encode`).
     ontology : Ontology
     docs : array of str, optional
         Document ids, for the per-document tables (default: row numbers).
@@ -1016,8 +1016,8 @@ def evaluate(
 
 
 def evaluate_corpus(corpus: Corpus, run: str, *, max_level: str | None = None) -> Evaluation:
-    """:func:`evaluate` one named run of a :class:`~cophe_core.labels.Corpus` on its own documents
-    (:meth:`~cophe_core.labels.Corpus.run_rows`): the gold standard's and the run's, never those only another
+    """:func:`evaluate` one named run of a :class:`~cophe_core.scoring.labels.Corpus` on its own documents
+    (:meth:`~cophe_core.scoring.labels.Corpus.run_rows`): the gold standard's and the run's, never those only another
     run has, so that every figure of a run is the same whichever runs are scored beside it.
 
     >>> from cophe_core import score_files
@@ -1374,7 +1374,7 @@ def _indicators(y, name: str, n_labels: int, *, scores: bool = False) -> sp.csr_
 def _place_labels(names: list[str], onto: Ontology, system: str) -> tuple[Ontology, sp.csr_matrix]:
     """The ontology (extended with placed unlisted codes) and the labels × nodes 0/1 matrix that moves each
     column onto its code's node; an error naming the labels that cannot be placed or that fall together."""
-    from .labels import resolve_codes
+    from .scoring.labels import resolve_codes
 
     r = resolve_codes(names, onto, system=system)
     if r.reasons:

@@ -13,11 +13,11 @@ import pandas as pd
 import streamlit as st
 
 from cophe_core import Scoring
-from cophe_core.aggregate import Aggregate
-from cophe_core.figures_export import FORMATS, find_browser, publication, render
-from cophe_core.files import counted
-from cophe_core.labels import NothingScorable, TooManyRejected, main_reasons
-from cophe_core.report import figure_html
+from cophe_core.base.files import counted
+from cophe_core.output.figures_export import FORMATS, find_browser, publication, render
+from cophe_core.output.report import figure_html
+from cophe_core.scale.aggregate import Aggregate
+from cophe_core.scoring.labels import NothingScorable, TooManyRejected, main_reasons
 
 
 def md(text: object) -> str:
@@ -208,7 +208,7 @@ def score_anyway(upload: str) -> None:
 
 
 def _first_of_each_kind(rejected: pd.DataFrame) -> list[tuple[str, pd.Series]]:
-    """The most frequent kinds of rejected rows (at most three, as :func:`cophe_core.labels.main_reasons`),
+    """The most frequent kinds of rejected rows (at most three, as :func:`cophe_core.scoring.labels.main_reasons`),
     each with its first row."""
     if not len(rejected):
         return []

@@ -29,8 +29,8 @@ from typing import Any
 import streamlit as st
 from streamlit import runtime
 
-from cophe_core.files import MB
-from cophe_core.report import safe_csv
+from cophe_core.base.files import MB
+from cophe_core.output.report import safe_csv
 
 STORE = "_downloads"  # session key: button key → (what the file was made from, its bytes)
 OFFERED = "_downloads_offered"  # session key: button key → (bytes, file name, type) of the button last drawn

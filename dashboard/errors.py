@@ -60,7 +60,7 @@ def fault_message(exc: BaseException, ref: str) -> str:
 
 def said(exc: BaseException) -> str:
     """An error's message in the dashboard's words: an :class:`~cophe_core.InputError` names the control
-    that sets an option, never its command-line flag (:data:`cophe_core.options.OPTIONS`).
+    that sets an option, never its command-line flag (:data:`cophe_core.base.options.OPTIONS`).
 
     >>> said(InputError("g.csv: no code column", fix="give its name in {code_col}"))
     'g.csv: no code column; give its name in Reading options › Code column (sidebar)'

@@ -19,12 +19,12 @@ from memo import bounded
 from state import memo
 
 from cophe_core import InputError, Scoring, score_labels
-from cophe_core.analysis import INPUT_MB
-from cophe_core.files import MB
-from cophe_core.labels import RowBound, TooManyRejected
+from cophe_core.base.files import MB
+from cophe_core.inputs.readers import RawLabels, RawScores, read_input, read_labels
 from cophe_core.ontology import REGISTRY, load_ontology
 from cophe_core.ontology.custom import load_hierarchy
-from cophe_core.readers import RawLabels, RawScores, read_input, read_labels
+from cophe_core.output.analysis import INPUT_MB
+from cophe_core.scoring.labels import RowBound, TooManyRejected
 
 # The bundled samples: beside the dashboard when installed (cophe_dashboard/sample_data), else the source
 # checkout's top-level folder.
@@ -145,7 +145,7 @@ def read_upload(
     header: bool | None = None,
 ) -> RawLabels | RawScores:
     """A file parsed once per session and content: labels or scores, as its columns say
-    (:func:`cophe_core.readers.read_input`).
+    (:func:`cophe_core.inputs.readers.read_input`).
 
     Kept in the session (SPEC §9: cached uploads must not outlive their session) under the digest of
     the file and the reading options, the last :data:`PARSED_PER_SESSION` only; an unreadable file
@@ -203,7 +203,7 @@ def read_inputs(
 
 
 def _bound(inputs: Inputs) -> RowBound | None:
-    """The command line's default bound (:class:`cophe_core.labels.RowBound`), unless lifted for this upload."""
+    """The command line's default bound (:class:`cophe_core.scoring.labels.RowBound`), unless lifted for this upload."""
     return None if inputs.digest in st.session_state.get(ANYWAY, set()) else RowBound()
 
 

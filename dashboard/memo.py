@@ -10,7 +10,7 @@ so a page and the report that show the same table find the same entry without ag
   recently used out.
 - Arguments are compared by value when they are values (text, numbers, tuples; a dict or list by its items),
   by identity when they are objects (a Scoring, an Evaluation, a table: the same object, not an equal one), a
-  :class:`~cophe_core.slices.Slice` by what it selects (its fingerprint). A parameter whose name begins with
+  :class:`~cophe_core.breakdown.slices.Slice` by what it selects (its fingerprint). A parameter whose name begins with
   ``_`` is not part of the key (as with ``st.cache_resource``): its value is told by another (a file's bytes by
   their digest).
 - :meth:`Memo.ahead` computes a result in a background thread, for :meth:`Memo.get` to find (or wait for).
@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from cophe_core.slices import Slice
+from cophe_core.breakdown.slices import Slice
 
 T = TypeVar("T")
 

@@ -11,11 +11,11 @@ import state
 from texts import chart_words, columns, figure_name, level, measure, term
 
 from cophe_core import __version__ as cophe_version
-from cophe_core.compare import delta_subtree
-from cophe_core.comparison import FAMILY_ROWS, Comparison
-from cophe_core.plotting import delta_bar, tree_figure
-from cophe_core.report import html_report
-from cophe_core.stats import p_text
+from cophe_core.breakdown.compare import delta_subtree
+from cophe_core.breakdown.comparison import FAMILY_ROWS, Comparison
+from cophe_core.breakdown.stats import p_text
+from cophe_core.output.plotting import delta_bar, tree_figure
+from cophe_core.output.report import html_report
 
 DASH = "–"  # an undefined number in a report: the baseline's own difference, an untested family
 

@@ -1,5 +1,5 @@
 """Save an analysis to one file, and open it again: the inputs as given, the reading options, run names, the
-decision rule, the slice and the view (:mod:`cophe_core.analysis`).
+decision rule, the slice and the view (:mod:`cophe_core.output.analysis`).
 
 Opening a file re-reads and re-validates every input like an upload; the options and view it holds are put
 into the session state before the widgets that show them are drawn, once per opened file.
@@ -19,9 +19,9 @@ from components import md
 from texts import MEASURES
 
 from cophe_core import InputError, Scoring, __version__
-from cophe_core.aggregate import Aggregate, is_aggregate, read_aggregate
-from cophe_core.analysis import Analysis, InputFile, creation_time, read_analysis, write_analysis
-from cophe_core.plotting import COLOUR_BY
+from cophe_core.output.analysis import Analysis, InputFile, creation_time, read_analysis, write_analysis
+from cophe_core.output.plotting import COLOUR_BY
+from cophe_core.scale.aggregate import Aggregate, is_aggregate, read_aggregate
 
 FILE_KEY = "analysis_file"
 OPENED_KEY = "_analysis_opened"  # digest of the file whose settings were applied

@@ -34,9 +34,9 @@ from loading import (
 from state import Context
 
 from cophe_core import InputError, Scoring
-from cophe_core.aggregate import Aggregate
-from cophe_core.analysis import Analysis
-from cophe_core.labels import TooManyRejected
+from cophe_core.output.analysis import Analysis
+from cophe_core.scale.aggregate import Aggregate
+from cophe_core.scoring.labels import TooManyRejected
 
 
 def when(created: str) -> str:

@@ -1,6 +1,6 @@
 """The slice the user looks at: the sidebar section that chooses it, and the banner that says so on every page.
 
-A slice is a mask on the cached matrices (:mod:`cophe_core.slices`): choosing one re-reads nothing. Its
+A slice is a mask on the cached matrices (:mod:`cophe_core.breakdown.slices`): choosing one re-reads nothing. Its
 choices live in the session state under the keys below, so that a saved analysis can restore them.
 """
 
@@ -14,8 +14,7 @@ from components import md
 from errors import said
 
 from cophe_core import InputError
-from cophe_core.aggregate import Aggregate, counts_only
-from cophe_core.slices import (
+from cophe_core.breakdown.slices import (
     MAX_EDGES,
     Slice,
     code_frequency,
@@ -27,7 +26,8 @@ from cophe_core.slices import (
     read_metadata,
     training_frequency,
 )
-from cophe_core.slices import parse_edges as core_parse_edges
+from cophe_core.breakdown.slices import parse_edges as core_parse_edges
+from cophe_core.scale.aggregate import Aggregate, counts_only
 
 NONE = "none"
 FREQUENCY = "code_frequency"
@@ -45,7 +45,7 @@ DIMENSIONS = {
 
 def parse_edges(text: str) -> tuple[int, ...]:
     """Bin edges typed as "10, 100": increasing whole numbers of documents, at most
-    :data:`~cophe_core.slices.MAX_EDGES` of them, else InputError saying so (the core's own check, so a saved
+    :data:`~cophe_core.breakdown.slices.MAX_EDGES` of them, else InputError saying so (the core's own check, so a saved
     view is held to the same bound as the box)."""
     return core_parse_edges(text)
 

@@ -25,11 +25,11 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from turns import Turn
 
 from cophe_core import Scoring
-from cophe_core.aggregate import Aggregate, counts_only
-from cophe_core.labels import TooManyRejected
+from cophe_core.breakdown.slices import Slice, restrict
 from cophe_core.metrics import Figures
 from cophe_core.ontology import Ontology
-from cophe_core.slices import Slice, restrict
+from cophe_core.scale.aggregate import Aggregate, counts_only
+from cophe_core.scoring.labels import TooManyRejected
 
 T = TypeVar("T")
 
@@ -75,7 +75,7 @@ class Context:
     def evaluation(self, run: str | None = None, *, max_level: str | None = None) -> Figures:
         """The run's evaluation (up to ``max_level``, by default the sidebar's), restricted to the slice: a mask
         on the cached matrices, kept per slice. For an aggregate analysis, the same figures from its counts
-        (an :class:`~cophe_core.aggregate.AggregateEvaluation`, which offers what the views read of an
+        (an :class:`~cophe_core.scale.aggregate.AggregateEvaluation`, which offers what the views read of an
         Evaluation but its matrices)."""
         level = max_level or self.max_level
         name, scoring, part = run or self.run, self.scoring, self.slice

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from cophe_core.compare import figure_parts
+from cophe_core.breakdown.compare import figure_parts
 from cophe_core.metrics import MEASURE_WORDS
 from cophe_core.ontology import Ontology, level_name
 
@@ -171,7 +171,7 @@ def chart_words() -> dict[str, str]:
 
 
 def figure_name(figure: str, onto: Ontology) -> str:
-    """A figure id of :mod:`cophe_core.stats` in words: ``set_based e0 f1`` is "Right family (Set-based) F1 at
+    """A figure id of :mod:`cophe_core.breakdown.stats` in words: ``set_based e0 f1`` is "Right family (Set-based) F1 at
     Category (3 digits)"."""
     m, lv, stat = figure_parts(figure)
     name = f"{measure(m)} {term(stat)}"

@@ -8,7 +8,7 @@ manager refuse (HTTP 413, nothing stored) a file that would take its session pas
 server past :data:`SERVER_MB`, and give the freed memory back to the system when a closed session's files are
 dropped.
 
-Megabytes are :data:`cophe_core.files.MB` (10**6 bytes), as everywhere in cophe.
+Megabytes are :data:`cophe_core.base.files.MB` (10**6 bytes), as everywhere in cophe.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from streamlit import runtime
 from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 from streamlit.runtime.uploaded_file_manager import UploadedFileRec
 
-from cophe_core.files import MB
+from cophe_core.base.files import MB
 
 log = logging.getLogger("cophe.dashboard")
 

@@ -4,8 +4,8 @@
 
 Writes ``icd9/`` (a gold standard and three runs, MIMIC-III-like) and ``icd10/``
 (a gold standard and two runs, ICD-10-CM diagnoses with ICD-10-PCS procedures,
-MIMIC-IV-like) next to this file, from :mod:`cophe_core.synthetic`. The ``siblings``
-runs carry the planted systematic substitutions of :data:`cophe_core.synthetic.PLANTED`.
+MIMIC-IV-like) next to this file, from :mod:`cophe_core.inputs.synthetic`. The ``siblings``
+runs carry the planted systematic substitutions of :data:`cophe_core.inputs.synthetic.PLANTED`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cophe_core.synthetic import generate, generate_scores
+from cophe_core.inputs.synthetic import generate, generate_scores
 
 HERE = Path(__file__).resolve().parent
 SETS = {

@@ -6,7 +6,7 @@
   ``{prefix}/{measure}/{level}/{p|r|f1}``, at ``step`` (an epoch) when given;
 - artifacts under ``{prefix}/`` (``{prefix}/step-{step}/`` with a step): ``levels.csv``, ``macro.csv`` and
   ``nodes.csv`` (the tables of :class:`~cophe_core.metrics.Evaluation`), and the saved analysis
-  ``analysis.cophe`` when one is given (:mod:`cophe_core.analysis`: the gold standard and predictions
+  ``analysis.cophe`` when one is given (:mod:`cophe_core.output.analysis`: the gold standard and predictions
   themselves, which the dashboard opens again).
 
 :func:`analysis_runs` lists the runs of an experiment that hold a saved analysis, and :func:`run_analysis`
@@ -22,8 +22,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..analysis import Analysis, read_analysis, write_analysis
-from ..files import InputError
+from ..base.files import InputError
+from ..output.analysis import Analysis, read_analysis, write_analysis
 
 __all__ = [
     "evaluation_metrics",
@@ -144,7 +144,7 @@ def analysis_runs(uri: str, experiment_id: str) -> pd.DataFrame:
     >>> os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"  # MLflow 3.10+ asks for a database unless told
     >>> uri = tracking_uri(tempfile.mkdtemp())
     >>> from cophe_core import score_files
-    >>> from cophe_core.analysis import Analysis, InputFile
+    >>> from cophe_core.output.analysis import Analysis, InputFile
     >>> gold, pred = b"doc_id,code\\n1,401.9\\n", b"doc_id,code\\n1,401.1\\n"
     >>> a = Analysis(InputFile("gold.csv", gold), {"A": InputFile("a.csv", pred)})
     >>> mlflow.set_tracking_uri(uri)
@@ -182,13 +182,13 @@ def _analyses(repo: Any, path: str, depth: int = 3) -> list[str]:
 
 def run_analysis(uri: str, run_id: str, artifact: str) -> Analysis:
     """The saved analysis ``artifact`` of a run, read and checked as any saved analysis
-    (:func:`cophe_core.analysis.read_analysis`).
+    (:func:`cophe_core.output.analysis.read_analysis`).
 
     >>> import os, tempfile, mlflow
     >>> os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"  # MLflow 3.10+ asks for a database unless told
     >>> uri = tracking_uri(tempfile.mkdtemp())
     >>> from cophe_core import score_files
-    >>> from cophe_core.analysis import Analysis, InputFile
+    >>> from cophe_core.output.analysis import Analysis, InputFile
     >>> gold, pred = b"doc_id,code\\n1,401.9\\n", b"doc_id,code\\n1,401.1\\n"
     >>> a = Analysis(InputFile("gold.csv", gold), {"A": InputFile("a.csv", pred)})
     >>> mlflow.set_tracking_uri(uri)

@@ -3,7 +3,7 @@
 :class:`CoPHEMetric` keeps the per-node counts of :class:`~cophe_core.metrics.NodeCounts` as one int64 tensor
 (fields × nodes) and the number of documents, both with ``dist_reduce_fx="sum"``: under DDP (any backend,
 gloo on CPUs included) ``compute()`` sums every process's counts before the figures are made, so they are
-those of all the documents at once. The counting is the :class:`~cophe_core.accumulate.Accumulator`'s.
+those of all the documents at once. The counting is the :class:`~cophe_core.scale.accumulate.Accumulator`'s.
 Needs the optional extra ``cophe[torch]``.
 
 In a Lightning-style loop, log by level::
@@ -35,9 +35,9 @@ import numpy as np
 import torch
 from torchmetrics import Metric
 
-from ..accumulate import AccumulatedEvaluation, Accumulator
 from ..metrics import NodeCounts
 from ..ontology import Ontology
+from ..scale.accumulate import AccumulatedEvaluation, Accumulator
 from .mlflow import evaluation_metrics
 
 __all__ = ["CoPHEMetric"]
@@ -47,7 +47,7 @@ FIELDS = [f.name for f in dataclasses.fields(NodeCounts)]
 
 class CoPHEMetric(Metric):
     """Flat, set-based and CoPHE figures of batches of indicator (or score) tensors, summed across
-    processes. Parameters as :class:`~cophe_core.accumulate.Accumulator` (``keep_documents`` aside: the
+    processes. Parameters as :class:`~cophe_core.scale.accumulate.Accumulator` (``keep_documents`` aside: the
     states are the counts), plus ``prefix`` for the metric names and torchmetrics' own keywords.
 
     >>> m = CoPHEMetric(["401.9", "401.1", "428.0"], "icd9")

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..files import InputError
+from ..base.files import InputError
 from .base import Ontology, OntologyBuilder
 from .custom import hierarchy_from_networkx, load_hierarchy
 from .icd9 import icd9_ontology
@@ -76,7 +76,7 @@ def load_ontology(name: str | os.PathLike | Ontology | nx.DiGraph) -> Ontology:
     Raises
     ------
     ValueError
-        For an unknown name; :class:`~cophe_core.files.InputError` (a
+        For an unknown name; :class:`~cophe_core.base.files.InputError` (a
         ``ValueError``) for an invalid hierarchy or an object that is neither.
 
     Examples

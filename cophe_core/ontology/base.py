@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
-from ..files import Reason
+from ..base.files import Reason
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -654,7 +654,7 @@ class Placement:
         The node id of each code, -1 where it is rejected.
     reasons : dict of int → (Reason, str)
         Why each rejected code (by position) cannot be placed: its kind (a
-        :class:`~cophe_core.files.Reason`) and the words.
+        :class:`~cophe_core.base.files.Reason`) and the words.
     flags : dict of int → (Reason, str)
         Codes accepted with a remark: a category rather than a billable code, or a code not in the code set
         placed by its structure.

@@ -29,7 +29,7 @@ that the cost follows the rows): a cycle (named by ``networkx.find_cycle`` once 
 is found), a node that is its own parent, parents that are not themselves listed
 (CSV), several roots without a common root, and more levels than the ancestors can be kept for
 (``MAX_ANCESTOR_CELLS`` levels × nodes, and at most ``MAX_LEVELS``) are
-rejected with an :class:`~cophe_core.files.InputError` naming the rows at fault
+rejected with an :class:`~cophe_core.base.files.InputError` naming the rows at fault
 (file and line numbers) or, for a graph, the edges. In the JSON form, two entries
 that give one ancestor two different parents are rejected.
 
@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..files import InputError, Source, decode_text, excerpt, line_numbers, load_bytes, number_too_long
+from ..base.files import InputError, Source, decode_text, excerpt, line_numbers, load_bytes, number_too_long
 from .base import Ontology, OntologyBuilder
 
 if TYPE_CHECKING:
@@ -301,7 +301,7 @@ def hierarchy_from_networkx(graph: nx.DiGraph, *, name: str | None = None) -> On
     >>> hierarchy_from_networkx(nx.DiGraph([("a", "b"), ("b", "a")]))
     Traceback (most recent call last):
     ...
-    cophe_core.files.InputError: networkx graph: the hierarchy has a cycle a → b → a (each node the parent of the next), from the edges a → b, b → a; a node cannot be its own ancestor: remove or reverse one of them
+    cophe_core.base.files.InputError: networkx graph: the hierarchy has a cycle a → b → a (each node the parent of the next), from the edges a → b, b → a; a node cannot be its own ancestor: remove or reverse one of them
 
     Declared levels, two roots:
 

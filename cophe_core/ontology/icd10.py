@@ -29,7 +29,7 @@ from importlib.metadata import version
 
 import numpy as np
 
-from ..files import Reason
+from ..base.files import Reason
 from .base import Ontology, OntologyBuilder, Placement
 from .sources import read_code_list
 from .titles import derived_title

@@ -33,7 +33,7 @@ from typing import Literal, cast
 
 import numpy as np
 
-from ..files import Reason
+from ..base.files import Reason
 from .base import Ontology, OntologyBuilder, Placement
 from .sources import read_code_list
 from .titles import derived_title
@@ -90,7 +90,7 @@ def parse_code(raw: str, system: System = "auto") -> ParsedCode:
     table they come from, except where the form is unambiguous: a V or E prefix,
     five digits (procedures have at most four), a bare three-digit category
     (``401``) or a two-digit procedure category. (Among undotted codes, a bare
-    three-digit code is ambiguous too: :func:`cophe_core.labels.encode` asks.)
+    three-digit code is ambiguous too: :func:`cophe_core.scoring.labels.encode` asks.)
 
     >>> parse_code("42731").code, parse_code("4019", "procedure").code
     ('427.31', '40.19')

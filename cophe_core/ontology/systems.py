@@ -17,7 +17,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from ..files import Reason
+from ..base.files import Reason
 from . import icd9, icd10
 from .base import Ontology, Placement
 
@@ -63,7 +63,7 @@ class CodeSystem(Protocol):
 
     def resolve(self, codes: np.ndarray, onto: Ontology, system: str) -> Placement:
         """Place distinct code strings in ``onto`` (an ontology of this system, perhaps extended): each
-        normalised, placed or rejected with a :class:`~cophe_core.files.Reason`, unlisted ones added.
+        normalised, placed or rejected with a :class:`~cophe_core.base.files.Reason`, unlisted ones added.
 
         ``codes`` are one input's: the other codes beside a code may make it ambiguous (ICD-9's ``684``
         among undotted codes), and may do nothing else: a code placed is placed on the same node whatever

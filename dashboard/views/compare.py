@@ -10,16 +10,16 @@ import urlstate
 from components import keep_choice, label_md, md
 from texts import HELP, chart_words, figure_name, labeller, level, measure, term
 
-from cophe_core.compare import (
+from cophe_core.breakdown.compare import (
     HEADLINE_COLUMNS,
     delta_subtree,
     disagreements,
     figure_parts,
     levels_side_by_side,
 )
-from cophe_core.comparison import FAMILY_ROWS, MAX_RUNS, RESAMPLES, Comparison
-from cophe_core.plotting import COLOUR_BY, delta_bar, levels_bar, runs_chart, tree_figure
-from cophe_core.stats import Outcome
+from cophe_core.breakdown.comparison import FAMILY_ROWS, MAX_RUNS, RESAMPLES, Comparison
+from cophe_core.breakdown.stats import Outcome
+from cophe_core.output.plotting import COLOUR_BY, delta_bar, levels_bar, runs_chart, tree_figure
 
 SHADES = {
     Outcome.BETTER: "#d9f0d3",

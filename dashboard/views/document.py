@@ -21,7 +21,8 @@ from components import keep_choice, md
 from errors import said
 
 from cophe_core import InputError
-from cophe_core.documents import (
+from cophe_core.base.files import MB
+from cophe_core.breakdown.documents import (
     SUBSTITUTED,
     document_families,
     document_review,
@@ -30,7 +31,6 @@ from cophe_core.documents import (
     rank_documents,
     read_notes,
 )
-from cophe_core.files import MB
 from cophe_core.metrics import on_shared_documents
 
 NO_RUN = ""  # run B "none": no run name is empty (the sidebar never gives one)

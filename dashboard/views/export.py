@@ -13,13 +13,13 @@ import streamlit as st
 from components import label_md
 from texts import chart_words, level, term
 
-from cophe_core.coder_report import coder_report
-from cophe_core.compare import levels_side_by_side
-from cophe_core.families import describe_gaps, within_family
-from cophe_core.paper_tables import write_table
-from cophe_core.plotting import levels_bar, tree_figure
-from cophe_core.report import figure_html, html_report, safe_csv
-from cophe_core.tree import focused_subtree
+from cophe_core.breakdown.compare import levels_side_by_side
+from cophe_core.breakdown.families import describe_gaps, within_family
+from cophe_core.breakdown.tree import focused_subtree
+from cophe_core.output.coder_report import coder_report
+from cophe_core.output.paper_tables import write_table
+from cophe_core.output.plotting import levels_bar, tree_figure
+from cophe_core.output.report import figure_html, html_report, safe_csv
 
 st.title("Export")
 ctx = state.require_scoring()

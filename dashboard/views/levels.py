@@ -9,11 +9,11 @@ import streamlit as st
 from components import keep_choice, md
 from texts import HELP, MEASURES, chart_words, helps, labeller, level, measure, term
 
-from cophe_core.compare import HEADLINE_COLUMNS, figure_parts, headlines, levels_side_by_side
-from cophe_core.families import gap_statement
-from cophe_core.level_chart import levels_chart_spec, levels_points
-from cophe_core.plotting import levels_bar
-from cophe_core.stats import bootstrap_runs
+from cophe_core.breakdown.compare import HEADLINE_COLUMNS, figure_parts, headlines, levels_side_by_side
+from cophe_core.breakdown.families import gap_statement
+from cophe_core.breakdown.stats import bootstrap_runs
+from cophe_core.output.level_chart import levels_chart_spec, levels_points
+from cophe_core.output.plotting import levels_bar
 
 RESAMPLES, SEED = 1000, 0
 GAP = 0.005  # a level is described when right family and count falls this far below right family

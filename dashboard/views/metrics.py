@@ -4,8 +4,8 @@ import pandas as pd
 import state
 import streamlit as st
 
-from cophe_core.stats import bootstrap
-from cophe_core.suite import PROPERTIES, REWARDS, icm_note, suite
+from cophe_core.breakdown.stats import bootstrap
+from cophe_core.scoring.suite import PROPERTIES, REWARDS, icm_note, suite
 
 NAMES = {
     "lb_acc": "Label-based accuracy (LB-ACC)",

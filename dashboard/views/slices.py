@@ -8,8 +8,8 @@ import streamlit as st
 from components import keep_choice, md
 from texts import HELP, MEASURES, labeller, measure, term
 
-from cophe_core.plotting import slices_chart
-from cophe_core.slices import slice_scores
+from cophe_core.breakdown.slices import slice_scores
+from cophe_core.output.plotting import slices_chart
 
 RESAMPLES = 200  # per slice and run; the intervals of a slice need not be as fine as the headline's
 

@@ -1,7 +1,7 @@
 """Probability outputs: the F1-versus-threshold curve, ranking metrics, and tuning on a development split.
 
 The curve and the ranking metrics come from the scoring's own run (read with the sidebar's reading
-options and validated with the other inputs) and its one decision rule (cophe_core.scores); a
+options and validated with the other inputs) and its one decision rule (cophe_core.scoring.scores); a
 development split is read with the same options.
 """
 
@@ -14,11 +14,11 @@ from components import md
 from texts import chart_words, technical, term
 
 from cophe_core import InputError
-from cophe_core.labels import RowBound, TooManyRejected
+from cophe_core.inputs.readers import RawScores
 from cophe_core.ontology import Ontology
-from cophe_core.plotting import threshold_curve
-from cophe_core.readers import RawScores
-from cophe_core.scores import score_run, tune_threshold
+from cophe_core.output.plotting import threshold_curve
+from cophe_core.scoring.labels import RowBound, TooManyRejected
+from cophe_core.scoring.scores import score_run, tune_threshold
 
 SAMPLE_DEV = (loading.SAMPLE / "icd9" / "dev_gold.csv", loading.SAMPLE / "icd9" / "dev_scores.csv")
 

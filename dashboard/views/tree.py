@@ -19,11 +19,11 @@ import texts
 import urlstate
 from components import keep_choice, md
 
-from cophe_core.families import family_errors
+from cophe_core.breakdown.families import family_errors
+from cophe_core.breakdown.substitutions import substitution_summary, substitution_table
+from cophe_core.breakdown.tree import focused_subtree
 from cophe_core.ontology import family_level
-from cophe_core.plotting import COLOUR_BY, colour_range, coloured, tree_figure
-from cophe_core.substitutions import substitution_summary, substitution_table
-from cophe_core.tree import focused_subtree
+from cophe_core.output.plotting import COLOUR_BY, colour_range, coloured, tree_figure
 
 MAX_NODES = 2000  # the browser never gets more tiles than this (SPEC §6)
 MAX_CHILDREN = 30  # per parent, largest first; the rest fold into "Other"

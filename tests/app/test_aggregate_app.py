@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from cophe_core import score_files
-from cophe_core.aggregate import aggregate_scoring, write_aggregate
+from cophe_core.scale.aggregate import aggregate_scoring, write_aggregate
 from tests.app.conftest import run_app
 from tests.conftest import SAMPLE
 
@@ -82,7 +82,7 @@ def test_a_code_slice_of_an_aggregate_restricts_the_levels_page(scoring, aggrega
     at.selectbox(key="slice_dimension").set_value("code_frequency").run()
     at.radio(key="slice_name").set_value("codes:freq:10,100:0").run()
     assert not at.exception, [e.value for e in at.exception]
-    from cophe_core.slices import code_frequency, code_frequency_slices, codes_in_play, restrict
+    from cophe_core.breakdown.slices import code_frequency, code_frequency_slices, codes_in_play, restrict
 
     corpus = scoring.corpus
     rare = code_frequency_slices(

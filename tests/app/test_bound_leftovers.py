@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from cophe_core.analysis import Analysis, InputFile, write_analysis
+from cophe_core.output.analysis import Analysis, InputFile, write_analysis
 from tests.app.conftest import run_app, upload
 from tests.conftest import SAMPLE
 
@@ -76,8 +76,8 @@ def test_save_records_score_anyway():
     sys.path.insert(0, str(ROOT / "dashboard"))
     import saved
 
-    from cophe_core.analysis import read_analysis
     from cophe_core.ontology import icd9_ontology
+    from cophe_core.output.analysis import read_analysis
 
     files = {
         "gold": _sample("gold.csv"),

@@ -11,7 +11,7 @@ import zipfile
 import pytest
 
 from cophe_core import cli
-from cophe_core.analysis import Analysis, InputFile, read_analysis, write_analysis
+from cophe_core.output.analysis import Analysis, InputFile, read_analysis, write_analysis
 from tests.app.conftest import PAGES, SAMPLE, run_app
 
 MANY_EDGES = ", ".join(map(str, range(1, 5001)))  # 9.9 GB through a saved view, before the bound

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from cophe_core import score_files
-from cophe_core.families import family_changes
-from cophe_core.stats import compare_runs
+from cophe_core.breakdown.families import family_changes
+from cophe_core.breakdown.stats import compare_runs
 from tests.app.conftest import SAMPLE, plotly_specs, run_app
 
 RUNS = ["siblings", "overcoder", "conservative"]

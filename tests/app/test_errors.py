@@ -9,14 +9,14 @@ from tests.app.conftest import ROOT, run_app, upload
 sys.path.insert(0, str(ROOT / "dashboard"))
 import errors  # noqa: E402
 
-from cophe_core.families import within_family  # noqa: E402
+from cophe_core.breakdown.families import within_family  # noqa: E402
 
 
 def test_an_unexpected_error_says_it_is_a_fault_of_the_tool_and_where_the_log_is(monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("boom in within_family")
 
-    monkeypatch.setattr("cophe_core.families.within_family", broken)
+    monkeypatch.setattr("cophe_core.breakdown.families.within_family", broken)
     at = run_app()
     assert not at.exception  # a panel, not a traceback
     shown = " ".join(e.value for e in at.error).replace("\\", "")

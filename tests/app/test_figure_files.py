@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from cophe_core.figures_export import find_browser
+from cophe_core.output.figures_export import find_browser
 from tests.app.conftest import run_app
 
 

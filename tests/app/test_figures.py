@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 
 from cophe_core import score_files
-from cophe_core.compare import level_deltas, levels_side_by_side
+from cophe_core.breakdown.compare import level_deltas, levels_side_by_side
+from cophe_core.breakdown.tree import focused_subtree
 from cophe_core.ontology.custom import load_hierarchy
-from cophe_core.plotting import MEASURE_NAMES, delta_bar, levels_bar, threshold_curve, tree_figure
-from cophe_core.tree import focused_subtree
+from cophe_core.output.plotting import MEASURE_NAMES, delta_bar, levels_bar, threshold_curve, tree_figure
 from tests.conftest import long_csv
 
 
@@ -85,7 +85,7 @@ def _charts():
 
 
 def test_exported_charts_leave_room_for_their_ticks_and_titles():
-    """In a standalone HTML file (cophe_core.report.figure_html) nothing resizes the margins but Plotly's
+    """In a standalone HTML file (cophe_core.output.report.figure_html) nothing resizes the margins but Plotly's
     automargin: every axis has it, and the fixed margins leave room for the titles and the legend."""
     for name, fig in _charts().items():
         layout = fig.to_plotly_json()["layout"]
@@ -121,7 +121,7 @@ def test_levels_bar_puts_four_runs_to_a_row():
 
 
 def test_slices_chart_draws_each_run_with_its_interval_on_a_fitted_axis():
-    from cophe_core.plotting import runs_chart, slices_chart
+    from cophe_core.output.plotting import runs_chart, slices_chart
 
     t = pd.DataFrame(
         {

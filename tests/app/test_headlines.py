@@ -8,7 +8,7 @@ import re
 import pytest
 
 from cophe_core import score_files
-from cophe_core.stats import bootstrap
+from cophe_core.breakdown.stats import bootstrap
 from tests.app.conftest import run_app, upload
 from tests.conftest import long_csv
 

@@ -10,7 +10,7 @@ import tests.app.conftest  # noqa: F401 - puts the dashboard's folder on the pat
 
 import memo  # isort: skip
 
-from cophe_core.slices import Slice
+from cophe_core.breakdown.slices import Slice
 
 
 class Box:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cophe_core.analysis import analysis_from_files, score_analysis
+from cophe_core.output.analysis import analysis_from_files, score_analysis
 from tests.app.conftest import SAMPLE, run_app
 
 mlflow = pytest.importorskip("mlflow")

@@ -12,7 +12,7 @@ from tests.app.conftest import run_app
 from tests.app.test_injection import BEACON, _texts, _unescaped
 
 SIGNS = "*_[]!#`|~<>&\\-+{}$:"  # each one an entity or an escape: the most a character can grow
-MB = 10**6  # cophe_core.files.MB
+MB = 10**6  # cophe_core.base.files.MB
 
 
 def page_chars(at) -> int:

@@ -11,9 +11,9 @@ from html.parser import HTMLParser
 import pandas as pd
 import pytest
 
-import cophe_core.comparison as comparison
+import cophe_core.breakdown.comparison as comparison
 from cophe_core import __version__, load_ontology, score_files
-from cophe_core.slices import code_frequency, code_frequency_slices
+from cophe_core.breakdown.slices import code_frequency, code_frequency_slices
 from tests.app.conftest import ROOT, SAMPLE, run_app
 
 sys.path.insert(0, str(ROOT / "dashboard"))

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cophe_core import score_files
-from cophe_core.analysis import Analysis, InputFile, write_analysis
-from cophe_core.slices import (
+from cophe_core.breakdown.slices import (
     code_frequency,
     code_frequency_slices,
     codes_in_play,
@@ -14,6 +13,7 @@ from cophe_core.slices import (
     read_metadata,
     restrict,
 )
+from cophe_core.output.analysis import Analysis, InputFile, write_analysis
 from tests.app.conftest import SAMPLE, run_app
 
 RUNS = ["siblings", "overcoder", "conservative"]
@@ -170,7 +170,7 @@ def test_save_writes_what_the_session_shows(scoring):
     sys.path.insert(0, str(ROOT / "dashboard"))
     import saved
 
-    from cophe_core.analysis import read_analysis
+    from cophe_core.output.analysis import read_analysis
 
     gold = ("gold.csv", (SAMPLE / "gold.csv").read_bytes())
     runs = [("mine", "run_overcoder.csv", (SAMPLE / "run_overcoder.csv").read_bytes())]
@@ -217,7 +217,7 @@ def test_save_writes_what_the_session_shows(scoring):
 
 def test_training_labels_define_the_rare_codes(scoring):
     from cophe_core import read_labels
-    from cophe_core.slices import training_frequency
+    from cophe_core.breakdown.slices import training_frequency
 
     at = run_app()
     at.selectbox(key="slice_dimension").set_value("code_frequency").run()

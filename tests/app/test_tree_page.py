@@ -9,8 +9,8 @@ import re
 import pytest
 
 from cophe_core import score_files
-from cophe_core.plotting import OTHER_COLOUR, colour_range, coloured
-from cophe_core.tree import focused_subtree
+from cophe_core.breakdown.tree import focused_subtree
+from cophe_core.output.plotting import OTHER_COLOUR, colour_range, coloured
 from tests.app.conftest import PAGES, SAMPLE, plotly_specs, run_app
 from tests.core.test_families import naive_family_errors
 

@@ -9,7 +9,7 @@ from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileMan
 from streamlit.runtime.uploaded_file_manager import UploadedFileRec
 
 import tests.app.conftest  # noqa: F401 (the dashboard's folder on the path)
-from cophe_core.files import MB
+from cophe_core.base.files import MB
 
 
 def uploads(session_mb: int, server_mb: int):

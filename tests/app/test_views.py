@@ -29,7 +29,7 @@ def model():
     """The sample's scores run, decided at the default threshold 0.5."""
     from cophe_core import read_labels
     from cophe_core.api import decide_run
-    from cophe_core.scores import read_scores
+    from cophe_core.scoring.scores import read_scores
 
     scoring, _ = decide_run(
         read_labels(SAMPLE / "gold.csv"),
@@ -222,7 +222,7 @@ def test_bad_hierarchy_upload_shows_the_error():
 
 
 def test_more_metrics_page(sample):
-    from cophe_core.suite import suite
+    from cophe_core.scoring.suite import suite
 
     at = run_app("views/metrics.py")
     table = at.dataframe[0].value

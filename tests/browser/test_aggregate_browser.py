@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cophe_core import score_files
-from cophe_core.aggregate import aggregate_scoring, write_aggregate
+from cophe_core.scale.aggregate import aggregate_scoring, write_aggregate
 from tests.browser.helpers import ARTIFACTS, ROOT, expect, settle, timed
 
 pytestmark = pytest.mark.browser

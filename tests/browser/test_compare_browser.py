@@ -8,7 +8,7 @@ import re
 
 import pandas as pd
 
-from cophe_core.synthetic import generate_run
+from cophe_core.inputs.synthetic import generate_run
 from tests.browser.helpers import ARTIFACTS, ROOT, expect, playwright, settle, timed
 
 SAMPLE = ROOT / "sample_data" / "icd9"

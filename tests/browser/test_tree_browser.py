@@ -13,7 +13,7 @@ import time
 import pytest
 
 from cophe_core import score_files
-from cophe_core.families import family_errors
+from cophe_core.breakdown.families import family_errors
 from tests.browser.helpers import ARTIFACTS, LABELLED_TILES, ROOT, click_row, expect, settle, tile, timed
 
 pytestmark = pytest.mark.browser

@@ -1,4 +1,4 @@
-"""The accumulator (cophe_core.accumulate): batches and merges equal the one-shot evaluation of all rows,
+"""The accumulator (cophe_core.scale.accumulate): batches and merges equal the one-shot evaluation of all rows,
 scores decided as the functional API decides them, bounded state, pickling, and every refusal."""
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cophe_core import InputError
-from cophe_core.accumulate import Accumulator
-from cophe_core.labels import resolve_codes
 from cophe_core.metrics import (
     evaluate,
     precision_recall_fscore_hierarchical,
     precision_recall_fscore_hierarchical_from_scores,
 )
 from cophe_core.ontology import icd9_ontology
+from cophe_core.scale.accumulate import Accumulator
+from cophe_core.scoring.labels import resolve_codes
 
 # busy families with several codes each, a procedure, a code that is not billable (428) and one unlisted
 # but well-formed (401.7), which extends the ontology

@@ -1,4 +1,4 @@
-"""The aggregate analysis (cophe_core.aggregate): every figure a view reads equals the in-memory path's, from
+"""The aggregate analysis (cophe_core.scale.aggregate): every figure a view reads equals the in-memory path's, from
 the file written by the in-memory, streamed and multi-run paths, on every code and on each code slice; the
 file is checked like any upload."""
 
@@ -13,18 +13,18 @@ import pandas as pd
 import pytest
 
 from cophe_core import score_files
-from cophe_core.aggregate import (
+from cophe_core.base.files import InputError
+from cophe_core.breakdown.slices import code_frequency, code_frequency_slices, codes_in_play, restrict
+from cophe_core.breakdown.stats import bootstrap, compare_runs, paired_bootstrap
+from cophe_core.output.analysis import read_analysis
+from cophe_core.scale.aggregate import (
     aggregate_of,
     aggregate_scoring,
     is_aggregate,
     read_aggregate,
     write_aggregate,
 )
-from cophe_core.analysis import read_analysis
-from cophe_core.files import InputError
-from cophe_core.slices import code_frequency, code_frequency_slices, codes_in_play, restrict
-from cophe_core.stats import bootstrap, compare_runs, paired_bootstrap
-from cophe_core.stream import score_dataset
+from cophe_core.scale.pipeline import score_dataset
 from tests.conftest import SAMPLE
 
 RUNS = ["run_siblings.csv", "run_overcoder.csv", "run_conservative.csv"]
@@ -302,7 +302,7 @@ def test_a_zip_that_is_not_one_and_a_path_outside_are_refused(small):
 
 
 def test_family_changes_and_within_family_from_counts_equal_the_matrices(scoring, opened):
-    from cophe_core.families import family_changes, within_family
+    from cophe_core.breakdown.families import family_changes, within_family
 
     a, b = "run_siblings", "run_overcoder"
     for level in ("e0", "block"):
@@ -326,7 +326,7 @@ def test_family_changes_and_within_family_from_counts_equal_the_matrices(scoring
 
 
 def test_within_family_equals_a_naive_loop_over_documents(scoring):
-    from cophe_core.families import within_family
+    from cophe_core.breakdown.families import within_family
 
     ev = scoring.evaluation("run_overcoder")
     X, Y = ev.X.toarray(), ev.Y.toarray()
@@ -372,7 +372,7 @@ def test_a_document_count_beyond_int32_is_refused_not_wrapped(small):
 
 
 def test_a_failed_write_leaves_no_file(tmp_path, scoring, monkeypatch):
-    import cophe_core.aggregate as module
+    import cophe_core.scale.aggregate as module
 
     def broken(members, target=None):
         target.write(b"PK half a zip")
@@ -396,7 +396,7 @@ def test_counts_not_counted_come_back_as_not_counted(scoring):
 
 
 def test_slice_scores_from_counts_equal_the_in_memory_values(scoring, opened):
-    from cophe_core.slices import slice_scores
+    from cophe_core.breakdown.slices import slice_scores
 
     evs = {r: scoring.evaluation(r) for r in scoring.run_names}
     want = slice_scores(evs, opened.slices, n_resamples=20)
@@ -428,7 +428,7 @@ def test_a_text_column_that_decodes_out_of_proportion_is_refused_before_it_is_de
     dictionary of one value. Its decoded size is read from the dictionary before any title is made."""
     import pyarrow.compute as pc
 
-    from cophe_core import aggregate
+    from cophe_core.scale import aggregate
 
     nodes = _nodes_frame(small)
     bomb = forged(small, "ontology/nodes.parquet", nodes.assign(title="x" * 2_000))

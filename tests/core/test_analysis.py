@@ -13,7 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cophe_core import InputError, score_files
-from cophe_core.analysis import (
+from cophe_core.cli import main
+from cophe_core.inputs.archive import read_member
+from cophe_core.output.analysis import (
     MAX_MANIFEST,
     ONTOLOGIES,
     SYSTEMS,
@@ -25,8 +27,6 @@ from cophe_core.analysis import (
     score_analysis,
     write_analysis,
 )
-from cophe_core.archive import read_member
-from cophe_core.cli import main
 from tests.conftest import SAMPLE
 
 GOLD = InputFile("gold.csv", b"doc_id,code\n1,401.9\n")
@@ -471,7 +471,7 @@ def test_cli_save_without_source_date_epoch_keeps_the_checksum(tmp_path, capsys,
     """Without SOURCE_DATE_EPOCH the current time is recorded, and left out of the checksum."""
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
     times = (f"2026-01-01T00:00:{s:02d}+00:00" for s in range(60))  # a new time for each save
-    monkeypatch.setattr("cophe_core.analysis.creation_time", lambda environ=None: next(times))
+    monkeypatch.setattr("cophe_core.output.analysis.creation_time", lambda environ=None: next(times))
     first, second = manifest_of(cli_save(tmp_path / "a.cophe")), manifest_of(cli_save(tmp_path / "b.cophe"))
     assert first["created"] != second["created"]
     assert (
@@ -644,7 +644,7 @@ def test_the_format_doc_example_writes_a_file_that_opens(tmp_path, monkeypatch):
 
 def _spy_reads(monkeypatch) -> list[tuple[str, int]]:
     """Every member read by read_analysis, with the bound it was read to."""
-    import cophe_core.analysis as module
+    import cophe_core.output.analysis as module
 
     reads: list[tuple[str, int]] = []
 
@@ -658,8 +658,8 @@ def _spy_reads(monkeypatch) -> list[tuple[str, int]]:
 
 def test_an_input_over_its_upload_limit_is_refused_before_it_is_inflated(monkeypatch):
     """A gold standard of 100-199 MB deflated into a 0.15-0.29 MB saved analysis was scored, at 2.4-4.5 GB."""
-    from cophe_core.analysis import INPUT_MB
-    from cophe_core.files import MB
+    from cophe_core.base.files import MB
+    from cophe_core.output.analysis import INPUT_MB
 
     big = b"doc_id,code\n" + b"1,401.9\n" * ((INPUT_MB["gold"] * MB) // 8 + 1)
     manifest_and_members = members_of(analysis(gold=GOLD))

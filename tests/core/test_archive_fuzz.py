@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cophe_core import InputError, score_files
-from cophe_core.aggregate import aggregate_scoring, read_aggregate, write_aggregate
-from cophe_core.analysis import Analysis, InputFile, read_analysis, write_analysis
+from cophe_core.output.analysis import Analysis, InputFile, read_analysis, write_analysis
+from cophe_core.scale.aggregate import aggregate_scoring, read_aggregate, write_aggregate
 
 NAME = "fuzzed.cophe"
 

@@ -1,16 +1,16 @@
 """The bound on rows not scored, where it was missing (issue 24, point 3): a development split scored by
-:func:`cophe_core.scores.score_run`, and a saved analysis scored again (``options.score_anyway``)."""
+:func:`cophe_core.scoring.scores.score_run`, and a saved analysis scored again (``options.score_anyway``)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from cophe_core.analysis import Analysis, InputFile, score_analysis
-from cophe_core.labels import RowBound, TooManyRejected
+from cophe_core.inputs.readers import read_labels, read_scores
 from cophe_core.ontology import icd9_ontology
-from cophe_core.readers import read_labels, read_scores
-from cophe_core.scores import score_run
+from cophe_core.output.analysis import Analysis, InputFile, score_analysis
+from cophe_core.scoring.labels import RowBound, TooManyRejected
+from cophe_core.scoring.scores import score_run
 from tests.conftest import SAMPLE
 
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cophe_core import score_files
-from cophe_core.readers import MAX_CODE_CHARS, MAX_ID_CHARS, excerpt, read_input, read_labels
+from cophe_core.inputs.readers import MAX_CODE_CHARS, MAX_ID_CHARS, excerpt, read_input, read_labels
 
 LONG_CODE, LONG_ID = "9" * 10_000, "d" * (MAX_ID_CHARS + 1)
 

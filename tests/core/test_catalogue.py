@@ -9,8 +9,8 @@ import pytest
 
 from cophe_core import InputError, score_files
 from cophe_core.cli import main
+from cophe_core.inputs.readers import Reason
 from cophe_core.ontology.custom import load_hierarchy
-from cophe_core.readers import Reason
 from tests.catalogue import CASES, THRESHOLD
 
 

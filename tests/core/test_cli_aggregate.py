@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from cophe_core import score_files
-from cophe_core.aggregate import read_aggregate
 from cophe_core.cli import main
+from cophe_core.scale.aggregate import read_aggregate
 from tests.conftest import SAMPLE
 
 GOLD = SAMPLE / "gold.csv"

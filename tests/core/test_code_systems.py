@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from cophe_core import score_files
-from cophe_core.files import Reason
+from cophe_core.base.files import Reason
 from cophe_core.ontology import REGISTRY, CodeSystem, family_level, load_ontology, system_of
 from cophe_core.ontology.base import Ontology, OntologyBuilder, Placement
 from cophe_core.ontology.detect import detect_system

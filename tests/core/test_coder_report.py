@@ -1,4 +1,4 @@
-"""The coding manager's report (cophe_core.coder_report): families ranked by rate per gold code with a
+"""The coding manager's report (cophe_core.output.coder_report): families ranked by rate per gold code with a
 minimum support, the codes written instead, example documents, escaped, on A4."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 
 from cophe_core import score_files
 from cophe_core.cli import main
-from cophe_core.coder_report import coder_report, coder_report_html, example_documents, ranked_families
-from cophe_core.figures_export import find_browser
+from cophe_core.output.coder_report import coder_report, coder_report_html, example_documents, ranked_families
+from cophe_core.output.figures_export import find_browser
 from tests.conftest import long_csv
 
 # 401: 20 gold codes, 4 extra (20 per 100); 428: 2 gold codes, 2 extra (100 per 100, below the support);

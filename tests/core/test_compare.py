@@ -6,7 +6,7 @@ import pytest
 from pytest import approx
 
 from cophe_core import score_files
-from cophe_core.compare import (
+from cophe_core.breakdown.compare import (
     HEADLINE_COLUMNS,
     compare_nodes,
     delta_subtree,
@@ -156,7 +156,7 @@ def test_disagreements_order_and_top(multi):
 
 def test_headlines_are_the_overall_scores_with_their_intervals(pair):
     """One row per run, each column the run's overall score; with bootstrap tables, their bounds."""
-    from cophe_core.stats import bootstrap
+    from cophe_core.breakdown.stats import bootstrap
 
     a, b = pair
     t = headlines({"A": a, "B": b})
@@ -173,7 +173,7 @@ def test_headlines_are_the_overall_scores_with_their_intervals(pair):
 
 
 def test_figure_parts_read_every_bootstrap_figure(pair):
-    from cophe_core.stats import bootstrap
+    from cophe_core.breakdown.stats import bootstrap
 
     for name in bootstrap(pair[0], n_resamples=10, with_suite=True).figure:
         measure, level, stat = figure_parts(name)

@@ -12,12 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import cophe_core.comparison as comparison_module
+import cophe_core.breakdown.comparison as comparison_module
 from cophe_core import score_files
+from cophe_core.breakdown.comparison import FDR, MAX_RUNS, Comparison
+from cophe_core.breakdown.families import family_changes
+from cophe_core.breakdown.stats import HEADLINES, compare_runs, p_text, paired_significance
 from cophe_core.cli import main
-from cophe_core.comparison import FDR, MAX_RUNS, Comparison
-from cophe_core.families import family_changes
-from cophe_core.stats import HEADLINES, compare_runs, p_text, paired_significance
 from tests.conftest import SAMPLE, long_csv
 from tests.core.test_multirun import naive_bh, naive_holm
 

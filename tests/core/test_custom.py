@@ -195,7 +195,7 @@ def test_a_hierarchy_300_levels_deep_is_read():
 
 
 def test_utf16_text_as_excel_saves_it_is_read():
-    from cophe_core.readers import read_labels
+    from cophe_core.inputs.readers import read_labels
 
     raw = read_labels("doc_id,code\n1,401.9\n2,428.0\n".encode("utf-16"), name="unicode.csv")
     assert raw.pairs.code.tolist() == ["401.9", "428.0"] and raw.pairs.line.tolist() == [2, 3]

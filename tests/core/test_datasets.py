@@ -1,4 +1,4 @@
-"""Finding a dataset's files (cophe_core.datasets): a folder or glob is walked once, never round a symlink loop,
+"""Finding a dataset's files (cophe_core.inputs.datasets): a folder or glob is walked once, never round a symlink loop,
 never out of its folder, each file once; and a glob matches what glob.glob matches on a tree without links."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cophe_core import InputError
-from cophe_core.datasets import dataset_files
+from cophe_core.inputs.datasets import dataset_files
 
 
 def _tree(root: Path, files: list[str]) -> None:

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from cophe_core import InputError, score_files
-from cophe_core.documents import (
+from cophe_core.breakdown.documents import (
     SUBSTITUTED,
     document_codes,
     document_families,

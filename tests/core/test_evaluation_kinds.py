@@ -16,7 +16,9 @@ import pandas as pd
 import pytest
 
 from cophe_core import score_files
-from cophe_core.aggregate import (
+from cophe_core.breakdown.stats import bootstrap
+from cophe_core.metrics import Evaluation, Figures
+from cophe_core.scale.aggregate import (
     AggregateEvaluation,
     aggregate_of,
     aggregate_scoring,
@@ -24,9 +26,7 @@ from cophe_core.aggregate import (
     read_aggregate,
     write_aggregate,
 )
-from cophe_core.metrics import Evaluation, Figures
-from cophe_core.stats import bootstrap
-from cophe_core.stream import StreamedEvaluation, score_dataset
+from cophe_core.scale.pipeline import StreamedEvaluation, score_dataset
 from tests.conftest import ROOT
 
 ICD9 = ROOT / "sample_data" / "icd9"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pytest import approx
 
-from cophe_core.families import describe_gaps, family_errors, within_family
+from cophe_core.breakdown.families import describe_gaps, family_errors, within_family
 from tests.conftest import score_pairs
 
 # Gold {250.00, 428.0, 428.1}; predicted {250.00, 250.01, 250.02, 428.0}.

@@ -19,7 +19,6 @@ from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import MultiLabelBinarizer
 
 from cophe_core import score_files
-from cophe_core.labels import resolve_codes
 from cophe_core.metrics import (
     cophe_score,
     cophe_score_from_scores,
@@ -28,6 +27,7 @@ from cophe_core.metrics import (
     set_based_score,
 )
 from cophe_core.ontology import icd9_ontology
+from cophe_core.scoring.labels import resolve_codes
 from tests.conftest import SAMPLE
 
 LABELS = ["401.9", "401.1", "428.0", "250.00", "38.93"]

@@ -9,10 +9,10 @@ import io
 import pytest
 
 from cophe_core import InputError, read_input, read_labels, score_files
-from cophe_core.analysis import Analysis, InputFile, read_analysis, score_analysis, write_analysis
-from cophe_core.labels import TooManyRejected
-from cophe_core.readers import HeaderUnclear, read_scores
-from cophe_core.stream import score_dataset
+from cophe_core.inputs.readers import HeaderUnclear, read_scores
+from cophe_core.output.analysis import Analysis, InputFile, read_analysis, score_analysis, write_analysis
+from cophe_core.scale.pipeline import score_dataset
+from cophe_core.scoring.labels import TooManyRejected
 
 A, B, C = "S0004-06142005000700014-1", "S0211-69952009000500014-1", "S1130-01082008000600014-1"
 OUTSIDE = "S9999-00000000000000000-1"  # a case the gold standard does not hold

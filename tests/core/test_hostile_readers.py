@@ -14,12 +14,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from cophe_core import InputError, score_files
-from cophe_core.aggregate import aggregate_scoring, read_aggregate, write_aggregate
-from cophe_core.analysis import Analysis, InputFile, read_analysis, score_analysis, write_analysis
-from cophe_core.documents import read_notes
+from cophe_core.breakdown.documents import read_notes
+from cophe_core.breakdown.slices import read_metadata
+from cophe_core.inputs.readers import read_input, read_labels, read_scores
 from cophe_core.ontology.custom import load_hierarchy
-from cophe_core.readers import read_input, read_labels, read_scores
-from cophe_core.slices import read_metadata
+from cophe_core.output.analysis import Analysis, InputFile, read_analysis, score_analysis, write_analysis
+from cophe_core.scale.aggregate import aggregate_scoring, read_aggregate, write_aggregate
 
 DEEP = "[" * 100_000 + "]" * 100_000
 HUGE = "9" * 5_000
@@ -93,7 +93,7 @@ def test_a_binary_parquet_column_of_utf8_text_is_read_as_text():
 def test_a_streamed_dataset_refuses_a_binary_column_naming_its_row_and_column(tmp_path):
     (tmp_path / "gold.parquet").write_bytes(parquet(doc_id=["1", "2"], code=["401.9", "428.0"]))
     (tmp_path / "run.parquet").write_bytes(BINARY)
-    from cophe_core.stream import score_dataset
+    from cophe_core.scale.pipeline import score_dataset
 
     with pytest.raises(InputError, match=r"run\.parquet, row 2, column 'code': .* is not UTF-8"):
         score_dataset(tmp_path / "gold.parquet", tmp_path / "run.parquet", ontology="icd9")

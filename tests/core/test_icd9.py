@@ -254,7 +254,7 @@ def test_five_undotted_digits_are_a_diagnosis_and_four_are_asked_about():
 def test_a_bare_three_digit_code_among_undotted_codes_is_asked_about_not_guessed():
     """In a MIMIC procedures file, 331 is procedure 33.1 as likely as diagnosis 331."""
     from cophe_core import score_files
-    from cophe_core.labels import NothingScorable
+    from cophe_core.scoring.labels import NothingScorable
 
     procedures = b"HADM_ID,ICD9_CODE\n1,9604\n1,331\n2,966\n2,3893\n"
     with pytest.raises(NothingScorable) as err:

@@ -1,4 +1,4 @@
-"""The first page's chart (cophe_core.level_chart) and its one ranked sentence per run (families.gap_statement)."""
+"""The first page's chart (cophe_core.output.level_chart) and its one ranked sentence per run (families.gap_statement)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from cophe_core import score_files
-from cophe_core.families import describe_gaps, gap_statement, within_family
-from cophe_core.level_chart import levels_chart_spec, levels_points
-from cophe_core.stats import bootstrap
+from cophe_core.breakdown.families import describe_gaps, gap_statement, within_family
+from cophe_core.breakdown.stats import bootstrap
+from cophe_core.output.level_chart import levels_chart_spec, levels_points
 from tests.conftest import SAMPLE
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cophe_core.readers import parse_delimited, read_labels
+from cophe_core.inputs.readers import parse_delimited, read_labels
 
 FIELD = st.text(alphabet="ab1 .\n", min_size=1, max_size=6).filter(lambda f: f.strip(" "))
 BLANK = st.sampled_from(["", "  ", "\r", " \t "])

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from cophe_core.api import score_files
 from cophe_core.cli import main
-from cophe_core.labels import FileRows, RowBound, TooManyRejected
+from cophe_core.scoring.labels import FileRows, RowBound, TooManyRejected
 from tests.conftest import SAMPLE
 
 ICD9 = SAMPLE

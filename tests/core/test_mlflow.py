@@ -8,8 +8,6 @@ import pandas as pd
 import pytest
 
 from cophe_core import InputError
-from cophe_core.accumulate import Accumulator
-from cophe_core.analysis import InputFile, analysis_from_files, score_analysis
 from cophe_core.integrations.mlflow import (
     analysis_runs,
     evaluation_metrics,
@@ -18,6 +16,8 @@ from cophe_core.integrations.mlflow import (
     run_analysis,
     tracking_uri,
 )
+from cophe_core.output.analysis import InputFile, analysis_from_files, score_analysis
+from cophe_core.scale.accumulate import Accumulator
 from tests.conftest import SAMPLE, score_pairs
 
 mlflow = pytest.importorskip("mlflow")

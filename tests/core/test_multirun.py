@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cophe_core import score_files
-from cophe_core.families import family_changes
+from cophe_core.breakdown.families import family_changes
+from cophe_core.breakdown.stats import compare_runs, document_weights, holm, paired_bootstrap, runs_wide
 from cophe_core.metrics import evaluate, prf
-from cophe_core.stats import compare_runs, document_weights, holm, paired_bootstrap, runs_wide
 from tests.conftest import SAMPLE, long_csv
 
 p_values = st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=12)
@@ -172,7 +172,7 @@ def _reweighted(ev, w: np.ndarray):
 @pytest.mark.parametrize("cells", [None, 1, 70])  # all resamples in one product, one by one, a few at a time
 def test_family_intervals_agree_with_resamples_written_out(cells, monkeypatch):
     if cells is not None:
-        monkeypatch.setattr("cophe_core.families.PRODUCT_CELLS", cells)
+        monkeypatch.setattr("cophe_core.breakdown.families.PRODUCT_CELLS", cells)
     gold = long_csv([(f"d{i}", c) for i, c in enumerate(["401.9", "401.1", "428.0", "428.22", "250.00"] * 4)])
     a = long_csv([(f"d{i}", c) for i, c in enumerate(["401.9", "401.9", "428.1", "428.22", "250.01"] * 4)])
     b = long_csv([(f"d{i}", c) for i, c in enumerate(["401.1", "401.1", "428.0", "428.0", "250.00"] * 4)])
@@ -219,7 +219,7 @@ def test_ten_runs_compare_at_once(sample):
 
 
 def test_bootstrap_runs_is_each_runs_bootstrap_on_shared_resamples(sample):
-    from cophe_core.stats import bootstrap, bootstrap_runs
+    from cophe_core.breakdown.stats import bootstrap, bootstrap_runs
 
     together = bootstrap_runs(sample, n_resamples=120, seed=5)
     for run, ev in sample.items():

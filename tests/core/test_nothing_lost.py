@@ -9,7 +9,7 @@ import pandas as pd
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from cophe_core.readers import InputError, RawScores, Reason, read_input, read_labels
+from cophe_core.inputs.readers import InputError, RawScores, Reason, read_input, read_labels
 
 DOCS = st.sampled_from(["d1", "d2", "d3", ""])
 CODES = st.sampled_from(["401.9", "428.0", "", "250.00;401.1", "401.9;", " "])

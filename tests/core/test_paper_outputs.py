@@ -1,5 +1,5 @@
-"""Results that leave the app: paper tables (cophe_core.paper_tables) and figures as SVG, PNG and PDF
-(cophe_core.figures_export), and their commands ``cophe report`` and ``cophe figure``."""
+"""Results that leave the app: paper tables (cophe_core.output.paper_tables) and figures as SVG, PNG and PDF
+(cophe_core.output.figures_export), and their commands ``cophe report`` and ``cophe figure``."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from cophe_core import score_files
+from cophe_core.breakdown.stats import compare_runs
 from cophe_core.cli import main
-from cophe_core.figures_export import find_browser, paper_figure, publication, render
-from cophe_core.paper_tables import (
+from cophe_core.output.figures_export import find_browser, paper_figure, publication, render
+from cophe_core.output.paper_tables import (
     paper_table,
     tex_escape,
     to_latex,
@@ -21,7 +22,6 @@ from cophe_core.paper_tables import (
     to_wide_csv,
     write_table,
 )
-from cophe_core.stats import compare_runs
 from tests.conftest import long_csv
 
 GOLD = [(str(d), c) for d in range(40) for c in ("401.9", "428.0", "250.00")]

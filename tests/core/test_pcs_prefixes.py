@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from cophe_core import score_files
-from cophe_core.files import Reason
+from cophe_core.base.files import Reason
 from cophe_core.ontology import icd10pcs_ontology
 from cophe_core.ontology.detect import detect_system
 from cophe_core.ontology.icd10 import (

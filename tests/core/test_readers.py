@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from cophe_core import InputError, read_labels, score_files, score_labels
-from cophe_core.labels import NothingScorable, encode
-from cophe_core.readers import RawScores, input_kind, read_input, read_scores
+from cophe_core.inputs.readers import RawScores, input_kind, read_input, read_scores
+from cophe_core.scoring.labels import NothingScorable, encode
 
 EXPECTED = {("1", "401.9"), ("1", "428.0"), ("2", "V45.81")}
 
@@ -113,7 +113,7 @@ def test_corrupt_parquet():
 
 
 def test_too_large(monkeypatch):
-    import cophe_core.files as f
+    import cophe_core.base.files as f
 
     monkeypatch.setattr(f, "MAX_BYTES", 10)
     with pytest.raises(InputError, match="larger than"):
@@ -250,7 +250,7 @@ def test_read_scores_on_a_labels_file_says_so():
 
 
 def test_each_file_is_parsed_once(monkeypatch):
-    import cophe_core.readers as readers
+    import cophe_core.inputs.readers as readers
 
     calls = []
     parse = readers._parse
@@ -366,7 +366,7 @@ def test_scores_beyond_a_wide_matrixs_top_100_are_counted_in_a_warning():
 
 def test_scores_are_read_exactly():
     """0.9999999999999999 stays below a threshold of 1.0: pandas before 3.0 rounds it to 1.0 in to_numeric."""
-    from cophe_core.readers import read_input
+    from cophe_core.inputs.readers import read_input
 
     text = b"doc_id,code,score\n1,401.9,0.9999999999999999\n1,428.0,0.1\n"
     assert read_input(text, name="s.csv").pairs.score.tolist() == [0.9999999999999999, 0.1]
@@ -417,7 +417,7 @@ def test_a_stream_over_the_size_limit_is_named_in_the_refusal(monkeypatch):
     """A too-large stream was refused as "None: larger than 200 MB": the name was taken after the check."""
     import io
 
-    from cophe_core import files
+    from cophe_core.base import files
 
     monkeypatch.setattr(files, "MAX_BYTES", 10)
     stream = io.BytesIO(b"doc_id,code\n1,401.9\n")

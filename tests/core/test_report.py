@@ -9,8 +9,8 @@ import plotly.graph_objects as go
 import pytest
 
 from cophe_core import score_files
-from cophe_core.compare import level_deltas
-from cophe_core.report import figure_html, html_report
+from cophe_core.breakdown.compare import level_deltas
+from cophe_core.output.report import figure_html, html_report
 from tests.conftest import long_csv
 
 # One document. Gold {401.9, 428.0}; A {401.9, 401.1, 428.0} over-codes 401; B {401.9} misses 428.0.

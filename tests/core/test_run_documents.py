@@ -12,14 +12,20 @@ from sklearn.metrics import f1_score
 from sklearn.preprocessing import MultiLabelBinarizer
 
 from cophe_core import score_files
-from cophe_core.aggregate import aggregate_scoring, read_aggregate, write_aggregate
-from cophe_core.compare import disagreements
-from cophe_core.families import family_changes
+from cophe_core.breakdown.compare import disagreements
+from cophe_core.breakdown.families import family_changes
+from cophe_core.breakdown.slices import Slice, restrict
+from cophe_core.breakdown.stats import (
+    bootstrap,
+    bootstrap_runs,
+    compare_runs,
+    paired_bootstrap,
+    randomisation_test,
+)
 from cophe_core.metrics import on_shared_documents
-from cophe_core.slices import Slice, restrict
-from cophe_core.stats import bootstrap, bootstrap_runs, compare_runs, paired_bootstrap, randomisation_test
-from cophe_core.stream import score_dataset
-from cophe_core.suite import per_document, suite
+from cophe_core.scale.aggregate import aggregate_scoring, read_aggregate, write_aggregate
+from cophe_core.scale.pipeline import score_dataset
+from cophe_core.scoring.suite import per_document, suite
 
 GOLD = b"doc_id,code\n1,401.9\n3,250.00\n"
 RUN_A = b"doc_id,code\n1,401.9\n3,250.01\n"

@@ -1,6 +1,6 @@
 """Probability outputs: the one decision rule, P@k/R@k, AUC against scikit-learn, threshold curves.
 
-The decision rule (cophe_core.scores): ``threshold=t`` predicts the codes scoring at least t (a finite
+The decision rule (cophe_core.scoring.scores): ``threshold=t`` predicts the codes scoring at least t (a finite
 0 < t ≤ 1); ``top_k=k`` each document's k best positive scores, ties broken by the canonical code string
 ascending; a (document, code) given twice keeps its highest score.
 """
@@ -23,10 +23,11 @@ from sklearn.metrics import roc_auc_score
 from cophe_core import InputError, read_labels, score_labels
 from cophe_core.api import decide_run
 from cophe_core.cli import main
+from cophe_core.inputs.readers import RawLabels, read_input
 from cophe_core.ontology import icd9_ontology
 from cophe_core.ontology.custom import load_hierarchy
-from cophe_core.readers import RawLabels, read_input
-from cophe_core.scores import check_rule, read_scores, score_run, tune_threshold
+from cophe_core.scoring.decisions import check_rule
+from cophe_core.scoring.scores import read_scores, score_run, tune_threshold
 from tests.conftest import SAMPLE
 
 GOLD = b"doc_id,code\n1,401.9\n1,428.0\n2,250.00\n3,584.9\n"
@@ -492,7 +493,7 @@ def test_a_scored_runs_ranking_does_not_depend_on_the_other_runs_loaded():
     """P@k and AUC run over the gold's and the run's documents, as score_run and the CLI compute them."""
     from cophe_core import read_input, score_labels
     from cophe_core.ontology import icd9_ontology
-    from cophe_core.scores import score_run
+    from cophe_core.scoring.scores import score_run
 
     g = read_input(b"doc_id,code\n1,401.9\n2,428.0\n")
     a = read_input(b"doc_id,code,score\n1,401.9,0.9\n2,401.1,0.4\n2,428.0,0.3\n")

@@ -26,13 +26,13 @@ import pandas as pd
 import pytest
 
 from cophe_core.api import score_files
+from cophe_core.base.files import Reason
 from cophe_core.cli import main
-from cophe_core.cluster import score_dask
-from cophe_core.files import Reason
-from cophe_core.labels import RowBound, TooManyRejected
 from cophe_core.ontology import icd9_ontology
 from cophe_core.ontology.systems import resolve_inputs
-from cophe_core.stream import resolve_tables, score_dataset
+from cophe_core.scale.cluster import score_dask
+from cophe_core.scale.pipeline import resolve_tables, score_dataset
+from cophe_core.scoring.labels import RowBound, TooManyRejected
 from tests.core.test_stream import ICD9, assert_same, sorted_rows
 
 GOLD = "doc_id,code\n1,401.9\n1,684\n2,250.00\n"

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cophe_core import InputError, evaluate, prf, read_labels, score_files
-from cophe_core.slices import (
+from cophe_core.breakdown.slices import (
     DOC_COLUMNS,
     MAX_EDGES,
     Slice,

@@ -13,9 +13,7 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from cophe_core import score_files
-from cophe_core.metrics import prf
-from cophe_core.ontology.custom import hierarchy_from_edges
-from cophe_core.stats import (
+from cophe_core.breakdown.stats import (
     _apply,
     _chunks,
     _table,
@@ -25,7 +23,9 @@ from cophe_core.stats import (
     paired_significance,
     randomisation_test,
 )
-from cophe_core.suite import per_document, suite
+from cophe_core.metrics import prf
+from cophe_core.ontology.custom import hierarchy_from_edges
+from cophe_core.scoring.suite import per_document, suite
 from tests.conftest import long_csv
 
 CODES = ["401.9", "401.1", "428.0", "428.22", "250.00", "250.01", "V45.81", "39.95", "96.71", "584.9"]
@@ -145,7 +145,7 @@ def test_chunk_generators_come_from_spawned_seed_sequences():
 def test_kept_weights_are_the_drawn_ones_and_read_only(monkeypatch):
     """Small weight matrices are kept between calls: the kept ones are the very draws of a fresh call, and
     nobody can change them for the next caller."""
-    from cophe_core import stats
+    from cophe_core.breakdown import stats
 
     kept = [w.copy() for w in document_weights(50, 30, 4, 50 * 8)]  # 4 chunks, under KEPT_CELLS
     assert all(

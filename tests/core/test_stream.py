@@ -1,4 +1,4 @@
-"""Streamed scoring (cophe_core.stream): every figure equals the in-memory path's, whatever the split of the
+"""Streamed scoring (cophe_core.scale.pipeline): every figure equals the in-memory path's, whatever the split of the
 inputs into files, partitions, chunks and buckets; every row is scored or rejected; the CLI streams folders
 and globs with the same JSON."""
 
@@ -16,17 +16,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cophe_core import NothingScorable, score_files
+from cophe_core.breakdown.stats import bootstrap
 from cophe_core.cli import main
+from cophe_core.inputs.datasets import dataset_files, is_dataset
+from cophe_core.inputs.readers import InputError
 from cophe_core.metrics import Evaluation
 from cophe_core.ontology import icd9_ontology
-from cophe_core.readers import InputError
-from cophe_core.stats import bootstrap
-from cophe_core.stream import (
+from cophe_core.scale.pipeline import (
     PartitionCounts,
     StreamedEvaluation,
     count_partition,
-    dataset_files,
-    is_dataset,
     resolve_table,
     score_dataset,
 )
@@ -489,7 +488,7 @@ def test_the_cli_writes_the_rejected_rows_of_a_dataset_with_nothing_scorable(cap
     ("folder", "run", "ontology"), [(ICD9, "run_siblings.csv", "auto"), (ICD10, "run_overcoder.csv", "icd10")]
 )
 def test_the_icm_suite_in_two_passes_equals_the_in_memory_suite(folder, run, ontology):
-    from cophe_core.suite import suite
+    from cophe_core.scoring.suite import suite
 
     # a prediction-only document and a gold document whose only code is rejected: both left out of ICM
     gold = (folder / "gold.csv").read_bytes() + b"gold-only,NOT-A-CODE\n"

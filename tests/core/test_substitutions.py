@@ -1,4 +1,4 @@
-"""Right family, wrong code (:mod:`cophe_core.substitutions`): hand-worked cases, a naive
+"""Right family, wrong code (:mod:`cophe_core.breakdown.substitutions`): hand-worked cases, a naive
 sequential greedy loop, invariants (hypothesis) and the substitutions planted in the sample."""
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cophe_core import load_ontology, score_files
-from cophe_core.ontology import icd9_ontology
-from cophe_core.ontology.icd9 import parse_code
-from cophe_core.substitutions import (
+from cophe_core.breakdown.substitutions import (
     DOCUMENT_COLUMNS,
     PAIR_COLUMNS,
     TABLE_COLUMNS,
@@ -25,7 +23,9 @@ from cophe_core.substitutions import (
     substitution_summary,
     substitution_table,
 )
-from cophe_core.synthetic import PLANTED, generate, generate_gold, generate_run
+from cophe_core.inputs.synthetic import PLANTED, generate, generate_gold, generate_run
+from cophe_core.ontology import icd9_ontology
+from cophe_core.ontology.icd9 import parse_code
 from tests.conftest import score_pairs
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"

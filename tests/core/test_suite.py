@@ -13,10 +13,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from cophe_core import score_files
-from cophe_core.labels import NothingScorable
 from cophe_core.metrics import evaluate
 from cophe_core.ontology.custom import hierarchy_from_edges
-from cophe_core.suite import icm_left_out, icm_note, information_content, per_document, suite
+from cophe_core.scoring.labels import NothingScorable
+from cophe_core.scoring.suite import icm_left_out, icm_note, information_content, per_document, suite
 from tests.conftest import long_csv
 
 GOLD = [("d1", "401.9"), ("d1", "428.0"), ("d2", "250.00")]

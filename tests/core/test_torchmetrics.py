@@ -9,9 +9,9 @@ import pickle
 import numpy as np
 import torch
 
-from cophe_core.accumulate import Accumulator
 from cophe_core.integrations.mlflow import evaluation_metrics
 from cophe_core.integrations.torchmetrics import CoPHEMetric
+from cophe_core.scale.accumulate import Accumulator
 from tests.core.test_accumulate import LABELS, assert_same, one_shot
 
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from cophe_core import score_files
-from cophe_core.families import describe_gaps, within_family
+from cophe_core.breakdown.families import describe_gaps, within_family
+from cophe_core.breakdown.tree import COUNTS, focused_subtree
 from cophe_core.metrics import prf
-from cophe_core.tree import COUNTS, focused_subtree
 from tests.conftest import SAMPLE
 
 

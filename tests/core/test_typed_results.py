@@ -12,6 +12,8 @@ import pytest
 
 from cophe_core import score_files
 from cophe_core.api import Decision, decide_run
+from cophe_core.breakdown.stats import Outcome, Verdict, describe_difference, paired_significance, verdicts
+from cophe_core.inputs.readers import read_input
 from cophe_core.metrics import (
     DocumentCounts,
     MacroScore,
@@ -23,8 +25,6 @@ from cophe_core.metrics import (
     nodes_table,
     prf,
 )
-from cophe_core.readers import read_input
-from cophe_core.stats import Outcome, Verdict, describe_difference, paired_significance, verdicts
 from tests.conftest import SAMPLE
 
 

@@ -1,5 +1,5 @@
 """Very wide input (issue 24, point 7): a header, a row or a line of delimiters wider than
-:data:`cophe_core.files.MAX_COLUMNS` is refused before pandas builds its columns, with the file, the line, the
+:data:`cophe_core.base.files.MAX_COLUMNS` is refused before pandas builds its columns, with the file, the line, the
 field count and the limit; a score matrix of one column per code (Edin et al.; MIMIC-III-full has 8,921 codes)
 is still read and scored. Speed is measured in ``benchmarks/bench_hostile.py``, not asserted here."""
 
@@ -10,12 +10,12 @@ import re
 import pytest
 
 from cophe_core import InputError, read_labels, score_files
-from cophe_core import files as files_module
+from cophe_core.base import files as files_module
+from cophe_core.base.files import MAX_COLUMNS, check_width, pick_column
+from cophe_core.breakdown.documents import read_notes
 from cophe_core.cli import main
-from cophe_core.documents import read_notes
-from cophe_core.files import MAX_COLUMNS, check_width, pick_column
-from cophe_core.readers import read_input, read_scores
-from cophe_core.stream import score_dataset
+from cophe_core.inputs.readers import read_input, read_scores
+from cophe_core.scale.pipeline import score_dataset
 
 LIMIT = 50  # a lowered limit, so each shape is tested small
 
@@ -62,7 +62,9 @@ def test_a_line_wider_than_the_limit_is_refused_naming_file_line_and_count(low_l
 
 
 def test_a_notes_file_wider_than_the_limit_is_refused(low_limit, monkeypatch):
-    monkeypatch.setattr("cophe_core.documents.MAX_NOTE_COLUMNS", LIMIT)  # notes have a bound of their own
+    monkeypatch.setattr(
+        "cophe_core.breakdown.documents.MAX_NOTE_COLUMNS", LIMIT
+    )  # notes have a bound of their own
     with pytest.raises(InputError, match=r"^notes\.csv, line 1: 51 fields; cophe reads at most 50 columns"):
         read_notes(b"," * LIMIT + b"\n", name="notes.csv")
     assert read_notes(b"doc_id,text\n1,a note\n", name="notes.csv") == {"1": "a note"}

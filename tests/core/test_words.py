@@ -11,11 +11,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from cophe_core import InputError, score_files
+from cophe_core.base.files import excerpt
+from cophe_core.base.options import OPTIONS, say
 from cophe_core.cli import main
-from cophe_core.files import excerpt
-from cophe_core.labels import NothingScorable
-from cophe_core.options import OPTIONS, say
-from cophe_core.readers import read_input, read_labels
+from cophe_core.inputs.readers import read_input, read_labels
+from cophe_core.scoring.labels import NothingScorable
 
 PANDAS_WORDS = ("Expected", "saw", "No columns to parse", "Error tokenizing", "C error")
 GOLD = b"doc_id,code\n1,401.9\n2,250.00\n"
@@ -195,7 +195,7 @@ def test_a_5000_digit_id_in_csv_and_parquet_is_a_rejected_row_not_a_crash():
 
 
 def test_notes_and_hierarchies_with_a_5000_digit_number_are_input_errors():
-    from cophe_core.documents import read_notes
+    from cophe_core.breakdown.documents import read_notes
     from cophe_core.ontology.custom import load_hierarchy
 
     with pytest.raises(InputError, match=r"notes.jsonl, line 1: a number of 5,000 digits"):
@@ -205,7 +205,7 @@ def test_notes_and_hierarchies_with_a_5000_digit_number_are_input_errors():
 
 
 def test_notes_with_a_long_row_are_said_in_our_words():
-    from cophe_core.documents import read_notes
+    from cophe_core.breakdown.documents import read_notes
 
     with pytest.raises(InputError) as e:
         read_notes(b"doc_id,text\n1,fine\n2,a,b,c\n", name="notes.csv")
@@ -252,7 +252,7 @@ def test_some_undotted_codes_left_out_the_command_line_names_the_system_flag(tmp
 
 
 def test_a_streamed_file_names_the_files_line_of_a_long_row_in_a_later_block(tmp_path):
-    from cophe_core.stream import score_dataset
+    from cophe_core.scale.pipeline import score_dataset
 
     gold, pred = tmp_path / "gold.csv", tmp_path / "pred.csv"
     gold.write_text("doc_id,code\n" + "".join(f"{i},401.9\n" for i in range(1, 201)))

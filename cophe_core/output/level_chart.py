@@ -3,7 +3,7 @@ a Vega-Lite specification (drawn by the dashboard with the charting library its 
 view needs no plotly.js). Pure functions: tables in, a frame and a dictionary out; no metric maths.
 
     >>> from cophe_core import score_files
-    >>> from cophe_core.stats import bootstrap
+    >>> from cophe_core.breakdown.stats import bootstrap
     >>> ev = score_files(b"doc_id,code\\n1,401.9\\n2,428.0\\n", {"A": b"doc_id,code\\n1,401.9\\n2,428.1\\n"}).evaluation("A")
     >>> t = levels_points({"A": ev}, {"A": bootstrap(ev, n_resamples=50)})
     >>> t[t.measure == "cophe"][["level", "value"]].round(3).values.tolist()[-2:]
@@ -17,12 +17,16 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from .compare import levels_side_by_side
-from .metrics import MEASURE_WORDS, Figures
+from ..breakdown.compare import levels_side_by_side
+from ..metrics import MEASURE_WORDS, Figures
 
 __all__ = ["levels_points", "levels_chart_spec", "COLOURS"]
 
-COLOURS = {"flat": "#999999", "set_based": "#56B4E9", "cophe": "#D55E00"}  # as cophe_core.plotting draws them
+COLOURS = {
+    "flat": "#999999",
+    "set_based": "#56B4E9",
+    "cophe": "#D55E00",
+}  # as cophe_core.output.plotting draws them
 
 
 def _figure(measure: str, level: str) -> str:
@@ -33,7 +37,7 @@ def levels_points(
     evals: Mapping[str, Figures], intervals: Mapping[str, pd.DataFrame] | None = None
 ) -> pd.DataFrame:
     """F1 of each run, measure and level (``overall`` last), with ``low`` and ``high`` from each run's
-    :func:`cophe_core.stats.bootstrap` table when given (NaN otherwise, and for a level holding no code).
+    :func:`cophe_core.breakdown.stats.bootstrap` table when given (NaN otherwise, and for a level holding no code).
 
     Columns ``run, measure, level, value, low, high, empty`` (``empty``: no gold and no predicted code there,
     nothing to score).

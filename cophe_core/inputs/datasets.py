@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from .files import InputError
+from ..base.files import InputError
 
 __all__ = ["GLOB_CHARS", "MAX_FILES", "MAX_FOLDERS", "dataset_files", "is_dataset", "glob_root"]
 

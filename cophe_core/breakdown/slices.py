@@ -47,11 +47,11 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .files import MB, InputError, binary_as_text, parse_delimited, sniff_separator
-from .labels import Corpus, NothingScorable, encode
-from .metrics import Evaluation, NodeCounts, evaluate
-from .readers import DOC_COLUMNS as LABEL_DOC_COLUMNS
-from .readers import RawLabels
+from ..base.files import MB, InputError, binary_as_text, parse_delimited, sniff_separator
+from ..inputs.readers import DOC_COLUMNS as LABEL_DOC_COLUMNS
+from ..inputs.readers import RawLabels
+from ..metrics import Evaluation, NodeCounts, evaluate
+from ..scoring.labels import Corpus, NothingScorable, encode
 from .stats import bootstrap
 
 __all__ = [
@@ -158,7 +158,7 @@ def restrict(ev: Evaluation, s: Slice | None) -> Evaluation:
     every document and removes the label columns outside the mask from ``gold`` and ``pred`` (the same shape,
     ``m @ diag(mask)``), so that at every level a node counts only the slice's codes below it. A document mask
     may be over the evaluation's documents or over its corpus's (a run evaluated on its own rows of them,
-    :meth:`~cophe_core.labels.Corpus.run_rows`); a mask of another length is a ``ValueError``.
+    :meth:`~cophe_core.scoring.labels.Corpus.run_rows`); a mask of another length is a ``ValueError``.
 
     >>> from cophe_core import score_files
     >>> s = score_files(b"doc_id,code\\n1,401.9\\n2,428.0\\n", {"A": b"doc_id,code\\n1,401.9\\n2,428.1\\n"})
@@ -262,13 +262,13 @@ def _excerpt(edges: object) -> str:
 def parse_edges(text: str) -> tuple[int, ...]:
     """Bin edges typed as text, such as ``"10, 100"`` (commas or semicolons between whole numbers of
     documents): increasing, positive, at most :data:`MAX_EDGES` of them; anything else is an
-    :class:`~cophe_core.files.InputError` saying what to type.
+    :class:`~cophe_core.base.files.InputError` saying what to type.
 
     >>> parse_edges("10, 100")
     (10, 100)
     >>> parse_edges(", ".join(map(str, range(1, 30))))
     Traceback (most recent call last):
-    cophe_core.files.InputError: bin edges: 29 given, at most 20 can be used (21 bins); give fewer, such as 10, 100
+    cophe_core.base.files.InputError: bin edges: 29 given, at most 20 can be used (21 bins); give fewer, such as 10, 100
     """
     if not isinstance(text, str):
         raise InputError(
@@ -442,10 +442,10 @@ class TrainingFrequency:
 def training_frequency(raw: RawLabels, corpus: Corpus, *, system: str = "auto") -> TrainingFrequency:
     """How many documents of a training-label file hold each label column of ``corpus``.
 
-    Each distinct training code is read as :func:`cophe_core.labels.encode` reads the gold standard's (so
+    Each distinct training code is read as :func:`cophe_core.scoring.labels.encode` reads the gold standard's (so
     ``401.9`` and, with ``system="diagnosis"``, MIMIC's ``4019`` are the same code). A code that is no label
     column of the corpus (unknown to its ontology, or ill-formed) is not counted, and is counted in
-    ``unknown_codes``. A file none of whose codes can be read is an :class:`~cophe_core.files.InputError`.
+    ``unknown_codes``. A file none of whose codes can be read is an :class:`~cophe_core.base.files.InputError`.
 
     >>> from cophe_core import read_labels, score_files
     >>> s = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.9\\n"})
@@ -473,7 +473,7 @@ def training_frequency(raw: RawLabels, corpus: Corpus, *, system: str = "auto") 
 
 
 def _label_columns(codes: np.ndarray, corpus: Corpus, system: str, name: str) -> tuple[np.ndarray, bool]:
-    """The corpus label column of each code (-1: none), read by :func:`~cophe_core.labels.encode` with one
+    """The corpus label column of each code (-1: none), read by :func:`~cophe_core.scoring.labels.encode` with one
     made-up document per code; and whether undotted codes needed the system."""
     width = len(str(len(codes)))
     docs = np.array([f"{i:0{width}d}" for i in range(len(codes))], dtype=object)  # sorted as the codes
@@ -606,7 +606,7 @@ def read_metadata(
     The id column is ``doc_col`` if given, else the first of :data:`DOC_COLUMNS` present (``doc_id``,
     ``hadm_id``, ``document``, ``id``…, any case). CSV or TSV (UTF-8, the delimiter sniffed), or Parquet or
     Feather (read by pandas; nothing is evaluated or unpickled). An
-    :class:`~cophe_core.files.InputError` names the file, and the line and value where there is one, when
+    :class:`~cophe_core.base.files.InputError` names the file, and the line and value where there is one, when
     the file is empty or unreadable, has no id column, gives a document twice or a row without an id.
 
     >>> read_metadata(b"doc_id,length,admission\\n1,812,EMERGENCY\\n2,,ELECTIVE\\n", name="m.csv").to_dict("index")
@@ -614,7 +614,7 @@ def read_metadata(
     >>> read_metadata(b"doc_id,length\\n1,812\\n1,90\\n", name="m.csv")
     Traceback (most recent call last):
     ...
-    cophe_core.files.InputError: m.csv, line 3: document '1' is given twice (first on line 2); give one row per document
+    cophe_core.base.files.InputError: m.csv, line 3: document '1' is given twice (first on line 2); give one row per document
     """
     if isinstance(source, (str, Path)):
         path = Path(source)
@@ -912,7 +912,7 @@ def slice_rows(
     figures: Mapping[str, tuple[float, float, float]] | None,
 ) -> list[tuple]:
     """The rows of :func:`slice_scores` for one run on one slice: its sizes, and each headline figure's
-    ``(value, low, high)`` by its :func:`cophe_core.stats.bootstrap` name (``"cophe overall f1"``; None when
+    ``(value, low, high)`` by its :func:`cophe_core.breakdown.stats.bootstrap` name (``"cophe overall f1"``; None when
     there is nothing to score). Undefined figures are NaN, and ``note`` says why.
 
     >>> s = Slice("c", "Codes", "rare", "codes", np.array([True]), 1)
@@ -990,7 +990,7 @@ def slice_scores(
     confidence: float = 0.95,
 ) -> pd.DataFrame:
     """Each run's overall precision, recall and F1 of each measure (flat, set-based, CoPHE) on each slice,
-    with percentile bootstrap intervals: :func:`cophe_core.stats.bootstrap` of :func:`restrict`, the slice's
+    with percentile bootstrap intervals: :func:`cophe_core.breakdown.stats.bootstrap` of :func:`restrict`, the slice's
     documents resampled (every document, for a code slice).
 
     One row per (slice, run, measure, statistic), slices in their order: ``run, slice`` (its name), ``key,

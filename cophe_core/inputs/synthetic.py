@@ -13,7 +13,7 @@ Model runs are derived from the gold standard with a documented error profile:
   standard holds one of these codes, the run writes the planted sibling instead
   with probability :data:`PLANT_RATE` (drawn from a stream of its own), and
   otherwise behaves as above. They are the top rows of
-  :func:`cophe_core.substitutions.substitution_table` on the bundled samples.
+  :func:`cophe_core.breakdown.substitutions.substitution_table` on the bundled samples.
 - ``overcoder``: keeps most gold codes but adds extra codes inside families
   already present. Set-based e0 barely notices; CoPHE shows the over-coding.
 - ``conservative``: predicts only the codes it is sure of and misses many.
@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .ontology import Ontology, load_ontology, system_of
+from ..ontology import Ontology, load_ontology, system_of
 
 __all__ = [
     "PROFILES",

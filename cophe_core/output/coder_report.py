@@ -26,11 +26,11 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from .comparison import families_level
-from .families import family_errors
-from .metrics import Evaluation
-from .ontology.levels import level_name
-from .substitutions import substitution_table
+from ..breakdown.comparison import families_level
+from ..breakdown.families import family_errors
+from ..breakdown.substitutions import substitution_table
+from ..metrics import Evaluation
+from ..ontology.levels import level_name
 
 __all__ = ["MIN_SUPPORT", "ranked_families", "example_documents", "coder_report_html", "coder_report"]
 
@@ -44,7 +44,7 @@ def ranked_families(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(over-coded, under-coded): the ``top`` families with at least ``min_support`` gold codes and at least
     one extra (missed) code, by extra (missed) codes per 100 gold codes, highest first. Columns of
-    :func:`cophe_core.families.family_errors` plus ``extra_per_100`` and ``missed_per_100``.
+    :func:`cophe_core.breakdown.families.family_errors` plus ``extra_per_100`` and ``missed_per_100``.
 
     >>> from cophe_core import score_files
     >>> gold = b"doc_id,code\\n1,401.9\\n2,401.9\\n3,428.0\\n"

@@ -24,11 +24,11 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .files import InputError, Reason, counted, excerpt
-from .ontology import Ontology, systems
-from .ontology.base import Placement
-from .options import Where, say
-from .readers import REJECTED_COLUMNS, RawLabels, RawScores
+from ..base.files import InputError, Reason, counted, excerpt
+from ..base.options import Where, say
+from ..inputs.readers import REJECTED_COLUMNS, RawLabels, RawScores
+from ..ontology import Ontology, systems
+from ..ontology.base import Placement
 
 __all__ = [
     "DEFAULT_MAX_REJECTED",
@@ -289,7 +289,7 @@ def check_rows(
     >>> check_rows(FileRows("g.csv", 50, 1), rows, RowBound())
     Traceback (most recent call last):
     ...
-    cophe_core.labels.TooManyRejected: g.csv: 1 of its 50 rows (2.0%) cannot be scored, more than the 1% allowed, ...
+    cophe_core.scoring.labels.TooManyRejected: g.csv: 1 of its 50 rows (2.0%) cannot be scored, more than the 1% allowed, ...
     """
     if bound is not None and bound.refuses(rows):
         raise TooManyRejected.for_file(rows, rejected, bound, run=run)
@@ -300,7 +300,7 @@ def refusals(corpus: Corpus, bound: RowBound | None) -> dict[str, TooManyRejecte
     name), each with its error (:func:`check_rows`).
 
     >>> from cophe_core.ontology import icd9_ontology
-    >>> from cophe_core.readers import read_labels
+    >>> from cophe_core.inputs.readers import read_labels
     >>> g = read_labels(b"doc_id,code\\n1,401.9\\n2,428.0\\n", name="g.csv")
     >>> c = encode(g, {"A": read_labels(b"doc_id,code\\n1,401.9\\n2,XYZ\\n", name="a.csv")}, icd9_ontology())
     >>> list(refusals(c, RowBound())), len(refusals(c, RowBound())["A"].rejected), refusals(c, RowBound.lifted(0.5))
@@ -435,7 +435,7 @@ class Corpus:
         chosen: its evaluation, its scores and the per-run warnings all follow it.
 
         >>> from cophe_core.ontology import icd9_ontology
-        >>> from cophe_core.readers import read_labels
+        >>> from cophe_core.inputs.readers import read_labels
         >>> g = read_labels(b"doc_id,code\\n1,401.9\\n")
         >>> c = encode(g, {"A": read_labels(b"doc_id,code\\n1,401.9\\n"), "B": read_labels(b"doc_id,code\\n2,428.0\\n")},
         ...            icd9_ontology())
@@ -477,7 +477,7 @@ class Corpus:
         summed up for those two files only.
 
         >>> from cophe_core.ontology import icd9_ontology
-        >>> from cophe_core.readers import read_labels
+        >>> from cophe_core.inputs.readers import read_labels
         >>> g = read_labels(b"doc_id,code\\n1,401.9\\n", name="g.csv")
         >>> c = encode(g, {"A": read_labels(b"doc_id,code\\n1,401.9\\n", name="a.csv"),
         ...                "B": read_labels(b"doc_id,code\\n2,XYZ\\n2,428.0\\n", name="b.csv")}, icd9_ontology())
@@ -552,7 +552,7 @@ def encode(
     Examples
     --------
     >>> from cophe_core.ontology import icd9_ontology
-    >>> from cophe_core.readers import read_labels
+    >>> from cophe_core.inputs.readers import read_labels
     >>> c = encode(read_labels(b"doc_id,code\\n1,401.9\\n2,XYZ\\n2,428.0\\n"), {"A": read_labels(b"doc_id,code\\n1,401.1\\n")}, icd9_ontology())
     >>> c.docs.tolist(), c.gold.nnz, c.runs["A"].nnz, c.rejected.value.tolist()
     (['1', '2'], 2, 1, ['XYZ'])
@@ -650,7 +650,7 @@ def _distinct_names(inputs: dict[str, RawLabels]) -> dict[str, RawLabels]:
     """The inputs, those sharing a file name told apart by their role (``test.csv (gold standard)``,
     ``test.csv (run B)``), so that no two files share a warning or a rejected row's ``file``.
 
-    >>> from cophe_core.readers import read_labels
+    >>> from cophe_core.inputs.readers import read_labels
     >>> same = _distinct_names({"": read_labels(b"doc_id,code\\n1,401.9\\n", name="t.csv"),
     ...                         "B": read_labels(b"doc_id,code\\n1,401.9\\n", name="t.csv")})
     >>> [raw.name for raw in same.values()]

@@ -30,12 +30,13 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .files import InputError
-from .labels import resolve_codes
-from .metrics import NodeCounts, dense_cells, evaluate
-from .ontology import Ontology, load_ontology
-from .scores import ScoredRun, check_rule
-from .stream import CountedFigures
+from ..base.files import InputError
+from ..metrics import NodeCounts, dense_cells, evaluate
+from ..ontology import Ontology, load_ontology
+from ..scoring.decisions import check_rule
+from ..scoring.labels import resolve_codes
+from ..scoring.scores import ScoredRun
+from .pipeline import CountedFigures
 
 __all__ = ["Accumulator", "AccumulatedEvaluation"]
 

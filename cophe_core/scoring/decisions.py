@@ -5,7 +5,7 @@
 - **Top-k**: predict each document's k highest-scoring codes, ties broken by the code string, ascending.
 
 A module of its own, below both :mod:`cophe_core.metrics` (its functions of probabilities) and
-:mod:`cophe_core.scores` (the runs given as scores), so that neither imports the other.
+:mod:`cophe_core.scoring.scores` (the runs given as scores), so that neither imports the other.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from .files import InputError
+from ..base.files import InputError
 
 __all__ = ["Rule", "check_rule", "decide", "ranks"]
 
@@ -51,7 +51,7 @@ def check_rule(threshold: float | None = None, top_k: int | None = None) -> Rule
     >>> check_rule(threshold=float("nan"))
     Traceback (most recent call last):
     ...
-    cophe_core.files.InputError: the threshold is nan; give a number above 0 and at most 1, such as 0.5
+    cophe_core.base.files.InputError: the threshold is nan; give a number above 0 and at most 1, such as 0.5
     """
     if (threshold is None) == (top_k is None):
         raise InputError("give exactly one decision rule: a threshold (such as 0.5) or a top-k (such as 15)")

@@ -7,7 +7,7 @@ Status words are the coder's:
 - *missed*: in the gold standard, not written by the model;
 - *wrong code in the right family*: an extra code that took the place of a
   missed gold code of the same family (the ICD category), one pair of
-  :func:`cophe_core.substitutions.document_substitutions`. :func:`document_review`
+  :func:`cophe_core.breakdown.substitutions.document_substitutions`. :func:`document_review`
   shows such a pair as one row: the written code, ``instead_of`` the gold code.
 
 For a family (a node above the codes: e1, e0, block… in ICD) the status
@@ -31,17 +31,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .files import (
-    InputError,
-    Source,
-    check_width,
-    excerpt,
-    load_bytes,
-    number_too_long,
-    unparsable,
-)
-from .metrics import Evaluation, on_shared_documents
-from .ontology import Ontology, family_level
+from ..base.files import InputError, Source, check_width, excerpt, load_bytes, number_too_long, unparsable
+from ..metrics import Evaluation, on_shared_documents
+from ..ontology import Ontology, family_level
 from .substitutions import document_substitutions
 
 __all__ = [
@@ -150,7 +142,7 @@ def document_review(ev: Evaluation, doc_id: str) -> pd.DataFrame:
     """The codes of one document for a review: a substitution pair is one row.
 
     Like :func:`document_codes`, but each "right family, wrong code" pair of
-    :func:`cophe_core.substitutions.document_substitutions` (a missed gold code
+    :func:`cophe_core.breakdown.substitutions.document_substitutions` (a missed gold code
     and an extra written code of the same family) becomes one row: the written
     code, with status ``"wrong code in the right family"`` and the gold code it
     took the place of in ``instead_of``. The statuses of a document's rows are
@@ -447,7 +439,7 @@ def read_notes(source: Source, *, name: str | None = None) -> dict[str, str]:
     {'7': 'Sepsis'}
     >>> read_notes(b"doc_id,note\\n1,Fever.\\n", name="notes.csv")
     Traceback (most recent call last):
-    cophe_core.files.InputError: notes.csv, line 1 (the header): no column text (found: doc_id, note). ...
+    cophe_core.base.files.InputError: notes.csv, line 1 (the header): no column text (found: doc_id, note). ...
     """
     data, label = load_bytes(source, name)
     try:

@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from .compare import level_deltas, levels_side_by_side
-from .families import family_errors
-from .files import InputError
-from .metrics import Evaluation
-from .ontology.levels import level_name
-from .tree import focused_subtree
+from ..base.files import InputError
+from ..breakdown.compare import level_deltas, levels_side_by_side
+from ..breakdown.families import family_errors
+from ..breakdown.tree import focused_subtree
+from ..metrics import Evaluation
+from ..ontology.levels import level_name
 
 if TYPE_CHECKING:  # Plotly is the optional extra "plot": imported where a figure is made
     import plotly.graph_objects as go
@@ -137,7 +137,7 @@ def publication(
 
 
 def families_bar(table: pd.DataFrame, *, top: int = 15, title: str = "") -> go.Figure:
-    """The ``top`` families with most errors (:func:`cophe_core.families.family_errors`): for each, bars of its
+    """The ``top`` families with most errors (:func:`cophe_core.breakdown.families.family_errors`): for each, bars of its
     extra codes (written beyond the gold standard) and its missed codes (gold codes not written), the family
     with most errors at the top.
 
@@ -196,11 +196,11 @@ def paper_figure(
 ) -> go.Figure:
     """One of :data:`KINDS`, drawn for print ``width`` wide (:func:`publication`).
 
-    - ``levels``: ``metric`` by level and measure, one panel per run (:func:`cophe_core.plotting.levels_bar`);
+    - ``levels``: ``metric`` by level and measure, one panel per run (:func:`cophe_core.output.plotting.levels_bar`);
     - ``compare``: each run's difference from ``baseline`` (default: the first run) by level and measure
-      (:func:`cophe_core.plotting.delta_bar`), of the second run when there are more;
+      (:func:`cophe_core.output.plotting.delta_bar`), of the second run when there are more;
     - ``tree``: the family tree of the first run, coloured by ``colour``
-      (:func:`cophe_core.plotting.tree_figure`);
+      (:func:`cophe_core.output.plotting.tree_figure`);
     - ``families``: the ``top`` families with most errors at ``level`` (default: the highest level) of the
       first run (:func:`families_bar`).
 

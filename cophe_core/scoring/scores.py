@@ -1,9 +1,9 @@
 """Probability outputs: decisions, ranking metrics and threshold curves.
 
-Scores are read by :func:`cophe_core.readers.read_input` (a long file with a
+Scores are read by :func:`cophe_core.inputs.readers.read_input` (a long file with a
 score column, or a wide matrix with one column per code; see
-:mod:`cophe_core.readers`) and validated, like every input, by
-:func:`cophe_core.labels.encode`: each row is scored or rejected with file, line,
+:mod:`cophe_core.inputs.readers`) and validated, like every input, by
+:func:`cophe_core.scoring.labels.encode`: each row is scored or rejected with file, line,
 value and reason, codes resolve to their canonical form, and a (document, code)
 given more than once keeps its **highest** score (the collapsed rows are counted
 in a warning). A code not listed for a document scores 0.
@@ -47,12 +47,12 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from ..base.files import InputError
+from ..inputs.readers import SCORE_COLUMNS, RawLabels, RawScores, read_scores
+from ..metrics import Evaluation, evaluate
+from ..ontology import Ontology
 from .decisions import check_rule, decide, ranks
-from .files import InputError
 from .labels import Corpus, RowBound, TooManyRejected, encode, refusals
-from .metrics import Evaluation, evaluate
-from .ontology import Ontology
-from .readers import SCORE_COLUMNS, RawLabels, RawScores, read_scores
 
 __all__ = [
     "RawScores",
@@ -239,7 +239,7 @@ def score_run(
     max_level: str | None = None,
     bound: RowBound | None = None,
 ) -> ScoredRun:
-    """Validate gold labels and one run's scores through :func:`cophe_core.labels.encode`, and align them.
+    """Validate gold labels and one run's scores through :func:`cophe_core.scoring.labels.encode`, and align them.
 
     Rejected rows of either file (with file, line, value and reason), flagged rows and warnings are in
     the returned run's ``corpus``.
@@ -254,8 +254,8 @@ def score_run(
     max_level : str, optional
         The highest level evaluated (default: the ontology's).
     bound : RowBound, optional
-        How much of each file may go unscored (:class:`cophe_core.labels.RowBound`; default: no bound): a
-        file it refuses raises :class:`~cophe_core.labels.TooManyRejected` (one error naming each), as the
+        How much of each file may go unscored (:class:`cophe_core.scoring.labels.RowBound`; default: no bound): a
+        file it refuses raises :class:`~cophe_core.scoring.labels.TooManyRejected` (one error naming each), as the
         other inputs are refused; a development split is held to it.
 
     Examples
@@ -271,7 +271,7 @@ def score_run(
     ...           bound=RowBound())
     Traceback (most recent call last):
     ...
-    cophe_core.labels.TooManyRejected: s.csv: 1 of its 2 rows (50.0%) cannot be scored, more than the 1% allowed, ...
+    cophe_core.scoring.labels.TooManyRejected: s.csv: 1 of its 2 rows (50.0%) cannot be scored, more than the 1% allowed, ...
     """
     if not isinstance(scores, RawScores):
         raise InputError(

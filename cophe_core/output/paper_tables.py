@@ -1,7 +1,7 @@
 """Tables for papers: runs × levels × measures, each value rounded to 3 decimals with its 95% interval, marked
 where it differs from a baseline run (paired bootstrap, Holm-adjusted), the best run of each row in bold.
 
-:func:`paper_table` computes the numbers (from :func:`cophe_core.stats.compare_runs`); :func:`to_latex`,
+:func:`paper_table` computes the numbers (from :func:`cophe_core.breakdown.stats.compare_runs`); :func:`to_latex`,
 :func:`to_markdown`, :func:`to_wide_csv` and :func:`to_html` write them; :func:`html_to_pdf` prints the HTML
 to an A4 PDF with the browser the figures use. Every name from the user (runs) is escaped for its format.
 
@@ -24,12 +24,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .compare import figure_parts
-from .files import InputError
-from .metrics import MEASURE_WORDS, Figures
-from .ontology.levels import level_name
+from ..base.files import InputError
+from ..breakdown.compare import figure_parts
+from ..breakdown.stats import compare_runs
+from ..metrics import MEASURE_WORDS, Figures
+from ..ontology.levels import level_name
 from .report import safe_csv
-from .stats import compare_runs
 
 __all__ = [
     "STATISTICS",
@@ -67,7 +67,7 @@ def paper_table(
     figures rounded to :data:`DECIMALS`. ``low``–``high`` is the 95% percentile interval of ``n_resamples``
     document resamples; ``p_holm`` the paired bootstrap's p-value of the run's difference from ``baseline``
     (default: the first run), Holm-adjusted over the runs compared on the same figure (NaN for the baseline);
-    ``marked`` is True where that difference is clear (:func:`cophe_core.stats.verdict`: adjusted p below
+    ``marked`` is True where that difference is clear (:func:`cophe_core.breakdown.stats.verdict`: adjusted p below
     ``alpha`` and an interval of the difference that leaves out 0); ``best`` marks the highest rounded value
     of each figure (ties all marked; none when there is one run).
 
@@ -345,7 +345,7 @@ def to_html(
 
 def html_to_pdf(page: str, *, timeout: float = 120.0) -> bytes:
     """An HTML page printed to PDF (its CSS ``@page`` sets the paper) by the browser the figures use
-    (:func:`cophe_core.figures_export.find_browser`), run headless on a temporary file: no shell, no
+    (:func:`cophe_core.output.figures_export.find_browser`), run headless on a temporary file: no shell, no
     network.
 
     >>> html_to_pdf("<!doctype html><p>Scores by level</p>")[:5]

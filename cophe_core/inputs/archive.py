@@ -4,7 +4,7 @@ Writing gives the same bytes for the same members (fixed times and attributes). 
 hostile, as any upload: :func:`open_archive` never extracts to disk, bounds the size of the zip's directory,
 the number of members and their inflated sizes (whatever the headers claim), and refuses member names that
 leave the archive; :func:`read_member` inflates a member no further than its declared size. Every problem
-is an :class:`~cophe_core.files.InputError` naming the file.
+is an :class:`~cophe_core.base.files.InputError` naming the file.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from .files import InputError
+from ..base.files import InputError
 
 __all__ = ["Archive", "open_archive", "read_member", "zip_member", "write_zip", "show"]
 
@@ -116,7 +116,7 @@ def open_archive(
     b'{}'
     >>> open_archive(b"doc_id,code", name="x.cophe", not_zip="x.cophe: not a zip", max_members=4, max_bytes=100)
     Traceback (most recent call last):
-    cophe_core.files.InputError: x.cophe: not a zip
+    cophe_core.base.files.InputError: x.cophe: not a zip
     """
     directory = _directory_size(data)
     if directory is None:
@@ -156,7 +156,7 @@ def read_member(z: Any, info: zipfile.ZipInfo, limit: int, name: str) -> bytes:
     b'hello'
     >>> read_member(z, z.getinfo("a.txt"), 3, "x.cophe")
     Traceback (most recent call last):
-    cophe_core.files.InputError: x.cophe: 'a.txt' inflates beyond the 3 bytes its header declares; the file is damaged or not a cophe analysis
+    cophe_core.base.files.InputError: x.cophe: 'a.txt' inflates beyond the 3 bytes its header declares; the file is damaged or not a cophe analysis
     """
     try:
         with z.open(info) as f:

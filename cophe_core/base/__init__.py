@@ -1,0 +1,1 @@
+"""What every layer uses: reading bytes and text, the input error and its reasons, the messages' wording."""

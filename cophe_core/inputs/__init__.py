@@ -1,0 +1,1 @@
+"""The formats a user hands in: label and score files, archives, datasets of many files, samples."""

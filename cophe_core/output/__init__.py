@@ -1,0 +1,1 @@
+"""What leaves the package: charts, reports, figure and table exports, saved analyses."""
