@@ -42,7 +42,7 @@ RUN = "siblings"
 OPEN = """
 import json, resource, sys, time
 t0 = time.perf_counter()
-from cophe_core.scale.aggregate import read_aggregate
+from cophe_core.scale.aggregate_reader import read_aggregate
 t1 = time.perf_counter()
 agg = read_aggregate(sys.argv[1])
 t2 = time.perf_counter()

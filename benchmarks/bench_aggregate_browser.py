@@ -82,7 +82,7 @@ def main() -> None:
     ap.add_argument("--opens", type=int, default=3)
     ap.add_argument("--screens", type=Path, help="keep a 1440×900 screenshot of each opened page here")
     args = ap.parse_args()
-    from cophe_core.scale.aggregate import read_aggregate
+    from cophe_core.scale.aggregate_reader import read_aggregate
 
     with tempfile.TemporaryDirectory() as tmp:
         path = args.file or sample_aggregate(Path(tmp))

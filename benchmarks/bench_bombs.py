@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "icd9"
 OPEN_AGGREGATE = (
-    "import sys; from cophe_core.scale.aggregate import read_aggregate; read_aggregate(sys.argv[1])"
+    "import sys; from cophe_core.scale.aggregate_reader import read_aggregate; read_aggregate(sys.argv[1])"
 )
 OPEN_SAVED = (
     "import sys; from pathlib import Path; from cophe_core.output.analysis import read_analysis, score_analysis; "

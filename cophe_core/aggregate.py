@@ -9,10 +9,9 @@ from cophe_core.scale.aggregate import (
     aggregate_of,
     aggregate_scoring,
     counts_only,
-    is_aggregate,
-    read_aggregate,
     write_aggregate,
 )
+from cophe_core.scale.aggregate_reader import is_aggregate, read_aggregate
 
 __all__ = [
     "Aggregate",

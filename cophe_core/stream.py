@@ -1,18 +1,17 @@
 """Moved to cophe_core.scale.pipeline; this path stays for existing code."""
 
 from cophe_core.inputs.datasets import dataset_files, is_dataset
-from cophe_core.scale.pipeline import (
-    DEFAULT_CHUNK_ROWS,
+from cophe_core.scale.pipeline import DEFAULT_CHUNK_ROWS, CountedFigures, StreamedEvaluation, score_dataset
+from cophe_core.scale.sources import STREAMED_FORMATS
+from cophe_core.scoring.kernel import (
     CodeTable,
-    CountedFigures,
     PartitionCounts,
-    StreamedEvaluation,
+    Tables,
     count_partition,
     nothing_scorable,
     rejected_codes,
     resolve_table,
     resolve_tables,
-    score_dataset,
     suite_partition,
 )
 
@@ -21,7 +20,9 @@ __all__ = [
     "CountedFigures",
     "DEFAULT_CHUNK_ROWS",
     "PartitionCounts",
+    "STREAMED_FORMATS",
     "StreamedEvaluation",
+    "Tables",
     "count_partition",
     "dataset_files",
     "is_dataset",

@@ -21,7 +21,8 @@ from texts import MEASURES
 from cophe_core import InputError, Scoring, __version__
 from cophe_core.output.analysis import Analysis, InputFile, creation_time, read_analysis, write_analysis
 from cophe_core.output.plotting import COLOUR_BY
-from cophe_core.scale.aggregate import Aggregate, is_aggregate, read_aggregate
+from cophe_core.scale.aggregate import Aggregate
+from cophe_core.scale.aggregate_reader import is_aggregate, read_aggregate
 
 FILE_KEY = "analysis_file"
 OPENED_KEY = "_analysis_opened"  # digest of the file whose settings were applied

@@ -3,7 +3,7 @@ Spark job needs (:func:`count_batches`, :func:`combine_counted`).
 
 The figures are those of the in-memory path (:func:`cophe_core.api.score_files`) and of the streamed one
 (:func:`cophe_core.scale.pipeline.score_dataset`), to the last digit, because the counting is the streamed path's,
-unchanged: :func:`cophe_core.scale.pipeline.count_partition` on the rows of disjoint sets of documents, the per-node
+unchanged: :func:`cophe_core.scoring.kernel.count_partition` on the rows of disjoint sets of documents, the per-node
 counts summed. Dask does the rest with its own machinery:
 
 1. **Read and normalise.** Each partition of each side goes through the readers' normalisation and
@@ -11,7 +11,7 @@ counts summed. Dask does the rest with its own machinery:
    columns detected, the same rejected rows (quoted by partition and row number in it).
 2. **Resolve.** The distinct codes of every partition (a small result) come back to the client and are
    placed in the ontology once, each side's codes read on its own evidence
-   (:func:`cophe_core.scale.pipeline.resolve_tables`): the same node ids as in memory, unlisted codes included. The
+   (:func:`cophe_core.scoring.kernel.resolve_tables`): the same node ids as in memory, unlisted codes included. The
    two code tables are broadcast to the workers (``Client.scatter``).
 3. **Co-partition.** Both sides' rows, one frame with a ``side`` column, are shuffled on the document id
    (``DataFrame.shuffle(on="doc_id")``, Dask's hash shuffle, peer-to-peer on a distributed cluster): every
@@ -35,7 +35,8 @@ coming back from the user's own cluster (no one else's bytes are unpickled). The
     from pyspark.sql import functions as F
     from cophe_core.scale.cluster import combine_counted, count_batches
     from cophe_core.ontology import load_ontology
-    from cophe_core.scale.pipeline import StreamedEvaluation, resolve_tables
+    from cophe_core.scale.pipeline import StreamedEvaluation
+    from cophe_core.scoring.kernel import resolve_tables
 
     rows = gold.withColumn("side", F.lit(0)).unionByName(pred.withColumn("side", F.lit(1)))
     codes = rows.select("side", "code").where("code is not null").distinct().collect()
@@ -66,17 +67,17 @@ import pyarrow
 from ..base.files import InputError
 from ..inputs.readers import REJECTED_COLUMNS, RawScores, read_frame
 from ..ontology import Ontology, choose_ontology
-from ..scoring.labels import NothingScorable
-from .pipeline import (
+from ..scoring.kernel import (
     CodeTable,
     PartitionCounts,
-    StreamedEvaluation,
     Tables,
     count_partition,
     nothing_scorable,
     rejected_codes,
     resolve_tables,
 )
+from ..scoring.labels import NothingScorable
+from .pipeline import StreamedEvaluation
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -362,10 +363,10 @@ def count_batches(
 ) -> Iterator[pd.DataFrame]:
     """A ``mapInPandas`` function: the batches of one partition (rows of both sides, columns ``side`` (0
     gold, 1 predicted), ``doc_id``, ``code``, optionally ``line`` and ``file``, every row of a document in
-    the partition) counted together by :func:`~cophe_core.scale.pipeline.count_partition`, yielded as one row whose
-    ``counts`` column holds the pickled :class:`~cophe_core.scale.pipeline.PartitionCounts` (Spark schema
+    the partition) counted together by :func:`~cophe_core.scoring.kernel.count_partition`, yielded as one row whose
+    ``counts`` column holds the pickled :class:`~cophe_core.scoring.kernel.PartitionCounts` (Spark schema
     ``"counts binary"``). Nothing is yielded for an empty partition. ``table``: the gold standard's and the
-    predictions' code tables (:func:`~cophe_core.scale.pipeline.resolve_tables`), or one for both.
+    predictions' code tables (:func:`~cophe_core.scoring.kernel.resolve_tables`), or one for both.
 
     >>> from cophe_core.ontology import icd9_ontology
     >>> tables = resolve_tables([["401.9"], ["401.1"]], icd9_ontology())  # the gold's codes, the predictions'
@@ -392,7 +393,7 @@ def count_batches(
 
 def combine_counted(counted: pd.DataFrame | Sequence[bytes]) -> PartitionCounts:
     """The partitions' counts that :func:`count_batches` yielded (its rows collected on the driver, or their
-    ``counts`` values) summed into one :class:`~cophe_core.scale.pipeline.PartitionCounts`. They are unpickled:
+    ``counts`` values) summed into one :class:`~cophe_core.scoring.kernel.PartitionCounts`. They are unpickled:
     pass only what your own job produced.
 
     >>> from cophe_core.ontology import icd9_ontology

@@ -35,11 +35,9 @@ for the aggregate analysis (:mod:`cophe_core.scale.aggregate`).
 per-node counts, the sorted document ids (about 20 bytes a document), the per-document table (about 140 bytes
 a document; optional) and the rejected and flagged rows.
 
-**Distributed counting.** :func:`count_partition` needs no state but its arguments, and its arguments and
-result pickle. To count under Dask or Spark: collect the distinct codes (``unique()`` of both code
-columns), resolve them once with :func:`resolve_table` on the driver, partition gold and predictions by a
-hash of the document id (so that a document's rows share a partition), apply ``count_partition`` to each
-pair of partitions, and :meth:`PartitionCounts.combine` the results.
+The counting kernel is :mod:`cophe_core.scoring.kernel`, shared with the Dask and Spark paths
+(:mod:`cophe_core.scale.cluster`); the sources are :mod:`cophe_core.scale.sources`, the spill
+:mod:`cophe_core.scale.spill`.
 """
 
 from __future__ import annotations
@@ -49,33 +47,30 @@ import math
 import os
 import tempfile
 from abc import abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
-import scipy.sparse as sp
 
-from ..base.files import (
-    InputError,
-    binary_as_text,
-    check_width,
-    decode_text,
-    excerpt,
-    parse_delimited,
-    sniff_separator,
+from ..base.files import InputError
+from ..inputs.readers import REJECTED_COLUMNS, RawScores, read_frame
+from ..metrics import Figures, NodeCounts
+from ..ontology import Ontology, choose_ontology
+from ..scoring.kernel import (
+    CodeTable,
+    PartitionCounts,
+    concat_rows,
+    count_partition,
+    nothing_scorable,
+    rejected_codes,
+    resolve_tables,
+    suite_partition,
 )
-from ..inputs.datasets import dataset_files, glob_root, is_dataset
-from ..inputs.readers import REJECTED_COLUMNS, RawScores, headerless_columns, read_frame
-from ..metrics import Evaluation, Figures, NodeCounts, evaluate
-from ..ontology import Ontology, choose_ontology, system_of, systems
-from ..ontology.base import Placement
 from ..scoring.labels import (
     FileRows,
     NothingScorable,
@@ -87,428 +82,17 @@ from ..scoring.labels import (
     summarise_rows,
     undotted_mask,
 )
-from ..scoring.suite import (
-    Frequencies,
-    document_sums,
-    left_out_note,
-    per_document,
-    suite_of_sums,
-    sum_frequencies,
-)
+from ..scoring.suite import Frequencies, left_out_note, suite_of_sums, sum_frequencies
+from .sources import ColumnNames, SourceFile, estimate_rows, source_files, source_frames, source_name
+from .spill import Spill, arrow_strings, bucket_frames
 
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = [
-    "CodeTable",
-    "CountedFigures",
-    "PartitionCounts",
-    "StreamedEvaluation",
-    "count_partition",
-    "dataset_files",
-    "is_dataset",
-    "resolve_table",
-    "resolve_tables",
-    "nothing_scorable",
-    "rejected_codes",
-    "score_dataset",
-    "suite_partition",
-    "DEFAULT_CHUNK_ROWS",
-]
+__all__ = ["CountedFigures", "StreamedEvaluation", "score_dataset", "DEFAULT_CHUNK_ROWS"]
 
 # rows of one chunk read (pass 1) and, about, of one bucket counted (pass 2): a few hundred MB each
 DEFAULT_CHUNK_ROWS = 1_000_000
-STREAMED_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv", ".txt": "csv"}
-# a spilled row's line holds its file's index in the high bits: one int64 column says file and line
-_FILE_SHIFT = 40
-_LINE_MASK = (1 << _FILE_SHIFT) - 1
-
-
-# ------------------------------------------------------------------ the code table
-
-
-@dataclass(frozen=True, eq=False)
-class CodeTable:
-    """Distinct code strings resolved once against an ontology (:func:`resolve_table`), so that every
-    partition of the documents places each code on the same node.
-
-    Attributes
-    ----------
-    codes : ndarray of str
-        The distinct code strings, sorted.
-    nodes : ndarray of int64
-        The node of each code, -1 where the code is rejected.
-    ontology : Ontology
-        The ontology, extended with the unlisted codes that were placed.
-    reason, reason_kind, flag, flag_kind : ndarray of object
-        Per code: why it is rejected (``""`` when it is not) and the :class:`~cophe_core.base.files.Reason`;
-        the caveat it is scored with, and its kind.
-    """
-
-    codes: np.ndarray
-    nodes: np.ndarray
-    ontology: Ontology
-    reason: np.ndarray
-    reason_kind: np.ndarray
-    flag: np.ndarray
-    flag_kind: np.ndarray
-
-    @cached_property
-    def index(self) -> pd.Index:
-        """The codes as an index, to look strings up."""
-        return pd.Index(self.codes, dtype=object)
-
-    def positions(self, codes: pd.Series) -> np.ndarray:
-        """The position in :attr:`codes` of each value of ``codes`` (strings or categorical), -1 for a
-        missing value (a document row without a code); a code not in the table is a ``ValueError``."""
-        if isinstance(codes.dtype, pd.CategoricalDtype):
-            at = self.index.get_indexer(np.asarray(codes.cat.categories, dtype=object))
-            c = codes.cat.codes.to_numpy()
-            pos = np.where(c >= 0, at[np.maximum(c, 0)], -1) if len(at) else np.full(len(c), -1)
-            unknown = (c >= 0) & (pos < 0)
-        else:
-            values = codes.to_numpy(dtype=object)
-            present = codes.notna().to_numpy()
-            pos = np.where(present, self.index.get_indexer(values), -1)
-            unknown = present & (pos < 0)
-        if unknown.any():
-            first = codes.to_numpy(dtype=object)[np.flatnonzero(unknown)[0]]
-            raise ValueError(
-                f"code {first!r} is not in the code table: resolve the codes of every partition first "
-                "(resolve_table)"
-            )
-        return pos
-
-
-def resolve_table(codes: Iterable[str], ontology: Ontology, *, system: str = "auto") -> CodeTable:
-    """Place the distinct code strings of one input in ``ontology`` once, as
-    :func:`cophe_core.scoring.labels.encode` places an input's codes: the same node ids, the same extension for
-    unlisted codes, the same reasons. For a gold standard and predictions, each read on its own evidence,
-    use :func:`resolve_tables`.
-
-    Examples
-    --------
-    >>> from cophe_core.ontology import icd9_ontology
-    >>> t = resolve_table(["428.0", "401.9", "XYZ", "401.9"], icd9_ontology())
-    >>> t.codes.tolist(), [int(n) >= 0 for n in t.nodes], t.reason_kind[2]
-    (['401.9', '428.0', 'XYZ'], [True, True, False], <Reason.MALFORMED_CODE: 'malformed_code'>)
-    """
-    return resolve_tables([codes], ontology, system=system)[0]
-
-
-def resolve_tables(
-    sides: Sequence[Iterable[str]], ontology: Ontology, *, system: str = "auto"
-) -> tuple[CodeTable, ...]:
-    """One code table per input (the gold standard's codes, then the predictions'), as
-    :func:`cophe_core.scoring.labels.encode` places them: each input's codes read on its own evidence (an undotted
-    run makes no ``684`` of the gold standard ambiguous), the ontology extended once by the unlisted codes
-    of all (:func:`cophe_core.ontology.systems.resolve_inputs`), so every table shares one ontology.
-
-    Examples
-    --------
-    >>> from cophe_core.ontology import icd9_ontology
-    >>> gold, pred = resolve_tables([["401.9", "684"], ["4019", "684"]], icd9_ontology())
-    >>> [int(n) >= 0 for n in gold.nodes], [int(n) >= 0 for n in pred.nodes], gold.ontology is pred.ontology
-    ([True, True], [False, False], True)
-    """
-    distinct = [np.asarray(sorted({str(c) for c in codes}), dtype=object) for codes in sides]
-    placed = systems.resolve_inputs([d.astype(str) for d in distinct], ontology, system)
-    return tuple(_table(d, r) for d, r in zip(distinct, placed))
-
-
-def _table(distinct: np.ndarray, r: Placement) -> CodeTable:
-    n = len(distinct)
-    reason, reason_kind = np.full(n, "", dtype=object), np.full(n, None, dtype=object)
-    flag, flag_kind = np.full(n, "", dtype=object), np.full(n, None, dtype=object)
-    for i, (kind, words) in r.reasons.items():
-        reason[i], reason_kind[i] = words, kind
-    for i, (kind, words) in r.flags.items():
-        flag[i], flag_kind[i] = words, kind
-    return CodeTable(
-        distinct, np.asarray(r.nodes, dtype=np.int64), r.ontology, reason, reason_kind, flag, flag_kind
-    )
-
-
-# ------------------------------------------------------------------ counting one partition
-
-
-@dataclass(frozen=True, eq=False)
-class PartitionCounts:
-    """What :func:`count_partition` counts in one partition of the documents; partitions of disjoint
-    documents add up (``a + b``, :meth:`combine`).
-
-    Attributes
-    ----------
-    counts : NodeCounts
-        Per-node counts summed over the partition's documents, ``docs_over`` and ``docs_under`` included.
-    documents : DataFrame
-        The per-document table, columns as :attr:`cophe_core.metrics.Evaluation.documents`.
-    rejected, flagged : DataFrame
-        Rows not scored, and rows scored with a caveat: ``file, line, value, reason, kind``.
-    duplicates : tuple of int
-        (Document, code) rows collapsed into one, in the gold and in the predictions.
-    only_gold, only_pred : int
-        Documents with rows on one side only.
-    scored : dict of str → int
-        Rows scored per file.
-    frequencies : Frequencies, optional
-        The gold standard's frequencies in the partition (``count_partition(..., frequencies=True)``).
-    """
-
-    counts: NodeCounts
-    documents: pd.DataFrame
-    rejected: pd.DataFrame
-    flagged: pd.DataFrame
-    duplicates: tuple[int, int] = (0, 0)
-    only_gold: int = 0
-    only_pred: int = 0
-    scored: dict[str, int] = field(default_factory=dict)
-    frequencies: Frequencies | None = None
-
-    def __add__(self, other: PartitionCounts) -> PartitionCounts:
-        return PartitionCounts.combine([self, other])
-
-    @staticmethod
-    def combine(parts: Sequence[PartitionCounts]) -> PartitionCounts:
-        """The counts of the union of disjoint partitions: counts summed, tables concatenated once.
-
-        >>> from cophe_core.ontology import load_ontology
-        >>> a = count_partition(pd.DataFrame({"doc_id": ["1"], "code": ["401.9"]}),
-        ...                     pd.DataFrame({"doc_id": ["1"], "code": ["401.1"]}), load_ontology("icd9"))
-        >>> b = PartitionCounts.combine([a, a])
-        >>> int(b.counts.tp.sum()) == 2 * int(a.counts.tp.sum()), len(b.documents)
-        (True, 2)
-        """
-        if not parts:
-            raise ValueError("no partitions to combine")
-        counts = parts[0].counts
-        for p in parts[1:]:
-            counts = counts + p.counts
-        scored: dict[str, int] = {}
-        for p in parts:
-            for k, v in p.scored.items():
-                scored[k] = scored.get(k, 0) + v
-        return PartitionCounts(
-            counts,
-            _concat([p.documents for p in parts]),
-            _concat([p.rejected for p in parts]),
-            _concat([p.flagged for p in parts]),
-            (sum(p.duplicates[0] for p in parts), sum(p.duplicates[1] for p in parts)),
-            sum(p.only_gold for p in parts),
-            sum(p.only_pred for p in parts),
-            scored,
-            None
-            if any(p.frequencies is None for p in parts)
-            else sum_frequencies([p.frequencies for p in parts]),  # type: ignore[misc]
-        )
-
-
-def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    full = [f for f in frames if len(f)]
-    return pd.concat(full, ignore_index=True) if full else frames[0].iloc[:0]
-
-
-@dataclass(frozen=True)
-class _Side:
-    """One side's rows of a partition, resolved."""
-
-    doc: pd.Series  # every row's document id
-    node: np.ndarray  # node of the row's code; -1: rejected or no code
-    coded: np.ndarray  # bool: the row has a code
-    ok: np.ndarray  # bool: the row is scored
-    rejected: pd.DataFrame
-    flagged: pd.DataFrame
-    scored: dict[str, int]
-
-
-def _side(frame: pd.DataFrame, table: CodeTable, default_file: str) -> _Side:
-    for col in ("doc_id", "code"):
-        if col not in frame.columns:
-            raise ValueError(f"a partition needs the columns doc_id and code; {default_file} has no {col!r}")
-    n = len(frame)
-    pos = table.positions(frame["code"])
-    coded = pos >= 0
-    node = np.where(coded, table.nodes[np.maximum(pos, 0)] if len(table.nodes) else -1, -1)
-    ok = node >= 0
-    line = frame["line"].to_numpy(dtype=np.int64) if "line" in frame.columns else np.arange(1, n + 1)
-    files = (
-        frame["file"].astype("category")
-        if "file" in frame.columns
-        else pd.Series(pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), [default_file]))
-    )
-    names = np.asarray(files.cat.categories, dtype=object)
-    fcode = files.cat.codes.to_numpy()
-
-    def rows(mask: np.ndarray, text: np.ndarray, kind: np.ndarray) -> pd.DataFrame:
-        p = pos[mask]
-        return pd.DataFrame(
-            {
-                "file": names[fcode[mask]],
-                "line": line[mask],
-                "value": table.codes[p],
-                "reason": text[p],
-                "kind": kind[p],
-            },
-            columns=REJECTED_COLUMNS,
-        )
-
-    bad = coded & ~ok
-    flagged = ok & (table.flag != "")[np.maximum(pos, 0)] if len(table.codes) else np.zeros(n, dtype=bool)
-    per_file = np.bincount(fcode[ok], minlength=len(names))
-    return _Side(
-        frame["doc_id"].reset_index(drop=True),
-        node,
-        coded,
-        ok,
-        rows(bad, table.reason, table.reason_kind),
-        rows(flagged, table.flag, table.flag_kind),
-        {str(k): int(v) for k, v in zip(names, per_file)},
-    )
-
-
-def _label_matrix(doc: np.ndarray, node: np.ndarray, shape: tuple[int, int]) -> tuple[sp.csr_matrix, int]:
-    """Documents × nodes (int8) from (document, node) rows, and how many repeated rows collapsed (a repeated
-    row's cell holds its count; :func:`~cophe_core.metrics.evaluate` reads any non-zero as 1)."""
-    m = sp.csr_matrix((np.ones(len(doc), dtype=np.int32), (doc, node)), shape=shape)
-    m.sum_duplicates()
-    return m.astype(np.int8), len(doc) - m.nnz
-
-
-Tables = CodeTable | Sequence[CodeTable]  # one table for both sides, or the gold's and the predictions'
-
-
-def _pair(codes: Tables) -> tuple[CodeTable, CodeTable]:
-    """The gold standard's and the predictions' code tables: a single table serves both sides."""
-    if isinstance(codes, CodeTable):
-        return codes, codes
-    gold, pred = codes
-    if gold.ontology.n_nodes != pred.ontology.n_nodes:  # (a pickled pair is two copies of one ontology)
-        raise ValueError(
-            "the two code tables were resolved apart: resolve both sides at once (resolve_tables)"
-        )
-    return gold, pred
-
-
-def count_partition(
-    gold: pd.DataFrame,
-    pred: pd.DataFrame,
-    codes: Tables | Ontology,
-    *,
-    max_level: str | None = None,
-    system: str = "auto",
-    documents: bool = True,
-    frequencies: bool = False,
-) -> PartitionCounts:
-    """Count one partition of the documents: every row of its documents, gold and predicted.
-
-    A pure function of pandas DataFrames (no file, no global state; arguments and result pickle), so that
-    it runs unchanged on the buckets of :func:`score_dataset` and on co-partitioned pandas partitions in Dask
-    (``dask.delayed`` over pairs of partitions) or Spark (``cogroup(...).applyInPandas`` hands over two
-    DataFrames; ``mapInPandas``, one, needs a ``side`` column split into the two).
-
-    Parameters
-    ----------
-    gold, pred : DataFrame
-        Columns ``doc_id`` (str) and ``code`` (str or categorical; missing: a document row without a
-        code), optionally ``line`` (int; default the row number from 1) and ``file`` (the file name the
-        rejected rows quote; default ``"gold"`` and ``"pred"``). Rows are as the readers normalise them
-        (:func:`cophe_core.inputs.readers.read_frame`).
-    codes : (CodeTable, CodeTable), CodeTable or Ontology
-        The codes of **all** partitions resolved once, so that partitions agree on the nodes of unlisted
-        codes: the gold standard's table and the predictions' (:func:`resolve_tables`, each side's codes
-        read on its own evidence), or one table for both sides (:func:`resolve_table`); an ontology
-        resolves this partition's codes alone (one partition).
-    max_level : str, optional
-        The highest level evaluated (default the ontology's).
-    system : {"auto", "diagnosis", "procedure"}
-        For ICD-9, with an ontology: which table undotted codes come from.
-    documents : bool
-        Count the per-document table; without it, ``documents`` has the ``doc_id`` column only.
-    frequencies : bool
-        Also count the partition's :class:`~cophe_core.scoring.suite.Frequencies` (the first pass of the ICM paper's
-        metrics; see :func:`suite_partition`).
-
-    Returns
-    -------
-    PartitionCounts
-        The per-node counts (``counts``), the per-document table, the rejected and flagged rows.
-
-    Examples
-    --------
-    >>> from cophe_core.ontology import load_ontology
-    >>> gold = pd.DataFrame({"doc_id": ["1", "1", "2"], "code": ["401.9", "428.0", "XYZ"]})
-    >>> pred = pd.DataFrame({"doc_id": ["1"], "code": ["401.1"]})
-    >>> part = count_partition(gold, pred, load_ontology("icd9"))
-    >>> part.documents[["doc_id", "e0_tp", "e0_fn"]].values.tolist()
-    [['1', 1, 1], ['2', 0, 0]]
-    >>> part.rejected[["file", "line", "value"]].values.tolist(), part.only_gold
-    ([['gold', 3, 'XYZ']], 1)
-    """
-    ev, g, p, dups, in_gold, in_pred = _partition_evaluation(gold, pred, codes, max_level, system)
-    return PartitionCounts(
-        ev.node_counts,
-        ev.documents if documents else pd.DataFrame({"doc_id": ev.docs}),
-        _concat([g.rejected, p.rejected]),
-        _concat([g.flagged, p.flagged]),
-        dups,
-        int((in_gold & ~in_pred).sum()),
-        int((in_pred & ~in_gold).sum()),
-        {**g.scored, **{k: p.scored.get(k, 0) + g.scored.get(k, 0) for k in p.scored}},
-        Frequencies.of(ev) if frequencies else None,
-    )
-
-
-def _partition_evaluation(
-    gold: pd.DataFrame, pred: pd.DataFrame, codes: Tables | Ontology, max_level: str | None, system: str
-) -> tuple[Evaluation, _Side, _Side, tuple[int, int], np.ndarray, np.ndarray]:
-    """The in-memory evaluation of one partition's documents, with its sides' resolved rows, the repeated
-    rows collapsed on each side, and which documents have gold and predicted rows."""
-    if isinstance(codes, Ontology):
-        values = [f["code"].dropna().astype(str).unique() for f in (gold, pred)]
-        codes = resolve_tables(values, codes, system=system)
-    tables = _pair(codes)
-    onto = tables[0].ontology
-    g, p = _side(gold, tables[0], "gold"), _side(pred, tables[1], "pred")
-    idx, uniques = pd.factorize(pd.concat([g.doc, p.doc], ignore_index=True))
-    docs = np.asarray(uniques, dtype=object).astype(str)
-    gi, pi = idx[: len(g.doc)], idx[len(g.doc) :]
-    shape = (len(docs), onto.n_nodes)
-    gm, gdups = _label_matrix(gi[g.ok], g.node[g.ok], shape)
-    pm, pdups = _label_matrix(pi[p.ok], p.node[p.ok], shape)
-    ev = evaluate(gm, pm, onto, docs=docs, max_level=max_level)
-    in_gold = np.zeros(len(docs), dtype=bool)
-    in_gold[gi] = True
-    in_pred = np.zeros(len(docs), dtype=bool)
-    in_pred[pi] = True
-    return ev, g, p, (gdups, pdups), in_gold, in_pred
-
-
-def suite_partition(
-    gold: pd.DataFrame,
-    pred: pd.DataFrame,
-    codes: Tables,
-    frequencies: Frequencies,
-    *,
-    max_level: str | None = None,
-) -> dict[str, float]:
-    """The second pass of the ICM paper's metrics on one partition of the documents: the
-    :func:`cophe_core.scoring.suite.document_sums` of its documents, scored with the ``frequencies`` of the whole
-    gold standard (the first pass: :attr:`PartitionCounts.frequencies` summed). Like :func:`count_partition`,
-    a pure function of its arguments, for any engine; the sums of all partitions add up, and
-    :func:`cophe_core.scoring.suite.suite_of_sums` makes the suite of them.
-
-    >>> from cophe_core.ontology import load_ontology
-    >>> from cophe_core.scoring.suite import suite_of_sums
-    >>> gold = pd.DataFrame({"doc_id": ["1", "2"], "code": ["401.9", "428.0"]})
-    >>> pred = pd.DataFrame({"doc_id": ["1"], "code": ["401.9"]})
-    >>> table = resolve_table(["401.9", "428.0"], load_ontology("icd9"))
-    >>> first = count_partition(gold, pred, table, frequencies=True)
-    >>> sums = suite_partition(gold, pred, table, first.frequencies)
-    >>> suite_of_sums(sums, first.counts, 2)["eb_subacc"]
-    0.5
-    """
-    ev = _partition_evaluation(gold, pred, codes, max_level, "auto")[0]
-    return document_sums(per_document(ev, frequencies))
 
 
 # ------------------------------------------------------------------ the streamed evaluation
@@ -671,265 +255,6 @@ class StreamedEvaluation(CountedFigures):
         )
 
 
-# ------------------------------------------------------------------ sources
-
-
-@dataclass(frozen=True)
-class _File:
-    path: Path
-    name: str  # in messages and the rejected table
-    fmt: str  # "parquet", "csv" or "tsv"
-    partition: dict[str, str] = field(default_factory=dict)  # hive keys of its folder
-
-
-def _source_files(source: str | os.PathLike) -> list[_File]:
-    text = os.fspath(source)
-    root = glob_root(text)
-    single = Path(text).is_file()
-    out = []
-    for p in dataset_files(text):
-        fmt = STREAMED_FORMATS.get(p.suffix.lower())
-        if fmt is None:
-            with open(p, "rb") as f:
-                fmt = "parquet" if f.read(4) == b"PAR1" else None
-        if fmt is None:
-            raise InputError(
-                f"{p}: streamed scoring reads Parquet (.parquet) and CSV/TSV (.csv, .tsv) files; convert "
-                "this one, or score it in memory"
-            )
-        rel = p.relative_to(root) if not single else Path(p.name)
-        name = p.name if single else str(Path(root.name) / rel) if root.name else str(rel)
-        keys = dict(part.split("=", 1) for part in rel.parts[:-1] if "=" in part)
-        out.append(_File(p, name, fmt, keys))
-    return out
-
-
-def _source_name(source: str | os.PathLike) -> str:
-    text = os.fspath(source)
-    return Path(text).name if Path(text).is_file() else text
-
-
-def _frames(f: _File, chunk_rows: int, names: _Names) -> Iterator[pd.DataFrame]:
-    """The file's rows in chunks, each a frame indexed by 1-based line (row number for Parquet), as the
-    readers parse a whole file (``names``: the options that name the columns of a CSV/TSV file)."""
-    if f.fmt == "parquet":
-        yield from _parquet_frames(f, chunk_rows)
-    else:
-        yield from _delimited_frames(f, chunk_rows, names)
-
-
-@dataclass(frozen=True)
-class _Names:
-    """The reading options that say whether a CSV/TSV file's first row names its columns, and which."""
-
-    header: bool | None = None
-    doc_col: str | None = None
-    code_col: str | None = None
-
-
-def _parquet_frames(f: _File, chunk_rows: int) -> Iterator[pd.DataFrame]:
-    try:
-        fragments = list(ds.dataset(str(f.path), format="parquet").get_fragments())
-        start = 1
-        for fragment in fragments:
-            for batch in fragment.to_batches(batch_size=chunk_rows):
-                frame = batch.to_pandas()
-                frame.columns = [str(c) for c in frame.columns]
-                frame = binary_as_text(frame, f.name, first_row=start)
-                for key, value in f.partition.items():  # a hive partition's key, a column of its rows
-                    if key not in frame.columns:
-                        frame[key] = value
-                frame.index = pd.RangeIndex(start, start + len(frame))
-                start += len(frame)
-                yield frame
-    except (pa.ArrowException, OSError) as e:
-        detail = " ".join(str(e).split())[:160]
-        raise InputError(f"{f.name}: cannot read as Parquet ({type(e).__name__}: {detail})") from None
-
-
-def _delimited_frames(f: _File, chunk_rows: int, names: _Names) -> Iterator[pd.DataFrame]:
-    """Blocks of whole lines (never inside a quoted field), each parsed by the readers' parser below the
-    file's header, their line numbers shifted to the file's. A file without a header
-    (:func:`cophe_core.inputs.readers.headerless_columns`) has its first row read as data, on its own line."""
-    block = max(16, chunk_rows * 24)  # bytes: about chunk_rows rows of a long doc_id,code file
-    with open(f.path, "rb") as fh:
-        head = fh.read(1 << 16)
-        if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
-            raise InputError(f"{f.name}: streamed reading takes UTF-8 text; save the file as UTF-8 CSV")
-        if head.startswith(b"\xef\xbb\xbf"):
-            fh.seek(3)
-            head = head[3:]
-        else:
-            fh.seek(0)
-        header, line_no = b"", 0
-        while not header.strip():  # blank lines before the header, as pandas skips them
-            header = fh.readline()
-            line_no += 1
-            if not header:
-                raise InputError(f"{f.name}: the file is empty; expected one row per document and code")
-        header_text = decode_text(header, f.name).rstrip("\r\n")
-        sep = "\t" if f.fmt == "tsv" else sniff_separator(header_text, f.name)
-        check_width(header_text, f.name, sep, first=line_no)
-        columns = headerless_columns(
-            header_text, sep, f.name, header=names.header, doc_col=names.doc_col, code_col=names.code_col
-        )
-        carry = b"" if columns is None else header  # the first row is data: read in the first block
-        first_line = line_no + (columns is None)  # the file's line number of the first line of the next block
-        while True:
-            data = fh.read(block)
-            buf = carry + data
-            if not buf:
-                break
-            cut = len(buf) if not data else _last_cut(buf)
-            if cut <= 0:  # no line end outside quotes yet: read on
-                carry = buf
-                continue
-            chunk, carry = buf[:cut], buf[cut:]
-            if chunk.strip():
-                try:
-                    text = chunk.decode("utf-8")
-                except UnicodeDecodeError as e:
-                    line = first_line + chunk[: e.start].count(b"\n")
-                    raise InputError(
-                        f"{f.name}, line {line}: not valid UTF-8 text (byte {chunk[e.start]:#04x}); save the "
-                        "file as UTF-8 CSV"
-                    ) from None
-                if columns is None:
-                    frame = parse_delimited(header_text + "\n" + text, f.name, sep, offset=first_line - 2)
-                else:
-                    frame = parse_delimited(text, f.name, sep, names=columns, offset=first_line - 1)
-                if frame.shape[1] < 2:
-                    raise InputError(
-                        f"{f.name}: found a single column {excerpt(frame.columns[0])!r}; expected a document id and a "
-                        "code column separated by a comma, tab, | or ;"
-                    )
-                frame.index = frame.index + (first_line - (1 if columns is not None else 2))
-                yield frame
-            first_line += chunk.count(b"\n")
-            if not data:
-                break
-
-
-def _last_cut(buf: bytes) -> int:
-    """The end of the last whole line of ``buf`` that is not inside a quoted field (an even number of
-    quotes before it; doubled quotes inside a field keep the count even), 0 when there is none."""
-    end = buf.rfind(b"\n") + 1
-    if b'"' not in buf[:end]:
-        return end
-    arr = np.frombuffer(buf, dtype=np.uint8)
-    newlines = np.flatnonzero(arr == ord("\n"))
-    quotes = np.cumsum(arr == ord('"'))
-    even = newlines[quotes[newlines] % 2 == 0]
-    return int(even[-1]) + 1 if len(even) else 0
-
-
-def _strings(values: pd.Series | np.ndarray) -> pa.Array:
-    """Strings as one Arrow array (a pandas column backed by Arrow may hold several chunks, or none)."""
-    found = pa.array(values, pa.large_string())
-    return found.combine_chunks() if isinstance(found, pa.ChunkedArray) else found
-
-
-def _estimate_rows(f: _File) -> int:
-    if f.fmt == "parquet":
-        try:
-            return int(ds.dataset(str(f.path), format="parquet").count_rows())
-        except (pa.ArrowException, OSError):
-            return 0
-    size = f.path.stat().st_size
-    with open(f.path, "rb") as fh:
-        head = fh.read(1 << 20)
-    return int(size / max(len(head) / max(head.count(b"\n"), 1), 1))
-
-
-# ------------------------------------------------------------------ pass 1: spill into buckets
-
-_SPILL_SCHEMA = pa.schema(
-    [("side", pa.int8()), ("doc_id", pa.large_string()), ("code", pa.int32()), ("line", pa.int64())]
-)
-
-
-class _Spill:
-    """Rows hashed by document into bucket files (Arrow IPC), and the distinct codes seen."""
-
-    def __init__(self, folder: str, n_buckets: int, n_files: int):
-        self.folder = Path(folder)
-        self.n_buckets = n_buckets
-        self.writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
-        self.book: dict[str, int] = {}
-        self.index: pd.Index | None = None
-        self.file_codes: list[set[int]] = [set() for _ in range(n_files)]
-        self.rows = np.zeros(n_files, dtype=np.int64)  # code rows per file
-        self.docs = [False, False]  # has the side any document
-
-    def add(self, side: int, file_index: int, pairs: pd.DataFrame, docs: np.ndarray) -> None:
-        """Spill one chunk's rows (a reader's ``pairs``) and its documents without a code row. String work
-        is done on the distinct values (codes, document ids), which pyarrow finds; rows are only indexed."""
-        code_at, distinct = pd.factorize(pairs["code"])
-        ids = self._book_ids(np.asarray(distinct, dtype=object))
-        self.file_codes[file_index].update(ids.tolist())
-        self.rows[file_index] += len(pairs)
-        doc_at, doc_distinct = pd.factorize(pairs["doc_id"])
-        doc_distinct = np.asarray(doc_distinct, dtype=object)
-        # documents without a code row in this chunk (an empty code): kept as rows without a code, since
-        # they are evaluated documents; the reader's docs hold every pair's document, so equal sizes say none
-        alone = (
-            docs[~pd.Index(docs, dtype=object).isin(doc_distinct)]
-            if len(docs) > len(doc_distinct)
-            else docs[:0]
-        )
-        doc = pa.concat_arrays([_strings(pairs["doc_id"]), _strings(alone)])
-        code = np.concatenate([ids[code_at], np.full(len(alone), -1, np.int32)])
-        lines = pairs["line"].to_numpy(dtype=np.int64)
-        line = np.concatenate([lines, np.zeros(len(alone), np.int64)]) | (np.int64(file_index) << _FILE_SHIFT)
-        if not len(doc):
-            return
-        self.docs[side] = True
-        buckets = np.uint64(self.n_buckets)
-        bucket = np.concatenate(
-            [
-                (pd.util.hash_array(doc_distinct) % buckets)[doc_at],
-                pd.util.hash_array(np.asarray(alone, dtype=object)) % buckets,
-            ]
-        )
-        order = np.argsort(bucket, kind="stable")
-        bounds = np.searchsorted(bucket[order], np.arange(self.n_buckets + 1, dtype=np.uint64))
-        batch = pa.record_batch(
-            [
-                pa.array(np.full(len(doc), side, np.int8)),
-                doc.take(pa.array(order)),
-                pa.array(code[order]),
-                pa.array(line[order]),
-            ],
-            schema=_SPILL_SCHEMA,
-        )
-        for b in np.flatnonzero(np.diff(bounds)).tolist():
-            if b not in self.writers:
-                self.writers[b] = pa.ipc.new_file(str(self.folder / f"bucket-{b:05d}.arrow"), _SPILL_SCHEMA)
-            self.writers[b].write_batch(batch.slice(bounds[b], bounds[b + 1] - bounds[b]))
-
-    def _book_ids(self, distinct: np.ndarray) -> np.ndarray:
-        """The code book's number of each distinct code of a chunk, new codes numbered on (looked up in one
-        vectorised call: after the first chunks, new codes are rare)."""
-        if self.index is None or len(self.index) != len(self.book):
-            self.index = pd.Index(list(self.book), dtype=object)
-        at = self.index.get_indexer(distinct) if len(self.index) else np.full(len(distinct), -1)
-        for i in np.flatnonzero(at < 0).tolist():
-            at[i] = self.book.setdefault(str(distinct[i]), len(self.book))
-        return at.astype(np.int32)
-
-    def close(self) -> None:
-        for w in self.writers.values():
-            w.close()
-
-    def codes(self) -> list[str]:
-        return list(self.book)
-
-    def buckets(self) -> Iterator[pa.Table]:
-        for b in sorted(self.writers):
-            with pa.memory_map(str(self.folder / f"bucket-{b:05d}.arrow")) as source:
-                yield pa.ipc.open_file(source).read_all()
-
-
 def score_dataset(
     gold: str | os.PathLike,
     pred: str | os.PathLike,
@@ -1005,31 +330,31 @@ def score_dataset(
     """
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, not {chunk_rows}")
-    sides = [_source_files(gold), _source_files(pred)]
-    names = [_source_name(gold), _source_name(pred)]
+    sides = [source_files(gold), source_files(pred)]
+    names = [source_name(gold), source_name(pred)]
     if names[0] == names[1]:
         names = [f"{names[0]} (gold standard)", f"{names[1]} (run pred)"]
     gold_names = {f.name for f in sides[0]}
     sides[1] = [
-        _File(f.path, f"{f.name} (run pred)", f.fmt, f.partition) if f.name in gold_names else f
+        SourceFile(f.path, f"{f.name} (run pred)", f.fmt, f.partition) if f.name in gold_names else f
         for f in sides[1]
     ]
     sides[0] = [
-        _File(f.path, f"{f.name} (gold standard)", f.fmt, f.partition)
+        SourceFile(f.path, f"{f.name} (gold standard)", f.fmt, f.partition)
         if f.name in {g.name.removesuffix(" (run pred)") for g in sides[1]}
         else f
         for f in sides[0]
     ]
     files = sides[0] + sides[1]
     file_names = [f.name for f in files]
-    n_buckets = max(1, math.ceil(sum(_estimate_rows(f) for f in files) / chunk_rows))
+    n_buckets = max(1, math.ceil(sum(estimate_rows(f) for f in files) / chunk_rows))
     read_rejected: list[pd.DataFrame] = []
     reader_notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="cophe-stream-", dir=temp_dir) as folder:
-        spill = _Spill(folder, n_buckets, len(files))
+        spill = Spill(folder, n_buckets, len(files))
         for index, f in enumerate(files):
             side = 0 if index < len(sides[0]) else 1
-            for frame in _frames(f, chunk_rows, _Names(header, doc_col, code_col)):
+            for frame in source_frames(f, chunk_rows, ColumnNames(header, doc_col, code_col)):
                 raw = read_frame(
                     frame, name=f.name, labels_only=side == 0, doc_col=doc_col, code_col=code_col
                 )
@@ -1051,7 +376,7 @@ def score_dataset(
             [book[_side_codes(spill, range(*span))] for span in _spans(sides)], onto, system=system
         )
         table = tables[0]  # the ontology both share
-        read_rejected_df = _concat(read_rejected or [pd.DataFrame(columns=REJECTED_COLUMNS)])
+        read_rejected_df = concat_rows(read_rejected or [pd.DataFrame(columns=REJECTED_COLUMNS)])
         _check_scorable(spill, tables, sides, names, read_rejected_df, system)
         to_table = [
             t.index.get_indexer(book).astype(np.int32) if len(book) else np.zeros(0, np.int32) for t in tables
@@ -1061,7 +386,7 @@ def score_dataset(
         found: list[Frequencies] = []
         counts: NodeCounts | None = None
         for bucket in spill.buckets():
-            gold_rows, pred_rows = _bucket_frames(bucket, to_table, categories, file_names)
+            gold_rows, pred_rows = bucket_frames(bucket, to_table, categories, file_names)
             part = count_partition(
                 gold_rows, pred_rows, tables, max_level=max_level, documents=keep_documents, frequencies=suite
             )
@@ -1079,7 +404,7 @@ def score_dataset(
             frequencies = sum_frequencies(found)
             sums: dict[str, float] = {}
             for bucket in spill.buckets():
-                frames = _bucket_frames(bucket, to_table, categories, file_names)
+                frames = bucket_frames(bucket, to_table, categories, file_names)
                 part_sums = suite_partition(*frames, tables, frequencies, max_level=max_level)
                 sums = {k: sums.get(k, 0.0) + v for k, v in part_sums.items()}
             metrics = suite_of_sums(sums, counts, frequencies.n_docs)
@@ -1113,7 +438,7 @@ def _source_rows(
     ev: StreamedEvaluation,
     code_rows: np.ndarray,
     read_rejected: pd.DataFrame,
-    sides: list[list[_File]],
+    sides: list[list[SourceFile]],
     names: list[str],
     duplicates: list[int],
     system: str,
@@ -1140,44 +465,19 @@ def _source_rows(
     return out
 
 
-def _spans(sides: list[list[_File]]) -> list[tuple[int, int]]:
+def _spans(sides: list[list[SourceFile]]) -> list[tuple[int, int]]:
     """The files of each side, as a range of file indices: the gold standard's first."""
     return [(0, len(sides[0])), (len(sides[0]), len(sides[0]) + len(sides[1]))]
 
 
-def _side_codes(spill: _Spill, indices: Iterable[int]) -> np.ndarray:
+def _side_codes(spill: Spill, indices: Iterable[int]) -> np.ndarray:
     """The distinct codes of some files (their positions in the spill's book of codes), sorted."""
     found = [np.fromiter(spill.file_codes[i], np.int64, len(spill.file_codes[i])) for i in indices]
     return np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
 
 
-def _bucket_frames(
-    bucket: pa.Table, to_table: Sequence[np.ndarray], categories: Sequence[pd.Index], file_names: list[str]
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A spilled bucket as the gold and predicted frames :func:`count_partition` takes, each side's codes
-    categories of its own code table."""
-    frames = []
-    for side in (0, 1):
-        rows = bucket.filter(pc.equal(bucket["side"], side))
-        code = rows["code"].to_numpy()
-        line = rows["line"].to_numpy()
-        frames.append(
-            pd.DataFrame(
-                {
-                    "doc_id": rows["doc_id"].to_pandas(),
-                    "code": pd.Categorical.from_codes(
-                        np.where(code >= 0, to_table[side][np.maximum(code, 0)], -1), categories[side]
-                    ),
-                    "line": line & _LINE_MASK,
-                    "file": pd.Categorical.from_codes(line >> _FILE_SHIFT, file_names),
-                }
-            )
-        )
-    return frames[0], frames[1]
-
-
 def _count_slices(
-    spill: _Spill,
+    spill: Spill,
     tables: tuple[CodeTable, ...],
     counts: NodeCounts,
     edges: Sequence[int],
@@ -1194,7 +494,7 @@ def _count_slices(
     slices = code_frequency_slices(frequency, edges, in_play=in_play)
     out: dict[str, NodeCounts] = {s.key: NodeCounts.zeros(tables[0].ontology.n_nodes) for s in slices}
     for bucket in spill.buckets():
-        frames = _bucket_frames(bucket, to_table, categories, file_names)
+        frames = bucket_frames(bucket, to_table, categories, file_names)
         nodes = []
         for f, table in zip(frames, tables):  # each side's codes by its own table
             c = f["code"].cat.codes.to_numpy()
@@ -1227,7 +527,7 @@ class _Kept:
         d = p.documents
         columns = [c for c in d.columns if c != "doc_id"]
         return cls(
-            _strings(d["doc_id"]),
+            arrow_strings(d["doc_id"]),
             d[columns].to_numpy(dtype=np.int32) if keep_documents else None,
             columns,
             p.rejected,
@@ -1239,9 +539,9 @@ class _Kept:
 
 
 def _check_scorable(
-    spill: _Spill,
+    spill: Spill,
     tables: tuple[CodeTable, ...],
-    sides: list[list[_File]],
+    sides: list[list[SourceFile]],
     names: list[str],
     read_rejected: pd.DataFrame,
     system: str,
@@ -1276,49 +576,7 @@ def _check_scorable(
         # the reader's rejected rows, then each distinct rejected code of each file once (their lines are
         # known in the counting pass only, which a source with nothing scorable does not reach)
         codes = [rejected_codes(table, f.name, at[m]) for f, m in zip(files, mine)]
-        raise nothing_scorable(name, n_rows, _concat([read_bad, *codes]), table.ontology, system)
-
-
-def rejected_codes(table: CodeTable, file: str, positions: np.ndarray) -> pd.DataFrame:
-    """The rejected table of a file's distinct codes (``positions`` in ``table``), without lines: a source
-    with nothing scorable stops before the pass that knows them.
-
-    >>> from cophe_core.ontology import icd9_ontology
-    >>> t = resolve_table(["401.9", "XYZ"], icd9_ontology())
-    >>> rejected_codes(t, "g.csv", t.index.get_indexer(["XYZ"]))[["file", "value"]].values.tolist()
-    [['g.csv', 'XYZ']]
-    """
-    at = np.sort(positions)
-    return pd.DataFrame(
-        {
-            "file": file,
-            "line": pd.array([None] * len(at), dtype="Int64"),
-            "value": table.codes[at],
-            "reason": table.reason[at],
-            "kind": table.reason_kind[at],
-        },
-        columns=REJECTED_COLUMNS,
-    )
-
-
-def nothing_scorable(
-    name: str, n_rows: int, rows: pd.DataFrame, ontology: Ontology, system: str
-) -> NothingScorable:
-    """The error for a source whose ``n_rows`` rows cannot be scored, ``rows`` the rejected ones: it names
-    the source and the first rejected value, and asks for the code system's list when the system would read
-    the codes once told which (MIMIC's undotted ``4019``), as :func:`cophe_core.scoring.labels.encode` does.
-
-    >>> from cophe_core.base.files import Reason
-    >>> from cophe_core.ontology import icd9_ontology
-    >>> rows = pd.DataFrame({"file": ["g.csv"], "line": [2], "value": ["4019"], "reason": ["ambiguous"],
-    ...                      "kind": [Reason.AMBIGUOUS]})
-    >>> e = nothing_scorable("g.csv", 1, rows, icd9_ontology(), "auto")
-    >>> e.needs_system, "Say which system its undotted codes are" in str(e)
-    (True, True)
-    """
-    found = system_of(ontology)  # undotted codes that the system named would read
-    needs_system = system == "auto" and found is not None and any(map(found.readable_with_system, rows.value))
-    return NothingScorable.of(name, n_rows, rows, needs_system=needs_system)
+        raise nothing_scorable(name, n_rows, concat_rows([read_bad, *codes]), table.ontology, system)
 
 
 def _assemble(
@@ -1346,9 +604,9 @@ def _assemble(
             block = p.values if p.values is not None else np.empty((0, len(columns)), np.int32)
             values[rank[start : start + len(block)]] = block
             start += len(block)
-    code_rejected = _concat([p.rejected for p in parts] or [pd.DataFrame(columns=REJECTED_COLUMNS)])
-    flagged = _concat([p.flagged for p in parts] or [pd.DataFrame(columns=REJECTED_COLUMNS)])
-    rejected = _concat([read_rejected, _in_file_order(code_rejected, files)])
+    code_rejected = concat_rows([p.rejected for p in parts] or [pd.DataFrame(columns=REJECTED_COLUMNS)])
+    flagged = concat_rows([p.flagged for p in parts] or [pd.DataFrame(columns=REJECTED_COLUMNS)])
+    rejected = concat_rows([read_rejected, _in_file_order(code_rejected, files)])
     flagged = _in_file_order(flagged, files)
     notes = []
     for name, dups in zip(names, (sum(p.duplicates[0] for p in parts), sum(p.duplicates[1] for p in parts))):

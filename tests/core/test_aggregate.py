@@ -17,13 +17,8 @@ from cophe_core.base.files import InputError
 from cophe_core.breakdown.slices import code_frequency, code_frequency_slices, codes_in_play, restrict
 from cophe_core.breakdown.stats import bootstrap, compare_runs, paired_bootstrap
 from cophe_core.output.analysis import read_analysis
-from cophe_core.scale.aggregate import (
-    aggregate_of,
-    aggregate_scoring,
-    is_aggregate,
-    read_aggregate,
-    write_aggregate,
-)
+from cophe_core.scale.aggregate import aggregate_of, aggregate_scoring, write_aggregate
+from cophe_core.scale.aggregate_reader import is_aggregate, read_aggregate
 from cophe_core.scale.pipeline import score_dataset
 from tests.conftest import SAMPLE
 

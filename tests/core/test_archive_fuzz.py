@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from cophe_core import InputError, score_files
 from cophe_core.output.analysis import Analysis, InputFile, read_analysis, write_analysis
-from cophe_core.scale.aggregate import aggregate_scoring, read_aggregate, write_aggregate
+from cophe_core.scale.aggregate import aggregate_scoring, write_aggregate
+from cophe_core.scale.aggregate_reader import read_aggregate
 
 NAME = "fuzzed.cophe"
 

@@ -11,7 +11,7 @@ import pytest
 
 from cophe_core import score_files
 from cophe_core.cli import main
-from cophe_core.scale.aggregate import read_aggregate
+from cophe_core.scale.aggregate_reader import read_aggregate
 from tests.conftest import SAMPLE
 
 GOLD = SAMPLE / "gold.csv"

@@ -16,7 +16,8 @@ from distributed import Client, LocalCluster
 from cophe_core import NothingScorable, score_files
 from cophe_core.ontology import icd9_ontology
 from cophe_core.scale.cluster import combine_counted, count_batches, score_dask
-from cophe_core.scale.pipeline import StreamedEvaluation, resolve_table, score_dataset
+from cophe_core.scale.pipeline import StreamedEvaluation, score_dataset
+from cophe_core.scoring.kernel import resolve_table
 from tests.conftest import long_csv
 from tests.core.test_stream import BAD_GOLD, BAD_PRED, ICD9, UNLISTED, assert_same, in_memory, write_parquet
 
@@ -185,7 +186,8 @@ def test_the_spark_wrapper_round_trips_without_spark():
 
 
 def test_a_dask_job_writes_an_aggregate_the_dashboard_reads(client):
-    from cophe_core.scale.aggregate import aggregate_of, read_aggregate, write_aggregate
+    from cophe_core.scale.aggregate import aggregate_of, write_aggregate
+    from cophe_core.scale.aggregate_reader import read_aggregate
 
     gold = pd.read_csv(ICD9 / "gold.csv", dtype=str)
     pred = pd.read_csv(ICD9 / "run_siblings.csv", dtype=str)

@@ -23,9 +23,9 @@ from cophe_core.scale.aggregate import (
     aggregate_of,
     aggregate_scoring,
     counts_only,
-    read_aggregate,
     write_aggregate,
 )
+from cophe_core.scale.aggregate_reader import read_aggregate
 from cophe_core.scale.pipeline import StreamedEvaluation, score_dataset
 from tests.conftest import ROOT
 

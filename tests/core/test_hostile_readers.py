@@ -19,7 +19,8 @@ from cophe_core.breakdown.slices import read_metadata
 from cophe_core.inputs.readers import read_input, read_labels, read_scores
 from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.output.analysis import Analysis, InputFile, read_analysis, score_analysis, write_analysis
-from cophe_core.scale.aggregate import aggregate_scoring, read_aggregate, write_aggregate
+from cophe_core.scale.aggregate import aggregate_scoring, write_aggregate
+from cophe_core.scale.aggregate_reader import read_aggregate
 
 DEEP = "[" * 100_000 + "]" * 100_000
 HUGE = "9" * 5_000

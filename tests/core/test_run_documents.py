@@ -23,7 +23,8 @@ from cophe_core.breakdown.stats import (
     randomisation_test,
 )
 from cophe_core.metrics import on_shared_documents
-from cophe_core.scale.aggregate import aggregate_scoring, read_aggregate, write_aggregate
+from cophe_core.scale.aggregate import aggregate_scoring, write_aggregate
+from cophe_core.scale.aggregate_reader import read_aggregate
 from cophe_core.scale.pipeline import score_dataset
 from cophe_core.scoring.suite import per_document, suite
 

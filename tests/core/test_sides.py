@@ -31,7 +31,8 @@ from cophe_core.cli import main
 from cophe_core.ontology import icd9_ontology
 from cophe_core.ontology.systems import resolve_inputs
 from cophe_core.scale.cluster import score_dask
-from cophe_core.scale.pipeline import resolve_tables, score_dataset
+from cophe_core.scale.pipeline import score_dataset
+from cophe_core.scoring.kernel import resolve_tables
 from cophe_core.scoring.labels import RowBound, TooManyRejected
 from tests.core.test_stream import ICD9, assert_same, sorted_rows
 

@@ -22,13 +22,8 @@ from cophe_core.inputs.datasets import dataset_files, is_dataset
 from cophe_core.inputs.readers import InputError
 from cophe_core.metrics import Evaluation
 from cophe_core.ontology import icd9_ontology
-from cophe_core.scale.pipeline import (
-    PartitionCounts,
-    StreamedEvaluation,
-    count_partition,
-    resolve_table,
-    score_dataset,
-)
+from cophe_core.scale.pipeline import StreamedEvaluation, score_dataset
+from cophe_core.scoring.kernel import PartitionCounts, count_partition, resolve_table
 from tests.conftest import ROOT, long_csv
 
 ICD9, ICD10 = ROOT / "sample_data" / "icd9", ROOT / "sample_data" / "icd10"

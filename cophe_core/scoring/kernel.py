@@ -1,0 +1,469 @@
+"""The counting kernel: the code tables and the counts of one partition of the documents, shared by the
+streamed path (:mod:`cophe_core.scale.pipeline`, on its spilled buckets) and the Dask and Spark paths
+(:mod:`cophe_core.scale.cluster`, on co-partitioned frames).
+
+**Distributed counting.** :func:`count_partition` needs no state but its arguments, and its arguments and
+result pickle. To count under Dask or Spark: collect the distinct codes (``unique()`` of both code
+columns), resolve them once with :func:`resolve_table` on the driver, partition gold and predictions by a
+hash of the document id (so that a document's rows share a partition), apply ``count_partition`` to each
+pair of partitions, and :meth:`PartitionCounts.combine` the results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from ..inputs.readers import REJECTED_COLUMNS
+from ..metrics import Evaluation, NodeCounts, evaluate
+from ..ontology import Ontology, system_of, systems
+from ..ontology.base import Placement
+from .labels import NothingScorable
+from .suite import Frequencies, document_sums, per_document, sum_frequencies
+
+__all__ = [
+    "CodeTable",
+    "PartitionCounts",
+    "Tables",
+    "concat_rows",
+    "count_partition",
+    "nothing_scorable",
+    "rejected_codes",
+    "resolve_table",
+    "resolve_tables",
+    "suite_partition",
+]
+
+
+# ------------------------------------------------------------------ the code table
+
+
+@dataclass(frozen=True, eq=False)
+class CodeTable:
+    """Distinct code strings resolved once against an ontology (:func:`resolve_table`), so that every
+    partition of the documents places each code on the same node.
+
+    Attributes
+    ----------
+    codes : ndarray of str
+        The distinct code strings, sorted.
+    nodes : ndarray of int64
+        The node of each code, -1 where the code is rejected.
+    ontology : Ontology
+        The ontology, extended with the unlisted codes that were placed.
+    reason, reason_kind, flag, flag_kind : ndarray of object
+        Per code: why it is rejected (``""`` when it is not) and the :class:`~cophe_core.base.files.Reason`;
+        the caveat it is scored with, and its kind.
+    """
+
+    codes: np.ndarray
+    nodes: np.ndarray
+    ontology: Ontology
+    reason: np.ndarray
+    reason_kind: np.ndarray
+    flag: np.ndarray
+    flag_kind: np.ndarray
+
+    @cached_property
+    def index(self) -> pd.Index:
+        """The codes as an index, to look strings up."""
+        return pd.Index(self.codes, dtype=object)
+
+    def positions(self, codes: pd.Series) -> np.ndarray:
+        """The position in :attr:`codes` of each value of ``codes`` (strings or categorical), -1 for a
+        missing value (a document row without a code); a code not in the table is a ``ValueError``."""
+        if isinstance(codes.dtype, pd.CategoricalDtype):
+            at = self.index.get_indexer(np.asarray(codes.cat.categories, dtype=object))
+            c = codes.cat.codes.to_numpy()
+            pos = np.where(c >= 0, at[np.maximum(c, 0)], -1) if len(at) else np.full(len(c), -1)
+            unknown = (c >= 0) & (pos < 0)
+        else:
+            values = codes.to_numpy(dtype=object)
+            present = codes.notna().to_numpy()
+            pos = np.where(present, self.index.get_indexer(values), -1)
+            unknown = present & (pos < 0)
+        if unknown.any():
+            first = codes.to_numpy(dtype=object)[np.flatnonzero(unknown)[0]]
+            raise ValueError(
+                f"code {first!r} is not in the code table: resolve the codes of every partition first "
+                "(resolve_table)"
+            )
+        return pos
+
+
+def resolve_table(codes: Iterable[str], ontology: Ontology, *, system: str = "auto") -> CodeTable:
+    """Place the distinct code strings of one input in ``ontology`` once, as
+    :func:`cophe_core.scoring.labels.encode` places an input's codes: the same node ids, the same extension for
+    unlisted codes, the same reasons. For a gold standard and predictions, each read on its own evidence,
+    use :func:`resolve_tables`.
+
+    Examples
+    --------
+    >>> from cophe_core.ontology import icd9_ontology
+    >>> t = resolve_table(["428.0", "401.9", "XYZ", "401.9"], icd9_ontology())
+    >>> t.codes.tolist(), [int(n) >= 0 for n in t.nodes], t.reason_kind[2]
+    (['401.9', '428.0', 'XYZ'], [True, True, False], <Reason.MALFORMED_CODE: 'malformed_code'>)
+    """
+    return resolve_tables([codes], ontology, system=system)[0]
+
+
+def resolve_tables(
+    sides: Sequence[Iterable[str]], ontology: Ontology, *, system: str = "auto"
+) -> tuple[CodeTable, ...]:
+    """One code table per input (the gold standard's codes, then the predictions'), as
+    :func:`cophe_core.scoring.labels.encode` places them: each input's codes read on its own evidence (an undotted
+    run makes no ``684`` of the gold standard ambiguous), the ontology extended once by the unlisted codes
+    of all (:func:`cophe_core.ontology.systems.resolve_inputs`), so every table shares one ontology.
+
+    Examples
+    --------
+    >>> from cophe_core.ontology import icd9_ontology
+    >>> gold, pred = resolve_tables([["401.9", "684"], ["4019", "684"]], icd9_ontology())
+    >>> [int(n) >= 0 for n in gold.nodes], [int(n) >= 0 for n in pred.nodes], gold.ontology is pred.ontology
+    ([True, True], [False, False], True)
+    """
+    distinct = [np.asarray(sorted({str(c) for c in codes}), dtype=object) for codes in sides]
+    placed = systems.resolve_inputs([d.astype(str) for d in distinct], ontology, system)
+    return tuple(_table(d, r) for d, r in zip(distinct, placed))
+
+
+def _table(distinct: np.ndarray, r: Placement) -> CodeTable:
+    n = len(distinct)
+    reason, reason_kind = np.full(n, "", dtype=object), np.full(n, None, dtype=object)
+    flag, flag_kind = np.full(n, "", dtype=object), np.full(n, None, dtype=object)
+    for i, (kind, words) in r.reasons.items():
+        reason[i], reason_kind[i] = words, kind
+    for i, (kind, words) in r.flags.items():
+        flag[i], flag_kind[i] = words, kind
+    return CodeTable(
+        distinct, np.asarray(r.nodes, dtype=np.int64), r.ontology, reason, reason_kind, flag, flag_kind
+    )
+
+
+# ------------------------------------------------------------------ counting one partition
+
+
+@dataclass(frozen=True, eq=False)
+class PartitionCounts:
+    """What :func:`count_partition` counts in one partition of the documents; partitions of disjoint
+    documents add up (``a + b``, :meth:`combine`).
+
+    Attributes
+    ----------
+    counts : NodeCounts
+        Per-node counts summed over the partition's documents, ``docs_over`` and ``docs_under`` included.
+    documents : DataFrame
+        The per-document table, columns as :attr:`cophe_core.metrics.Evaluation.documents`.
+    rejected, flagged : DataFrame
+        Rows not scored, and rows scored with a caveat: ``file, line, value, reason, kind``.
+    duplicates : tuple of int
+        (Document, code) rows collapsed into one, in the gold and in the predictions.
+    only_gold, only_pred : int
+        Documents with rows on one side only.
+    scored : dict of str → int
+        Rows scored per file.
+    frequencies : Frequencies, optional
+        The gold standard's frequencies in the partition (``count_partition(..., frequencies=True)``).
+    """
+
+    counts: NodeCounts
+    documents: pd.DataFrame
+    rejected: pd.DataFrame
+    flagged: pd.DataFrame
+    duplicates: tuple[int, int] = (0, 0)
+    only_gold: int = 0
+    only_pred: int = 0
+    scored: dict[str, int] = field(default_factory=dict)
+    frequencies: Frequencies | None = None
+
+    def __add__(self, other: PartitionCounts) -> PartitionCounts:
+        return PartitionCounts.combine([self, other])
+
+    @staticmethod
+    def combine(parts: Sequence[PartitionCounts]) -> PartitionCounts:
+        """The counts of the union of disjoint partitions: counts summed, tables concatenated once.
+
+        >>> from cophe_core.ontology import load_ontology
+        >>> a = count_partition(pd.DataFrame({"doc_id": ["1"], "code": ["401.9"]}),
+        ...                     pd.DataFrame({"doc_id": ["1"], "code": ["401.1"]}), load_ontology("icd9"))
+        >>> b = PartitionCounts.combine([a, a])
+        >>> int(b.counts.tp.sum()) == 2 * int(a.counts.tp.sum()), len(b.documents)
+        (True, 2)
+        """
+        if not parts:
+            raise ValueError("no partitions to combine")
+        counts = parts[0].counts
+        for p in parts[1:]:
+            counts = counts + p.counts
+        scored: dict[str, int] = {}
+        for p in parts:
+            for k, v in p.scored.items():
+                scored[k] = scored.get(k, 0) + v
+        return PartitionCounts(
+            counts,
+            concat_rows([p.documents for p in parts]),
+            concat_rows([p.rejected for p in parts]),
+            concat_rows([p.flagged for p in parts]),
+            (sum(p.duplicates[0] for p in parts), sum(p.duplicates[1] for p in parts)),
+            sum(p.only_gold for p in parts),
+            sum(p.only_pred for p in parts),
+            scored,
+            None
+            if any(p.frequencies is None for p in parts)
+            else sum_frequencies([p.frequencies for p in parts]),  # type: ignore[misc]
+        )
+
+
+def concat_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    full = [f for f in frames if len(f)]
+    return pd.concat(full, ignore_index=True) if full else frames[0].iloc[:0]
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One side's rows of a partition, resolved."""
+
+    doc: pd.Series  # every row's document id
+    node: np.ndarray  # node of the row's code; -1: rejected or no code
+    coded: np.ndarray  # bool: the row has a code
+    ok: np.ndarray  # bool: the row is scored
+    rejected: pd.DataFrame
+    flagged: pd.DataFrame
+    scored: dict[str, int]
+
+
+def _side(frame: pd.DataFrame, table: CodeTable, default_file: str) -> _Side:
+    for col in ("doc_id", "code"):
+        if col not in frame.columns:
+            raise ValueError(f"a partition needs the columns doc_id and code; {default_file} has no {col!r}")
+    n = len(frame)
+    pos = table.positions(frame["code"])
+    coded = pos >= 0
+    node = np.where(coded, table.nodes[np.maximum(pos, 0)] if len(table.nodes) else -1, -1)
+    ok = node >= 0
+    line = frame["line"].to_numpy(dtype=np.int64) if "line" in frame.columns else np.arange(1, n + 1)
+    files = (
+        frame["file"].astype("category")
+        if "file" in frame.columns
+        else pd.Series(pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), [default_file]))
+    )
+    names = np.asarray(files.cat.categories, dtype=object)
+    fcode = files.cat.codes.to_numpy()
+
+    def rows(mask: np.ndarray, text: np.ndarray, kind: np.ndarray) -> pd.DataFrame:
+        p = pos[mask]
+        return pd.DataFrame(
+            {
+                "file": names[fcode[mask]],
+                "line": line[mask],
+                "value": table.codes[p],
+                "reason": text[p],
+                "kind": kind[p],
+            },
+            columns=REJECTED_COLUMNS,
+        )
+
+    bad = coded & ~ok
+    flagged = ok & (table.flag != "")[np.maximum(pos, 0)] if len(table.codes) else np.zeros(n, dtype=bool)
+    per_file = np.bincount(fcode[ok], minlength=len(names))
+    return _Side(
+        frame["doc_id"].reset_index(drop=True),
+        node,
+        coded,
+        ok,
+        rows(bad, table.reason, table.reason_kind),
+        rows(flagged, table.flag, table.flag_kind),
+        {str(k): int(v) for k, v in zip(names, per_file)},
+    )
+
+
+def _label_matrix(doc: np.ndarray, node: np.ndarray, shape: tuple[int, int]) -> tuple[sp.csr_matrix, int]:
+    """Documents × nodes (int8) from (document, node) rows, and how many repeated rows collapsed (a repeated
+    row's cell holds its count; :func:`~cophe_core.metrics.evaluate` reads any non-zero as 1)."""
+    m = sp.csr_matrix((np.ones(len(doc), dtype=np.int32), (doc, node)), shape=shape)
+    m.sum_duplicates()
+    return m.astype(np.int8), len(doc) - m.nnz
+
+
+Tables = CodeTable | Sequence[CodeTable]  # one table for both sides, or the gold's and the predictions'
+
+
+def _pair(codes: Tables) -> tuple[CodeTable, CodeTable]:
+    """The gold standard's and the predictions' code tables: a single table serves both sides."""
+    if isinstance(codes, CodeTable):
+        return codes, codes
+    gold, pred = codes
+    if gold.ontology.n_nodes != pred.ontology.n_nodes:  # (a pickled pair is two copies of one ontology)
+        raise ValueError(
+            "the two code tables were resolved apart: resolve both sides at once (resolve_tables)"
+        )
+    return gold, pred
+
+
+def count_partition(
+    gold: pd.DataFrame,
+    pred: pd.DataFrame,
+    codes: Tables | Ontology,
+    *,
+    max_level: str | None = None,
+    system: str = "auto",
+    documents: bool = True,
+    frequencies: bool = False,
+) -> PartitionCounts:
+    """Count one partition of the documents: every row of its documents, gold and predicted.
+
+    A pure function of pandas DataFrames (no file, no global state; arguments and result pickle), so that
+    it runs unchanged on the buckets of :func:`score_dataset` and on co-partitioned pandas partitions in Dask
+    (``dask.delayed`` over pairs of partitions) or Spark (``cogroup(...).applyInPandas`` hands over two
+    DataFrames; ``mapInPandas``, one, needs a ``side`` column split into the two).
+
+    Parameters
+    ----------
+    gold, pred : DataFrame
+        Columns ``doc_id`` (str) and ``code`` (str or categorical; missing: a document row without a
+        code), optionally ``line`` (int; default the row number from 1) and ``file`` (the file name the
+        rejected rows quote; default ``"gold"`` and ``"pred"``). Rows are as the readers normalise them
+        (:func:`cophe_core.inputs.readers.read_frame`).
+    codes : (CodeTable, CodeTable), CodeTable or Ontology
+        The codes of **all** partitions resolved once, so that partitions agree on the nodes of unlisted
+        codes: the gold standard's table and the predictions' (:func:`resolve_tables`, each side's codes
+        read on its own evidence), or one table for both sides (:func:`resolve_table`); an ontology
+        resolves this partition's codes alone (one partition).
+    max_level : str, optional
+        The highest level evaluated (default the ontology's).
+    system : {"auto", "diagnosis", "procedure"}
+        For ICD-9, with an ontology: which table undotted codes come from.
+    documents : bool
+        Count the per-document table; without it, ``documents`` has the ``doc_id`` column only.
+    frequencies : bool
+        Also count the partition's :class:`~cophe_core.scoring.suite.Frequencies` (the first pass of the ICM paper's
+        metrics; see :func:`suite_partition`).
+
+    Returns
+    -------
+    PartitionCounts
+        The per-node counts (``counts``), the per-document table, the rejected and flagged rows.
+
+    Examples
+    --------
+    >>> from cophe_core.ontology import load_ontology
+    >>> gold = pd.DataFrame({"doc_id": ["1", "1", "2"], "code": ["401.9", "428.0", "XYZ"]})
+    >>> pred = pd.DataFrame({"doc_id": ["1"], "code": ["401.1"]})
+    >>> part = count_partition(gold, pred, load_ontology("icd9"))
+    >>> part.documents[["doc_id", "e0_tp", "e0_fn"]].values.tolist()
+    [['1', 1, 1], ['2', 0, 0]]
+    >>> part.rejected[["file", "line", "value"]].values.tolist(), part.only_gold
+    ([['gold', 3, 'XYZ']], 1)
+    """
+    ev, g, p, dups, in_gold, in_pred = _partition_evaluation(gold, pred, codes, max_level, system)
+    return PartitionCounts(
+        ev.node_counts,
+        ev.documents if documents else pd.DataFrame({"doc_id": ev.docs}),
+        concat_rows([g.rejected, p.rejected]),
+        concat_rows([g.flagged, p.flagged]),
+        dups,
+        int((in_gold & ~in_pred).sum()),
+        int((in_pred & ~in_gold).sum()),
+        {**g.scored, **{k: p.scored.get(k, 0) + g.scored.get(k, 0) for k in p.scored}},
+        Frequencies.of(ev) if frequencies else None,
+    )
+
+
+def _partition_evaluation(
+    gold: pd.DataFrame, pred: pd.DataFrame, codes: Tables | Ontology, max_level: str | None, system: str
+) -> tuple[Evaluation, _Side, _Side, tuple[int, int], np.ndarray, np.ndarray]:
+    """The in-memory evaluation of one partition's documents, with its sides' resolved rows, the repeated
+    rows collapsed on each side, and which documents have gold and predicted rows."""
+    if isinstance(codes, Ontology):
+        values = [f["code"].dropna().astype(str).unique() for f in (gold, pred)]
+        codes = resolve_tables(values, codes, system=system)
+    tables = _pair(codes)
+    onto = tables[0].ontology
+    g, p = _side(gold, tables[0], "gold"), _side(pred, tables[1], "pred")
+    idx, uniques = pd.factorize(pd.concat([g.doc, p.doc], ignore_index=True))
+    docs = np.asarray(uniques, dtype=object).astype(str)
+    gi, pi = idx[: len(g.doc)], idx[len(g.doc) :]
+    shape = (len(docs), onto.n_nodes)
+    gm, gdups = _label_matrix(gi[g.ok], g.node[g.ok], shape)
+    pm, pdups = _label_matrix(pi[p.ok], p.node[p.ok], shape)
+    ev = evaluate(gm, pm, onto, docs=docs, max_level=max_level)
+    in_gold = np.zeros(len(docs), dtype=bool)
+    in_gold[gi] = True
+    in_pred = np.zeros(len(docs), dtype=bool)
+    in_pred[pi] = True
+    return ev, g, p, (gdups, pdups), in_gold, in_pred
+
+
+def suite_partition(
+    gold: pd.DataFrame,
+    pred: pd.DataFrame,
+    codes: Tables,
+    frequencies: Frequencies,
+    *,
+    max_level: str | None = None,
+) -> dict[str, float]:
+    """The second pass of the ICM paper's metrics on one partition of the documents: the
+    :func:`cophe_core.scoring.suite.document_sums` of its documents, scored with the ``frequencies`` of the whole
+    gold standard (the first pass: :attr:`PartitionCounts.frequencies` summed). Like :func:`count_partition`,
+    a pure function of its arguments, for any engine; the sums of all partitions add up, and
+    :func:`cophe_core.scoring.suite.suite_of_sums` makes the suite of them.
+
+    >>> from cophe_core.ontology import load_ontology
+    >>> from cophe_core.scoring.suite import suite_of_sums
+    >>> gold = pd.DataFrame({"doc_id": ["1", "2"], "code": ["401.9", "428.0"]})
+    >>> pred = pd.DataFrame({"doc_id": ["1"], "code": ["401.9"]})
+    >>> table = resolve_table(["401.9", "428.0"], load_ontology("icd9"))
+    >>> first = count_partition(gold, pred, table, frequencies=True)
+    >>> sums = suite_partition(gold, pred, table, first.frequencies)
+    >>> suite_of_sums(sums, first.counts, 2)["eb_subacc"]
+    0.5
+    """
+    ev = _partition_evaluation(gold, pred, codes, max_level, "auto")[0]
+    return document_sums(per_document(ev, frequencies))
+
+
+def rejected_codes(table: CodeTable, file: str, positions: np.ndarray) -> pd.DataFrame:
+    """The rejected table of a file's distinct codes (``positions`` in ``table``), without lines: a source
+    with nothing scorable stops before the pass that knows them.
+
+    >>> from cophe_core.ontology import icd9_ontology
+    >>> t = resolve_table(["401.9", "XYZ"], icd9_ontology())
+    >>> rejected_codes(t, "g.csv", t.index.get_indexer(["XYZ"]))[["file", "value"]].values.tolist()
+    [['g.csv', 'XYZ']]
+    """
+    at = np.sort(positions)
+    return pd.DataFrame(
+        {
+            "file": file,
+            "line": pd.array([None] * len(at), dtype="Int64"),
+            "value": table.codes[at],
+            "reason": table.reason[at],
+            "kind": table.reason_kind[at],
+        },
+        columns=REJECTED_COLUMNS,
+    )
+
+
+def nothing_scorable(
+    name: str, n_rows: int, rows: pd.DataFrame, ontology: Ontology, system: str
+) -> NothingScorable:
+    """The error for a source whose ``n_rows`` rows cannot be scored, ``rows`` the rejected ones: it names
+    the source and the first rejected value, and asks for the code system's list when the system would read
+    the codes once told which (MIMIC's undotted ``4019``), as :func:`cophe_core.scoring.labels.encode` does.
+
+    >>> from cophe_core.base.files import Reason
+    >>> from cophe_core.ontology import icd9_ontology
+    >>> rows = pd.DataFrame({"file": ["g.csv"], "line": [2], "value": ["4019"], "reason": ["ambiguous"],
+    ...                      "kind": [Reason.AMBIGUOUS]})
+    >>> e = nothing_scorable("g.csv", 1, rows, icd9_ontology(), "auto")
+    >>> e.needs_system, "Say which system its undotted codes are" in str(e)
+    (True, True)
+    """
+    found = system_of(ontology)  # undotted codes that the system named would read
+    needs_system = system == "auto" and found is not None and any(map(found.readable_with_system, rows.value))
+    return NothingScorable.of(name, n_rows, rows, needs_system=needs_system)
