@@ -15,8 +15,19 @@ One table (MOVES, with SPLITS for the names that left their module) drives it al
 3. each documented old path gets a shim that re-exports the new module's public names, so user code keeps
    working.
 
-After a merge that brought code written against the old layout, run it again, then ``ruff check --fix`` and
-``ruff format`` on the files it names.
+The files it rewrites are laid out again by ruff (imports sorted, ``ruff format``), as the project's settings say.
+
+After ``git merge main`` (or any merge that brought code written against the flat layout), run it again:
+
+4. during the merge (before the commit), the edits the other side made to a module at its old path where this
+   side keeps a shim are carried onto the module's new place: a three-way merge (``git merge-file``) of the
+   module as it was and as the other side left it, both read as if already moved (imports rewritten), onto the
+   moved module; for a module split in pieces (``stream``, ``aggregate``), hunk by hunk, each onto the piece
+   holding its lines, and the hunks that fit no piece are listed in ``<old path>.rej`` for a hand;
+5. the steps above then rewrite every import the merge brought, old or new layout, and write the shims again.
+
+A new module at the top of the package needs its line in MOVES (``tests/core/test_architecture.py`` fails on a
+module of no layer); ``--check`` exits 0 on a tree with nothing left to do.
 """
 
 from __future__ import annotations
@@ -78,6 +89,31 @@ SPLITS = {
     **{("scores", n): "scoring.decisions" for n in ["Rule", "check_rule"]},
 }
 
+# the pieces a module was split into besides MOVES's target, and the private names the split made public (so
+# that code written against the old module, merged in, is carried onto the pieces: see carry())
+PIECES = {
+    "stream": ["scoring.kernel", "scale.sources", "scale.spill"],
+    "aggregate": ["scale.aggregate_reader"],
+}
+RENAMED = {
+    "stream": {
+        "_concat": "concat_rows",
+        "_File": "SourceFile",
+        "_source_files": "source_files",
+        "_source_name": "source_name",
+        "_frames": "source_frames",
+        "_Names": "ColumnNames",
+        "_estimate_rows": "estimate_rows",
+        "_FILE_SHIFT": "FILE_SHIFT",
+        "_LINE_MASK": "LINE_MASK",
+        "_strings": "arrow_strings",
+        "_SPILL_SCHEMA": "SPILL_SCHEMA",
+        "_Spill": "Spill",
+        "_bucket_frames": "bucket_frames",
+    },
+    "aggregate": {"_frequency_slices": "frequency_slices"},
+}
+
 # the subpackages and what each holds (their __init__ docstrings)
 GROUPS = {
     "base": "What every layer uses: reading bytes and text, the input error and its reasons, the messages' wording.",
@@ -92,18 +128,8 @@ GROUPS = {
 SHIMS = ["files", "readers", "stats", "compare", "families", "substitutions", "tree", "suite"]
 SHIMS += ["comparison", "stream", "cluster", "aggregate", "plotting", "analysis"]
 
-TEXT_FILES = [
-    "README.md",
-    "CONTRIBUTING.md",
-    "docs",
-    "tests",
-    "dashboard",
-    "benchmarks",
-    "scripts",
-    "sample_data",
-    ".ci",
-    "pyproject.toml",
-]
+# every file of these kinds that git tracks (or would), outside the package; the changelog is history
+SKIP = {"CHANGELOG.md"}
 SUFFIXES = {".py", ".md", ".ipynb", ".sh", ".toml"}
 # the tests that name the old paths on purpose (the shims, the layers' rule)
 KEEP = {
@@ -240,9 +266,10 @@ def choose(module: str, is_pkg: bool, level: int, mod: str, names: list[str]) ->
     return before
 
 
-def rewrite_relative(path: Path) -> str:
+def rewrite_relative(path: Path, text: str | None = None) -> str:
+    """The relative imports of the module at ``path`` (its text, or ``text`` as if it were there) rewritten."""
     module, is_pkg = module_of(path)
-    text = path.read_text()
+    text = path.read_text() if text is None else text
 
     def repl(m: re.Match[str]) -> str:
         level, mod, names = len(m["dots"]), m["mod"], split_names(m["names"])
@@ -272,6 +299,7 @@ def rewrite_relative(path: Path) -> str:
 ABS_FROM = re.compile(
     rf"^(?P<indent>[ \t]*)from {PKG}\.(?P<mod>[\w.]+) import (?P<names>\([^)]*\)|[^\n]*)", re.M
 )
+ABS_INLINE = re.compile(rf"(?<=; )from {PKG}\.(?P<mod>[\w.]+) import (?P<names>[\w, ]+)(?=;)")
 ABS_PKG = re.compile(rf"^(?P<indent>[ \t]*)from {PKG} import (?P<names>\([^)]*\)|[^\n]*)", re.M)
 SLASH_PATH = re.compile(rf"\b{PKG}/(?P<mod>[a-z_]+)\.py\b")
 JOINED_PATH = re.compile(rf'"{PKG}" / "(?P<mod>[a-z_]+)\.py"')
@@ -290,6 +318,12 @@ def rewrite_absolute(text: str) -> str:
             return m[0]  # already right
         lines = [render(m["indent"], f"{PKG}.{t}", ns) for t, ns in groups.items()]
         return "\n".join(lines) + trailing(m["names"])
+
+    def inline(m: re.Match[str]) -> str:  # one statement of a one-line script: its parts joined by "; "
+        groups: dict[str, list[str]] = {}
+        for n in split_names(m["names"]):
+            groups.setdefault(target(m["mod"], n.split(" as ")[0]), []).append(n)
+        return "; ".join(f"from {PKG}.{t} import {', '.join(ns)}" for t, ns in groups.items())
 
     def from_package(m: re.Match[str]) -> str:
         names = split_names(m["names"])
@@ -334,6 +368,7 @@ def rewrite_absolute(text: str) -> str:
     text = SLASH_PATH.sub(slash_path, text)
     text = JOINED_PATH.sub(joined_path, text)
     text = ABS_FROM.sub(from_module, text)
+    text = ABS_INLINE.sub(inline, text)
     text = ABS_PKG.sub(from_package, text)
     return DOTTED.sub(dotted, text)
 
@@ -374,32 +409,148 @@ def shim(old: str) -> str:
 
 
 def formatted(text: str, path: Path) -> str:
-    """``text`` as ruff sorts and lays out the file at ``path`` (the project's own settings)."""
+    """``text`` as ruff sorts and lays out the file at ``path`` (the project's own settings); as it is if ruff
+    cannot read it."""
     ruff = [sys.executable, "-m", "ruff"]
-    for args in (["check", "--select", "I", "--fix", "--quiet"], ["format"]):
+    for args in (["check", "--select", "I", "--fix", "--quiet", "--exit-zero"], ["format"]):
         run = [*ruff, *args, "--stdin-filename", str(path), "-"]
-        text = subprocess.run(run, input=text, capture_output=True, text=True, cwd=ROOT).stdout
+        done = subprocess.run(run, input=text, capture_output=True, text=True, cwd=ROOT)
+        if done.returncode != 0 or not done.stdout:
+            return text
+        text = done.stdout
     return text
 
 
+def lay_out(paths: list[Path]) -> None:
+    """Sort the imports of the files rewritten and lay them out with ruff (Python files and notebooks)."""
+    found = [str(p) for p in paths if p.suffix in {".py", ".ipynb"} and p.exists()]
+    if found:
+        ruff = [sys.executable, "-m", "ruff"]
+        subprocess.run([*ruff, "check", "--select", "I", "--fix", "--quiet", "--exit-zero", *found], cwd=ROOT)
+        subprocess.run([*ruff, "format", "--quiet", *found], cwd=ROOT)
+
+
+# ---- carrying edits made at an old path, on the other side of a merge
+
+
+def git_out(*args: str) -> str | None:
+    done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+    return done.stdout if done.returncode == 0 else None
+
+
+def is_shim_text(text: str) -> bool:
+    try:
+        return (ast.get_docstring(ast.parse(text)) or "").startswith("Moved to ")
+    except SyntaxError:
+        return False
+
+
+def as_moved(text: str, old: str) -> str:
+    """A module's text as it was at its old path, read as if moved: imports rewritten, the names its split
+    made public renamed, laid out by ruff (so that its import block reads as the moved module's)."""
+    new = path_of(MOVES[old])
+    text = rewrite_absolute(rewrite_relative(new, text))
+    for private, public in RENAMED.get(old, {}).items():
+        text = re.sub(rf"(?<![\w.]){re.escape(private)}\b", public, text)
+    return formatted(text, new)
+
+
+def hunks(before: str, after: str) -> list[tuple[list[str], list[str]]]:
+    """The changes from ``before`` to ``after``, each as (its lines before, its lines after), with context."""
+    import difflib
+
+    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    out = []
+    for group in difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(3):
+        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        out.append((a[i1:i2], b[j1:j2]))
+    return out
+
+
+def apply_hunks(changes: list[tuple[list[str], list[str]]], pieces: list[Path]) -> list[str]:
+    """Each change made where its lines before stand, in the one piece that holds them once; the rest are
+    returned, as unified hunks."""
+    texts = {p: p.read_text() for p in pieces}
+    left = []
+    for before, after in changes:
+        old, new = "".join(before), "".join(after)
+        homes = [p for p, text in texts.items() if text.count(old) == 1]
+        if len(homes) == 1:
+            texts[homes[0]] = texts[homes[0]].replace(old, new)
+        else:
+            left.append("@@\n" + "".join(f"-{x}" for x in before) + "".join(f"+{x}" for x in after))
+    for p, text in texts.items():
+        if text != p.read_text():
+            p.write_text(text)
+    return left
+
+
+def carry(dry: bool) -> list[str]:
+    """During a merge, the other side's edits to a module at its old path, where this side keeps a shim (git
+    sees no rename there), made on the moved module: see the module's docstring."""
+    if git_out("rev-parse", "-q", "--verify", "MERGE_HEAD") is None:
+        return []
+    base = (git_out("merge-base", "HEAD", "MERGE_HEAD") or "").strip()
+    done = []
+    for old in SHIMS:
+        rel = f"{PKG}/{old}.py"
+        before, after = git_out("show", f"{base}:{rel}"), git_out("show", f"MERGE_HEAD:{rel}")
+        if before is None or after is None or before == after or is_shim_text(after) or is_shim_text(before):
+            continue
+        if not path_of(MOVES[old]).exists():
+            continue  # not moved yet: the move carries it
+        moved_before, moved_after = as_moved(before, old), as_moved(after, old)
+        if moved_before == moved_after:
+            continue  # only the imports changed, and rewriting them gives the same
+        new = path_of(MOVES[old])
+        pieces = [new, *(path_of(m) for m in PIECES.get(old, []) if path_of(m).exists())]
+        names = ", ".join(str(p.relative_to(ROOT)) for p in pieces)
+        if dry:
+            done.append(f"carry the other side's edits of {rel} onto {names}")
+            continue
+        if len(pieces) == 1:
+            with_tmp = []
+            for label, text in (("base", moved_before), ("theirs", moved_after)):
+                tmp = ROOT / f".regroup-{label}.py"
+                tmp.write_text(text)
+                with_tmp.append(tmp)
+            run = ["git", "merge-file", "-L", "ours", "-L", "base", "-L", "theirs", str(new)]
+            conflicts = subprocess.run([*run, *map(str, with_tmp)], cwd=ROOT).returncode
+            for tmp in with_tmp:
+                tmp.unlink()
+            note = f" ({conflicts} conflicts left in it: resolve them by hand)" if conflicts else ""
+        else:
+            left = apply_hunks(hunks(moved_before, moved_after), pieces)
+            note = ""
+            if left:
+                rej = ROOT / f"{rel}.rej"
+                rej.write_text("\n".join(left))
+                note = f" ({len(left)} hunks fit no piece: see {rej.relative_to(ROOT)}, make them by hand)"
+        done.append(f"carried the other side's edits of {rel} onto {names}{note}")
+    return done
+
+
 def text_files() -> list[Path]:
-    found: list[Path] = []
-    for entry in TEXT_FILES:
-        p = ROOT / entry
-        if p.is_file():
-            found.append(p)
-        elif p.is_dir():
-            found += [f for f in sorted(p.rglob("*")) if f.suffix in SUFFIXES and f.is_file()]
-    return [f for f in found if str(f.relative_to(ROOT)) not in KEEP]
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    found = sorted({f for f in listed if Path(f).suffix in SUFFIXES and not f.startswith(f"{PKG}/")})
+    return [ROOT / f for f in found if f not in KEEP and f not in SKIP and (ROOT / f).is_file()]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="list what would change, change nothing")
-    parser.add_argument("--without-shims", action="store_true", help="leave the old paths free (see below)")
+    parser.add_argument("--without-shims", action="store_true", help="leave the old paths free")
     args = parser.parse_args()
     dry = args.check
-    changed = move(dry)
+    changed = carry(dry)
+    changed += move(dry)
+    rewritten: list[Path] = []
     shims = {ROOT / PKG / f"{old}.py" for old in SHIMS}
     for path in sorted((ROOT / PKG).rglob("*.py")):
         if path in shims or not path.exists():
@@ -408,6 +559,7 @@ def main() -> int:
         after = rewrite_absolute(rewrite_relative(path))
         if after != before:
             changed.append(f"rewrote {path.relative_to(ROOT)}")
+            rewritten.append(path)
             if not dry:
                 path.write_text(after)
     for path in text_files():
@@ -415,17 +567,21 @@ def main() -> int:
         after = rewrite_absolute(before)
         if after != before:
             changed.append(f"rewrote {path.relative_to(ROOT)}")
+            rewritten.append(path)
             if not dry:
                 path.write_text(after)
+    if not dry:
+        lay_out(rewritten)
     for old in SHIMS:
         path = ROOT / PKG / f"{old}.py"
-        if dry or args.without_shims or not path_of(MOVES[old]).exists():
+        if args.without_shims or not path_of(MOVES[old]).exists():
             continue
         text = formatted(shim(old), path)
         if not path.exists() or path.read_text() != text:
             changed.append(f"shim {path.relative_to(ROOT)}")
-            path.write_text(text)
-            git("add", str(path))
+            if not dry:
+                path.write_text(text)
+                git("add", str(path))
     print("\n".join(changed) or "nothing to change")
     return 1 if dry and changed else 0
 
