@@ -23,7 +23,7 @@ After ``git merge main`` (or any merge that brought code written against the fla
    side keeps a shim are carried onto the module's new place: a three-way merge (``git merge-file``) of the
    module as it was and as the other side left it, both read as if already moved (imports rewritten), onto the
    moved module; for a module split in pieces (``stream``, ``aggregate``), hunk by hunk, each onto the piece
-   holding its lines, and the hunks that fit no piece are listed in ``<old path>.rej`` for a hand;
+   holding its lines, and the hunks that fit no piece are listed in ``.git/regroup/<old>.py.rej`` for a hand;
 5. the steps above then rewrite every import the merge brought, old or new layout, and write the shims again.
 
 A new module at the top of the package needs its line in MOVES (``tests/core/test_architecture.py`` fails on a
@@ -426,8 +426,10 @@ def lay_out(paths: list[Path]) -> None:
     found = [str(p) for p in paths if p.suffix in {".py", ".ipynb"} and p.exists()]
     if found:
         ruff = [sys.executable, "-m", "ruff"]
-        subprocess.run([*ruff, "check", "--select", "I", "--fix", "--quiet", "--exit-zero", *found], cwd=ROOT)
-        subprocess.run([*ruff, "format", "--quiet", *found], cwd=ROOT)
+        # a file left in conflict is not laid out (ruff cannot read it); the merge says which are
+        fix = [*ruff, "check", "--select", "I", "--fix", "--quiet", "--exit-zero", *found]
+        subprocess.run(fix, cwd=ROOT, capture_output=True)
+        subprocess.run([*ruff, "format", "--quiet", *found], cwd=ROOT, capture_output=True)
 
 
 # ---- carrying edits made at an old path, on the other side of a merge
@@ -455,37 +457,106 @@ def as_moved(text: str, old: str) -> str:
     return formatted(text, new)
 
 
-def hunks(before: str, after: str) -> list[tuple[list[str], list[str]]]:
-    """The changes from ``before`` to ``after``, each as (its lines before, its lines after), with context."""
+# a change: (up to 3 lines above it, the lines it replaces, the new lines, up to 3 lines below it)
+Change = tuple[list[str], list[str], list[str], list[str]]
+
+
+def hunks(before: str, after: str) -> list[Change]:
+    """The changes from ``before`` to ``after``, each with the lines around it as ``before`` has them."""
     import difflib
 
     a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
-    out = []
-    for group in difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(3):
-        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
-        out.append((a[i1:i2], b[j1:j2]))
-    return out
+    opcodes = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    return [
+        (a[max(i1 - 3, 0) : i1], a[i1:i2], b[j1:j2], a[i2 : i2 + 3])
+        for tag, i1, i2, j1, j2 in opcodes
+        if tag != "equal"
+    ]
 
 
-def apply_hunks(changes: list[tuple[list[str], list[str]]], pieces: list[Path]) -> list[str]:
-    """Each change made where its lines before stand, in the one piece that holds them once; the rest are
-    returned, as unified hunks."""
-    texts = {p: p.read_text() for p in pieces}
-    left = []
-    for before, after in changes:
-        old, new = "".join(before), "".join(after)
+def place(change: Change, texts: dict[Path, str]) -> bool:
+    """Make the change in the one text holding its lines once, with as many lines around them as that takes
+    (three, then fewer; an insertion needs at least one); False when no such text is found."""
+    above, old_lines, new_lines, below = change
+    for n in (3, 2, 1):
+        up, down = "".join(above[-n:]), "".join(below[:n])
+        old, new = up + "".join(old_lines) + down, up + "".join(new_lines) + down
         homes = [p for p, text in texts.items() if text.count(old) == 1]
         if len(homes) == 1:
             texts[homes[0]] = texts[homes[0]].replace(old, new)
-        else:
-            left.append("@@\n" + "".join(f"-{x}" for x in before) + "".join(f"+{x}" for x in after))
+            return True
+    if old_lines:  # the replaced lines alone
+        homes = [p for p, text in texts.items() if text.count("".join(old_lines)) == 1]
+        if len(homes) == 1:
+            texts[homes[0]] = texts[homes[0]].replace("".join(old_lines), "".join(new_lines))
+            return True
+    return False
+
+
+def apply_hunks(changes: list[Change], pieces: list[Path]) -> list[str]:
+    """Each change made in the piece that holds its lines; those no piece holds returned as unified hunks."""
+    texts = {p: p.read_text() for p in pieces}
+    left = [
+        "@@\n"
+        + "".join(f" {x}" for x in c[0])
+        + "".join(f"-{x}" for x in c[1])
+        + "".join(f"+{x}" for x in c[2])
+        + "".join(f" {x}" for x in c[3])
+        for c in changes
+        if not place(c, texts)
+    ]
     for p, text in texts.items():
         if text != p.read_text():
             p.write_text(text)
     return left
 
 
-def carry(dry: bool) -> list[str]:
+CONFLICT = re.compile(
+    r"^<<<<<<< [^\n]*\n(?P<ours>.*?)(?:^\|\|\|\|\|\|\| [^\n]*\n.*?)?^=======\n(?P<theirs>.*?)^>>>>>>> [^\n]*\n",
+    re.M | re.S,
+)
+
+
+def only_imports(text: str) -> bool:
+    """Whether some lines are import statements and nothing else (blank lines and comments aside)."""
+    try:
+        body = ast.parse(text).body
+    except SyntaxError:
+        return False
+    return all(isinstance(n, ast.Import | ast.ImportFrom) for n in body)
+
+
+def keep_both_imports(text: str) -> str:
+    """Each conflict of ``text`` whose two sides are imports only, replaced by both sides' lines."""
+    return CONFLICT.sub(
+        lambda m: m["ours"] + m["theirs"] if only_imports(m["ours"] + m["theirs"]) else m[0], text
+    )
+
+
+def import_conflicts(dry: bool, touched: list[Path]) -> list[str]:
+    """A merge's conflicts between two import blocks (one side's imports moved, the other's edited) resolved
+    by keeping both: the rewrite then gives both the new layout, and ruff's sort merges them into one block."""
+    unmerged = (git_out("diff", "--name-only", "--diff-filter=U") or "").split()
+    shims = {f"{PKG}/{old}.py" for old in SHIMS}
+    done = []
+    for rel in unmerged:
+        path = ROOT / rel
+        if path.suffix != ".py" or rel in shims or not path.exists():
+            continue
+        text = path.read_text()
+        both = keep_both_imports(text)
+        if both != text:
+            left = len(CONFLICT.findall(both))
+            done.append(
+                f"kept both sides' imports in {rel}" + (f" ({left} other conflicts left)" if left else "")
+            )
+            if not dry:
+                path.write_text(both)
+                touched.append(path)
+    return done
+
+
+def carry(dry: bool, touched: list[Path]) -> list[str]:
     """During a merge, the other side's edits to a module at its old path, where this side keeps a shim (git
     sees no rename there), made on the moved module: see the module's docstring."""
     if git_out("rev-parse", "-q", "--verify", "MERGE_HEAD") is None:
@@ -499,6 +570,8 @@ def carry(dry: bool) -> list[str]:
             continue
         if not path_of(MOVES[old]).exists():
             continue  # not moved yet: the move carries it
+        if (ROOT / rel).exists() and is_shim_text((ROOT / rel).read_text()):
+            continue  # carried already: the shim is written again once the edits are made
         moved_before, moved_after = as_moved(before, old), as_moved(after, old)
         if moved_before == moved_after:
             continue  # only the imports changed, and rewriting them gives the same
@@ -523,9 +596,13 @@ def carry(dry: bool) -> list[str]:
             left = apply_hunks(hunks(moved_before, moved_after), pieces)
             note = ""
             if left:
-                rej = ROOT / f"{rel}.rej"
+                # in git's own folder, so that `git add -A` leaves it out
+                git_dir = Path((git_out("rev-parse", "--absolute-git-dir") or ".").strip())
+                rej = git_dir / "regroup" / f"{old}.py.rej"
+                rej.parent.mkdir(exist_ok=True)
                 rej.write_text("\n".join(left))
-                note = f" ({len(left)} hunks fit no piece: see {rej.relative_to(ROOT)}, make them by hand)"
+                note = f" ({len(left)} hunks fit no piece: see {rej}, make them by hand)"
+        touched += pieces
         done.append(f"carried the other side's edits of {rel} onto {names}{note}")
     return done
 
@@ -548,9 +625,10 @@ def main() -> int:
     parser.add_argument("--without-shims", action="store_true", help="leave the old paths free")
     args = parser.parse_args()
     dry = args.check
-    changed = carry(dry)
-    changed += move(dry)
     rewritten: list[Path] = []
+    changed = import_conflicts(dry, rewritten)
+    changed += carry(dry, rewritten)
+    changed += move(dry)
     shims = {ROOT / PKG / f"{old}.py" for old in SHIMS}
     for path in sorted((ROOT / PKG).rglob("*.py")):
         if path in shims or not path.exists():

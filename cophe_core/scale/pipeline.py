@@ -12,9 +12,9 @@ last digit:
    buckets, written as Arrow IPC files to a temporary folder. So every row of a document, gold and
    predicted, ends up in the same bucket. The distinct code strings are collected.
 2. **Resolve.** The distinct codes (thousands, not millions) are placed in the ontology once
-   (:func:`resolve_table`), as :func:`cophe_core.scoring.labels.encode` places them: the same extension of the
+   (:func:`~cophe_core.scoring.kernel.resolve_table`), as :func:`cophe_core.scoring.labels.encode` places them: the same extension of the
    ontology for unlisted codes, the same node ids, the same rejected codes with their reasons.
-3. **Count.** Each bucket is counted by :func:`count_partition`, a pure function of two pandas DataFrames
+3. **Count.** Each bucket is counted by :func:`~cophe_core.scoring.kernel.count_partition`, a pure function of two pandas DataFrames
    (gold and predicted rows of the same documents); the per-node counts (:class:`~cophe_core.metrics.NodeCounts`)
    are summed, and the per-document table (documents × levels × TP/FP/FN, small) is kept.
 
@@ -25,7 +25,7 @@ module's functions of the summed counts.
 **The ICM paper's metrics** (``suite=True``, ``--metrics suite``) need the gold standard's class
 probabilities before any document is scored, so they take two passes: step 3 also counts the gold
 standard's :class:`~cophe_core.scoring.suite.Frequencies` (sums over documents), and a further pass over the buckets
-scores each document with the whole gold standard's frequencies (:func:`suite_partition`) and sums the
+scores each document with the whole gold standard's frequencies (:func:`~cophe_core.scoring.kernel.suite_partition`) and sums the
 per-document values. Their bootstrap intervals are not offered (they would need every document's values).
 
 **Code slices** (``slice_edges=``) take one more pass: each code-frequency slice's codes counted alone,
