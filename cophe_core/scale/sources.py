@@ -27,15 +27,7 @@ from ..base.files import (
 from ..inputs.datasets import dataset_files, glob_root
 from ..inputs.readers import headerless_columns
 
-__all__ = [
-    "STREAMED_FORMATS",
-    "ColumnNames",
-    "SourceFile",
-    "estimate_rows",
-    "source_files",
-    "source_frames",
-    "source_name",
-]
+__all__ = ["STREAMED_FORMATS", "ColumnNames", "SourceFile"]  # the functions serve scale/pipeline.py
 
 STREAMED_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv", ".txt": "csv"}
 

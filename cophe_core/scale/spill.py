@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["FILE_SHIFT", "LINE_MASK", "SPILL_SCHEMA", "Spill", "arrow_strings", "bucket_frames"]
+__all__ = ["FILE_SHIFT", "LINE_MASK", "SPILL_SCHEMA", "Spill"]  # the functions serve scale/pipeline.py
 
 # a spilled row's line holds its file's index in the high bits: one int64 column says file and line
 FILE_SHIFT = 40

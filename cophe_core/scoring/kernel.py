@@ -30,7 +30,6 @@ __all__ = [
     "CodeTable",
     "PartitionCounts",
     "Tables",
-    "concat_rows",
     "count_partition",
     "nothing_scorable",
     "rejected_codes",
