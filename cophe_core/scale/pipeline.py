@@ -234,6 +234,7 @@ class StreamedEvaluation(CountedFigures):
         are listed, ``read_rejected`` the readers' own rejected rows (listed first).
 
         >>> from cophe_core.ontology import load_ontology
+        >>> from cophe_core.scoring.kernel import resolve_table
         >>> t = resolve_table(["401.9", "401.1"], load_ontology("icd9"))
         >>> part = count_partition(pd.DataFrame({"doc_id": ["1"], "code": ["401.9"]}),
         ...                        pd.DataFrame({"doc_id": ["1"], "code": ["401.1"]}), t)
