@@ -109,11 +109,13 @@ def test_conflicting_import_blocks_keep_both_sides():
 def test_the_edits_to_a_split_module_land_on_the_piece_holding_their_lines(tmp_path):
     """Each change made where its lines are, in whichever piece; one whose lines no piece holds is handed back."""
     kernel, sources = tmp_path / "kernel.py", tmp_path / "sources.py"
-    kernel.write_text("def count():\n    return 1\n\n\ndef table():\n    return 2\n")
+    kernel.write_text(
+        "def count():\n    return 1\n\n\ndef table():\n    return 1\n"
+    )  # found by what is above
     sources.write_text("def read():\n    return 3\n")
     before = "import os\n\n\ndef count():\n    return 1\n\n\ndef read():\n    return 3\n"
     after = "import os\nimport sys\n\n\ndef count():\n    return 10\n\n\ndef read():\n    return 30\n"
     left = regroup.apply_hunks(regroup.hunks(before, after), [kernel, sources])
-    assert kernel.read_text() == "def count():\n    return 10\n\n\ndef table():\n    return 2\n"
+    assert kernel.read_text() == "def count():\n    return 10\n\n\ndef table():\n    return 1\n"
     assert sources.read_text() == "def read():\n    return 30\n"
     assert left == ["@@\n import os\n+import sys\n \n \n def count():\n"]  # no piece holds the imports
