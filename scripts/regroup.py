@@ -69,6 +69,7 @@ MOVES = {
     "plotting": "output.plotting",
     "report": "output.report",
     "analysis": "output.analysis",
+    "manifest": "output.manifest",
     "figures_export": "output.figures_export",
     "paper_tables": "output.paper_tables",
     "coder_report": "output.coder_report",

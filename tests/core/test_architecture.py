@@ -18,8 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "cophe_core"
 
-# Lowest first. A module may import its own group and the groups of lower rank; groups of one rank
-# (scale and output) do not import each other.
+# Lowest first. A module may import its own group and the groups of lower rank.
 RANKS = {
     "base": 0,  # files, options: bytes and text, InputError, the messages' wording
     "ontology": 1,  # code systems and hierarchies
@@ -27,12 +26,12 @@ RANKS = {
     "scoring": 3,  # labels, the counting kernel, metrics, decisions and scores, the ICM suite
     "api": 4,  # the functional API: score_files, score_labels, Scoring
     "breakdown": 5,  # error analysis: stats, compare, families, substitutions, slices, documents, tree
-    "scale": 6,  # streamed sources, spill, pipeline, Dask, the accumulator, aggregate analyses
-    "output": 6,  # plotting, reports, figure and table exports, saved analyses
-    "integrations": 7,  # other tools' APIs: MLflow, torchmetrics
-    "package": 8,  # cophe_core/__init__.py: the names users import
-    "cli": 9,  # the command, and python -m cophe_core
-    "shim": 10,  # an old documented path kept for user code: nothing in the package imports one
+    "output": 6,  # plotting, reports, figure and table exports, saved analyses and the .cophe manifest
+    "scale": 7,  # streamed sources, spill, pipeline, Dask, the accumulator, aggregate analyses (.cophe files too)
+    "integrations": 8,  # other tools' APIs: MLflow, torchmetrics
+    "package": 9,  # cophe_core/__init__.py: the names users import
+    "cli": 10,  # the command, and python -m cophe_core
+    "shim": 11,  # an old documented path kept for user code: nothing in the package imports one
 }
 # the modules at the top of the package, by group (a subpackage's modules take its name)
 TOP = {"metrics": "scoring", "api": "api", "cli": "cli", "__main__": "cli"}
