@@ -19,8 +19,10 @@ The files it rewrites are laid out again by ruff (imports sorted, ``ruff format`
 
 After ``git merge main`` (or any merge that brought code written against the flat layout), run it again:
 
-4. during the merge (before the commit), the edits the other side made to a module at its old path where this
-   side keeps a shim are carried onto the module's new place: a three-way merge (``git merge-file``) of the
+4. during the merge (before the commit), a conflicted file whose only change on this side was this script's
+   takes the other side's text (rewritten below); a conflict between two import blocks keeps both; the edits
+   the other side made to a module at its old path where this side keeps a shim are carried onto the module's
+   new place: a three-way merge (``git merge-file``) of the
    module as it was and as the other side left it, both read as if already moved (imports rewritten), onto the
    moved module; for a module split in pieces (``stream``, ``aggregate``), hunk by hunk, each onto the piece
    holding its lines, and the hunks that fit no piece are listed in ``.git/regroup/<old>.py.rej`` for a hand;
@@ -534,6 +536,34 @@ def keep_both_imports(text: str) -> str:
     )
 
 
+def rewritten_as_here(text: str, path: Path) -> str:
+    """A text written against any layout as this script leaves a file at ``path``: imports rewritten, laid out."""
+    if path.suffix != ".py":
+        return rewrite_absolute(text)
+    inside = path.is_relative_to(ROOT / PKG)
+    return formatted(rewrite_absolute(rewrite_relative(path, text) if inside else text), path)
+
+
+def take_theirs(dry: bool, touched: list[Path]) -> list[str]:
+    """A merge's conflicted file whose only change on this side is this script's (the base, rewritten and laid
+    out, is this side's file) takes the other side's text: the rewrite then makes its imports this side's."""
+    unmerged = (git_out("diff", "--name-only", "--diff-filter=U") or "").split()
+    shims = {f"{PKG}/{old}.py" for old in SHIMS}
+    done = []
+    for rel in unmerged:
+        path = ROOT / rel
+        base, ours, theirs = (git_out("show", f":{n}:{rel}") for n in (1, 2, 3))
+        if rel in shims or base is None or ours is None or theirs is None:
+            continue
+        if rewritten_as_here(base, path) != ours:
+            continue  # this side changed it by hand too: left for a hand
+        done.append(f"took the other side's {rel} (this side's change to it was only the rewrite)")
+        if not dry:
+            path.write_text(theirs)
+            touched.append(path)
+    return done
+
+
 def import_conflicts(dry: bool, touched: list[Path]) -> list[str]:
     """A merge's conflicts between two import blocks (one side's imports moved, the other's edited) resolved
     by keeping both: the rewrite then gives both the new layout, and ruff's sort merges them into one block."""
@@ -627,7 +657,8 @@ def main() -> int:
     args = parser.parse_args()
     dry = args.check
     rewritten: list[Path] = []
-    changed = import_conflicts(dry, rewritten)
+    changed = take_theirs(dry, rewritten)
+    changed += import_conflicts(dry, rewritten)
     changed += carry(dry, rewritten)
     changed += move(dry)
     shims = {ROOT / PKG / f"{old}.py" for old in SHIMS}
