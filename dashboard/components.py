@@ -271,3 +271,44 @@ def table_download(
 
 def _set_system(system: str) -> None:
     st.session_state["system"] = system
+
+
+DOC_PAGE = "views/document.py"  # the "One document" page, as st.switch_page names it
+OPENED = (
+    "_doc_opened"  # documents opened from a table so far: in the tables' keys, so they come back unselected
+)
+CLICK_DOC = "Click a row to open its document in One document."
+
+
+def document_table(data: pd.DataFrame, key: str, docs: list[list[str]] | list[str], **kw) -> None:
+    """A table whose rows are documents (or hold some): a click on a row opens its (first) document on the
+    One document page, in this session, so uploaded files stay (a link would load a new page, and a new session
+    without them). ``docs``: per row, its document id or its document ids."""
+    picked = st.dataframe(
+        data,
+        hide_index=True,
+        width="stretch",
+        on_select="rerun",
+        selection_mode="single-row",
+        key=f"{key}_{st.session_state.get(OPENED, 0)}",
+        **kw,
+    )
+    rows = picked.selection.get("rows", []) if picked else []
+    if not rows:
+        return
+    chosen = docs[rows[0]]
+    ids = [chosen] if isinstance(chosen, str) else list(chosen)
+    if len(ids) == 1:
+        open_document(ids[0])
+    with st.container(horizontal=True):  # a row of several documents: each one click away
+        for i, d in enumerate(ids):
+            if st.button(f"Open {label_md(d)}", key=f"{key}_open_{i}", icon=":material/description:"):
+                open_document(d)
+
+
+def open_document(doc: str) -> None:
+    """Show ``doc`` on the One document page now (the table that asked starts unselected when seen again)."""
+    st.session_state["doc_id"] = str(doc)
+    st.session_state["doc_filter"] = "all"  # the document list's filter might leave it out
+    st.session_state[OPENED] = st.session_state.get(OPENED, 0) + 1
+    st.switch_page(DOC_PAGE)
