@@ -227,7 +227,7 @@ def filtered(ev_of: dict, ranked: pd.DataFrame, names: list[str]) -> pd.DataFram
             .strip()
             .upper()
         )
-        hits = np.nonzero(np.asarray(onto.keys) == q)[0] if q else []
+        hits = np.nonzero(np.asarray(onto.keys) == q)[0] if q else np.array([], dtype=np.int64)
         if not len(hits):
             right.caption(f"No code {md(q)} in this code system." if q else "Type a family's code.")
             return ranked

@@ -127,7 +127,7 @@ def offenders(ctx, ev) -> None:
             ["count", "rate"],
             default="count",
             key="rank_by",
-            format_func=RANK_WORDS.get,
+            format_func=RANK_WORDS.__getitem__,
             help=f"Count: the codes summed over the documents, so large families come first. Per 100 gold "
             f"codes: how many extra (missed) codes the run writes for every 100 codes of the family in the "
             f"gold standard, so a small family coded badly comes first; families with fewer than "
