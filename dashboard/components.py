@@ -273,42 +273,25 @@ def _set_system(system: str) -> None:
     st.session_state["system"] = system
 
 
-DOC_PAGE = "views/document.py"  # the "One document" page, as st.switch_page names it
-OPENED = (
-    "_doc_opened"  # documents opened from a table so far: in the tables' keys, so they come back unselected
-)
-CLICK_DOC = "Click a row to open its document in One document."
+DOC_PAGE = "views/document.py"  # the "One document" page
+CLICK_DOC = "Click a row, then its link, to open the document in One document."
 
 
 def document_table(data: pd.DataFrame, key: str, docs: list[list[str]] | list[str], **kw) -> None:
-    """A table whose rows are documents (or hold some): a click on a row opens its (first) document on the
-    One document page, in this session, so uploaded files stay (a link would load a new page, and a new session
-    without them). ``docs``: per row, its document id or its document ids."""
+    """A table whose rows are documents (or hold some): a click on a row gives the link to its document on
+    One document. A page link, not st.switch_page or a URL: both start the page afresh and lose the session's
+    uploaded files. ``docs``: per row, its document id or its document ids (then one is picked)."""
     picked = st.dataframe(
-        data,
-        hide_index=True,
-        width="stretch",
-        on_select="rerun",
-        selection_mode="single-row",
-        key=f"{key}_{st.session_state.get(OPENED, 0)}",
-        **kw,
+        data, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=key, **kw
     )
     rows = picked.selection.get("rows", []) if picked else []
     if not rows:
         return
     chosen = docs[rows[0]]
     ids = [chosen] if isinstance(chosen, str) else list(chosen)
-    if len(ids) == 1:
-        open_document(ids[0])
-    with st.container(horizontal=True):  # a row of several documents: each one click away
-        for i, d in enumerate(ids):
-            if st.button(f"Open {label_md(d)}", key=f"{key}_open_{i}", icon=":material/description:"):
-                open_document(d)
-
-
-def open_document(doc: str) -> None:
-    """Show ``doc`` on the One document page now (the table that asked starts unselected when seen again)."""
+    doc = ids[0]
+    if len(ids) > 1:
+        doc = st.pills("Document", ids, default=ids[0], key=f"{key}_pick_{rows[0]}") or ids[0]
     st.session_state["doc_id"] = str(doc)
     st.session_state["doc_filter"] = "all"  # the document list's filter might leave it out
-    st.session_state[OPENED] = st.session_state.get(OPENED, 0) + 1
-    st.switch_page(DOC_PAGE)
+    st.page_link(DOC_PAGE, label=f"Open document {label_md(doc)} →", icon=":material/description:")

@@ -383,7 +383,7 @@ def written_instead(ctx, ev, focus: int | None, head: str) -> None:
             "examples": st.column_config.TextColumn("For example, documents"),
         },
     )
-    st.caption("Click a row to open one of its example documents in One document.")
+    st.caption("Click a row, then one of its example documents, to open it in One document.")
 
 
 def split_ids(examples: str) -> list[str]:

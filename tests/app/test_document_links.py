@@ -36,6 +36,15 @@ def select_row(at, key: str, row: int):
     return at.run()
 
 
+def follow_link(at, doc: str):
+    """The page link the selection drew names ``doc``; following it (a page change in the same session) shows
+    One document on it."""
+    links = [e for e in at.main if getattr(e, "type", "") == "page_link"]
+    assert [e.proto.label for e in links] == [f"Open document {doc} →"]
+    assert links[0].proto.page.endswith("document")
+    return at.switch_page("views/document.py").run()
+
+
 def on_document(at) -> bool:
     return any(t.value == "One document" for t in at.title)
 
@@ -51,6 +60,7 @@ def test_documents_behind_a_family_open_on_one_document():
     want = str(table.value.doc_id.iloc[2])
     select_row(at, table.key, 2)
     assert not at.exception, [e.value for e in at.exception]
+    follow_link(at, want)
     assert on_document(at)
     assert at.session_state["doc_id"] == want
     assert at.selectbox(key="doc_pick").value == want
@@ -61,9 +71,10 @@ def test_written_instead_examples_each_open_their_document():
     table = next(d for d in at.dataframe if d.key and d.key.startswith("instead_"))
     examples = str(table.value.examples.iloc[0]).split(", ")
     select_row(at, table.key, 0)
-    buttons = [b for b in at.button if b.key and b.key.startswith(table.key.rsplit("_", 1)[0] + "_open_")]
-    assert [b.label for b in buttons] == [f"Open {d}" for d in examples]
-    buttons[-1].click().run()
+    pills = next(p for p in at.main.get("button_group") if p.key and p.key.startswith(table.key))
+    assert list(pills.options) == examples
+    pills.set_value(examples[-1]).run()
+    follow_link(at, examples[-1])
     assert on_document(at)
     assert at.selectbox(key="doc_pick").value == examples[-1]
 
@@ -73,6 +84,7 @@ def test_compare_disagreements_open_on_one_document():
     table = next(d for d in at.dataframe if d.key and d.key.startswith("cmp_docs_"))
     want = str(table.value.doc_id.iloc[0])
     select_row(at, table.key, 0)
+    follow_link(at, want)
     assert on_document(at)
     assert at.selectbox(key="doc_pick").value == want
 
@@ -86,6 +98,7 @@ def test_an_opened_document_clears_a_filter_that_would_hide_it():
     table = next(d for d in at.dataframe if d.key and d.key.startswith("detail_"))
     i = next(i for i, d in enumerate(table.value.doc_id.astype(str)) if d not in only)
     select_row(at, table.key, i)
+    follow_link(at, str(table.value.doc_id.iloc[i]))
     assert at.selectbox(key="doc_pick").value == str(table.value.doc_id.iloc[i])
     assert at.selectbox(key="doc_filter").value == "all"
 
