@@ -19,8 +19,8 @@ import texts
 import urlstate
 from components import keep_choice, md
 
-from cophe_core.coder_report import MIN_SUPPORT, ranked_families
-from cophe_core.families import family_errors
+from cophe_core.coder_report import ranked_families
+from cophe_core.families import MIN_SUPPORT, family_errors, per_gold_rates
 from cophe_core.ontology import family_level
 from cophe_core.plotting import COLOUR_BY, colour_range, coloured, tree_figure
 from cophe_core.substitutions import substitution_summary, substitution_table
@@ -33,12 +33,17 @@ HEIGHT = 900
 DETAIL_ROWS = 100  # documents listed behind a family; the rest are one click away in the document view
 RANKED = 6  # families per ranked list
 RANK_WORDS = {"count": "Count", "rate": "Per 100 gold codes"}
-COLOURS = ["balance", "fp", "fn", "error_share", "f1", "set_f1"]
+COLOURS = ["balance", "fp", "fn", "extra_per_100", "missed_per_100", "error_share", "f1", "set_f1"]
 COLOUR_WORDS = {
     "balance": "red where the run writes more extra codes than it misses, per code the family handles (correct, "
     "extra and missed), blue where it misses more, white where it is balanced",
     "fp": "darker red where the run writes more extra codes (a count, so large families stand out)",
     "fn": "darker blue where the run misses more gold codes (a count)",
+    "extra_per_100": "darker red where the run writes more extra codes for every 100 gold codes of the family "
+    f"(a rate, so small families count as much as large ones); grey where the family has fewer than "
+    f"{MIN_SUPPORT} gold codes, too few to judge",
+    "missed_per_100": "darker blue where the run misses more of every 100 gold codes of the family (a rate); "
+    f"grey where the family has fewer than {MIN_SUPPORT} gold codes, too few to judge",
     "error_share": "darker where the family holds more of the run's errors",
     "f1": "yellow for a high F1 (right family and count), dark blue for a low one",
     "set_f1": "yellow for a high F1 (families only), dark blue for a low one",
@@ -259,6 +264,8 @@ def legend(sub: pd.DataFrame, colour: str, focus_label: str) -> None:
         if colour == "error_share"
         else f"the scale runs from 0 to {high:,.0f} codes"
         if colour in ("fp", "fn")
+        else f"the scale runs from 0 to {high:,.0f} per 100 gold codes"
+        if colour in ("extra_per_100", "missed_per_100")
         else f"the scale runs 0 to {high:.2f}"
     )
     st.caption(
@@ -481,7 +488,9 @@ if ctx:
         COLOURS,
         format_func=lambda k: COLOUR_BY[k][0],
         key="tree_colour",
-        help=" ".join(texts.HELP[k] for k in ("balance", "fp", "fn", "error_share", "f1", "set_f1")),
+        help=" ".join(texts.HELP[k] for k in ("balance", "fp", "fn", "error_share", "f1", "set_f1"))
+        + f" Per 100 gold codes: extra (missed) codes for every 100 codes of the family in the gold standard; "
+        f"families with fewer than {MIN_SUPPORT} gold codes stay grey.",
     )
     depth = b.slider("Levels shown below the focus", 1, 3, 2, key="tree_depth")
     find_box(onto, c)
@@ -502,6 +511,7 @@ if ctx:
             max_nodes=MAX_NODES,
             min_share=MIN_SHARE,
         )
+        sub = per_gold_rates(sub)  # extra and missed codes per 100 gold codes, for the colours that show them
         words = {
             k: texts.term(k) for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1", "error_share")
         }
