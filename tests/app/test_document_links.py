@@ -159,3 +159,27 @@ def test_tree_ranks_families_per_100_gold_codes_with_a_minimum_support():
     assert list(over.code) != list(count.code)  # the rate ranking is not the count ranking
     text = "\n".join(m.value for m in at.main.markdown)
     assert "fewer than 10 gold codes are left out" in text
+
+
+def test_tree_colours_by_extra_codes_per_100_gold_codes():
+    """The colour choice exists, its legend says what grey means, and the tiles below 10 gold codes are grey."""
+    from cophe_core.plotting import OTHER_COLOUR
+
+    at = run_app("views/tree.py")
+    at.text_input(key="tree_find").set_value("428").run()  # a category: its codes, some with few gold codes
+    at.selectbox(key="tree_colour").set_value("extra_per_100").run()
+    assert not at.exception, [e.value for e in at.exception]
+    legend = next(c.value for c in at.main.caption if "**Colour**" in c.value)
+    assert "per 100 gold codes" in legend and "fewer than 10 gold codes" in legend
+    import json
+
+    chart = json.loads(next(e for e in at.main.get("plotly_chart")).proto.spec)
+    trace = chart["data"][0]
+    colours, custom = trace["marker"]["colors"], trace["customdata"]
+    gold = [row[2] for row in custom]
+    ids = trace["ids"]
+    small = [i for i, (g, n) in enumerate(zip(gold, ids)) if str(n).startswith("n") and g < 10]
+    large = [i for i, (g, n) in enumerate(zip(gold, ids)) if str(n).startswith("n") and g >= 10]
+    assert small and large, (ids[:5], gold[:5])
+    assert all(colours[i] == OTHER_COLOUR for i in small)
+    assert all(colours[i] != OTHER_COLOUR for i in large)
