@@ -211,7 +211,7 @@ def rate_panel(table: pd.DataFrame, top: pd.DataFrame, count: str, rate: str, wo
             "code": st.column_config.TextColumn(texts.term("code"), width="small"),
             "title": st.column_config.TextColumn(texts.term("title"), width="medium"),
             rate: st.column_config.NumberColumn(
-                "Per 100 gold",
+                "Per 100",
                 format="%.0f",
                 width="small",
                 help=f"{word.capitalize()} for every 100 codes of this family in the gold standard.",
