@@ -26,7 +26,15 @@ from scipy import stats as sps
 from .metrics import Evaluation, Figures, on_shared_documents
 from .stats import document_weights
 
-__all__ = ["within_family", "describe_gaps", "gap_statement", "family_errors", "family_changes"]
+__all__ = [
+    "within_family",
+    "describe_gaps",
+    "gap_statement",
+    "family_errors",
+    "family_changes",
+    "MIN_SUPPORT",
+    "per_gold_rates",
+]
 
 PRODUCT_CELLS = 2_000_000  # cells of one block of resampled family counts (16 MB)
 
@@ -155,6 +163,27 @@ def gap_statement(
         f"Run {run}: {cophe} F1 falls below {set_based} most at {name(top.level)} ({top.cophe_f1:.3f} "
         f"against {top.set_f1:.3f}: {cause} within its families){then}."
     )
+
+
+MIN_SUPPORT = 10  # gold codes a family needs for its rates per gold code to be ranked or coloured
+
+
+def per_gold_rates(table: pd.DataFrame, min_support: int = MIN_SUPPORT) -> pd.DataFrame:
+    """``table`` (columns ``gold``, ``fp``, ``fn``) with ``extra_per_100`` = 100 · FP / gold and
+    ``missed_per_100`` = 100 · FN / gold, a family's over- and under-coding rates; NaN where the family has
+    fewer than ``min_support`` gold codes (at least 1): too few to judge a rate by.
+
+    >>> t = pd.DataFrame({"gold": [20, 4, 0], "fp": [5, 4, 3], "fn": [2, 0, 0]})
+    >>> per_gold_rates(t, min_support=10)[["extra_per_100", "missed_per_100"]].values.tolist()
+    [[25.0, 10.0], [nan, nan], [nan, nan]]
+    """
+    gold = table.gold.to_numpy(dtype=float)
+    supported = gold >= max(min_support, 1)
+    out = table.copy()
+    for rate, count in (("extra_per_100", "fp"), ("missed_per_100", "fn")):
+        values = 100.0 * table[count].to_numpy(dtype=float) / np.where(supported, gold, 1.0)
+        out[rate] = np.where(supported, values, np.nan)
+    return out
 
 
 def family_errors(ev: Evaluation, level: str) -> pd.DataFrame:

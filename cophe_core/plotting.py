@@ -32,6 +32,8 @@ COLOUR_BY = {
     "balance": ("Extra vs missed", DIVERGING, -1.0, 1.0),
     "fp": ("Extra codes", "Reds", 0.0, 1.0),
     "fn": ("Missed codes", "Blues", 0.0, 1.0),
+    "extra_per_100": ("Extra codes per 100 gold codes", "Reds", 0.0, 1.0),
+    "missed_per_100": ("Missed codes per 100 gold codes", "Blues", 0.0, 1.0),
     "error_share": ("Share of the run's errors", "Oranges", 0.0, 1.0),
     "f1": ("F1 (right family and count)", SEQUENTIAL, 0.0, 1.0),
     "set_f1": ("F1, families only", SEQUENTIAL, 0.0, 1.0),
@@ -387,7 +389,8 @@ def colour_range(
 
 ROOT_COLOUR = "#f5f5f5"  # "All codes" is the sum of everything: a frame, not a family
 OTHER_COLOUR = "#e6e6e6"  # an "Other" tile merges families: it is not one, so it takes no colour of the scale
-COUNT_COLOURS = ("fp", "fn")  # colours that are amounts, not rates
+COUNT_COLOURS = ("fp", "fn", "extra_per_100", "missed_per_100")  # colours shown as whole numbers
+SUPPORTED_COLOURS = ("extra_per_100", "missed_per_100")  # no value (too few gold codes): grey, not a colour
 COLOUR_UNITS = {
     "balance": "(extra − missed) per code handled",
     "delta_f1": "purple: B higher, orange: B lower",
@@ -395,6 +398,8 @@ COLOUR_UNITS = {
     "error_share": "extra + missed, of all the run's",
     "fp": "codes written beyond the gold standard",
     "fn": "gold codes not written",
+    "extra_per_100": "grey: fewer than 10 gold codes",
+    "missed_per_100": "grey: fewer than 10 gold codes",
     "f1": "0 = nothing right, 1 = all right",
     "set_f1": "0 = nothing right, 1 = all right",
 }
@@ -428,12 +433,14 @@ def tile_colours(sub: pd.DataFrame, colour: str, scale: str, lo: float, hi: floa
     >>> tile_colours(pd.DataFrame({"id": ["root", "7", "8"], "balance": [0.0, -1.0, 1.0], "merged": [[], [], []]}), "balance", "RdBu_r", -1.0, 1.0)
     ['#f5f5f5', 'rgb(5, 48, 97)', 'rgb(103, 0, 31)']
     """
-    values = pd.to_numeric(sub[colour], errors="coerce").fillna((lo + hi) / 2).clip(lo, hi)
+    raw = pd.to_numeric(sub[colour], errors="coerce")
+    values = raw.fillna((lo + hi) / 2).clip(lo, hi)
     span = hi - lo if hi > lo else 1.0
     colours = sample_colorscale(get_colorscale(scale), ((values - lo) / span).tolist())
+    unsupported = raw.isna().to_numpy() if colour in SUPPORTED_COLOURS else np.zeros(len(sub), bool)
     return [
-        ROOT_COLOUR if i == "root" else OTHER_COLOUR if len(m) else c
-        for i, c, m in zip(sub.id, colours, sub.merged)
+        ROOT_COLOUR if i == "root" else OTHER_COLOUR if len(m) or none else c
+        for i, c, m, none in zip(sub.id, colours, sub.merged, unsupported)
     ]
 
 
