@@ -140,8 +140,9 @@ def offenders(ctx, ev) -> None:
                     shown,
                     f"rank_{count}_{lv}_{view()}",
                     column_config={
-                        "code": st.column_config.TextColumn(texts.term("code"), width="small"),
-                        "title": st.column_config.TextColumn(texts.term("title"), width="medium"),
+                        # half the page at 1280 px: the title takes what the numbers leave, the code pinned
+                        "code": st.column_config.TextColumn(texts.term("code"), width="small", pinned=True),
+                        "title": st.column_config.TextColumn(texts.term("title"), width=120),
                         count: st.column_config.NumberColumn(
                             texts.term(count), help=texts.HELP[count], format="%d", width="small"
                         ),
