@@ -474,6 +474,26 @@ def tree_labels(sub: pd.DataFrame) -> list[str]:
     return out
 
 
+def without_root(sub: pd.DataFrame) -> pd.DataFrame:
+    """The tiles of ``sub`` less the virtual "All codes" root, whose children become the top tiles.
+
+    An icicle gives every depth the same width, so a root drawn for one label would take a third of a
+    two-level view; the heading above the chart names the view instead. Counts are not changed.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> sub = pd.DataFrame({"id": ["root", "n1", "n2", "n3"], "parent_id": ["", "root", "root", "n1"]})
+    >>> without_root(sub).parent_id.tolist()
+    ['', '', 'n1']
+    """
+    if not (sub.id == "root").any():
+        return sub
+    out = sub[sub.id != "root"].copy()
+    out["parent_id"] = out.parent_id.mask(out.parent_id == "root", "")
+    return out
+
+
 def tree_figure(
     sub: pd.DataFrame,
     colour: str = "balance",
@@ -504,10 +524,11 @@ def tree_figure(
     >>> from cophe_core.tree import focused_subtree
     >>> fig = tree_figure(focused_subtree(a.nodes, a.ontology))
     >>> fig.data[0].type, fig.data[0].labels[0]
-    ('icicle', 'All codes')
+    ('icicle', '<b>249-259</b> Diseases of other endocrine glands')
     """
     title, scale, lo, hi = COLOUR_BY[colour]
     units = COLOUR_UNITS.get(colour, "")
+    sub = without_root(sub)
     if runs is not None:  # name the runs where the legend says A and B
         title = title.replace("B − A", f"{runs[1]} − {runs[0]}")
         units = units.replace("B ", f"{runs[1]} ")

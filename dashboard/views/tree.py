@@ -169,8 +169,9 @@ def count_panel(table: pd.DataFrame, count: str, share: str, head: str, word: st
         shown,
         f"rank_{count}_{lv}_{view()}",
         column_config={
-            "code": st.column_config.TextColumn(texts.term("code"), width="small"),
-            "title": st.column_config.TextColumn(texts.term("title"), width="medium"),
+            # half the page at 1280 px: the title takes what the numbers leave, the code pinned
+            "code": st.column_config.TextColumn(texts.term("code"), width="small", pinned=True),
+            "title": st.column_config.TextColumn(texts.term("title"), width=120),
             count: st.column_config.NumberColumn(
                 texts.term(count), help=texts.HELP[count], format="%d", width="small"
             ),
@@ -208,8 +209,9 @@ def rate_panel(table: pd.DataFrame, top: pd.DataFrame, count: str, rate: str, wo
         shown,
         f"rate_{count}_{lv}_{view()}",
         column_config={
-            "code": st.column_config.TextColumn(texts.term("code"), width="small"),
-            "title": st.column_config.TextColumn(texts.term("title"), width="medium"),
+            # half the page at 1280 px: the title takes what the numbers leave, the code pinned
+            "code": st.column_config.TextColumn(texts.term("code"), width="small", pinned=True),
+            "title": st.column_config.TextColumn(texts.term("title"), width=120),
             rate: st.column_config.NumberColumn(
                 "Per 100",
                 format="%.0f",
