@@ -427,5 +427,6 @@ def _keywords(rule: Rule) -> dict[str, Any]:
 
 
 def _codes(inputs: list[RawLabels]) -> set[str]:
-    """The distinct codes of the inputs, for detecting their code system."""
-    return set().union(*(set(r.pairs.code) for r in inputs))
+    """The distinct codes of the inputs, for detecting their code system (distinct first: no Python object per
+    row)."""
+    return set().union(*(r.pairs.code.drop_duplicates().tolist() for r in inputs))

@@ -25,6 +25,7 @@ import pandas as pd
 
 from . import __version__
 from .api import Decision, decide_run, score_files, score_labels
+from .datasets import DEFAULT_CHUNK_ROWS, is_dataset
 from .files import InputError, excerpt
 from .labels import DEFAULT_MAX_REJECTED, RowBound, TooManyRejected
 from .metrics import Figures
@@ -34,7 +35,6 @@ from .readers import RawScores, read_input, read_labels
 from .report import safe_csv
 from .slices import MAX_EDGES
 from .stats import bootstrap
-from .stream import DEFAULT_CHUNK_ROWS, is_dataset, score_dataset
 from .suite import icm_note, suite
 
 __all__ = ["main"]
@@ -420,6 +420,8 @@ def _aggregate(args: argparse.Namespace) -> int:
     }
     try:
         if args.stream or is_dataset(args.gold) or any(is_dataset(p) for p in runs.values()):
+            from .stream import score_dataset  # here: the in-memory path needs no pyarrow.dataset
+
             evs = {}
             ontology: Any = args.ontology
             for run, path in runs.items():
@@ -766,6 +768,8 @@ def _in_memory(args: argparse.Namespace) -> _Scored:
 
 def _streamed(args: argparse.Namespace) -> _Scored:
     """The inputs scored in chunks (:func:`cophe_core.stream.score_dataset`)."""
+    from .stream import score_dataset  # here: the in-memory path needs no pyarrow.dataset
+
     ev = score_dataset(
         args.gold,
         args.pred,

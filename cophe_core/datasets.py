@@ -15,9 +15,20 @@ from pathlib import Path
 
 from .files import InputError
 
-__all__ = ["GLOB_CHARS", "MAX_FILES", "MAX_FOLDERS", "dataset_files", "is_dataset", "glob_root"]
+__all__ = [
+    "DEFAULT_CHUNK_ROWS",
+    "GLOB_CHARS",
+    "MAX_FILES",
+    "MAX_FOLDERS",
+    "dataset_files",
+    "is_dataset",
+    "glob_root",
+]
 
 GLOB_CHARS = frozenset("*?[")
+# rows of one chunk read (pass 1) and, about, of one bucket counted (pass 2): a few hundred MB each. Here, not
+# in cophe_core.stream, so that the CLI states it without importing the streamed path (pyarrow.dataset).
+DEFAULT_CHUNK_ROWS = 1_000_000
 MAX_FILES = 100_000  # a dataset's data files (Spark writes one per partition: thousands, not millions)
 MAX_FOLDERS = 100_000
 

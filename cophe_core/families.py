@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from scipy import stats as sps
 
 from .metrics import Evaluation, Figures, on_shared_documents
 from .stats import document_weights
@@ -317,6 +316,8 @@ def _family_table(
         low = high = p = np.full(m, np.nan)
         q = np.full(m, np.nan)
     else:
+        from scipy import stats as sps  # here, not at the top: it takes 0.4 s to import and few commands test
+
         d, confidence = draws
         alpha = (1 - confidence) / 2
         low, high = np.quantile(d, [alpha, 1 - alpha], axis=0) if len(d) else (np.full(m, np.nan),) * 2

