@@ -56,6 +56,7 @@ def cache_dir() -> Path | None:
 def _key(name: str, release: str) -> str:
     """The SHA-256 (hex) of what the ontology ``name`` is built from."""
     from .. import __version__  # here: at the top it would tie the package's import cycle in a knot
+
     h = hashlib.sha256(f"{name}\0{release}\0{__version__}\0".encode())
     for path in [_HERE / f for f in _BUILDER_FILES] + sorted((_HERE / "data").glob("*")):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
@@ -90,7 +91,13 @@ def _objects(strings: list[str]) -> np.ndarray:
 def to_arrays(onto: Ontology) -> dict[str, np.ndarray]:
     """An ontology as named plain arrays: numbers as they are, lists of strings packed (:func:`_pack`).
 
-    Raises ``ValueError`` for a string holding NUL (then the ontology is not cached)."""
+    Raises ``ValueError`` for a string holding NUL (then the ontology is not cached).
+
+    >>> from cophe_core.ontology import icd9_ontology
+    >>> arrays = to_arrays(icd9_ontology())
+    >>> arrays["level"].dtype == icd9_ontology().level.dtype, str(arrays["name"])
+    (True, 'icd9')
+    """
     arrays = {
         "name": np.array(onto.name),
         "levels": np.array(onto.levels, dtype=str),
@@ -116,7 +123,13 @@ def to_arrays(onto: Ontology) -> dict[str, np.ndarray]:
 
 
 def from_arrays(a: dict[str, np.ndarray]) -> Ontology:
-    """The ontology :func:`to_arrays` gave the arrays of, equal to it in every field and dtype."""
+    """The ontology :func:`to_arrays` gave the arrays of, equal to it in every field and dtype.
+
+    >>> from cophe_core.ontology import icd9_ontology
+    >>> onto = from_arrays(to_arrays(icd9_ontology()))
+    >>> onto.n_nodes == icd9_ontology().n_nodes, onto.keys[onto.codes["428.0"]]
+    (True, '428.0')
+    """
 
     def text(field: str) -> str | None:
         return str(a[field]) if field in a else None
