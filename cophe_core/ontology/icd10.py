@@ -23,6 +23,7 @@ scores are reported per system and overall.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
@@ -291,7 +292,12 @@ def _build_pcs(b: OntologyBuilder, tag: _Tagged) -> None:
             parent = (level, key)
 
 
-def _ontology(name: str, levels: tuple[str, ...], default: str, *parts) -> Ontology:
+def _ontology(
+    name: str,
+    levels: tuple[str, ...],
+    default: str,
+    *parts: tuple[Callable[[OntologyBuilder, _Tagged], None], _Tagged],
+) -> Ontology:
     b = OntologyBuilder(name, levels)
     b.default_max_level = default
     b.code_system = name
