@@ -304,7 +304,9 @@ class Aggregate:
         if run not in self.counts:
             raise KeyError(f"no run {run!r} in this aggregate analysis; it has {self.run_names}")
         key = (run, level, None if slice is None else slice.key)
-        cache = self.__dict__.setdefault("_evaluations", {})
+        cache: dict[tuple[str, str, str | None], AggregateEvaluation] = self.__dict__.setdefault(
+            "_evaluations", {}
+        )
         if key not in cache:
             counts = _up_to(
                 self.counts[run] if slice is None else self.slice_counts[(run, slice.key)],
@@ -670,7 +672,7 @@ def _rows_table(rows: pd.DataFrame, runs: list[str]) -> bytes:
     return _parquet(table)
 
 
-def write_aggregate(agg: Aggregate, target: str | os.PathLike | None = None) -> bytes | None:
+def write_aggregate(agg: Aggregate, target: str | os.PathLike[str] | None = None) -> bytes | None:
     """The aggregate as a ``.cophe`` file (see the module docs): its bytes, or written to the path
     ``target`` and None. Parquet members are stored as they are (compressed already).
 
@@ -789,7 +791,7 @@ def is_aggregate(data: bytes) -> bool:
     return isinstance(manifest, dict) and manifest.get("kind") == KIND
 
 
-def read_aggregate(source: bytes | str | os.PathLike, *, name: str | None = None) -> Aggregate:
+def read_aggregate(source: bytes | str | os.PathLike[str], *, name: str | None = None) -> Aggregate:
     """Open an aggregate analysis (bytes, or a path), checking it like any upload (see the module docs). The
     per-document tables are read, and checked, when a figure first needs them.
 
@@ -824,7 +826,7 @@ class _Reader:
     def fail(self, what: str) -> InputError:
         return InputError(f"{self.name}: {what}")
 
-    def manifest(self) -> dict:
+    def manifest(self) -> dict[str, Any]:
         info = self.archive.members.get("manifest.json")
         if info is None:
             raise self.fail("no manifest.json; not a cophe analysis file")
@@ -849,7 +851,7 @@ class _Reader:
         check_manifest(m, AGGREGATE, name=self.name)
         return m
 
-    def field(self, m: dict, key: str, kind: type | tuple[type, ...], what: str) -> Any:
+    def field(self, m: dict[str, Any], key: str, kind: type | tuple[type, ...], what: str) -> Any:
         value = m.get(key)
         if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
             raise self.fail(f"manifest.json: {key} must be {what}, not {show(value)}")
@@ -951,7 +953,7 @@ class _Reader:
         self.members = self.field(m, "members", dict, "an object")
         onto = self.ontology(m)
         # the counts, names and types of the manifest's values are those of its schema (manifest.AGGREGATE)
-        runs: list[dict] = m["runs"]
+        runs: list[dict[str, Any]] = m["runs"]
         names = [r["name"] for r in runs]
         n_docs: int = m["documents"]
         options: dict[str, Any] = m["options"] if isinstance(m.get("options"), dict) else {}
@@ -1004,7 +1006,7 @@ class _Reader:
             {r["name"]: self.run_documents(r, n_docs) for r in runs},
         )
 
-    def run_documents(self, run: dict, n_docs: int) -> int:
+    def run_documents(self, run: dict[str, Any], n_docs: int) -> int:
         """A run's own documents (files written before runs kept their own: every document)."""
         n = run.get("n_documents", n_docs)
         if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= n_docs:
@@ -1024,7 +1026,7 @@ class _Reader:
             return []
         return [str(v)[:MAX_WARNING] for v in values[:MAX_WARNINGS]]
 
-    def ontology(self, m: dict) -> Ontology:
+    def ontology(self, m: dict[str, Any]) -> Ontology:
         about = self.field(m, "ontology", dict, "an object")
         levels, n = about["levels"], about["nodes"]  # as the schema allows (manifest.AGGREGATE)
         nodes = self.table(
@@ -1086,7 +1088,7 @@ class _Reader:
             code_system=about.get("code_system") if isinstance(about.get("code_system"), str) else None,
         )
 
-    def slice_edges(self, m: dict) -> list[int] | None:
+    def slice_edges(self, m: dict[str, Any]) -> list[int] | None:
         about = m.get("slices") or {}
         edges = about.get("edges") if isinstance(about, dict) else None
         if edges is None:

@@ -54,6 +54,7 @@ from .manifest import (
 
 if TYPE_CHECKING:
     from .api import Scoring
+    from .decisions import Rule
 
 __all__ = [
     "InputFile",
@@ -133,10 +134,10 @@ class Analysis:
 
     gold: InputFile
     runs: dict[str, InputFile]
-    options: dict = field(default_factory=dict)
-    rule: tuple | None = None
-    slice: dict | None = None
-    view: dict = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    rule: Rule | None = None
+    slice: dict[str, Any] | None = None
+    view: dict[str, Any] = field(default_factory=dict)
     hierarchy: InputFile | None = None
     metadata: InputFile | None = None
     training: InputFile | None = None
@@ -264,7 +265,7 @@ def creation_time(environ: Mapping[str, str] | None = None) -> str:
     return datetime.fromtimestamp(int(epoch), UTC).isoformat(timespec="seconds")
 
 
-def _manifest(analysis: Analysis) -> tuple[dict, list[tuple[zipfile.ZipInfo, bytes]]]:
+def _manifest(analysis: Analysis) -> tuple[dict[str, Any], list[tuple[zipfile.ZipInfo, bytes]]]:
     """The manifest without ``created`` and ``checksum``, and the input members."""
     inputs = analysis.inputs()
     if len(inputs) + 2 > MAX_MEMBERS:
@@ -308,7 +309,7 @@ def _manifest(analysis: Analysis) -> tuple[dict, list[tuple[zipfile.ZipInfo, byt
     return manifest, members
 
 
-def _json(manifest: dict) -> bytes:
+def _json(manifest: dict[str, Any]) -> bytes:
     return json.dumps(manifest, indent=1, sort_keys=True, allow_nan=False).encode()
 
 
@@ -512,10 +513,10 @@ def analysis_from_files(
     gold: str | Path,
     runs: Mapping[str, str | Path],
     *,
-    options: dict,
-    rule: tuple | None = None,
+    options: dict[str, Any],
+    rule: Rule | None = None,
     hierarchy: str | Path | None = None,
-    view: dict | None = None,
+    view: dict[str, Any] | None = None,
     created: str = "",
     cophe_version: str = "",
     code_sets: Mapping[str, str] | None = None,
@@ -573,7 +574,7 @@ def score_analysis(analysis: Analysis) -> Scoring:
     ontology: Any = o.get("ontology") or "auto"
     if ontology == "custom" and analysis.hierarchy is not None:
         ontology = load_hierarchy(analysis.hierarchy.data, name=analysis.hierarchy.name)
-    rule = {analysis.rule[0]: analysis.rule[1]} if analysis.rule else {}
+    kind, value = analysis.rule or ("", 0)
     scoring = score_files(
         stream(analysis.gold),
         {run: stream(f) for run, f in analysis.runs.items()},
@@ -583,7 +584,8 @@ def score_analysis(analysis: Analysis) -> Scoring:
         code_col=o.get("code_col"),
         header=o.get("header"),
         bound=None if o.get("score_anyway") else RowBound(),
-        **rule,
+        threshold=float(value) if kind == "threshold" else None,
+        top_k=int(value) if kind == "top_k" else None,
     )
     levels = scoring.corpus.ontology.levels
     if o.get("max_level") is not None and o["max_level"] not in levels:

@@ -28,7 +28,7 @@ from .api import Decision, decide_run, score_files, score_labels
 from .datasets import DEFAULT_CHUNK_ROWS, is_dataset
 from .files import InputError, excerpt
 from .labels import DEFAULT_MAX_REJECTED, RowBound, TooManyRejected
-from .metrics import Figures
+from .metrics import Evaluation, Figures
 from .ontology import NAMES
 from .options import OPTIONS
 from .readers import RawScores, read_input, read_labels
@@ -215,7 +215,7 @@ def _edges(text: str) -> tuple[int, ...] | None:
     return edges
 
 
-def _compare_parser(sub) -> None:
+def _compare_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c = sub.add_parser(
         "compare",
         help="compare runs against one gold standard: intervals, tests against a baseline (Holm) and the "
@@ -274,7 +274,7 @@ def _reading_arguments(p: argparse.ArgumentParser, *, max_level: str = "as for c
     p.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
 
 
-def _aggregate_parser(sub) -> None:
+def _aggregate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     a = sub.add_parser(
         "aggregate",
         help="write an aggregate analysis (counts, not codes) of runs too large to upload, for the dashboard",
@@ -328,7 +328,7 @@ def _runs_arguments(p: argparse.ArgumentParser, out: str) -> None:
     _reading_arguments(p)
 
 
-def _figure_parser(sub) -> None:
+def _figure_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from .figures_export import KINDS, WIDTHS
 
     f = sub.add_parser(
@@ -348,7 +348,7 @@ def _figure_parser(sub) -> None:
     f.add_argument("--top", type=_positive, default=15, help="families: how many (default 15)")
 
 
-def _report_parser(sub) -> None:
+def _report_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r = sub.add_parser(
         "report",
         help="write a table of the runs' scores for a paper (LaTeX, Markdown, CSV, HTML or PDF)",
@@ -549,7 +549,7 @@ def _run_forwarding_signals(command: list[str]) -> int:
     return 128 - code if code < 0 else code
 
 
-def _table(result: dict) -> str:
+def _table(result: dict[str, Any]) -> str:
     lines = [
         f"{result['documents']} documents, ontology {result['ontology']}, "
         f"levels {', '.join(result['levels'])}"
@@ -561,7 +561,7 @@ def _table(result: dict) -> str:
     head = f"{'measure':<10} {'level':<{w}} {'TP':>8} {'FP':>8} {'FN':>8} {'P':>7} {'R':>7} {'F1':>7}"
     lines += [head, "-" * len(head)]
 
-    def row(measure: str, level: str, s: dict) -> str:
+    def row(measure: str, level: str, s: dict[str, Any]) -> str:
         # a level holding no code at all (no gold, no predicted code) has nothing to score: "–", not 0.000
         empty = s["tp"] + s["fp"] + s["fn"] == 0
         figures = " ".join(
@@ -817,7 +817,7 @@ def _out_format(args: argparse.Namespace, formats: Sequence[str]) -> str | None:
     return fmt
 
 
-def _evaluations(args: argparse.Namespace) -> dict:
+def _evaluations(args: argparse.Namespace) -> dict[str, Evaluation]:
     """Every ``--run`` scored against ``--gold`` (in memory), at ``--max-level``; the baseline checked."""
     runs = dict(args.run)
     if len(runs) != len(args.run):
@@ -903,7 +903,7 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _intervals(ci: pd.DataFrame, args: argparse.Namespace) -> dict:
+def _intervals(ci: pd.DataFrame, args: argparse.Namespace) -> dict[str, Any]:
     """The JSON's ``intervals``: the bootstrap's settings and each figure's [low, high]."""
     return {
         "resamples": args.bootstrap,
@@ -913,7 +913,7 @@ def _intervals(ci: pd.DataFrame, args: argparse.Namespace) -> dict:
     }
 
 
-def _emit(result: dict, format: str, warnings: list[str]) -> None:
+def _emit(result: dict[str, Any], format: str, warnings: list[str]) -> None:
     """The result on stdout (JSON or the table), then the warnings on stderr."""
     try:
         if format == "json":
@@ -1010,7 +1010,7 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _compare_table(cmp: Any, result: dict) -> str:
+def _compare_table(cmp: Any, result: dict[str, Any]) -> str:
     """``cophe compare``'s table: the headline figures of every run against the baseline, the headline
     verdicts of B − A, and the first families that changed."""
     from .comparison import p_text

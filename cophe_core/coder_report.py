@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 
@@ -196,7 +197,7 @@ def coder_report_html(
     return "".join(parts)
 
 
-def coder_report(evals: Mapping[str, Evaluation], fmt: str, **kw) -> bytes:
+def coder_report(evals: Mapping[str, Evaluation], fmt: str, **kw: Any) -> bytes:
     """:func:`coder_report_html` as the bytes of an ``html`` or ``pdf`` file (A4).
 
     >>> from cophe_core import score_files

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from .files import InputError
@@ -66,7 +67,7 @@ def glob_root(source: str) -> Path:
     return Path(*fixed) if fixed else Path(".")
 
 
-def dataset_files(source: str | os.PathLike) -> list[Path]:
+def dataset_files(source: str | os.PathLike[str]) -> list[Path]:
     """The data files of a source, sorted: the file itself; a folder's files at any depth, hidden and
     ``_``-prefixed names (``_SUCCESS``) left out; or a glob's matches (``**`` for any depth). Each file once.
 
@@ -146,7 +147,7 @@ def _name_pattern(part: str) -> str:
     return ("" if part.startswith(".") else "(?!\\.)") + "".join(out)
 
 
-def _walk(root: Path, keep, source: str) -> list[Path]:
+def _walk(root: Path, keep: Callable[[Path], bool], source: str) -> list[Path]:
     """The files under ``root`` whose path relative to it passes ``keep``, each once, sorted: folders entered by
     their resolved path once, never outside ``root``; a file reached twice kept once."""
     top = root.resolve()

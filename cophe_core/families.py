@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
 
 from .metrics import Evaluation, Figures, on_shared_documents
 from .stats import document_weights
@@ -350,12 +351,13 @@ def _family_table(
     return out.iloc[order].reset_index(drop=True)
 
 
-def _f1(tp, predicted, gold) -> np.ndarray:
+def _f1(tp: ArrayLike, predicted: ArrayLike, gold: np.ndarray) -> NDArray[np.float64]:
     """2TP / (predicted + gold), which is 2TP / (2TP + FP + FN): the F1 of :func:`cophe_core.metrics.prf`,
     0 where nothing is in play."""
     tp = np.asarray(tp, dtype=float)
     den = np.asarray(predicted, dtype=float) + gold
-    return np.divide(2 * tp, den, out=np.zeros_like(tp), where=den > 0)
+    f1: NDArray[np.float64] = np.divide(2 * tp, den, out=np.zeros_like(tp), where=den > 0)
+    return f1
 
 
 def _delta_f1(totals: np.ndarray, m: int) -> np.ndarray:

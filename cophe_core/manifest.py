@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .archive import show
+from .decisions import Rule
 from .files import InputError
 from .ontology import NAMES
 from .ontology.custom import MAX_ANCESTOR_CELLS, MAX_LEVELS
@@ -54,7 +55,7 @@ SYSTEMS = ("auto", "diagnosis", "procedure")
 #: ``max_level`` is checked on opening, before its ontology (up to 12 s to build) is loaded
 BUILT_IN_LEVELS = {"icd9": ICD9_LEVELS, "icd10cm": CM_LEVELS, "icd10pcs": PCS_LEVELS, "icd10": CM_LEVELS}
 
-Fits = Callable[[Any, dict], bool]  # (the value, the whole manifest) -> whether it is allowed
+Fits = Callable[[Any, dict[str, Any]], bool]  # (the value, the whole manifest) -> whether it is allowed
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ def _values(node: Any, parts: Sequence[str], where: str) -> Iterator[tuple[str, 
     )
 
 
-def check_manifest(manifest: dict, schema: Sequence[Field], *, name: str) -> None:
+def check_manifest(manifest: dict[str, Any], schema: Sequence[Field], *, name: str) -> None:
     """Every field of ``schema`` in ``manifest`` as allowed, in the table's order (a parent before its
     children); else an :class:`InputError` naming the file, ``manifest.json`` and the field.
 
@@ -117,7 +118,7 @@ def _shown(value: Any) -> str:
     return f"a list of {len(value):,}" if isinstance(value, list) and len(value) > 8 else show(value)
 
 
-def parse_rule(rule: Any) -> tuple | None:
+def parse_rule(rule: Any) -> Rule | None:
     """``("threshold", float)``, ``("top_k", int)`` or None, from a tuple or a JSON list (``ValueError``
     saying what is wrong otherwise).
 
@@ -170,11 +171,11 @@ def _texts(high: int, *, null: bool = False) -> Fits:
     return lambda v, m: _list(high, null=null)(v, m) and (v is None or all(isinstance(x, str) for x in v))
 
 
-def _text_map(v: Any, _: dict) -> bool:
+def _text_map(v: Any, _: dict[str, Any]) -> bool:
     return v is None or isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
 
 
-def _rule(v: Any, _: dict) -> bool:
+def _rule(v: Any, _: dict[str, Any]) -> bool:
     try:
         parse_rule(v)
     except ValueError:
@@ -200,11 +201,11 @@ def is_level_of(value: Any, ontology: Any) -> bool:
     return value in known
 
 
-def _saved_level(v: Any, m: dict) -> bool:
+def _saved_level(v: Any, m: dict[str, Any]) -> bool:
     return is_level_of(v, (m.get("options") or {}).get("ontology", "auto"))
 
 
-def _levels(v: Any, _: dict) -> bool:
+def _levels(v: Any, _: dict[str, Any]) -> bool:
     return (
         isinstance(v, list)
         and 1 <= len(v) <= MAX_LEVELS
@@ -213,15 +214,15 @@ def _levels(v: Any, _: dict) -> bool:
     )
 
 
-def _nodes(v: Any, m: dict) -> bool:
+def _nodes(v: Any, m: dict[str, Any]) -> bool:
     return type(v) is int and 0 <= v <= MAX_NODES and v * len(m["ontology"]["levels"]) <= MAX_ANCESTOR_CELLS
 
 
-def _aggregate_level(v: Any, m: dict) -> bool:
+def _aggregate_level(v: Any, m: dict[str, Any]) -> bool:
     return v is None or isinstance(v, str) and v in m["ontology"]["levels"]
 
 
-def _run_name(v: Any, m: dict) -> bool:
+def _run_name(v: Any, m: dict[str, Any]) -> bool:
     return (
         _text()(v, m)
         and bool(v.strip())
@@ -229,11 +230,11 @@ def _run_name(v: Any, m: dict) -> bool:
     )
 
 
-def _run_documents(v: Any, m: dict) -> bool:
+def _run_documents(v: Any, m: dict[str, Any]) -> bool:
     return type(v) is int and 0 <= v <= m["documents"]
 
 
-def _edges(v: Any, _: dict) -> bool:
+def _edges(v: Any, _: dict[str, Any]) -> bool:
     return v is None or (
         isinstance(v, list)
         and 1 <= len(v) <= MAX_EDGES

@@ -12,6 +12,8 @@ notebooks. No Streamlit, no metric maths. Needs Plotly: ``pip install ".[plot]"`
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -81,7 +83,7 @@ def _wrap(text: object, width: int = 20) -> str:
     return "<br>".join(html.escape(line) for line in lines) or html.escape(str(text))
 
 
-def _words(words: dict | None) -> dict:
+def _words(words: Mapping[str, str] | None) -> dict[str, str]:
     return {**CHART_WORDS, **MEASURE_NAMES, **(words or {})}
 
 
@@ -92,7 +94,7 @@ def _readable(fig: go.Figure) -> go.Figure:
     return fig
 
 
-def _grid(titles: list[str], per_row: int) -> dict:
+def _grid(titles: list[str], per_row: int) -> dict[str, Any]:
     """Layout axes of panels ``per_row`` to a row, sharing both axes, each titled; tick labels of the levels
     on the first column only. Written out rather than by ``make_subplots``, which costs 0.06 s a chart.
 
@@ -103,7 +105,7 @@ def _grid(titles: list[str], per_row: int) -> dict:
     cols, rows = min(per_row, n), -(-n // per_row)
     h_gap, v_gap = 0.02, 0.12 if rows > 1 else 0.0
     width, height = (1 - h_gap * (cols - 1)) / cols, (1 - v_gap * (rows - 1)) / rows
-    layout: dict = {"annotations": []}
+    layout: dict[str, Any] = {"annotations": []}
     for i in range(n):
         r, c, k = divmod(i, cols) + (i + 1,)
         x0, top = c * (width + h_gap), 1 - r * (height + v_gap)
@@ -138,15 +140,15 @@ def _grid(titles: list[str], per_row: int) -> dict:
 def _bars(
     df: pd.DataFrame,
     x: str,
-    levels: dict | None,
-    w: dict,
+    levels: Mapping[str, str] | None,
+    w: dict[str, str],
     text: str,
     custom_data: list[str],
     hover: str,
     *,
     panel: str | None = None,
     per_row: int = 1,
-    layout: dict | None = None,
+    layout: dict[str, Any] | None = None,
 ) -> go.Figure:
     """Horizontal bars of ``x`` by level (level names read on the axis), one colour per measure, with the
     ``hover`` template over ``custom_data`` and ``layout`` added to the figure's; with
@@ -234,8 +236,8 @@ def levels_bar(
     table: pd.DataFrame,
     metric: str = "f1",
     *,
-    levels: dict | None = None,
-    words: dict | None = None,
+    levels: Mapping[str, str] | None = None,
+    words: Mapping[str, str] | None = None,
     per_row: int = PANELS_PER_ROW,
 ) -> go.Figure:
     """Bars of one metric by level, one colour per measure, one panel per run (:data:`PANELS_PER_ROW` to a row).
@@ -295,8 +297,8 @@ def delta_bar(
     a: str = "A",
     b: str = "B",
     *,
-    levels: dict | None = None,
-    words: dict | None = None,
+    levels: Mapping[str, str] | None = None,
+    words: Mapping[str, str] | None = None,
 ) -> go.Figure:
     """Bars of B − A for one metric, by level and measure (:func:`cophe_core.compare.level_deltas`);
     ``levels`` and ``words`` as in :func:`levels_bar`.
@@ -499,7 +501,7 @@ def tree_figure(
     colour: str = "balance",
     *,
     prefix: str = "",
-    words: dict | None = None,
+    words: Mapping[str, str] | None = None,
     fitted: bool = True,
     height: int = 640,
     runs: tuple[str, str] | None = None,
@@ -630,7 +632,7 @@ def tree_figure(
     return fig
 
 
-def _both_runs_hover(sub: pd.DataFrame, runs: tuple[str, str], w: dict) -> tuple[pd.DataFrame, str]:
+def _both_runs_hover(sub: pd.DataFrame, runs: tuple[str, str], w: dict[str, str]) -> tuple[pd.DataFrame, str]:
     """Hover data and template of a comparison tree: each run's counts and F1, and the change in F1."""
     custom = pd.DataFrame(
         {
@@ -662,7 +664,7 @@ def _both_runs_hover(sub: pd.DataFrame, runs: tuple[str, str], w: dict) -> tuple
 
 
 def runs_chart(
-    table: pd.DataFrame, figure: str, *, title: str, baseline: str, words: dict | None = None
+    table: pd.DataFrame, figure: str, *, title: str, baseline: str, words: Mapping[str, str] | None = None
 ) -> go.Figure:
     """One figure of :func:`cophe_core.stats.compare_runs` for every run: a dot with its 95% interval,
     coloured by the verdict against the baseline (green better, red worse, grey no clear difference, black
@@ -806,7 +808,7 @@ def threshold_curve(
     current: float | None = None,
     tuned: float | None = None,
     *,
-    words: dict | None = None,
+    words: Mapping[str, str] | None = None,
 ) -> go.Figure:
     """Flat, set-based and CoPHE F1 over all levels against the decision threshold (:meth:`ScoredRun.curve`);
     ``words`` as in :func:`levels_bar`.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -60,7 +61,7 @@ def _cell(v: Any) -> str:
     return f"{v:.3f}" if isinstance(v, float) else str(v)
 
 
-def _formatters(table: pd.DataFrame) -> dict:
+def _formatters(table: pd.DataFrame) -> dict[str, Callable[[Any], str]]:
     """Cell texts of a report's table: numbers to 3 decimals, p-values by :func:`p_text`, yes/no for a
     true/false column, "–" for a missing value; never NaN, True or False."""
     return {
@@ -88,7 +89,7 @@ def figure_html(fig: Any, *, include_plotlyjs: bool | str = True) -> str:
     >>> page[:15].lower(), "<div" in page  # plotly < 6 writes no doctype: one is added
     ('<!doctype html>', True)
     """
-    page = fig.to_html(include_plotlyjs=include_plotlyjs, full_html=True)
+    page: str = fig.to_html(include_plotlyjs=include_plotlyjs, full_html=True)
     # plotly < 6 writes no doctype, which puts browsers in quirks mode
     return page if page.lstrip().lower().startswith("<!doctype") else "<!DOCTYPE html>\n" + page
 
@@ -139,7 +140,8 @@ def _table_html(table: pd.DataFrame) -> str:
     >>> "0.123" in html, "NaN" in html, "True" in html, "yes" in html
     (True, False, False, True)
     """
-    return table.to_html(index=False, formatters=_formatters(table), na_rep=NA, escape=True, border=0)
+    page: str = table.to_html(index=False, formatters=_formatters(table), na_rep=NA, escape=True, border=0)
+    return page
 
 
 def safe_csv(table: pd.DataFrame) -> str:
@@ -158,4 +160,5 @@ def safe_csv(table: pd.DataFrame) -> str:
             out[col] = out[col].map(
                 lambda v: "'" + v if isinstance(v, str) and v.startswith(FORMULA_START) else v
             )
-    return out.to_csv(index=False)
+    text: str = out.to_csv(index=False)
+    return text

@@ -125,7 +125,7 @@ def focused_subtree(
     )
     floor = min_share * float(view)
     real: list[tuple[str, str, int, int]] = []  # id, parent id, node, depth
-    buckets: list[dict] = []
+    buckets: list[dict[str, object]] = []
     if focus is None or focus not in present:
         top = children.get(-1, np.array([], dtype=int))
         buckets.append(

@@ -23,6 +23,7 @@ scores are reported per system and overall.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
@@ -292,7 +293,12 @@ def _build_pcs(b: OntologyBuilder, tag: _Tagged) -> None:
             parent = (level, key)
 
 
-def _ontology(name: str, levels: tuple[str, ...], default: str, *parts) -> Ontology:
+def _ontology(
+    name: str,
+    levels: tuple[str, ...],
+    default: str,
+    *parts: tuple[Callable[[OntologyBuilder, _Tagged], None], _Tagged],
+) -> Ontology:
     """Build ``name`` from its ``parts``, or read it from the disk cache, keyed by the parts' releases."""
 
     def build() -> Ontology:
@@ -303,7 +309,10 @@ def _ontology(name: str, levels: tuple[str, ...], default: str, *parts) -> Ontol
             build_part(b, tag)
         return b.build()
 
-    releases = {_build_cm: _cm_release, _build_pcs: _pcs_release}
+    releases: dict[Callable[[OntologyBuilder, _Tagged], None], Callable[[], str]] = {
+        _build_cm: _cm_release,
+        _build_pcs: _pcs_release,
+    }
     return cached_ontology(name, " + ".join(releases[part]() for part, _ in parts), build)
 
 

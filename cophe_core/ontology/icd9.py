@@ -72,13 +72,13 @@ class ParsedCode:
         return self.path[-1][1]
 
 
-def _parsed(category: str, digits: str, system: str) -> ParsedCode:
+def _parsed(category: str, digits: str, system: Literal["diagnosis", "procedure"]) -> ParsedCode:
     path = [("e0", category)]
     if digits:
         path.insert(0, ("e1", f"{category}.{digits[0]}"))
     if len(digits) == 2:
         path.insert(0, ("e2", f"{category}.{digits}"))
-    return ParsedCode(path[0][1], system, tuple(path))  # type: ignore[arg-type]
+    return ParsedCode(path[0][1], system, tuple(path))
 
 
 def parse_code(raw: str, system: System = "auto") -> ParsedCode:
@@ -100,7 +100,11 @@ def parse_code(raw: str, system: System = "auto") -> ParsedCode:
     if not code:
         raise ValueError("empty code")
     if "." in code:
-        for pattern, sys_name in ((_DX, "diagnosis"), (_PROC, "procedure")):
+        dotted: tuple[tuple[re.Pattern[str], Literal["diagnosis", "procedure"]], ...] = (
+            (_DX, "diagnosis"),
+            (_PROC, "procedure"),
+        )
+        for pattern, sys_name in dotted:
             m = pattern.match(code)
             if m and system in ("auto", sys_name):
                 g = [x for x in m.groups() if x is not None]
@@ -122,7 +126,7 @@ def parse_code(raw: str, system: System = "auto") -> ParsedCode:
     if not m:
         return _ill_formed(code, system)
     g = [x for x in m.groups() if x is not None]
-    return _parsed(g[0], g[1], system)
+    return _parsed(g[0], g[1], "diagnosis" if system == "diagnosis" else "procedure")  # the matched pattern's
 
 
 def _ill_formed(code: str, system: str) -> ParsedCode:
