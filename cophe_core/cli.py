@@ -221,9 +221,9 @@ def _compare_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="compare runs against one gold standard: intervals, tests against a baseline (Holm) and the "
         "families that changed (Benjamini–Hochberg)",
         description="Score two or more runs against a gold standard and compare them, as the dashboard's "
-        "Compare page does: every run's figures with 95%% intervals and its difference from the baseline, "
+        "Compare page does: every run's figures with 95% intervals and its difference from the baseline, "
         "tested (p-values corrected by Holm); then the baseline against one other run in depth (paired "
-        "tests of the headline figures, and the families that changed, Benjamini–Hochberg at 5%%).",
+        "tests of the headline figures, and the families that changed, Benjamini–Hochberg at 5%).",
     )
     c.add_argument("--gold", required=True, help="gold labels, any file cophe score takes")
     c.add_argument(
@@ -353,7 +353,7 @@ def _report_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "report",
         help="write a table of the runs' scores for a paper (LaTeX, Markdown, CSV, HTML or PDF)",
         description="Score every run against the gold standard and write runs × levels × measures: values to "
-        "3 decimals with 95%% bootstrap intervals, marked (*) where a run differs from the baseline (paired "
+        "3 decimals with 95% bootstrap intervals, marked (*) where a run differs from the baseline (paired "
         "bootstrap, Holm-adjusted), the best run of each row in bold.",
     )
     _runs_arguments(r, "F.tex|md|csv|html|pdf")
