@@ -26,10 +26,12 @@ table{border-collapse:collapse;font-size:.8rem;margin:.5rem 0}
 th,td{border:1px solid #ddd;padding:.2rem .4rem;text-align:right}
 th{background:#f5f5f5;vertical-align:bottom}
 td:first-child,th:first-child{text-align:left} p.note{color:#555}
-@page{size:A4;margin:12mm}
+@page{size:A4;margin:12mm} @page wide{size:A4 landscape;margin:12mm}
 @media print{body{margin:0;max-width:none;font-size:9pt} div.table{overflow:visible} table{font-size:7pt;width:100%}
-th,td{padding:1pt 2pt;overflow-wrap:anywhere} th{white-space:normal} .plotly-graph-div{max-width:100%}}
+div.table.wide{page:wide}
+th,td{padding:1pt 2pt;overflow-wrap:break-word} th{white-space:normal} .plotly-graph-div{max-width:100%}}
 """
+PORTRAIT_COLUMNS = 10  # more columns than this are printed on a landscape page (7 pt, whole words)
 P_COLUMNS = ("p_value", "p_holm", "q_value")  # and any column whose name says p-value or q-value
 
 
@@ -124,7 +126,9 @@ def html_report(title: str, sections: list[tuple[str, list[Any]]]) -> str:
             if isinstance(item, str):
                 parts.append(f"<p>{html.escape(item)}</p>")
             elif isinstance(item, pd.DataFrame):
-                parts.append(f"<div class='table'>{_table_html(item)}</div>")
+                # a table too wide for a portrait page's whole words is printed on a landscape page
+                wide = " wide" if item.shape[1] > PORTRAIT_COLUMNS else ""
+                parts.append(f"<div class='table{wide}'>{_table_html(item)}</div>")
             else:
                 parts.append(item.to_html(full_html=False, include_plotlyjs=not plotly_included))
                 plotly_included = True
