@@ -19,7 +19,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -215,7 +215,14 @@ def _edges(text: str) -> tuple[int, ...] | None:
     return edges
 
 
-def _compare_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+class Subcommands(Protocol):
+    """What ``ArgumentParser.add_subparsers()`` returns, as far as the command builders use it (argparse's
+    own class for it is private)."""
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser: ...
+
+
+def _compare_parser(sub: Subcommands) -> None:
     c = sub.add_parser(
         "compare",
         help="compare runs against one gold standard: intervals, tests against a baseline (Holm) and the "
@@ -274,7 +281,7 @@ def _reading_arguments(p: argparse.ArgumentParser, *, max_level: str = "as for c
     p.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
 
 
-def _aggregate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _aggregate_parser(sub: Subcommands) -> None:
     a = sub.add_parser(
         "aggregate",
         help="write an aggregate analysis (counts, not codes) of runs too large to upload, for the dashboard",
@@ -328,7 +335,7 @@ def _runs_arguments(p: argparse.ArgumentParser, out: str) -> None:
     _reading_arguments(p)
 
 
-def _figure_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _figure_parser(sub: Subcommands) -> None:
     from .figures_export import KINDS, WIDTHS
 
     f = sub.add_parser(
@@ -348,7 +355,7 @@ def _figure_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     f.add_argument("--top", type=_positive, default=15, help="families: how many (default 15)")
 
 
-def _report_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _report_parser(sub: Subcommands) -> None:
     r = sub.add_parser(
         "report",
         help="write a table of the runs' scores for a paper (LaTeX, Markdown, CSV, HTML or PDF)",
