@@ -15,6 +15,7 @@ from cophe_core.output.plotting import (
     ROOT_COLOUR,
     RUN_COLOURS,
     SEQUENTIAL,
+    SUPPORTED_COLOURS,
     TREE_WORDS,
     VERDICT_COLOURS,
     colour_range,
@@ -27,6 +28,7 @@ from cophe_core.output.plotting import (
     tile_colours,
     tree_figure,
     tree_labels,
+    without_root,
 )
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "ROOT_COLOUR",
     "RUN_COLOURS",
     "SEQUENTIAL",
+    "SUPPORTED_COLOURS",
     "TREE_WORDS",
     "VERDICT_COLOURS",
     "colour_range",
@@ -56,4 +59,5 @@ __all__ = [
     "tile_colours",
     "tree_figure",
     "tree_labels",
+    "without_root",
 ]

@@ -66,10 +66,13 @@ PAGES = [
     st.Page(HERE / "views" / "export.py", title="Export", icon=":material/download:", url_path="export"),
 ]
 
-# Results still on screen from the last run are hidden once they have been stale for 0.3 s: a slow
+# Button and metric labels wrap rather than end in "…" (a run's name makes them as long as it is), and
+# results still on screen from the last run are hidden once they have been stale for 0.3 s: a slow
 # recomputation shows its spinner, never old numbers that look current (a quick rerun does not flicker).
 STALE_CSS = """<style>
 [data-testid=stMain] .stElementContainer[data-stale=true] {visibility: hidden; transition: visibility 0s linear 0.3s;}
+[data-testid=stMain] .stMarkdownEllipsis, [data-testid=stMain] .stMarkdownEllipsis p
+  {white-space: normal; overflow: visible; text-overflow: clip;}
 </style>"""
 
 

@@ -88,7 +88,7 @@ SPLITS = {
     **{("stream", n): "scale.sources" for n in _SOURCES},
     **{("aggregate", n): "scale.aggregate_reader" for n in _READER},
     # names a module re-exported from elsewhere, found where they are defined
-    **{("stream", n): "inputs.datasets" for n in ["dataset_files", "is_dataset"]},
+    **{("stream", n): "inputs.datasets" for n in ["dataset_files", "is_dataset", "DEFAULT_CHUNK_ROWS"]},
     **{("scores", n): "scoring.decisions" for n in ["Rule", "check_rule"]},
 }
 

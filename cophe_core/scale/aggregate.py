@@ -59,6 +59,7 @@ from ..inputs.archive import show, write_zip, zip_member
 from ..inputs.readers import REJECTED_COLUMNS
 from ..metrics import Figures, NodeCounts
 from ..ontology import Ontology
+from ..output.manifest import MAX_NAME, MAX_RUNS
 from .pipeline import CountedFigures
 
 if TYPE_CHECKING:
@@ -79,8 +80,6 @@ __all__ = [
 FORMAT = "cophe-analysis"
 KIND = "aggregate"
 FORMAT_VERSION = 2
-MAX_RUNS = 32
-MAX_NAME = 255  # characters of a run's name
 MAX_MEMBERS = 2 * MAX_RUNS + 8
 MAX_BYTES = 4 * 2**30  # inflated bytes read from one file (the members are stored, so about its size)
 # A Parquet member is decoded only when what it decodes to is in proportion to what it stores: at most
@@ -90,8 +89,6 @@ MAX_BYTES = 4 * 2**30  # inflated bytes read from one file (the members are stor
 # known before decoding: rows × width for numbers (from the footer), the dictionary's lengths for text.
 MAX_EXPANSION = 64
 TABLE_FLOOR = 16 * 2**20
-MAX_NODES = 2_000_000  # ICD-10-CM and PCS together have about 300,000
-MAX_DOCUMENTS = 100_000_000
 MAX_ROWS_NOT_SCORED = 10_000_000  # rejected or flagged rows listed, per file
 MAX_MANIFEST = MB
 MAX_WARNINGS = 200  # warnings kept per run, each cut to MAX_WARNING characters
@@ -305,7 +302,9 @@ class Aggregate:
         if run not in self.counts:
             raise KeyError(f"no run {run!r} in this aggregate analysis; it has {self.run_names}")
         key = (run, level, None if slice is None else slice.key)
-        cache = self.__dict__.setdefault("_evaluations", {})
+        cache: dict[tuple[str, str, str | None], AggregateEvaluation] = self.__dict__.setdefault(
+            "_evaluations", {}
+        )
         if key not in cache:
             counts = _up_to(
                 self.counts[run] if slice is None else self.slice_counts[(run, slice.key)],
@@ -671,7 +670,7 @@ def _rows_table(rows: pd.DataFrame, runs: list[str]) -> bytes:
     return _parquet(table)
 
 
-def write_aggregate(agg: Aggregate, target: str | os.PathLike | None = None) -> bytes | None:
+def write_aggregate(agg: Aggregate, target: str | os.PathLike[str] | None = None) -> bytes | None:
     """The aggregate as a ``.cophe`` file (see the module docs): its bytes, or written to the path
     ``target`` and None. Parquet members are stored as they are (compressed already).
 

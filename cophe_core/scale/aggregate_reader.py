@@ -26,7 +26,7 @@ from ..inputs.archive import Archive, open_archive, show
 from ..inputs.readers import REJECTED_COLUMNS
 from ..metrics import NodeCounts
 from ..ontology import Ontology
-from ..ontology.custom import MAX_ANCESTOR_CELLS, MAX_LEVELS
+from ..output.manifest import AGGREGATE, check_manifest
 from .aggregate import (
     COUNT_FIELDS,
     EVALUATED,
@@ -34,14 +34,10 @@ from .aggregate import (
     FORMAT_VERSION,
     KIND,
     MAX_BYTES,
-    MAX_DOCUMENTS,
     MAX_EXPANSION,
     MAX_MANIFEST,
     MAX_MEMBERS,
-    MAX_NAME,
-    MAX_NODES,
     MAX_ROWS_NOT_SCORED,
-    MAX_RUNS,
     MAX_WARNING,
     MAX_WARNINGS,
     OPTIONAL_FIELDS,
@@ -75,7 +71,7 @@ def is_aggregate(data: bytes) -> bool:
     return isinstance(manifest, dict) and manifest.get("kind") == KIND
 
 
-def read_aggregate(source: bytes | str | os.PathLike, *, name: str | None = None) -> Aggregate:
+def read_aggregate(source: bytes | str | os.PathLike[str], *, name: str | None = None) -> Aggregate:
     """Open an aggregate analysis (bytes, or a path), checking it like any upload (see the module docs). The
     per-document tables are read, and checked, when a figure first needs them.
 
@@ -110,7 +106,7 @@ class _Reader:
     def fail(self, what: str) -> InputError:
         return InputError(f"{self.name}: {what}")
 
-    def manifest(self) -> dict:
+    def manifest(self) -> dict[str, Any]:
         info = self.archive.members.get("manifest.json")
         if info is None:
             raise self.fail("no manifest.json; not a cophe analysis file")
@@ -131,9 +127,11 @@ class _Reader:
             )
         if m.get("kind") != KIND:
             raise self.fail("a saved analysis of inputs, not an aggregate; open it as a saved analysis")
+        # every option, count and value of the manifest as its schema allows (the field named otherwise)
+        check_manifest(m, AGGREGATE, name=self.name)
         return m
 
-    def field(self, m: dict, key: str, kind: type | tuple[type, ...], what: str) -> Any:
+    def field(self, m: dict[str, Any], key: str, kind: type | tuple[type, ...], what: str) -> Any:
         value = m.get(key)
         if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
             raise self.fail(f"manifest.json: {key} must be {what}, not {show(value)}")
@@ -234,19 +232,10 @@ class _Reader:
         m = self.manifest()
         self.members = self.field(m, "members", dict, "an object")
         onto = self.ontology(m)
-        runs = self.field(m, "runs", list, "a list")
-        if not runs or len(runs) > MAX_RUNS:
-            raise self.fail(f"manifest.json: runs must list 1 to {MAX_RUNS} runs")
-        names = []
-        for r in runs:
-            if not isinstance(r, dict) or not isinstance(r.get("name"), str) or not r["name"].strip():
-                raise self.fail(f"manifest.json: every run needs a name, not {show(r)}")
-            if r["name"] in names or len(r["name"]) > MAX_NAME:
-                raise self.fail(f"manifest.json: the run name {show(r['name'])} is repeated or too long")
-            names.append(r["name"])
-        n_docs = self.field(m, "documents", int, "a whole number")
-        if not 0 <= n_docs <= MAX_DOCUMENTS:
-            raise self.fail(f"manifest.json: documents must be a whole number from 0 to {MAX_DOCUMENTS:,}")
+        # the counts, names and types of the manifest's values are those of its schema (manifest.AGGREGATE)
+        runs: list[dict[str, Any]] = m["runs"]
+        names = [r["name"] for r in runs]
+        n_docs: int = m["documents"]
         options: dict[str, Any] = m["options"] if isinstance(m.get("options"), dict) else {}
         try:
             max_level = onto.top_level(options.get("max_level"))
@@ -268,8 +257,6 @@ class _Reader:
                     slice_counts[(r, x.key)] = counted(i, j + 1)
         rows = {k: self.rows(f"{k}.parquet", names) for k in ("rejected", "flagged")}
         columns = m.get("document_columns") or []
-        if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
-            raise self.fail("manifest.json: document_columns must be a list of names")
         has_docs = (
             all(isinstance(r.get("documents"), str) for r in runs) and "documents/ids.parquet" in self.members
         )
@@ -299,7 +286,7 @@ class _Reader:
             {r["name"]: self.run_documents(r, n_docs) for r in runs},
         )
 
-    def run_documents(self, run: dict, n_docs: int) -> int:
+    def run_documents(self, run: dict[str, Any], n_docs: int) -> int:
         """A run's own documents (files written before runs kept their own: every document)."""
         n = run.get("n_documents", n_docs)
         if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= n_docs:
@@ -319,27 +306,9 @@ class _Reader:
             return []
         return [str(v)[:MAX_WARNING] for v in values[:MAX_WARNINGS]]
 
-    def ontology(self, m: dict) -> Ontology:
+    def ontology(self, m: dict[str, Any]) -> Ontology:
         about = self.field(m, "ontology", dict, "an object")
-        levels = about.get("levels")
-        if not isinstance(levels, list) or not levels or not all(isinstance(v, str) and v for v in levels):
-            raise self.fail("manifest.json: ontology.levels must be a list of level names")
-        if len(set(levels)) != len(levels):
-            raise self.fail("manifest.json: ontology.levels repeats a level")
-        if len(levels) > MAX_LEVELS:
-            raise self.fail(
-                f"manifest.json: ontology.levels lists {len(levels):,} levels; at most {MAX_LEVELS:,}"
-            )
-        n = about.get("nodes")
-        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_NODES:
-            raise self.fail(
-                f"manifest.json: ontology.nodes must be a whole number up to {MAX_NODES:,}, not {show(n)}"
-            )
-        if n * len(levels) > MAX_ANCESTOR_CELLS:
-            raise self.fail(
-                f"manifest.json: {n:,} nodes on {len(levels):,} levels; an ontology holds at most "
-                f"{MAX_ANCESTOR_CELLS:,} (levels × nodes)"
-            )
+        levels, n = about["levels"], about["nodes"]  # as the schema allows (manifest.AGGREGATE)
         nodes = self.table(
             "ontology/nodes.parquet",
             {
@@ -399,7 +368,7 @@ class _Reader:
             code_system=about.get("code_system") if isinstance(about.get("code_system"), str) else None,
         )
 
-    def slice_edges(self, m: dict) -> list[int] | None:
+    def slice_edges(self, m: dict[str, Any]) -> list[int] | None:
         about = m.get("slices") or {}
         edges = about.get("edges") if isinstance(about, dict) else None
         if edges is None:

@@ -58,6 +58,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..base.files import InputError
+from ..inputs.datasets import DEFAULT_CHUNK_ROWS
 from ..inputs.readers import REJECTED_COLUMNS, RawScores, read_frame
 from ..metrics import Figures, NodeCounts
 from ..ontology import Ontology, choose_ontology
@@ -90,9 +91,6 @@ if TYPE_CHECKING:
     import networkx as nx
 
 __all__ = ["CountedFigures", "StreamedEvaluation", "score_dataset", "DEFAULT_CHUNK_ROWS"]
-
-# rows of one chunk read (pass 1) and, about, of one bucket counted (pass 2): a few hundred MB each
-DEFAULT_CHUNK_ROWS = 1_000_000
 
 
 # ------------------------------------------------------------------ the streamed evaluation
@@ -257,8 +255,8 @@ class StreamedEvaluation(CountedFigures):
 
 
 def score_dataset(
-    gold: str | os.PathLike,
-    pred: str | os.PathLike,
+    gold: str | os.PathLike[str],
+    pred: str | os.PathLike[str],
     *,
     ontology: str | Ontology | nx.DiGraph = "auto",
     system: str = "auto",

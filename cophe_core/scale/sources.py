@@ -43,7 +43,7 @@ class SourceFile:
     partition: dict[str, str] = field(default_factory=dict)  # hive keys of its folder
 
 
-def source_files(source: str | os.PathLike) -> list[SourceFile]:
+def source_files(source: str | os.PathLike[str]) -> list[SourceFile]:
     text = os.fspath(source)
     root = glob_root(text)
     single = Path(text).is_file()
@@ -65,7 +65,7 @@ def source_files(source: str | os.PathLike) -> list[SourceFile]:
     return out
 
 
-def source_name(source: str | os.PathLike) -> str:
+def source_name(source: str | os.PathLike[str]) -> str:
     text = os.fspath(source)
     return Path(text).name if Path(text).is_file() else text
 

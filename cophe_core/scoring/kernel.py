@@ -203,6 +203,7 @@ class PartitionCounts:
         for p in parts:
             for k, v in p.scored.items():
                 scored[k] = scored.get(k, 0) + v
+        known = [p.frequencies for p in parts if p.frequencies is not None]
         return PartitionCounts(
             counts,
             concat_rows([p.documents for p in parts]),
@@ -212,9 +213,7 @@ class PartitionCounts:
             sum(p.only_gold for p in parts),
             sum(p.only_pred for p in parts),
             scored,
-            None
-            if any(p.frequencies is None for p in parts)
-            else sum_frequencies([p.frequencies for p in parts]),  # type: ignore[misc]
+            None if len(known) < len(parts) else sum_frequencies(known),
         )
 
 
