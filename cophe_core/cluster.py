@@ -28,12 +28,16 @@ its spilled buckets once; ``persist()`` a frame first to read it once. Dask is a
 
 **On Spark.** ``count_partition`` is a pure function of two pandas DataFrames, and a ``mapInPandas``
 function wraps it unchanged (:func:`count_batches`): union the normalised rows of both sides with a ``side``
-column (0 gold, 1 predicted), repartition on ``doc_id``, map each partition to one row holding its pickled
-counts, and combine them on the driver (:func:`combine_counted`). The pickles are the driver's own objects
-coming back from the user's own cluster (no one else's bytes are unpickled). The recipe::
+column (0 gold, 1 predicted), repartition on ``doc_id``, and map each partition to plain rows of the schema
+:data:`COUNTED_SCHEMA` (a ``kind`` column says what each row holds: a node's counts, a file's scored rows, a
+total, a document's counts, a rejected or flagged row). Spark sums the node counts and totals itself
+(grouped by :data:`SUMMED_KEYS`), only the per-document and listed rows travel as they are, and the driver
+rebuilds the counts (:func:`combine_counted`; the raw rows collected give the same). The results are plain
+columns: nothing is unpickled on the driver. The recipe (tested on a local session by ``tests/core/test_spark.py``)::
 
     from pyspark.sql import functions as F
-    from cophe_core.cluster import combine_counted, count_batches
+    from cophe_core.cluster import (COUNTED_SCHEMA, SUMMED_COLUMNS, SUMMED_KEYS, SUMMED_KINDS,
+                                    combine_counted, count_batches)
     from cophe_core.ontology import load_ontology
     from cophe_core.stream import StreamedEvaluation, resolve_tables
 
@@ -42,12 +46,16 @@ coming back from the user's own cluster (no one else's bytes are unpickled). The
     tables = resolve_tables([[r.code for r in codes if r.side == s] for s in (0, 1)],
                             load_ontology("icd9"))                  # once, on the driver; a table per side
     counted = rows.repartition(200, "doc_id").mapInPandas(
-        lambda batches: count_batches(batches, tables), schema="counts binary")
-    ev = StreamedEvaluation.of(combine_counted(counted.toPandas()), tables[0].ontology, "block")
+        lambda batches: count_batches(batches, tables), schema=COUNTED_SCHEMA)
+    summable = F.col("kind").isin(*SUMMED_KINDS)
+    summed = counted.where(summable).groupBy(*SUMMED_KEYS).agg(*[F.sum(c).alias(c) for c in SUMMED_COLUMNS])
+    found = combine_counted(pd.concat([summed.toPandas(), counted.where(~summable).toPandas()]))
+    ev = StreamedEvaluation.of(found, tables[0].ontology, "block")
 
 ``gold`` and ``pred`` are Spark DataFrames with columns ``doc_id`` and ``code`` (strings, as the readers
 normalise them: trimmed, one code a row, no empty document id); ``ev.levels_table`` and the rest are as
-:func:`score_dask` gives them.
+:func:`score_dask` gives them. ``counted`` is computed twice there (two actions): ``counted.cache()`` or
+``counted.toPandas()`` once (``combine_counted`` sums the raw rows itself) to count once.
 """
 
 from __future__ import annotations
