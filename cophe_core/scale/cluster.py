@@ -28,12 +28,22 @@ its spilled buckets once; ``persist()`` a frame first to read it once. Dask is a
 
 **On Spark.** ``count_partition`` is a pure function of two pandas DataFrames, and a ``mapInPandas``
 function wraps it unchanged (:func:`count_batches`): union the normalised rows of both sides with a ``side``
-column (0 gold, 1 predicted), repartition on ``doc_id``, map each partition to one row holding its pickled
-counts, and combine them on the driver (:func:`combine_counted`). The pickles are the driver's own objects
-coming back from the user's own cluster (no one else's bytes are unpickled). The recipe::
+column (0 gold, 1 predicted), repartition on ``doc_id``, and map each partition to plain rows of the schema
+:data:`COUNTED_SCHEMA` (a ``kind`` column says what each row holds: a node's counts, a file's scored rows, a
+total, a document's counts, a rejected or flagged row). Spark sums the node counts and totals itself
+(grouped by :data:`SUMMED_KEYS`), only the per-document and listed rows travel as they are, and the driver
+rebuilds the counts (:func:`combine_counted`; the raw rows collected give the same). The results are plain
+columns: nothing is unpickled on the driver. The recipe (tested on a local session by ``tests/core/test_spark.py``)::
 
     from pyspark.sql import functions as F
-    from cophe_core.scale.cluster import combine_counted, count_batches
+    from cophe_core.scale.cluster import (
+        COUNTED_SCHEMA,
+        SUMMED_COLUMNS,
+        SUMMED_KEYS,
+        SUMMED_KINDS,
+        combine_counted,
+        count_batches,
+    )
     from cophe_core.ontology import load_ontology
     from cophe_core.scale.pipeline import StreamedEvaluation
     from cophe_core.scoring.kernel import resolve_tables
@@ -43,20 +53,24 @@ coming back from the user's own cluster (no one else's bytes are unpickled). The
     tables = resolve_tables([[r.code for r in codes if r.side == s] for s in (0, 1)],
                             load_ontology("icd9"))                  # once, on the driver; a table per side
     counted = rows.repartition(200, "doc_id").mapInPandas(
-        lambda batches: count_batches(batches, tables), schema="counts binary")
-    ev = StreamedEvaluation.of(combine_counted(counted.toPandas()), tables[0].ontology, "block")
+        lambda batches: count_batches(batches, tables), schema=COUNTED_SCHEMA)
+    summable = F.col("kind").isin(*SUMMED_KINDS)
+    summed = counted.where(summable).groupBy(*SUMMED_KEYS).agg(*[F.sum(c).alias(c) for c in SUMMED_COLUMNS])
+    found = combine_counted(pd.concat([summed.toPandas(), counted.where(~summable).toPandas()]))
+    ev = StreamedEvaluation.of(found, tables[0].ontology, "block")
 
 ``gold`` and ``pred`` are Spark DataFrames with columns ``doc_id`` and ``code`` (strings, as the readers
 normalise them: trimmed, one code a row, no empty document id); ``ev.levels_table`` and the rest are as
-:func:`score_dask` gives them.
+:func:`score_dask` gives them. ``counted`` is computed twice there (two actions): ``counted.cache()`` or
+``counted.toPandas()`` once (``combine_counted`` sums the raw rows itself) to count once.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
+from dataclasses import fields
 from operator import getitem
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +80,7 @@ import pyarrow
 
 from ..base.files import InputError
 from ..inputs.readers import REJECTED_COLUMNS, RawScores, read_frame
+from ..metrics import NodeCounts
 from ..ontology import Ontology, choose_ontology
 from ..scoring.kernel import (
     CodeTable,
@@ -82,7 +97,15 @@ from .pipeline import StreamedEvaluation
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["combine_counted", "count_batches", "score_dask"]
+__all__ = [
+    "COUNTED_SCHEMA",
+    "SUMMED_COLUMNS",
+    "SUMMED_KEYS",
+    "SUMMED_KINDS",
+    "combine_counted",
+    "count_batches",
+    "score_dask",
+]
 
 _ROWS = {"side": np.int8, "doc_id": object, "code": object, "line": np.int64, "part": np.int32}
 _SPLIT_EVERY = 8
@@ -353,6 +376,32 @@ def _check_scorable(
 
 # ------------------------------------------------------------------ Spark's mapInPandas
 
+# The NodeCounts fields, in order: one column each in the rows count_batches yields.
+COUNT_FIELDS = tuple(f.name for f in fields(NodeCounts))
+# The columns Spark sums, and the ones it groups the summed rows by (kinds in SUMMED_KINDS only).
+SUMMED_COLUMNS = ("n", *COUNT_FIELDS)
+SUMMED_KEYS = ("kind", "node", "name")
+SUMMED_KINDS = ("node", "scored", "total", "columns")
+# The rows' Spark schema (``mapInPandas(..., schema=COUNTED_SCHEMA)``): plain columns, see count_batches.
+COUNTED_SCHEMA = ", ".join(
+    [
+        "kind string",
+        "node bigint",
+        "name string",
+        "line bigint",
+        "value string",
+        "reason string",
+        "reason_kind string",
+        "n bigint",
+        *(f"{f} bigint" for f in COUNT_FIELDS),
+        "values array<bigint>",
+    ]
+)
+_COLUMNS = [column.split()[0] for column in COUNTED_SCHEMA.split(", ")]
+_TOTALS = ("duplicates_gold", "duplicates_pred", "only_gold", "only_pred")
+_INTS = ("node", "line", "n", *COUNT_FIELDS)
+_TEXTS = ("kind", "name", "value", "reason", "reason_kind")
+
 
 def count_batches(
     batches: Iterable[pd.DataFrame],
@@ -363,17 +412,32 @@ def count_batches(
 ) -> Iterator[pd.DataFrame]:
     """A ``mapInPandas`` function: the batches of one partition (rows of both sides, columns ``side`` (0
     gold, 1 predicted), ``doc_id``, ``code``, optionally ``line`` and ``file``, every row of a document in
-    the partition) counted together by :func:`~cophe_core.scoring.kernel.count_partition`, yielded as one row whose
-    ``counts`` column holds the pickled :class:`~cophe_core.scoring.kernel.PartitionCounts` (Spark schema
-    ``"counts binary"``). Nothing is yielded for an empty partition. ``table``: the gold standard's and the
-    predictions' code tables (:func:`~cophe_core.scoring.kernel.resolve_tables`), or one for both.
+    the partition) counted together by :func:`~cophe_core.scoring.kernel.count_partition`, yielded as plain rows of
+    the Spark schema :data:`COUNTED_SCHEMA` (nothing for an empty partition). ``table``: the gold standard's
+    and the predictions' code tables (:func:`~cophe_core.scoring.kernel.resolve_tables`), or one for both.
+
+    Each row's ``kind`` says what it holds (the other columns are null):
+
+    - ``node``: a node's counts, ``node`` its id and one column per :class:`~cophe_core.metrics.NodeCounts`
+      field (:data:`COUNT_FIELDS`); only the nodes with a count, and always the ontology's last node (so
+      the driver knows how many nodes there are);
+    - ``scored``: ``n`` rows scored in the file ``name``;
+    - ``total``: ``n`` for ``name`` in ``duplicates_gold``, ``duplicates_pred``, ``only_gold``,
+      ``only_pred``;
+    - ``columns``: ``name`` the per-document table's columns after ``doc_id``, joined by commas, ``n`` 1;
+    - ``document``: a document ``name`` and its per-document counts (``values``, in that column order);
+    - ``rejected``, ``flagged``: a row not scored or scored with a caveat: ``name`` (its file), ``line``,
+      ``value``, ``reason`` and ``reason_kind`` (the rejected rows' ``kind``).
+
+    Rows of the kinds in :data:`SUMMED_KINDS` add up over partitions: Spark can sum their
+    :data:`SUMMED_COLUMNS` grouped by :data:`SUMMED_KEYS` before they reach the driver (see the module docs).
 
     >>> from cophe_core.ontology import icd9_ontology
     >>> tables = resolve_tables([["401.9"], ["401.1"]], icd9_ontology())  # the gold's codes, the predictions'
     >>> batches = [pd.DataFrame({"side": [0, 1], "doc_id": ["1", "1"], "code": ["401.9", "401.1"]})]
     >>> out = pd.concat(count_batches(iter(batches), tables))
-    >>> list(out.columns), int(combine_counted(out).counts.tp.sum()) > 0
-    (['counts'], True)
+    >>> sorted(set(out.kind)), int(combine_counted(out).counts.tp.sum()) > 0
+    (['columns', 'document', 'node', 'scored', 'total'], True)
     """
     frames = [b for b in batches if len(b)]
     if not frames:
@@ -388,23 +452,145 @@ def count_batches(
         max_level=max_level,
         documents=keep_documents,
     )
-    yield pd.DataFrame({"counts": [pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)]})
+    yield _counted_rows(part)
 
 
-def combine_counted(counted: pd.DataFrame | Sequence[bytes]) -> PartitionCounts:
-    """The partitions' counts that :func:`count_batches` yielded (its rows collected on the driver, or their
-    ``counts`` values) summed into one :class:`~cophe_core.scoring.kernel.PartitionCounts`. They are unpickled:
-    pass only what your own job produced.
+def _counted_rows(part: PartitionCounts) -> pd.DataFrame:
+    """A partition's counts as rows of :data:`COUNTED_SCHEMA`."""
+    counts = {f: getattr(part.counts, f) for f in COUNT_FIELDS}
+    known = [v for v in counts.values() if v is not None]
+    last = np.zeros(part.counts.n_nodes, dtype=bool)
+    last[-1:] = True
+    node = np.flatnonzero(np.logical_or.reduce([v != 0 for v in known]) | last)
+    d = part.documents
+    doc_columns = [c for c in d.columns if c != "doc_id"]
+    values = d[doc_columns].to_numpy(dtype=np.int64)
+    totals = (*part.duplicates, part.only_gold, part.only_pred)
+    sections = [
+        _section(
+            "node", len(node), node=node, **{f: None if v is None else v[node] for f, v in counts.items()}
+        ),
+        _section("scored", len(part.scored), name=list(part.scored), n=list(part.scored.values())),
+        _section("total", len(totals), name=list(_TOTALS), n=list(totals)),
+        _section("columns", 1, name=",".join(doc_columns), n=1),
+        _section(
+            "document", len(d), name=d["doc_id"].astype(str).to_numpy(dtype=object), values=list(values)
+        ),
+        *(_listed(kind, listed) for kind, listed in (("rejected", part.rejected), ("flagged", part.flagged))),
+    ]
+    rows = pd.concat([s for s in sections if len(s)], ignore_index=True)
+    # pandas 3 makes a column of strings its Arrow-backed str, which PySpark 4.3 refuses: objects, as built
+    return rows.astype(dict.fromkeys(_COLUMNS, object))
+
+
+def _listed(kind: str, rows: pd.DataFrame) -> pd.DataFrame:
+    return _section(
+        kind,
+        len(rows),
+        name=rows["file"].astype(str).to_numpy(dtype=object),
+        line=rows["line"].to_numpy(dtype=np.int64),
+        value=rows["value"].astype(str).to_numpy(dtype=object),
+        reason=rows["reason"].astype(str).to_numpy(dtype=object),
+        reason_kind=rows["kind"].astype(str).to_numpy(dtype=object),
+    )
+
+
+def _section(kind: str, size: int, **given: Any) -> pd.DataFrame:
+    """``size`` rows of one kind, every column of the schema (the ones not given null), each an object column
+    (pandas' nullable ``Int64`` reaches PySpark 4.3's Arrow conversion as a chunked array, which it refuses;
+    Arrow reads integers and ``None`` in an object column as a bigint with nulls)."""
+    out: dict[str, Any] = {"kind": np.full(size, kind, dtype=object)}
+    for c in (*_TEXTS[1:], *_INTS, "values"):
+        v = given.get(c)
+        if c == "values" and v is not None:  # a list of arrays, one an object (numpy would make a matrix)
+            out[c] = pd.Series(v, dtype=object, index=range(size)).to_numpy()
+        else:
+            column = np.empty(size, dtype=object)
+            if v is not None:
+                column[:] = [v] * size if isinstance(v, str | int) else v
+            out[c] = column
+    return pd.DataFrame(out, columns=_COLUMNS)
+
+
+def combine_counted(counted: pd.DataFrame) -> PartitionCounts:
+    """The partitions' rows that :func:`count_batches` yielded, collected on the driver (``toPandas()``),
+    as one :class:`~cophe_core.scoring.kernel.PartitionCounts`: the rows of :data:`SUMMED_KINDS` summed by
+    :data:`SUMMED_KEYS` (as they come, or already summed by Spark: the same result), the others listed.
 
     >>> from cophe_core.ontology import icd9_ontology
     >>> tables = resolve_tables([["401.9"], ["401.9"]], icd9_ontology())
     >>> one = pd.DataFrame({"side": [0, 1], "doc_id": ["1", "1"], "code": ["401.9", "401.9"]})
     >>> two = one.assign(doc_id="2")
     >>> rows = pd.concat([*count_batches([one], tables), *count_batches([two], tables)])
-    >>> sorted(combine_counted(rows).documents.doc_id)
-    ['1', '2']
+    >>> sorted(combine_counted(rows).documents.doc_id), combine_counted(rows).scored
+    (['1', '2'], {'gold': 2, 'pred': 2})
     """
-    values = counted["counts"].tolist() if isinstance(counted, pd.DataFrame) else list(counted)
-    if not values:
+    if not len(counted):
         raise ValueError("no counted partitions: the rows were empty")
-    return PartitionCounts.combine([pickle.loads(v) for v in values])
+    kind = counted["kind"].to_numpy(dtype=object)
+    summed = _summed(counted[np.isin(kind, SUMMED_KINDS)])
+    few = summed[summed["kind"].isin(["scored", "total"])]  # a row a file, four totals
+    n = {(k, name): int(v) for k, name, v in few[["kind", "name", "n"]].itertuples(index=False)}
+    totals = [n.get(("total", t), 0) for t in _TOTALS]
+    return PartitionCounts(
+        _node_counts(summed[summed["kind"] == "node"]),
+        _documents(counted[kind == "document"], summed[summed["kind"] == "columns"]),
+        _rows(counted[kind == "rejected"]),
+        _rows(counted[kind == "flagged"]),
+        (totals[0], totals[1]),
+        totals[2],
+        totals[3],
+        {name: v for (k, name), v in n.items() if k == "scored"},
+    )
+
+
+def _node_counts(nodes: pd.DataFrame) -> NodeCounts:
+    """The per-node counts of the summed ``node`` rows; as many nodes as the last one's id says."""
+    at = nodes["node"].to_numpy(dtype=np.int64)
+    n_nodes = int(at.max()) + 1 if len(at) else 0
+    arrays: dict[str, Any] = {}
+    for f in COUNT_FIELDS:
+        column = nodes[f]
+        if column.isna().all():  # not counted (docs_over and the like, on request)
+            arrays[f] = None
+            continue
+        arrays[f] = np.zeros(n_nodes, dtype=np.int64)
+        arrays[f][at] = column.fillna(0).to_numpy(dtype=np.int64)
+    return NodeCounts(**arrays)
+
+
+def _summed(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the summed kinds, summed by their keys (a null sum stays null: a count not counted)."""
+    keys = pd.DataFrame(
+        {
+            "kind": rows["kind"].to_numpy(dtype=object),
+            "node": pd.to_numeric(rows["node"]).fillna(-1).to_numpy(dtype=np.int64),
+            "name": rows["name"].fillna("").to_numpy(dtype=object),
+        }
+    )
+    values = pd.DataFrame({c: pd.to_numeric(rows[c]).to_numpy(dtype=np.float64) for c in SUMMED_COLUMNS})
+    return pd.concat([keys, values], axis=1).groupby(list(SUMMED_KEYS), as_index=False).sum(min_count=1)
+
+
+def _documents(rows: pd.DataFrame, columns: pd.DataFrame) -> pd.DataFrame:
+    names = set(columns["name"])
+    if len(names) > 1:
+        raise ValueError(f"the partitions' per-document tables differ in their columns: {sorted(names)}")
+    header = [c for c in (names.pop() if names else "").split(",") if c]
+    values = np.array([np.asarray(v, dtype=np.int64) for v in rows["values"]], dtype=np.int64)
+    block = values.reshape(len(rows), len(header))
+    documents = pd.DataFrame({"doc_id": rows["name"].astype(str).to_numpy()})
+    return pd.concat([documents, pd.DataFrame(block, columns=header)], axis=1)
+
+
+def _rows(rows: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "file": rows["name"].astype(str).to_numpy(),
+            "line": pd.to_numeric(rows["line"]).to_numpy(dtype=np.int64),
+            "value": rows["value"].astype(str).to_numpy(),
+            "reason": rows["reason"].astype(str).to_numpy(),
+            "kind": rows["reason_kind"].astype(str).to_numpy(),
+        },
+        columns=REJECTED_COLUMNS,
+    )

@@ -1,6 +1,6 @@
 """Scoring on Dask (cophe_core.scale.cluster) on a local cluster of two worker processes: every figure equals the
-in-memory path's, whatever the partitions and the document order; every row is scored or rejected; the Spark
-wrapper round-trips without Spark."""
+in-memory path's, whatever the partitions and the document order; every row is scored or rejected. The Spark
+recipe's tests are in test_spark.py."""
 
 from __future__ import annotations
 
@@ -15,9 +15,8 @@ from distributed import Client, LocalCluster
 
 from cophe_core import NothingScorable, score_files
 from cophe_core.ontology import icd9_ontology
-from cophe_core.scale.cluster import combine_counted, count_batches, score_dask
-from cophe_core.scale.pipeline import StreamedEvaluation, score_dataset
-from cophe_core.scoring.kernel import resolve_table
+from cophe_core.scale.cluster import score_dask
+from cophe_core.scale.pipeline import score_dataset
 from tests.conftest import long_csv
 from tests.core.test_stream import BAD_GOLD, BAD_PRED, ICD9, UNLISTED, assert_same, in_memory, write_parquet
 
@@ -160,29 +159,6 @@ def test_without_dask_the_message_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "dask", None)
     with pytest.raises(ImportError, match=r'pip install "\.\[dask\]" in the folder of a cophe checkout'):
         score_dask("gold/", "pred/")
-
-
-def test_the_spark_wrapper_round_trips_without_spark():
-    """mapInPandas simulated: rows of both sides with a side column, partitioned by document, each partition
-    handed over as an iterator of small batches; the one-row results combined on the driver."""
-    ev, _, _ = in_memory(ICD9 / "gold.csv", ICD9 / "run_overcoder.csv")
-    gold = pd.read_csv(ICD9 / "gold.csv", dtype=str).assign(side=0)
-    pred = pd.read_csv(ICD9 / "run_overcoder.csv", dtype=str).assign(side=1)
-    rows = pd.concat([pred, gold], ignore_index=True)  # the order does not matter
-    table = resolve_table(rows.code, icd9_ontology())
-    partition = pd.util.hash_array(rows.doc_id.to_numpy(dtype=object)) % 6
-    out = []
-    for k in range(6):
-        part = rows[partition == k]
-        batches = (part.iloc[i : i + 500] for i in range(0, len(part), 500))
-        out += list(count_batches(batches, table))
-    out += list(count_batches(iter([]), table))  # an empty partition yields nothing
-    collected = pd.concat(out, ignore_index=True)
-    assert list(collected.columns) == ["counts"] and len(collected) == 6
-    sv = StreamedEvaluation.of(combine_counted(collected), table.ontology, ev.max_level)
-    assert_same(ev, sv)
-    with pytest.raises(ValueError, match="no counted partitions"):
-        combine_counted([])
 
 
 def test_a_dask_job_writes_an_aggregate_the_dashboard_reads(client):
