@@ -31,12 +31,10 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.bench_stream import data_folder, generate, parse_size_options, timed
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT))
-
-from bench_stream import data_folder, generate, parse_size_options, timed  # noqa: E402
 
 RUN = "siblings"
 OPEN = """

@@ -20,15 +20,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from tests.browser.helpers import BROWSER, IDLE, WAIT_MS, playwright, start_server
 
-from tests.browser.helpers import BROWSER, IDLE, WAIT_MS, playwright, start_server  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def sample_aggregate(folder: Path) -> Path:

@@ -686,12 +686,11 @@ def main() -> None:
     )
     args = ap.parse_args()
 
-    sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import mimic_upload
     import streamlit
     from playwright.sync_api import Error as PWError
     from playwright.sync_api import sync_playwright
+
+    from benchmarks import mimic_upload
 
     if not Path(BROWSER).exists():
         sys.exit(f"{BROWSER} is not installed (apt-get install chromium-headless-shell)")

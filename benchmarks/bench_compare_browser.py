@@ -23,16 +23,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
+from benchmarks import bench_browser as bb
+from benchmarks import mimic_upload
 
-import bench_browser as bb  # noqa: E402
-import mimic_upload  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 COMPARE_DONE = "[data-testid=stMain] >> text=Documents where the runs disagree most"
 

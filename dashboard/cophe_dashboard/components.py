@@ -8,7 +8,6 @@ import importlib.util
 import re
 from dataclasses import dataclass
 
-import downloads
 import pandas as pd
 import streamlit as st
 
@@ -18,6 +17,7 @@ from cophe_core.figures_export import FORMATS, find_browser, publication, render
 from cophe_core.files import counted
 from cophe_core.labels import NothingScorable, TooManyRejected, main_reasons
 from cophe_core.report import figure_html
+from cophe_dashboard import downloads
 
 
 def md(text: object) -> str:

@@ -7,13 +7,16 @@ import importlib.util
 from datetime import UTC, datetime
 from pathlib import Path
 
-import saved
 import streamlit as st
-import texts
-import urlstate
-from components import ANYWAY, READING_SYSTEM, keep_choice, label_md, md, score_anyway
-from errors import said
-from loading import (
+
+from cophe_core import InputError, Scoring
+from cophe_core.aggregate import Aggregate
+from cophe_core.analysis import Analysis
+from cophe_core.labels import TooManyRejected
+from cophe_dashboard import saved, texts, urlstate
+from cophe_dashboard.components import ANYWAY, READING_SYSTEM, keep_choice, label_md, md, score_anyway
+from cophe_dashboard.errors import said
+from cophe_dashboard.loading import (
     DEFAULT_RULE,
     FIRST_ROW_IS_DATA,
     MAX_ANALYSIS_MB,
@@ -31,12 +34,7 @@ from loading import (
     sample_inputs,
     scoring_for,
 )
-from state import Context
-
-from cophe_core import InputError, Scoring
-from cophe_core.aggregate import Aggregate
-from cophe_core.analysis import Analysis
-from cophe_core.labels import TooManyRejected
+from cophe_dashboard.state import Context
 
 
 def when(created: str) -> str:

@@ -11,14 +11,8 @@ the notes stay in this session only.
 import html
 import re
 
-import downloads
-import loading
 import pandas as pd
-import state
 import streamlit as st
-import texts
-from components import keep_choice, md
-from errors import said
 
 from cophe_core import InputError
 from cophe_core.documents import (
@@ -32,6 +26,9 @@ from cophe_core.documents import (
 )
 from cophe_core.files import MB
 from cophe_core.metrics import on_shared_documents
+from cophe_dashboard import downloads, loading, state, texts
+from cophe_dashboard.components import keep_choice, md
+from cophe_dashboard.errors import said
 
 NO_RUN = ""  # run B "none": no run name is empty (the sidebar never gives one)
 NOTES = "_doc_notes"  # session key of the parsed notes: {digest, name, notes} or {digest, error}
@@ -416,9 +413,11 @@ def page(ctx) -> None:
     download(reviews, doc)
 
 
-st.title("One document")
-ctx = state.require_scoring()
-if ctx and state.documents_needed(ctx, "One document"):
-    ctx = None
-if ctx:
-    page(ctx)
+def show() -> None:
+    """Draw the page."""
+    st.title("One document")
+    ctx = state.require_scoring()
+    if ctx and state.documents_needed(ctx, "One document"):
+        ctx = None
+    if ctx:
+        page(ctx)
