@@ -4,6 +4,7 @@ rule for runs given as scores, the highest level and the run; it returns the :cl
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from cophe_dashboard.loading import (
     SYSTEMS,
     UPLOAD,
     UPLOAD_TYPES,
+    Inputs,
     content,
     read_inputs,
     sample_inputs,
@@ -74,6 +76,32 @@ def _run_name(file_name: str, taken: set[str]) -> str:
 NO_UPLOAD = "Upload a gold standard and at least one model run, or choose a sample."
 
 
+Reading = dict[str, str | bool | None]  # doc_col, code_col, system (text), header
+
+
+@dataclass
+class Source:
+    """What a source of data gives the sidebar, whichever it is: the scored runs (or an aggregate analysis),
+    the files and how they were read (what Save analysis writes), and what to say instead of figures."""
+
+    label: str  # what the data are called on the pages
+    onto: str = "auto"  # the code system chosen or saved
+    scoring: Scoring | Aggregate | None = None
+    inputs: Inputs | None = None  # the parsed files (none for an aggregate analysis)
+    gold: tuple[str, bytes] | None = None
+    runs: list[tuple[str, str, bytes]] = field(default_factory=list)  # (run name, file name, bytes)
+    reading: Reading | None = None
+    hierarchy: tuple[str, bytes] | None = None  # a hierarchy of the user's: file name, bytes
+    error: str | None = None
+    notice: str | None = None  # an ordinary state, such as nothing uploaded yet
+    blocked: TooManyRejected | None = None  # too little can be scored: every number withheld
+
+    @property
+    def scored(self) -> list[str]:
+        """The runs given as probabilities, which the decision rule turns into codes."""
+        return self.inputs.scored if self.inputs is not None else []
+
+
 def sidebar() -> Context:
     """Draw the data-input sidebar and return the current :class:`Context`."""
     sb = st.sidebar
@@ -85,211 +113,270 @@ def sidebar() -> Context:
         help="The samples are synthetic: 1,000 made-up documents and model runs with known "
         "error profiles (see sample_data/README.md).",
     )
-    error = notice = blocked = None
-    scoring: Scoring | Aggregate | None = None
-    inputs = None
-    label = source
-    gold: tuple[str, bytes] | None = None
-    runs: list[tuple[str, str, bytes]] = []
-    scored: list[str] = []
-    reading: dict[str, str | bool | None] | None = None  # doc_col, code_col, system (text), header
-    hierarchy: tuple[str, bytes] | None = None
     if source in SAMPLES:
-        gold, runs, onto = sample_inputs(source)
-        inputs = read_inputs(gold, runs)
-        scored = inputs.scored
-        rule = decision_rule(sb, scored)
-        scoring = scoring_for(inputs, onto=onto, rule=rule, shared=True)
-        reading = {"doc_col": None, "code_col": None, "system": "auto", "header": None}
+        src = sample_source(sb, source)
     elif source == OPEN:
-        onto = "auto"
-        try:
-            opened = saved.open_file(sb, MAX_ANALYSIS_MB) or from_mlflow(sb)
-        except InputError as e:
-            opened, error = None, said(e)
-        if opened is None:
-            notice = None if error else "Open a file made with Save analysis."
-        elif not isinstance(opened, Analysis):  # an aggregate analysis: scored already
-            scoring = opened
-            label = f"aggregate analysis written {when(opened.created)}"
-            sb.caption(aggregate_caption(opened))
-        else:
-            o = opened.options
-            onto = o.get("ontology") or "auto"
-            if opened.hierarchy is not None:
-                hierarchy = (opened.hierarchy.name, opened.hierarchy.data)
-            reading = {
-                "doc_col": o.get("doc_col"),
-                "code_col": o.get("code_col"),
-                "system": o.get("system") or "auto",
-                "header": o.get("header"),
-            }
-            gold = (opened.gold.name, opened.gold.data)
-            runs = [(run, f.name, f.data) for run, f in opened.runs.items()]
-            label = f"saved analysis of {opened.created}"
-            sb.caption(
-                f"Opened: {md(gold[0])} and {len(runs)} run{'s' if len(runs) != 1 else ''}, saved "
-                f"{md(opened.created)} with cophe {md(opened.cophe_version)}."
-            )
-            try:
-                inputs = read_inputs(
-                    gold, runs, doc_col=o.get("doc_col"), code_col=o.get("code_col"), header=o.get("header")
-                )
-                if o.get("score_anyway"):  # saved after "Score anyway": the same rows scored, and said so
-                    score_anyway(inputs.digest)
-                    sb.caption(
-                        "Scored anyway: rows that cannot be scored were left out, as when it was saved. The "
-                        "figures describe part of the files: say so wherever you report them."
-                    )
-                scored = inputs.scored
-                rule = decision_rule(sb, scored)
-                scoring = scoring_for(
-                    inputs, onto=onto, system=o.get("system") or "auto", hierarchy=hierarchy, rule=rule
-                )
-                saved.restore_view(sb, scoring)  # its view, checked against the data read
-            except TooManyRejected as e:
-                blocked, error = e, said(e)
-            except InputError as e:
-                error = said(e)
+        src = opened_source(sb, source)
     else:
-        onto = sb.selectbox(
-            "Code system", list(ONTOLOGIES), format_func=ONTOLOGIES.__getitem__, key="ontology"
+        src = upload_source(sb, source)
+    max_level, run = level_and_run(sb, src.scoring) if src.scoring is not None else (None, None)
+    return context(src, max_level, run)
+
+
+def sample_source(sb, name: str) -> Source:
+    """A bundled sample: its gold standard and runs, scored with the sample's code system."""
+    gold, runs, onto = sample_inputs(name)
+    inputs = read_inputs(gold, runs)
+    rule = decision_rule(sb, inputs.scored)
+    return Source(
+        name,
+        onto,
+        scoring_for(inputs, onto=onto, rule=rule, shared=True),
+        inputs,
+        gold,
+        runs,
+        reading={"doc_col": None, "code_col": None, "system": "auto", "header": None},
+    )
+
+
+def opened_source(sb, name: str) -> Source:
+    """A file made with Save analysis, or a run in MLflow that holds one: an analysis (its files read again)
+    or an aggregate analysis (counts, scored already)."""
+    try:
+        opened = saved.open_file(sb, MAX_ANALYSIS_MB) or from_mlflow(sb)
+    except InputError as e:
+        return Source(name, error=said(e))
+    if opened is None:
+        return Source(name, notice="Open a file made with Save analysis.")
+    if isinstance(opened, Analysis):
+        return analysis_source(sb, opened)
+    return aggregate_source(sb, opened)
+
+
+def aggregate_source(sb, agg: Aggregate) -> Source:
+    """An opened aggregate analysis: its counts, as they were written."""
+    sb.caption(aggregate_caption(agg))
+    return Source(f"aggregate analysis written {when(agg.created)}", scoring=agg)
+
+
+def analysis_source(sb, opened: Analysis) -> Source:
+    """An opened analysis: its files read and scored again with its settings, and its view restored."""
+    o = opened.options
+    src = Source(
+        f"saved analysis of {opened.created}",
+        o.get("ontology") or "auto",
+        gold=(opened.gold.name, opened.gold.data),
+        runs=[(run, f.name, f.data) for run, f in opened.runs.items()],
+        reading={
+            "doc_col": o.get("doc_col"),
+            "code_col": o.get("code_col"),
+            "system": o.get("system") or "auto",
+            "header": o.get("header"),
+        },
+        hierarchy=(opened.hierarchy.name, opened.hierarchy.data) if opened.hierarchy is not None else None,
+    )
+    n = len(src.runs)
+    sb.caption(
+        f"Opened: {md(opened.gold.name)} and {n} run{'s' if n != 1 else ''}, saved "
+        f"{md(opened.created)} with cophe {md(opened.cophe_version)}."
+    )
+    try:
+        src.inputs = read_inputs(
+            (opened.gold.name, opened.gold.data),
+            src.runs,
+            doc_col=o.get("doc_col"),
+            code_col=o.get("code_col"),
+            header=o.get("header"),
         )
-        if onto == "custom":
-            hfile = sb.file_uploader(
-                "Hierarchy",
-                type=["csv", "json"],
-                key="hierarchy_file",
-                max_upload_size=MAX_UPLOAD_MB,
-                help="CSV rows child,parent[,title] (an empty parent marks the root; "
-                "several rows for a node make a DAG), or the JSON hierarchy files "
-                "released with the CoPHE paper.",
+        if o.get("score_anyway"):  # saved after "Score anyway": the same rows scored, and said so
+            score_anyway(src.inputs.digest)
+            sb.caption(
+                "Scored anyway: rows that cannot be scored were left out, as when it was saved. The "
+                "figures describe part of the files: say so wherever you report them."
             )
-            try:
-                hierarchy = (hfile.name, content(hfile, MAX_UPLOAD_MB)) if hfile else None
-            except InputError as e:
-                error = said(e)
-        gold_file = sb.file_uploader(
-            "Gold standard",
-            type=UPLOAD_TYPES,
-            key="gold_file",
-            max_upload_size=MAX_UPLOAD_MB,
-            help="One row per (document, code), or one row per document with "
-            "';'-joined codes; CSV/TSV, CAML .psv, JSON/JSONL or Parquet. " + MB_HELP,
+        rule = decision_rule(sb, src.scored)
+        src.scoring = scoring_for(
+            src.inputs, onto=src.onto, system=o.get("system") or "auto", hierarchy=src.hierarchy, rule=rule
         )
-        run_files = sb.file_uploader(
-            "Model runs (one file each)",
-            type=UPLOAD_TYPES,
-            key="run_files",
-            accept_multiple_files=True,
-            max_upload_size=MAX_RUN_UPLOAD_MB,
-            help=f"Each file up to {MAX_RUN_UPLOAD_MB} MB. " + MB_HELP,
+        saved.restore_view(sb, src.scoring)  # its view, checked against the data read
+    except TooManyRejected as e:
+        src.blocked, src.error = e, said(e)
+    except InputError as e:
+        src.error = said(e)
+    return src
+
+
+def upload_source(sb, name: str) -> Source:
+    """Uploaded files: a gold standard, runs (each named), a hierarchy for "My own hierarchy", and the
+    reading options; scored once the gold standard and a run are there."""
+    src = Source(
+        name,
+        sb.selectbox("Code system", list(ONTOLOGIES), format_func=ONTOLOGIES.__getitem__, key="ontology"),
+    )
+    if src.onto == "custom":
+        hierarchy_upload(sb, src)
+    gold_file = sb.file_uploader(
+        "Gold standard",
+        type=UPLOAD_TYPES,
+        key="gold_file",
+        max_upload_size=MAX_UPLOAD_MB,
+        help="One row per (document, code), or one row per document with "
+        "';'-joined codes; CSV/TSV, CAML .psv, JSON/JSONL or Parquet. " + MB_HELP,
+    )
+    run_files = sb.file_uploader(
+        "Model runs (one file each)",
+        type=UPLOAD_TYPES,
+        key="run_files",
+        accept_multiple_files=True,
+        max_upload_size=MAX_RUN_UPLOAD_MB,
+        help=f"Each file up to {MAX_RUN_UPLOAD_MB} MB. " + MB_HELP,
+    )
+    first_row_data = sb.checkbox(
+        FIRST_ROW_IS_DATA,
+        key="first_row_data",
+        help="Tick when the files have no column names, so that their first row is already a document "
+        "and a code (as in the CodiEsp and CLEF eHealth files). Left unticked, cophe tells from the "
+        "first row of each file.",
+    )
+    header = False if first_row_data else None
+    named_runs(sb, run_files or [], src)
+    follow_renames([r[0] for r in src.runs], [r[1] for r in src.runs])
+    system, doc_col, code_col = reading_options(sb)
+    src.reading = {"doc_col": doc_col, "code_col": code_col, "system": system, "header": header}
+    if gold_file is None or not src.runs:
+        src.notice = (
+            None if src.error else (urlstate.LINKED_UPLOAD if urlstate.linked_upload() else NO_UPLOAD)
         )
-        first_row_data = sb.checkbox(
-            FIRST_ROW_IS_DATA,
-            key="first_row_data",
-            help="Tick when the files have no column names, so that their first row is already a document "
-            "and a code (as in the CodiEsp and CLEF eHealth files). Left unticked, cophe tells from the "
-            "first row of each file.",
-        )
-        header = False if first_row_data else None
-        taken: set[str] = set()
-        for i, f in enumerate(run_files or []):
-            name = sb.text_input(
-                f"Name of run {i + 1} ({label_md(f.name)})",
-                value=_run_name(f.name, taken),
-                key=f"run_name_{i}_{f.name}",
+    elif not src.error:  # a file over its uploader's limit is said, and nothing is scored without it
+        src.label = ", ".join([gold_file.name] + [r[1] for r in src.runs])
+        try:
+            src.gold = (gold_file.name, content(gold_file, MAX_UPLOAD_MB))
+            src.inputs = read_inputs(src.gold, src.runs, doc_col=doc_col, code_col=code_col, header=header)
+            rule = decision_rule(sb, src.scored)
+            src.scoring = scoring_for(
+                src.inputs, onto=src.onto, system=system, hierarchy=src.hierarchy, rule=rule
             )
-            name = name.strip() or _run_name(f.name, taken)
-            if name in taken:  # two runs never share a name
-                name = _run_name(name, taken)
-            taken.add(name)
-            try:
-                runs.append((name, f.name, content(f, MAX_RUN_UPLOAD_MB)))
-            except InputError as e:  # over this uploader's limit: said, and the file left out
-                error = said(e)
-        follow_renames([r[0] for r in runs], [r[1] for r in runs])
-        with sb.expander("Reading options"):
-            system = st.selectbox(
-                READING_SYSTEM,
-                list(SYSTEMS),
-                format_func=SYSTEMS.__getitem__,
-                key="system",
-                help="MIMIC stores diagnoses and procedures without dots in "
-                "separate tables; 4019 is diagnosis 401.9 or procedure 40.19.",
-            )
-            doc_col = st.text_input("Document id column", key="doc_col", placeholder="detected") or None
-            code_col = st.text_input("Code column", key="code_col", placeholder="detected") or None
-        reading = {"doc_col": doc_col, "code_col": code_col, "system": system, "header": header}
-        if gold_file is None or not runs:
-            notice = None if error else (urlstate.LINKED_UPLOAD if urlstate.linked_upload() else NO_UPLOAD)
-        elif not error:  # a file over its uploader's limit is said, and nothing is scored without it
-            label = ", ".join([gold_file.name] + [r[1] for r in runs])
-            try:
-                gold = (gold_file.name, content(gold_file, MAX_UPLOAD_MB))
-                inputs = read_inputs(gold, runs, doc_col=doc_col, code_col=code_col, header=header)
-                scored = inputs.scored
-                rule = decision_rule(sb, scored)
-                scoring = scoring_for(inputs, onto=onto, system=system, hierarchy=hierarchy, rule=rule)
-            except TooManyRejected as e:  # withhold every number until the user answers or fixes the file
-                blocked, error = e, said(e)
-            except InputError as e:
-                error = said(e)
-    run = None
-    max_level = None
-    if scoring is not None:
-        tree, default = scoring.ontology, scoring.max_level
-        if scoring.detection:
-            sb.caption(f"Code system {md(scoring.detection)}")
-        sb.caption(
-            "Code sets: " + "; ".join(f"{md(k)} ({md(v)})" for k, v in tree.code_sets.items()),
-            help="The releases the codes were checked and placed against. Different releases can change "
-            "scores, so report them with any number you publish.",
+        except TooManyRejected as e:  # withhold every number until the user answers or fixes the file
+            src.blocked, src.error = e, said(e)
+        except InputError as e:
+            src.error = said(e)
+    return src
+
+
+def hierarchy_upload(sb, src: Source) -> None:
+    """The uploader of a hierarchy of the user's; its file kept in ``src``, or its error said."""
+    hfile = sb.file_uploader(
+        "Hierarchy",
+        type=["csv", "json"],
+        key="hierarchy_file",
+        max_upload_size=MAX_UPLOAD_MB,
+        help="CSV rows child,parent[,title] (an empty parent marks the root; "
+        "several rows for a node make a DAG), or the JSON hierarchy files "
+        "released with the CoPHE paper.",
+    )
+    try:
+        src.hierarchy = (hfile.name, content(hfile, MAX_UPLOAD_MB)) if hfile else None
+    except InputError as e:
+        src.error = said(e)
+
+
+def named_runs(sb, files: list, src: Source) -> None:
+    """A name for each uploaded run (two runs never share one); each run's file kept in ``src``, or, over its
+    uploader's limit, said and left out."""
+    taken: set[str] = set()
+    for i, f in enumerate(files):
+        name = sb.text_input(
+            f"Name of run {i + 1} ({label_md(f.name)})",
+            value=_run_name(f.name, taken),
+            key=f"run_name_{i}_{f.name}",
         )
-        levels = list(tree.levels)
-        urlstate.take_choice("level", f"max_level_{tree.name}", levels)
-        keep_choice(f"max_level_{tree.name}", levels)  # its labels follow Technical terms
-        max_level = sb.selectbox(
-            "Highest level",
-            levels,
-            index=levels.index(default),
-            key=f"max_level_{tree.name}",
-            format_func=texts.labeller(texts.level, tree),
-            help="Codes are scored at each level from the exact codes up to this one, and "
-            "over all of them together. The CoPHE paper stops at the section.",
+        name = name.strip() or _run_name(f.name, taken)
+        if name in taken:  # two runs never share a name
+            name = _run_name(name, taken)
+        taken.add(name)
+        try:
+            src.runs.append((name, f.name, content(f, MAX_RUN_UPLOAD_MB)))
+        except InputError as e:  # over this uploader's limit: said, and the file left out
+            src.error = said(e)
+
+
+def reading_options(sb) -> tuple[str, str | None, str | None]:
+    """The uploads' reading options: the code system of the codes, the document id and code columns."""
+    with sb.expander("Reading options"):
+        system = st.selectbox(
+            READING_SYSTEM,
+            list(SYSTEMS),
+            format_func=SYSTEMS.__getitem__,
+            key="system",
+            help="MIMIC stores diagnoses and procedures without dots in "
+            "separate tables; 4019 is diagnosis 401.9 or procedure 40.19.",
         )
-        urlstate.take_choice("run", "run", scoring.run_names)
-        urlstate.bind_runs("levels_runs", scoring.run_names)
-        run = sb.selectbox(
-            "Run", scoring.run_names, key="run", help="The run shown in the tree and document views."
-        )
+        doc_col = st.text_input("Document id column", key="doc_col", placeholder="detected") or None
+        code_col = st.text_input("Code column", key="code_col", placeholder="detected") or None
+    return system, doc_col, code_col
+
+
+def level_and_run(sb, scoring: Scoring | Aggregate) -> tuple[str, str]:
+    """The code sets' captions, then the highest level and the run shown, as chosen."""
+    tree, default = scoring.ontology, scoring.max_level
+    if scoring.detection:
+        sb.caption(f"Code system {md(scoring.detection)}")
+    sb.caption(
+        "Code sets: " + "; ".join(f"{md(k)} ({md(v)})" for k, v in tree.code_sets.items()),
+        help="The releases the codes were checked and placed against. Different releases can change "
+        "scores, so report them with any number you publish.",
+    )
+    levels = list(tree.levels)
+    urlstate.take_choice("level", f"max_level_{tree.name}", levels)
+    keep_choice(f"max_level_{tree.name}", levels)  # its labels follow Technical terms
+    max_level = sb.selectbox(
+        "Highest level",
+        levels,
+        index=levels.index(default),
+        key=f"max_level_{tree.name}",
+        format_func=texts.labeller(texts.level, tree),
+        help="Codes are scored at each level from the exact codes up to this one, and "
+        "over all of them together. The CoPHE paper stops at the section.",
+    )
+    urlstate.take_choice("run", "run", scoring.run_names)
+    urlstate.bind_runs("levels_runs", scoring.run_names)
+    run = sb.selectbox(
+        "Run", scoring.run_names, key="run", help="The run shown in the tree and document views."
+    )
+    return max_level, run
+
+
+def context(src: Source, max_level: str | None, run: str | None) -> Context:
+    """The :class:`Context` of a source and the choices made on it."""
+    scored = src.scored
     files = (
         None
-        if gold is None or not runs or reading is None
+        if src.gold is None or not src.runs or src.reading is None
         else {
-            "gold": gold,
-            "runs": runs,
-            "hierarchy": hierarchy,
-            "ontology": onto,
+            "gold": src.gold,
+            "runs": src.runs,
+            "hierarchy": src.hierarchy,
+            "ontology": src.onto,
             "max_level": max_level,
             "scored": bool(scored),
-            "score_anyway": inputs is not None and inputs.digest in st.session_state.get(ANYWAY, set()),
-            **reading,
+            "score_anyway": src.inputs is not None
+            and src.inputs.digest in st.session_state.get(ANYWAY, set()),
+            **src.reading,
         }
     )
     return Context(
-        scoring,
-        label,
+        src.scoring,
+        src.label,
         max_level,
         run,
-        error,
-        (dict(scoring.scored) or None) if scoring is not None else None,
+        src.error,
+        (dict(src.scoring.scored) or None) if src.scoring is not None else None,
         st.session_state.get("_rule") if scored else None,
-        reading,
-        notice,
-        blocked,
+        src.reading,
+        src.notice,
+        src.blocked,
         files=files,
-        upload=inputs.digest if inputs is not None else None,
+        upload=src.inputs.digest if src.inputs is not None else None,
     )
 
 
