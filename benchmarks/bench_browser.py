@@ -1,9 +1,9 @@
 """Browser benchmark: the dashboard in a real browser on a MIMIC-III-full-sized upload.
 
-    python benchmarks/bench_browser.py                         # print the figures
-    python benchmarks/bench_browser.py --json timings.json     # and write them
-    python benchmarks/bench_browser.py --keep-screens shots/   # and a screenshot after each step
-    python benchmarks/bench_browser.py --server-timing         # and the script's run time in the server
+    python -m benchmarks.bench_browser                         # print the figures
+    python -m benchmarks.bench_browser --json timings.json     # and write them
+    python -m benchmarks.bench_browser --keep-screens shots/   # and a screenshot after each step
+    python -m benchmarks.bench_browser --server-timing         # and the script's run time in the server
 
 Starts ``streamlit run dashboard/app.py`` headless on a free port, opens
 chromium-headless-shell at 1440×900 and measures, on a fresh server:

@@ -1,7 +1,7 @@
 """Browser benchmark of comparing five runs on a MIMIC-III-full-sized upload: the Compare page, a slice, the
 family table.
 
-    python benchmarks/bench_compare_browser.py [--json timings.json] [--keep-screens DIR]
+    python -m benchmarks.bench_compare_browser [--json timings.json] [--keep-screens DIR]
 
 Starts ``streamlit run dashboard/app.py`` headless, opens chromium-headless-shell at 1440×900, uploads the
 gold standard of ``benchmarks/mimic_upload.py`` (3,372 documents) with five runs (four code sets and one

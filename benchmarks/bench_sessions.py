@@ -1,9 +1,9 @@
 """Many users on one server: opening the app while other sessions work, and the server's memory after large
 uploads.
 
-    python benchmarks/bench_sessions.py                  # 9 busy sessions, then a 10th opens; memory
-    python benchmarks/bench_sessions.py --busy 5 --opens 3
-    python benchmarks/bench_sessions.py --upload-from /tmp/mimic   # the large upload written there once, then reused
+    python -m benchmarks.bench_sessions                  # 9 busy sessions, then a 10th opens; memory
+    python -m benchmarks.bench_sessions --busy 5 --opens 3
+    python -m benchmarks.bench_sessions --upload-from /tmp/mimic   # the large upload written there once, then reused
 
 On a fresh ``streamlit run dashboard/app.py`` (127.0.0.1, free port), in one chromium-headless-shell at
 1440×900:
