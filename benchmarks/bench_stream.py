@@ -14,12 +14,20 @@ Each size runs the CLI (``cophe score --gold DIR --pred DIR --format json``) in 
 ``/usr/bin/time -v`` when it exists (else ``resource.getrusage(RUSAGE_CHILDREN)`` of a fresh wrapper), and
 prints rows, wall and CPU seconds (user + system), rows per wall second and per CPU second (per core),
 and peak resident MB.
+
+DuckDB, the yardstick (``pip install cophe[bench]``; skipped with a note where it is missing): on the same
+Parquet files, one SQL query computes the same per-level CoPHE counts (distinct codes per document and side,
+joined to a code-to-ancestor table built from the ontology beforehand and not timed, counted per document and
+node, TP/FP/FN summed per level). It runs in a child process, timed the same way, with 1 thread and with one
+per core; its counts are checked equal to cophe's (a mismatch is printed, never hidden), and the table prints
+cophe's speed per core over DuckDB's (DuckDB's CPU seconds over cophe's).
 Prints figures and asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -86,7 +94,10 @@ def data_folder(keep: Path | None, prefix: str) -> Iterator[Path]:
 def timed(cmd: list[str]) -> tuple[dict, str]:
     """``cmd`` in a child process: its wall and CPU (user + system) seconds and peak resident MB, from
     ``/usr/bin/time -v`` when it exists (else ``getrusage`` of a fresh wrapper), and its stdout."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     t0 = time.perf_counter()
     if Path("/usr/bin/time").exists():
         done = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, env=env)
@@ -121,7 +132,88 @@ def run_cli(folder: Path, chunk_rows: int | None) -> dict:
         "cpu_s": figures["cpu_s"],
         "peak_mb": figures["peak_mb"],
         "cophe_f1": result["cophe"]["overall"]["f1"],
+        "levels": result["cophe"]["levels"],
     }
+
+
+# One query: distinct labels, their ancestors at each level (the code's own and above), counts per document
+# and node, CoPHE's TP = min(x, y), FP = max(x - y, 0), FN = max(y - x, 0), summed per level.
+DUCKDB_QUERY = """
+WITH
+  anc AS (SELECT * FROM read_parquet($anc)),
+  g AS (SELECT DISTINCT doc_id, code FROM read_parquet($gold, hive_partitioning = false)),
+  p AS (SELECT DISTINCT doc_id, code FROM read_parquet($pred, hive_partitioning = false)),
+  y AS (SELECT doc_id, level, node, count(*) AS y FROM g JOIN anc USING (code) GROUP BY ALL),
+  x AS (SELECT doc_id, level, node, count(*) AS x FROM p JOIN anc USING (code) GROUP BY ALL)
+SELECT level,
+       sum(least(coalesce(x, 0), coalesce(y, 0)))::BIGINT AS tp,
+       sum(greatest(coalesce(x, 0) - coalesce(y, 0), 0))::BIGINT AS fp,
+       sum(greatest(coalesce(y, 0) - coalesce(x, 0), 0))::BIGINT AS fn
+FROM x FULL OUTER JOIN y USING (doc_id, level, node)
+GROUP BY level
+"""
+
+
+def write_ancestors(folder: Path) -> Path:
+    """``folder/ancestors.parquet``: (code, level, node) for every code of the data and each of its ancestors
+    up to the ontology's default top level, its own node included (what DuckDB joins to)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    from cophe_core.ontology import load_ontology
+
+    onto = load_ontology("icd9")
+    codes = set()
+    for side in ("gold", "pred"):
+        column = ds.dataset(folder / side, format="parquet").to_table(columns=["code"]).column("code")
+        codes |= set(column.unique().to_pylist())
+    known = sorted(c for c in codes if c in onto.codes)
+    levels = onto.levels_up_to(onto.default_level)
+    anc = onto.ancestors[[onto.codes[c] for c in known]][:, : len(levels)]
+    row, col = np.nonzero(anc >= 0)
+    table = pa.table(
+        {
+            "code": pa.array(known, pa.string()).take(pa.array(row)),
+            "level": pa.array(levels, pa.string()).take(pa.array(col)),
+            "node": pa.array(anc[row, col], pa.int32()),
+        }
+    )
+    pq.write_table(table, folder / "ancestors.parquet")
+    if len(known) < len(codes):
+        print(f"  note: {len(codes) - len(known)} codes outside the ontology's list: DuckDB counts differ")
+    return folder / "ancestors.parquet"
+
+
+def duckdb_worker(folder: str, threads: int) -> None:
+    """Child process: the per-level counts of :data:`DUCKDB_QUERY` on ``folder``, printed as JSON."""
+    import duckdb
+
+    con = duckdb.connect(config={"threads": threads})
+    params = {
+        "anc": f"{folder}/ancestors.parquet",
+        "gold": f"{folder}/gold/*/*.parquet",
+        "pred": f"{folder}/pred/*/*.parquet",
+    }
+    rows = con.execute(DUCKDB_QUERY, params).fetchall()
+    print(json.dumps({level: {"tp": tp, "fp": fp, "fn": fn} for level, tp, fp, fn in rows}))
+
+
+def run_duckdb(folder: Path, threads: int) -> dict:
+    """:func:`duckdb_worker` in a child process, timed as the CLI is."""
+    figures, stdout = timed([sys.executable, __file__, "--duckdb-worker", str(folder), str(threads)])
+    return {**figures, "counts": json.loads(stdout)}
+
+
+def same_counts(cophe: dict, duck: dict) -> str:
+    """``equal``, or the levels whose TP/FP/FN differ."""
+    differ = [
+        f"{level}: cophe {c} DuckDB {duck.get(level)}"
+        for level, c in cophe.items()
+        if {k: c[k] for k in ("tp", "fp", "fn")} != duck.get(level)
+    ]
+    return "equal" if not differ else "DIFFER " + "; ".join(differ)
 
 
 def parse_size_options(doc: str, sizes: list[float], nargs: str) -> tuple[argparse.Namespace, list[int]]:
@@ -138,7 +230,13 @@ def parse_size_options(doc: str, sizes: list[float], nargs: str) -> tuple[argpar
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--duckdb-worker"]:
+        duckdb_worker(sys.argv[2], int(sys.argv[3]))
+        return
     args, sizes = parse_size_options(__doc__ or "", [1e5, 1e6, 1e7], "+")
+    has_duckdb = importlib.util.find_spec("duckdb") is not None
+    if not has_duckdb:
+        print("DuckDB is not installed (pip install cophe[bench]): no yardstick", flush=True)
     print(f"machine: {os.cpu_count()} cores; load {os.getloadavg()}", flush=True)
     print(
         f"{'rows':>12} {'docs':>10} {'files':>6} {'MB disk':>8} {'gen s':>7} {'wall s':>7} {'CPU s':>7} "
@@ -158,10 +256,26 @@ def main() -> None:
                 f"{data['rows'] / r['cpu_s']:>12,.0f} {r['peak_mb']:>8.0f} {os.getloadavg()[0]:>5.2f}",
                 flush=True,
             )
+            if has_duckdb:
+                compare_duckdb(folder, data["rows"], r)
     if len(done) > 1:  # the cost of one more row, start-up (imports, ontology) left out
         (r1, w1, c1), (r2, w2, c2) = done[-2], done[-1]
         print(
             f"marginal, {r1:,} → {r2:,} rows: {(r2 - r1) / (w2 - w1):,.0f} rows/s wall, {(r2 - r1) / (c2 - c1):,.0f} per CPU second"
+        )
+
+
+def compare_duckdb(folder: Path, rows: int, cophe: dict) -> None:
+    """Time DuckDB's query with 1 thread and one per core, check its counts and print cophe's lead per core."""
+    write_ancestors(folder)
+    for threads in sorted({1, os.cpu_count() or 1}):
+        d = run_duckdb(folder, threads)
+        print(
+            f"{'DuckDB, ' + str(threads) + ' thread' + 's' * (threads > 1):>38} {d['wall_s']:>7.1f} {d['cpu_s']:>7.1f} "
+            f"{rows / d['wall_s']:>12,.0f} {rows / d['cpu_s']:>12,.0f} {d['peak_mb']:>8.0f} "
+            f"{os.getloadavg()[0]:>5.2f}  counts {same_counts(cophe['levels'], d['counts'])}; "
+            f"cophe {d['cpu_s'] / cophe['cpu_s']:.1f}x per core",
+            flush=True,
         )
 
 

@@ -56,9 +56,9 @@ import pyarrow.parquet as pq
 from .api import NotScored
 from .archive import Archive, open_archive, show, write_zip, zip_member
 from .files import MB, InputError
+from .manifest import AGGREGATE, MAX_NAME, MAX_RUNS, check_manifest
 from .metrics import Figures, NodeCounts
 from .ontology import Ontology
-from .ontology.custom import MAX_ANCESTOR_CELLS, MAX_LEVELS
 from .readers import REJECTED_COLUMNS
 from .slices import Slice, code_frequency_slices, counted_frequency
 from .stream import CountedFigures
@@ -83,8 +83,6 @@ __all__ = [
 FORMAT = "cophe-analysis"
 KIND = "aggregate"
 FORMAT_VERSION = 2
-MAX_RUNS = 32
-MAX_NAME = 255  # characters of a run's name
 MAX_MEMBERS = 2 * MAX_RUNS + 8
 MAX_BYTES = 4 * 2**30  # inflated bytes read from one file (the members are stored, so about its size)
 # A Parquet member is decoded only when what it decodes to is in proportion to what it stores: at most
@@ -94,8 +92,6 @@ MAX_BYTES = 4 * 2**30  # inflated bytes read from one file (the members are stor
 # known before decoding: rows × width for numbers (from the footer), the dictionary's lengths for text.
 MAX_EXPANSION = 64
 TABLE_FLOOR = 16 * 2**20
-MAX_NODES = 2_000_000  # ICD-10-CM and PCS together have about 300,000
-MAX_DOCUMENTS = 100_000_000
 MAX_ROWS_NOT_SCORED = 10_000_000  # rejected or flagged rows listed, per file
 MAX_MANIFEST = MB
 MAX_WARNINGS = 200  # warnings kept per run, each cut to MAX_WARNING characters
@@ -308,7 +304,9 @@ class Aggregate:
         if run not in self.counts:
             raise KeyError(f"no run {run!r} in this aggregate analysis; it has {self.run_names}")
         key = (run, level, None if slice is None else slice.key)
-        cache = self.__dict__.setdefault("_evaluations", {})
+        cache: dict[tuple[str, str, str | None], AggregateEvaluation] = self.__dict__.setdefault(
+            "_evaluations", {}
+        )
         if key not in cache:
             counts = _up_to(
                 self.counts[run] if slice is None else self.slice_counts[(run, slice.key)],
@@ -674,7 +672,7 @@ def _rows_table(rows: pd.DataFrame, runs: list[str]) -> bytes:
     return _parquet(table)
 
 
-def write_aggregate(agg: Aggregate, target: str | os.PathLike | None = None) -> bytes | None:
+def write_aggregate(agg: Aggregate, target: str | os.PathLike[str] | None = None) -> bytes | None:
     """The aggregate as a ``.cophe`` file (see the module docs): its bytes, or written to the path
     ``target`` and None. Parquet members are stored as they are (compressed already).
 
@@ -793,7 +791,7 @@ def is_aggregate(data: bytes) -> bool:
     return isinstance(manifest, dict) and manifest.get("kind") == KIND
 
 
-def read_aggregate(source: bytes | str | os.PathLike, *, name: str | None = None) -> Aggregate:
+def read_aggregate(source: bytes | str | os.PathLike[str], *, name: str | None = None) -> Aggregate:
     """Open an aggregate analysis (bytes, or a path), checking it like any upload (see the module docs). The
     per-document tables are read, and checked, when a figure first needs them.
 
@@ -828,7 +826,7 @@ class _Reader:
     def fail(self, what: str) -> InputError:
         return InputError(f"{self.name}: {what}")
 
-    def manifest(self) -> dict:
+    def manifest(self) -> dict[str, Any]:
         info = self.archive.members.get("manifest.json")
         if info is None:
             raise self.fail("no manifest.json; not a cophe analysis file")
@@ -849,9 +847,11 @@ class _Reader:
             )
         if m.get("kind") != KIND:
             raise self.fail("a saved analysis of inputs, not an aggregate; open it as a saved analysis")
+        # every option, count and value of the manifest as its schema allows (the field named otherwise)
+        check_manifest(m, AGGREGATE, name=self.name)
         return m
 
-    def field(self, m: dict, key: str, kind: type | tuple[type, ...], what: str) -> Any:
+    def field(self, m: dict[str, Any], key: str, kind: type | tuple[type, ...], what: str) -> Any:
         value = m.get(key)
         if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
             raise self.fail(f"manifest.json: {key} must be {what}, not {show(value)}")
@@ -952,19 +952,10 @@ class _Reader:
         m = self.manifest()
         self.members = self.field(m, "members", dict, "an object")
         onto = self.ontology(m)
-        runs = self.field(m, "runs", list, "a list")
-        if not runs or len(runs) > MAX_RUNS:
-            raise self.fail(f"manifest.json: runs must list 1 to {MAX_RUNS} runs")
-        names = []
-        for r in runs:
-            if not isinstance(r, dict) or not isinstance(r.get("name"), str) or not r["name"].strip():
-                raise self.fail(f"manifest.json: every run needs a name, not {show(r)}")
-            if r["name"] in names or len(r["name"]) > MAX_NAME:
-                raise self.fail(f"manifest.json: the run name {show(r['name'])} is repeated or too long")
-            names.append(r["name"])
-        n_docs = self.field(m, "documents", int, "a whole number")
-        if not 0 <= n_docs <= MAX_DOCUMENTS:
-            raise self.fail(f"manifest.json: documents must be a whole number from 0 to {MAX_DOCUMENTS:,}")
+        # the counts, names and types of the manifest's values are those of its schema (manifest.AGGREGATE)
+        runs: list[dict[str, Any]] = m["runs"]
+        names = [r["name"] for r in runs]
+        n_docs: int = m["documents"]
         options: dict[str, Any] = m["options"] if isinstance(m.get("options"), dict) else {}
         try:
             max_level = onto.top_level(options.get("max_level"))
@@ -986,8 +977,6 @@ class _Reader:
                     slice_counts[(r, x.key)] = counted(i, j + 1)
         rows = {k: self.rows(f"{k}.parquet", names) for k in ("rejected", "flagged")}
         columns = m.get("document_columns") or []
-        if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
-            raise self.fail("manifest.json: document_columns must be a list of names")
         has_docs = (
             all(isinstance(r.get("documents"), str) for r in runs) and "documents/ids.parquet" in self.members
         )
@@ -1017,7 +1006,7 @@ class _Reader:
             {r["name"]: self.run_documents(r, n_docs) for r in runs},
         )
 
-    def run_documents(self, run: dict, n_docs: int) -> int:
+    def run_documents(self, run: dict[str, Any], n_docs: int) -> int:
         """A run's own documents (files written before runs kept their own: every document)."""
         n = run.get("n_documents", n_docs)
         if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= n_docs:
@@ -1037,27 +1026,9 @@ class _Reader:
             return []
         return [str(v)[:MAX_WARNING] for v in values[:MAX_WARNINGS]]
 
-    def ontology(self, m: dict) -> Ontology:
+    def ontology(self, m: dict[str, Any]) -> Ontology:
         about = self.field(m, "ontology", dict, "an object")
-        levels = about.get("levels")
-        if not isinstance(levels, list) or not levels or not all(isinstance(v, str) and v for v in levels):
-            raise self.fail("manifest.json: ontology.levels must be a list of level names")
-        if len(set(levels)) != len(levels):
-            raise self.fail("manifest.json: ontology.levels repeats a level")
-        if len(levels) > MAX_LEVELS:
-            raise self.fail(
-                f"manifest.json: ontology.levels lists {len(levels):,} levels; at most {MAX_LEVELS:,}"
-            )
-        n = about.get("nodes")
-        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_NODES:
-            raise self.fail(
-                f"manifest.json: ontology.nodes must be a whole number up to {MAX_NODES:,}, not {show(n)}"
-            )
-        if n * len(levels) > MAX_ANCESTOR_CELLS:
-            raise self.fail(
-                f"manifest.json: {n:,} nodes on {len(levels):,} levels; an ontology holds at most "
-                f"{MAX_ANCESTOR_CELLS:,} (levels × nodes)"
-            )
+        levels, n = about["levels"], about["nodes"]  # as the schema allows (manifest.AGGREGATE)
         nodes = self.table(
             "ontology/nodes.parquet",
             {
@@ -1117,7 +1088,7 @@ class _Reader:
             code_system=about.get("code_system") if isinstance(about.get("code_system"), str) else None,
         )
 
-    def slice_edges(self, m: dict) -> list[int] | None:
+    def slice_edges(self, m: dict[str, Any]) -> list[int] | None:
         about = m.get("slices") or {}
         edges = about.get("edges") if isinstance(about, dict) else None
         if edges is None:

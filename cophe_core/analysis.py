@@ -29,8 +29,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import math
-import numbers
 import os
 import re
 import zipfile
@@ -42,10 +40,21 @@ from typing import TYPE_CHECKING, Any
 from .archive import open_archive, read_member, show, write_zip, zip_member
 from .files import MB, InputError
 from .labels import RowBound
-from .ontology import NAMES
+from .manifest import (
+    ANALYSIS,
+    MAX_NAME,
+    MAX_TEXT,
+    ONTOLOGIES,
+    ROLES,
+    SYSTEMS,
+    check_manifest,
+    is_level_of,
+    parse_rule,
+)
 
 if TYPE_CHECKING:
     from .api import Scoring
+    from .decisions import Rule
 
 __all__ = [
     "InputFile",
@@ -69,16 +78,10 @@ FORMAT_VERSION = 1
 MAX_BYTES = 500 * MB  # total inflated size read from one file
 MAX_MEMBERS = 64
 MAX_MANIFEST = MB  # bytes of manifest.json
-MAX_NAME = 255  # characters of a run name, a file name or a column name
-MAX_TEXT = 100  # characters of created and cophe_version
-ROLES = ("gold", "run", "hierarchy", "metadata", "training")
 # The largest input of each role a saved analysis may hold: the dashboard's upload limits for the same files, so
 # that an input zipped small (a 199 MB gold standard deflates to 0.3 MB) costs no more than its upload would.
 # Megabytes of 10**6 bytes (files.MB), as everywhere in cophe.
 INPUT_MB = {"gold": 50, "run": 200, "hierarchy": 50, "metadata": 50, "training": 200}
-RULES = ("threshold", "top_k")
-ONTOLOGIES = ("auto", *NAMES, "custom")  # "custom": the hierarchy input
-SYSTEMS = ("auto", "diagnosis", "procedure")
 README = """This is a saved cophe analysis (cophe: hierarchical evaluation of clinical coding). Open it in the
 cophe dashboard (Source: Open a saved analysis). It holds the input files exactly as they were given
 (inputs/), and manifest.json says how they were read and what was on screen. It contains the inputs
@@ -131,10 +134,10 @@ class Analysis:
 
     gold: InputFile
     runs: dict[str, InputFile]
-    options: dict = field(default_factory=dict)
-    rule: tuple | None = None
-    slice: dict | None = None
-    view: dict = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    rule: Rule | None = None
+    slice: dict[str, Any] | None = None
+    view: dict[str, Any] = field(default_factory=dict)
     hierarchy: InputFile | None = None
     metadata: InputFile | None = None
     training: InputFile | None = None
@@ -198,7 +201,7 @@ def _check(a: Analysis) -> None:
     for key in ("runs", "options", "view", "code_sets"):
         object.__setattr__(a, key, dict(getattr(a, key)))
     object.__setattr__(a, "slice", None if a.slice is None else dict(a.slice))
-    object.__setattr__(a, "rule", _check_rule(a.rule))
+    object.__setattr__(a, "rule", parse_rule(a.rule))
 
 
 def _check_options(options: Any, hierarchy: InputFile | None) -> None:
@@ -213,6 +216,11 @@ def _check_options(options: Any, hierarchy: InputFile | None) -> None:
     system = options.get("system", "auto")
     if not isinstance(system, str) or system not in SYSTEMS:
         raise ValueError(f"options: system must be one of {', '.join(SYSTEMS)}, not {show(system)}")
+    if not is_level_of(options.get("max_level"), onto):
+        raise ValueError(
+            f"options: max_level must be a level of the code system {onto} or null, not "
+            f"{show(options.get('max_level'))}"
+        )
     for key in ("doc_col", "code_col", "max_level"):
         value = options.get(key)
         if value is not None and (not isinstance(value, str) or not value or len(value) > MAX_NAME):
@@ -225,27 +233,6 @@ def _check_options(options: Any, hierarchy: InputFile | None) -> None:
         raise ValueError(
             f"options: score_anyway must be true or false, not {show(options.get('score_anyway'))}"
         )
-
-
-def _check_rule(rule: Any) -> tuple | None:
-    """``("threshold", float)``, ``("top_k", int)`` or None, from a tuple or a JSON list."""
-    if rule is None:
-        return None
-    if not isinstance(rule, list | tuple) or len(rule) != 2 or rule[0] not in RULES:
-        raise ValueError(f'the decision rule must be ["threshold", t] or ["top_k", k], not {show(rule)}')
-    kind, value = rule
-    if kind == "threshold":
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, numbers.Real)
-            or not math.isfinite(value)
-            or not 0 <= float(value) <= 1
-        ):
-            raise ValueError(f"the threshold must be a number from 0 to 1, not {show(value)}")
-        return ("threshold", float(value))
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"top_k must be a whole number of at least 1, not {show(value)}")
-    return ("top_k", int(value))
 
 
 def _safe(name: str) -> str:
@@ -278,7 +265,7 @@ def creation_time(environ: Mapping[str, str] | None = None) -> str:
     return datetime.fromtimestamp(int(epoch), UTC).isoformat(timespec="seconds")
 
 
-def _manifest(analysis: Analysis) -> tuple[dict, list[tuple[zipfile.ZipInfo, bytes]]]:
+def _manifest(analysis: Analysis) -> tuple[dict[str, Any], list[tuple[zipfile.ZipInfo, bytes]]]:
     """The manifest without ``created`` and ``checksum``, and the input members."""
     inputs = analysis.inputs()
     if len(inputs) + 2 > MAX_MEMBERS:
@@ -322,7 +309,7 @@ def _manifest(analysis: Analysis) -> tuple[dict, list[tuple[zipfile.ZipInfo, byt
     return manifest, members
 
 
-def _json(manifest: dict) -> bytes:
+def _json(manifest: dict[str, Any]) -> bytes:
     return json.dumps(manifest, indent=1, sort_keys=True, allow_nan=False).encode()
 
 
@@ -424,24 +411,12 @@ def read_analysis(
             f"{name}: format version {version}; this cophe opens version {FORMAT_VERSION} or older: "
             "update cophe"
         )
-    fields: dict[str, Any] = {}
-    for key, kinds in (
-        ("options", dict),
-        ("view", dict),
-        ("slice", dict),
-        ("code_sets", dict),
-        ("created", str),
-        ("cophe_version", str),
-    ):
-        value = manifest.get(key)
-        if value is not None and not isinstance(value, kinds):
-            kind = "an object" if kinds is dict else "text"
-            raise InputError(f"{name}: manifest.json: {key} must be {kind} or null, not {show(value)}")
-        fields[key] = value
-    try:
-        rule = _check_rule(manifest.get("rule"))
-    except ValueError as e:
-        raise InputError(f"{name}: manifest.json: {e}") from None
+    # every option, count and value of the manifest as its schema allows (the field named otherwise)
+    check_manifest(manifest, ANALYSIS, name=name)
+    fields = {
+        k: manifest.get(k) for k in ("options", "view", "slice", "code_sets", "created", "cophe_version")
+    }
+    rule = parse_rule(manifest.get("rule"))
     files = _inputs(manifest.get("inputs"), by_name, member, name, max_members)
     golds = [f for role, _, f in files if role == "gold"]
     runs = {str(run): f for role, run, f in files if role == "run"}
@@ -538,10 +513,10 @@ def analysis_from_files(
     gold: str | Path,
     runs: Mapping[str, str | Path],
     *,
-    options: dict,
-    rule: tuple | None = None,
+    options: dict[str, Any],
+    rule: Rule | None = None,
     hierarchy: str | Path | None = None,
-    view: dict | None = None,
+    view: dict[str, Any] | None = None,
     created: str = "",
     cophe_version: str = "",
     code_sets: Mapping[str, str] | None = None,
@@ -599,7 +574,7 @@ def score_analysis(analysis: Analysis) -> Scoring:
     ontology: Any = o.get("ontology") or "auto"
     if ontology == "custom" and analysis.hierarchy is not None:
         ontology = load_hierarchy(analysis.hierarchy.data, name=analysis.hierarchy.name)
-    rule = {analysis.rule[0]: analysis.rule[1]} if analysis.rule else {}
+    kind, value = analysis.rule or ("", 0)
     scoring = score_files(
         stream(analysis.gold),
         {run: stream(f) for run, f in analysis.runs.items()},
@@ -609,7 +584,8 @@ def score_analysis(analysis: Analysis) -> Scoring:
         code_col=o.get("code_col"),
         header=o.get("header"),
         bound=None if o.get("score_anyway") else RowBound(),
-        **rule,
+        threshold=float(value) if kind == "threshold" else None,
+        top_k=int(value) if kind == "top_k" else None,
     )
     levels = scoring.corpus.ontology.levels
     if o.get("max_level") is not None and o["max_level"] not in levels:

@@ -60,7 +60,11 @@ class Decision:
     @property
     def rule(self) -> Rule:
         """The rule as ``("threshold", t)`` or ``("top_k", k)``."""
-        return ("threshold", self.threshold) if self.threshold is not None else ("top_k", self.top_k)  # type: ignore[return-value]
+        if self.threshold is not None:
+            return ("threshold", self.threshold)
+        if self.top_k is not None:
+            return ("top_k", self.top_k)
+        raise ValueError("a decision holds a threshold or a top-k; this one holds neither")
 
     def to_dict(self) -> dict[str, Any]:
         """The CLI JSON's ``decision`` object: ``tuned_on`` (when tuned: gold, scores, measure and the
@@ -118,7 +122,7 @@ class Scoring:
     corpus: Corpus
     _detection: str | None = None
     scored: dict[str, ScoredRun] = field(default_factory=dict)
-    rule: tuple | None = None
+    rule: Rule | None = None
     dev: ScoredRun | None = None
     _cache: dict[tuple[str, str], Evaluation] = field(default_factory=dict, repr=False)
     refused: dict[str, TooManyRejected] = field(default_factory=dict)
@@ -183,7 +187,8 @@ class Scoring:
             "</p>"
         )
         table = pd.DataFrame(rows).rename(columns={m: f"{tech} F1" for m, (_, tech) in MEASURE_WORDS.items()})
-        return head + table.to_html(index=False, float_format="{:.4f}".format)
+        body: str = table.to_html(index=False, float_format="{:.4f}".format)
+        return head + body
 
     def with_rule(self, *, threshold: float | None = None, top_k: int | None = None) -> Scoring:
         """The same validated inputs with the scored runs decided by another rule (nothing is read or
@@ -427,5 +432,6 @@ def _keywords(rule: Rule) -> dict[str, Any]:
 
 
 def _codes(inputs: list[RawLabels]) -> set[str]:
-    """The distinct codes of the inputs, for detecting their code system."""
-    return set().union(*(set(r.pairs.code) for r in inputs))
+    """The distinct codes of the inputs, for detecting their code system (distinct first: no Python object per
+    row)."""
+    return set().union(*(r.pairs.code.drop_duplicates().tolist() for r in inputs))

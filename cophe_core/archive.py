@@ -160,7 +160,7 @@ def read_member(z: Any, info: zipfile.ZipInfo, limit: int, name: str) -> bytes:
     """
     try:
         with z.open(info) as f:
-            data = f.read(limit + 1)
+            data: bytes = f.read(limit + 1)
     except (
         zipfile.BadZipFile,
         zlib.error,

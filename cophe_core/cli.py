@@ -19,22 +19,22 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
 from . import __version__
 from .api import Decision, decide_run, score_files, score_labels
+from .datasets import DEFAULT_CHUNK_ROWS, is_dataset
 from .files import InputError, excerpt
 from .labels import DEFAULT_MAX_REJECTED, RowBound, TooManyRejected
-from .metrics import Figures
+from .metrics import Evaluation, Figures
 from .ontology import NAMES
 from .options import OPTIONS
 from .readers import RawScores, read_input, read_labels
 from .report import safe_csv
 from .slices import MAX_EDGES
 from .stats import bootstrap
-from .stream import DEFAULT_CHUNK_ROWS, is_dataset, score_dataset
 from .suite import icm_note, suite
 
 __all__ = ["main"]
@@ -215,15 +215,22 @@ def _edges(text: str) -> tuple[int, ...] | None:
     return edges
 
 
-def _compare_parser(sub) -> None:
+class Subcommands(Protocol):
+    """What ``ArgumentParser.add_subparsers()`` returns, as far as the command builders use it (argparse's
+    own class for it is private)."""
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser: ...
+
+
+def _compare_parser(sub: Subcommands) -> None:
     c = sub.add_parser(
         "compare",
         help="compare runs against one gold standard: intervals, tests against a baseline (Holm) and the "
         "families that changed (Benjamini–Hochberg)",
         description="Score two or more runs against a gold standard and compare them, as the dashboard's "
-        "Compare page does: every run's figures with 95%% intervals and its difference from the baseline, "
+        "Compare page does: every run's figures with 95% intervals and its difference from the baseline, "
         "tested (p-values corrected by Holm); then the baseline against one other run in depth (paired "
-        "tests of the headline figures, and the families that changed, Benjamini–Hochberg at 5%%).",
+        "tests of the headline figures, and the families that changed, Benjamini–Hochberg at 5%).",
     )
     c.add_argument("--gold", required=True, help="gold labels, any file cophe score takes")
     c.add_argument(
@@ -274,7 +281,7 @@ def _reading_arguments(p: argparse.ArgumentParser, *, max_level: str = "as for c
     p.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
 
 
-def _aggregate_parser(sub) -> None:
+def _aggregate_parser(sub: Subcommands) -> None:
     a = sub.add_parser(
         "aggregate",
         help="write an aggregate analysis (counts, not codes) of runs too large to upload, for the dashboard",
@@ -328,7 +335,7 @@ def _runs_arguments(p: argparse.ArgumentParser, out: str) -> None:
     _reading_arguments(p)
 
 
-def _figure_parser(sub) -> None:
+def _figure_parser(sub: Subcommands) -> None:
     from .figures_export import KINDS, WIDTHS
 
     f = sub.add_parser(
@@ -348,12 +355,12 @@ def _figure_parser(sub) -> None:
     f.add_argument("--top", type=_positive, default=15, help="families: how many (default 15)")
 
 
-def _report_parser(sub) -> None:
+def _report_parser(sub: Subcommands) -> None:
     r = sub.add_parser(
         "report",
         help="write a table of the runs' scores for a paper (LaTeX, Markdown, CSV, HTML or PDF)",
         description="Score every run against the gold standard and write runs × levels × measures: values to "
-        "3 decimals with 95%% bootstrap intervals, marked (*) where a run differs from the baseline (paired "
+        "3 decimals with 95% bootstrap intervals, marked (*) where a run differs from the baseline (paired "
         "bootstrap, Holm-adjusted), the best run of each row in bold.",
     )
     _runs_arguments(r, "F.tex|md|csv|html|pdf")
@@ -420,6 +427,8 @@ def _aggregate(args: argparse.Namespace) -> int:
     }
     try:
         if args.stream or is_dataset(args.gold) or any(is_dataset(p) for p in runs.values()):
+            from .stream import score_dataset  # here: the in-memory path needs no pyarrow.dataset
+
             evs = {}
             ontology: Any = args.ontology
             for run, path in runs.items():
@@ -547,7 +556,7 @@ def _run_forwarding_signals(command: list[str]) -> int:
     return 128 - code if code < 0 else code
 
 
-def _table(result: dict) -> str:
+def _table(result: dict[str, Any]) -> str:
     lines = [
         f"{result['documents']} documents, ontology {result['ontology']}, "
         f"levels {', '.join(result['levels'])}"
@@ -559,7 +568,7 @@ def _table(result: dict) -> str:
     head = f"{'measure':<10} {'level':<{w}} {'TP':>8} {'FP':>8} {'FN':>8} {'P':>7} {'R':>7} {'F1':>7}"
     lines += [head, "-" * len(head)]
 
-    def row(measure: str, level: str, s: dict) -> str:
+    def row(measure: str, level: str, s: dict[str, Any]) -> str:
         # a level holding no code at all (no gold, no predicted code) has nothing to score: "–", not 0.000
         empty = s["tp"] + s["fp"] + s["fn"] == 0
         figures = " ".join(
@@ -766,6 +775,8 @@ def _in_memory(args: argparse.Namespace) -> _Scored:
 
 def _streamed(args: argparse.Namespace) -> _Scored:
     """The inputs scored in chunks (:func:`cophe_core.stream.score_dataset`)."""
+    from .stream import score_dataset  # here: the in-memory path needs no pyarrow.dataset
+
     ev = score_dataset(
         args.gold,
         args.pred,
@@ -813,7 +824,7 @@ def _out_format(args: argparse.Namespace, formats: Sequence[str]) -> str | None:
     return fmt
 
 
-def _evaluations(args: argparse.Namespace) -> dict:
+def _evaluations(args: argparse.Namespace) -> dict[str, Evaluation]:
     """Every ``--run`` scored against ``--gold`` (in memory), at ``--max-level``; the baseline checked."""
     runs = dict(args.run)
     if len(runs) != len(args.run):
@@ -899,7 +910,7 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _intervals(ci: pd.DataFrame, args: argparse.Namespace) -> dict:
+def _intervals(ci: pd.DataFrame, args: argparse.Namespace) -> dict[str, Any]:
     """The JSON's ``intervals``: the bootstrap's settings and each figure's [low, high]."""
     return {
         "resamples": args.bootstrap,
@@ -909,7 +920,7 @@ def _intervals(ci: pd.DataFrame, args: argparse.Namespace) -> dict:
     }
 
 
-def _emit(result: dict, format: str, warnings: list[str]) -> None:
+def _emit(result: dict[str, Any], format: str, warnings: list[str]) -> None:
     """The result on stdout (JSON or the table), then the warnings on stderr."""
     try:
         if format == "json":
@@ -1006,7 +1017,7 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _compare_table(cmp: Any, result: dict) -> str:
+def _compare_table(cmp: Any, result: dict[str, Any]) -> str:
     """``cophe compare``'s table: the headline figures of every run against the baseline, the headline
     verdicts of B − A, and the first families that changed."""
     from .comparison import p_text

@@ -23,18 +23,18 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 
 from .comparison import families_level
-from .families import family_errors
+from .families import MIN_SUPPORT, family_errors, per_gold_rates
 from .metrics import Evaluation
 from .ontology.levels import level_name
 from .substitutions import substitution_table
 
 __all__ = ["MIN_SUPPORT", "ranked_families", "example_documents", "coder_report_html", "coder_report"]
 
-MIN_SUPPORT = 10  # gold codes a family needs to be ranked
 TOP = 10  # families listed per list
 EXAMPLES = 3  # documents shown per family
 
@@ -55,9 +55,8 @@ def ranked_families(
     ([['401', 1, 50.0]], [['428', 1, 100.0]])
     """
     t = family_errors(ev, level or families_level(ev))
-    t = t[t.gold >= max(min_support, 1)].copy()
-    t["extra_per_100"] = 100.0 * t.fp / t.gold
-    t["missed_per_100"] = 100.0 * t.fn / t.gold
+    t = per_gold_rates(t, min_support)
+    t = t[t.gold >= max(min_support, 1)]
     over = t[t.fp > 0].sort_values(["extra_per_100", "fp", "code"], ascending=[False, False, True])
     under = t[t.fn > 0].sort_values(["missed_per_100", "fn", "code"], ascending=[False, False, True])
     return over.head(top).reset_index(drop=True), under.head(top).reset_index(drop=True)
@@ -198,7 +197,7 @@ def coder_report_html(
     return "".join(parts)
 
 
-def coder_report(evals: Mapping[str, Evaluation], fmt: str, **kw) -> bytes:
+def coder_report(evals: Mapping[str, Evaluation], fmt: str, **kw: Any) -> bytes:
     """:func:`coder_report_html` as the bytes of an ``html`` or ``pdf`` file (A4).
 
     >>> from cophe_core import score_files

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
+from numpy.typing import NDArray
 
 from .metrics import Evaluation, Figures, balance, on_shared_documents, prf
 from .tree import COUNTS
@@ -187,7 +190,7 @@ def disagreements(a: Evaluation, b: Evaluation, *, level: str = "e0", top: int =
     fb = b.document_counts("cophe", level).f1
     keys = a.ontology.keys
 
-    def codes(m, rows):
+    def codes(m: sp.spmatrix, rows: NDArray[np.intp]) -> list[str]:
         m = m.tocsr()
         return [", ".join(sorted(keys[m.indices[m.indptr[r] : m.indptr[r + 1]]])) for r in rows]
 
@@ -207,7 +210,7 @@ def disagreements(a: Evaluation, b: Evaluation, *, level: str = "e0", top: int =
     )
 
 
-def delta_subtree(a: Evaluation, b: Evaluation, focus: int | None = None, **kw) -> pd.DataFrame:
+def delta_subtree(a: Evaluation, b: Evaluation, focus: int | None = None, **kw: Any) -> pd.DataFrame:
     """:func:`cophe_core.tree.focused_subtree` of :func:`compare_nodes`, with B − A
     ``delta_f1`` and ``delta_balance`` recomputed on every row (Other buckets included)."""
     from .tree import focused_subtree

@@ -11,13 +11,25 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from .files import InputError
 
-__all__ = ["GLOB_CHARS", "MAX_FILES", "MAX_FOLDERS", "dataset_files", "is_dataset", "glob_root"]
+__all__ = [
+    "DEFAULT_CHUNK_ROWS",
+    "GLOB_CHARS",
+    "MAX_FILES",
+    "MAX_FOLDERS",
+    "dataset_files",
+    "is_dataset",
+    "glob_root",
+]
 
 GLOB_CHARS = frozenset("*?[")
+# rows of one chunk read (pass 1) and, about, of one bucket counted (pass 2): a few hundred MB each. Here, not
+# in cophe_core.stream, so that the CLI states it without importing the streamed path (pyarrow.dataset).
+DEFAULT_CHUNK_ROWS = 1_000_000
 MAX_FILES = 100_000  # a dataset's data files (Spark writes one per partition: thousands, not millions)
 MAX_FOLDERS = 100_000
 
@@ -55,7 +67,7 @@ def glob_root(source: str) -> Path:
     return Path(*fixed) if fixed else Path(".")
 
 
-def dataset_files(source: str | os.PathLike) -> list[Path]:
+def dataset_files(source: str | os.PathLike[str]) -> list[Path]:
     """The data files of a source, sorted: the file itself; a folder's files at any depth, hidden and
     ``_``-prefixed names (``_SUCCESS``) left out; or a glob's matches (``**`` for any depth). Each file once.
 
@@ -135,7 +147,7 @@ def _name_pattern(part: str) -> str:
     return ("" if part.startswith(".") else "(?!\\.)") + "".join(out)
 
 
-def _walk(root: Path, keep, source: str) -> list[Path]:
+def _walk(root: Path, keep: Callable[[Path], bool], source: str) -> list[Path]:
     """The files under ``root`` whose path relative to it passes ``keep``, each once, sorted: folders entered by
     their resolved path once, never outside ``root``; a file reached twice kept once."""
     top = root.resolve()

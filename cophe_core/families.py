@@ -21,12 +21,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from scipy import stats as sps
+from numpy.typing import ArrayLike, NDArray
 
 from .metrics import Evaluation, Figures, on_shared_documents
 from .stats import document_weights
 
-__all__ = ["within_family", "describe_gaps", "gap_statement", "family_errors", "family_changes"]
+__all__ = [
+    "within_family",
+    "describe_gaps",
+    "gap_statement",
+    "family_errors",
+    "family_changes",
+    "MIN_SUPPORT",
+    "per_gold_rates",
+]
 
 PRODUCT_CELLS = 2_000_000  # cells of one block of resampled family counts (16 MB)
 
@@ -155,6 +163,27 @@ def gap_statement(
         f"Run {run}: {cophe} F1 falls below {set_based} most at {name(top.level)} ({top.cophe_f1:.3f} "
         f"against {top.set_f1:.3f}: {cause} within its families){then}."
     )
+
+
+MIN_SUPPORT = 10  # gold codes a family needs for its rates per gold code to be ranked or coloured
+
+
+def per_gold_rates(table: pd.DataFrame, min_support: int = MIN_SUPPORT) -> pd.DataFrame:
+    """``table`` (columns ``gold``, ``fp``, ``fn``) with ``extra_per_100`` = 100 · FP / gold and
+    ``missed_per_100`` = 100 · FN / gold, a family's over- and under-coding rates; NaN where the family has
+    fewer than ``min_support`` gold codes (at least 1): too few to judge a rate by.
+
+    >>> t = pd.DataFrame({"gold": [20, 4, 0], "fp": [5, 4, 3], "fn": [2, 0, 0]})
+    >>> per_gold_rates(t, min_support=10)[["extra_per_100", "missed_per_100"]].values.tolist()
+    [[25.0, 10.0], [nan, nan], [nan, nan]]
+    """
+    gold = table.gold.to_numpy(dtype=float)
+    supported = gold >= max(min_support, 1)
+    out = table.copy()
+    for rate, count in (("extra_per_100", "fp"), ("missed_per_100", "fn")):
+        values = 100.0 * table[count].to_numpy(dtype=float) / np.where(supported, gold, 1.0)
+        out[rate] = np.where(supported, values, np.nan)
+    return out
 
 
 def family_errors(ev: Evaluation, level: str) -> pd.DataFrame:
@@ -288,6 +317,8 @@ def _family_table(
         low = high = p = np.full(m, np.nan)
         q = np.full(m, np.nan)
     else:
+        from scipy import stats as sps  # here, not at the top: it takes 0.4 s to import and few commands test
+
         d, confidence = draws
         alpha = (1 - confidence) / 2
         low, high = np.quantile(d, [alpha, 1 - alpha], axis=0) if len(d) else (np.full(m, np.nan),) * 2
@@ -320,12 +351,13 @@ def _family_table(
     return out.iloc[order].reset_index(drop=True)
 
 
-def _f1(tp, predicted, gold) -> np.ndarray:
+def _f1(tp: ArrayLike, predicted: ArrayLike, gold: np.ndarray) -> NDArray[np.float64]:
     """2TP / (predicted + gold), which is 2TP / (2TP + FP + FN): the F1 of :func:`cophe_core.metrics.prf`,
     0 where nothing is in play."""
     tp = np.asarray(tp, dtype=float)
     den = np.asarray(predicted, dtype=float) + gold
-    return np.divide(2 * tp, den, out=np.zeros_like(tp), where=den > 0)
+    f1: NDArray[np.float64] = np.divide(2 * tp, den, out=np.zeros_like(tp), where=den > 0)
+    return f1
 
 
 def _delta_f1(totals: np.ndarray, m: int) -> np.ndarray:

@@ -13,6 +13,7 @@ view needs no plotly.js). Pure functions: tables in, a frame and a dictionary ou
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -74,7 +75,7 @@ def levels_chart_spec(
     measure_name: Callable[[str], str] = lambda m: MEASURE_WORDS[m][0],
     words: Mapping[str, str] | None = None,
     columns: int = 3,
-) -> tuple[pd.DataFrame, dict]:
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     """(data, Vega-Lite specification) of :func:`levels_points`: a panel per run (``columns`` to a row), the
     levels down the side in their order, a dot per measure with its interval as a line, the value written
     beside it with 3 decimals. Names come from ``level_name``, ``measure_name`` and ``words`` (keys ``run``,

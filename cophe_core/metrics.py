@@ -30,13 +30,14 @@ from __future__ import annotations
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, astuple, dataclass, fields, replace
+from dataclasses import Field, asdict, astuple, dataclass, fields, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
 
 from .decisions import check_rule, decide, ranks
 from .labels import Corpus
@@ -74,7 +75,9 @@ MEASURE_WORDS = {
 FLAT_LEVEL = "leaf"
 
 
-def prf(tp, fp, fn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def prf(
+    tp: ArrayLike, fp: ArrayLike, fn: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Precision, recall and F1 from counts, elementwise; 0 where a denominator is 0.
 
     >>> [round(float(v), 3) for v in prf(6, 5, 2)]
@@ -90,7 +93,7 @@ def prf(tp, fp, fn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return p, r, f
 
 
-def balance(tp, fp, fn) -> np.ndarray:
+def balance(tp: ArrayLike, fp: ArrayLike, fn: ArrayLike) -> NDArray[np.float64]:
     """Extra against missed codes, elementwise: (FP − FN) / (TP + FP + FN) in [−1, 1]; 0 where there are no
     counts. −1: every error a missed code; +1: every error an extra one.
 
@@ -99,16 +102,20 @@ def balance(tp, fp, fn) -> np.ndarray:
     """
     tp, fp, fn = (np.asarray(a, dtype=float) for a in (tp, fp, fn))
     total = tp + fp + fn
-    return np.divide(fp - fn, total, out=np.zeros_like(total), where=total > 0)
+    share: NDArray[np.float64] = np.divide(fp - fn, total, out=np.zeros_like(total), where=total > 0)
+    return share
 
 
 class _Record:
     """Shared by the frozen result records: a plain dict for JSON, and read access by key, kept for code
     written when these were dicts (``ev.score("cophe").f1``), with a warning."""
 
+    #: Set on each subclass by ``@dataclass``; declared so that ``asdict`` accepts ``self``.
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
     def as_dict(self) -> dict[str, Any]:
         """The record as a dict of plain Python numbers, in field order."""
-        return asdict(self)  # type: ignore[call-overload]
+        return asdict(self)
 
     def __getitem__(self, key: str) -> Any:
         warnings.warn(
@@ -486,7 +493,8 @@ class Figures(ABC):
             + html.escape("; ".join(f"{k} ({v})" for k, v in self.ontology.code_sets.items()) or "none")
             + "</p>"
         )
-        return head + self.levels_table.to_html(index=False, float_format="{:.4f}".format)
+        table: str = self.levels_table.to_html(index=False, float_format="{:.4f}".format)
+        return head + table
 
     @cached_property
     def documents_long(self) -> pd.DataFrame:
@@ -1115,8 +1123,8 @@ AVERAGES = ("micro", "macro")
 
 
 def precision_recall_fscore_hierarchical(
-    y_true,
-    y_pred,
+    y_true: ArrayLike | sp.spmatrix,
+    y_pred: ArrayLike | sp.spmatrix,
     *,
     labels: Sequence[str],
     ontology: str | Ontology,
@@ -1193,7 +1201,7 @@ def precision_recall_fscore_hierarchical(
     return float(p), float(r), float(f)
 
 
-def cophe_score(y_true, y_pred, **kwargs: Any) -> float:
+def cophe_score(y_true: ArrayLike | sp.spmatrix, y_pred: ArrayLike | sp.spmatrix, **kwargs: Any) -> float:
     """CoPHE F1 of indicator matrices: :func:`precision_recall_fscore_hierarchical` with
     ``measure="cophe"`` (keywords as there), its third value.
 
@@ -1207,7 +1215,7 @@ def cophe_score(y_true, y_pred, **kwargs: Any) -> float:
     return precision_recall_fscore_hierarchical(y_true, y_pred, measure="cophe", **kwargs)[2]
 
 
-def set_based_score(y_true, y_pred, **kwargs: Any) -> float:
+def set_based_score(y_true: ArrayLike | sp.spmatrix, y_pred: ArrayLike | sp.spmatrix, **kwargs: Any) -> float:
     """Set-based F1 (Kosmopoulos et al.) of indicator matrices: :func:`precision_recall_fscore_hierarchical`
     with ``measure="set_based"``, its third value.
 
@@ -1224,8 +1232,8 @@ def set_based_score(y_true, y_pred, **kwargs: Any) -> float:
 
 
 def precision_recall_fscore_hierarchical_from_scores(
-    y_true,
-    y_score,
+    y_true: ArrayLike | sp.spmatrix,
+    y_score: ArrayLike | sp.spmatrix,
     *,
     labels: Sequence[str],
     ontology: str | Ontology,
@@ -1271,7 +1279,9 @@ def precision_recall_fscore_hierarchical_from_scores(
     return precision_recall_fscore_hierarchical(y_true, y_pred, labels=names, ontology=ontology, **kwargs)
 
 
-def cophe_score_from_scores(y_true, y_score, **kwargs: Any) -> float:
+def cophe_score_from_scores(
+    y_true: ArrayLike | sp.spmatrix, y_score: ArrayLike | sp.spmatrix, **kwargs: Any
+) -> float:
     """CoPHE F1 of probabilities: :func:`precision_recall_fscore_hierarchical_from_scores` with
     ``measure="cophe"``, its third value.
 
@@ -1284,7 +1294,9 @@ def cophe_score_from_scores(y_true, y_score, **kwargs: Any) -> float:
     return precision_recall_fscore_hierarchical_from_scores(y_true, y_score, measure="cophe", **kwargs)[2]
 
 
-def set_based_score_from_scores(y_true, y_score, **kwargs: Any) -> float:
+def set_based_score_from_scores(
+    y_true: ArrayLike | sp.spmatrix, y_score: ArrayLike | sp.spmatrix, **kwargs: Any
+) -> float:
     """Set-based F1 of probabilities: :func:`precision_recall_fscore_hierarchical_from_scores` with
     ``measure="set_based"``, its third value.
 
@@ -1298,7 +1310,17 @@ def set_based_score_from_scores(y_true, y_score, **kwargs: Any) -> float:
     return precision_recall_fscore_hierarchical_from_scores(y_true, y_score, measure="set_based", **kwargs)[2]
 
 
-def _indicator_evaluation(y_true, y_pred, labels, ontology, measure, level, max_level, average, system):
+def _indicator_evaluation(
+    y_true: ArrayLike | sp.spmatrix,
+    y_pred: ArrayLike | sp.spmatrix,
+    labels: Sequence[str],
+    ontology: str | Ontology,
+    measure: str,
+    level: str,
+    max_level: str | None,
+    average: str,
+    system: str,
+) -> Evaluation:
     """Every check of the functions above, in one place, then the :class:`Evaluation` of the placed
     matrices."""
     from .ontology import load_ontology
@@ -1328,8 +1350,7 @@ def _labels(labels: Sequence[str]) -> list[str]:
     names = [str(x) for x in labels]
     if not names:
         raise ValueError("labels is empty: give the code of each column")
-    seen: set[str] = set()
-    repeated = [x for x in names if x in seen or seen.add(x)]  # type: ignore[func-returns-value]
+    repeated = [x for x, again in zip(names, pd.Index(names).duplicated(), strict=True) if again]
     if repeated:
         raise ValueError(f"labels must be distinct; repeated: {', '.join(map(repr, repeated[:5]))}")
     return names
@@ -1351,9 +1372,11 @@ def dense_cells(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return rows, cols, flat[at]
 
 
-def _indicators(y, name: str, n_labels: int, *, scores: bool = False) -> sp.csr_matrix:
+def _indicators(
+    y: ArrayLike | sp.spmatrix, name: str, n_labels: int, *, scores: bool = False
+) -> sp.csr_matrix:
     """``y`` as a float CSR matrix of n_labels columns, checked: 0/1 indicators, or scores in [0, 1]."""
-    a = y if sp.issparse(y) else np.asarray(y)
+    a: sp.spmatrix | NDArray[Any] = y if sp.issparse(y) else np.asarray(y)
     if sp.issparse(a) or a.ndim != 2:
         m = sp.csr_matrix(a, dtype=float)
     else:  # a model's dense output: its cells found in one scan, never a dense float64 copy

@@ -12,6 +12,8 @@ notebooks. No Streamlit, no metric maths. Needs Plotly: ``pip install ".[plot]"`
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -32,6 +34,8 @@ COLOUR_BY = {
     "balance": ("Extra vs missed", DIVERGING, -1.0, 1.0),
     "fp": ("Extra codes", "Reds", 0.0, 1.0),
     "fn": ("Missed codes", "Blues", 0.0, 1.0),
+    "extra_per_100": ("Extra codes per 100 gold codes", "Reds", 0.0, 1.0),
+    "missed_per_100": ("Missed codes per 100 gold codes", "Blues", 0.0, 1.0),
     "error_share": ("Share of the run's errors", "Oranges", 0.0, 1.0),
     "f1": ("F1 (right family and count)", SEQUENTIAL, 0.0, 1.0),
     "set_f1": ("F1, families only", SEQUENTIAL, 0.0, 1.0),
@@ -79,7 +83,7 @@ def _wrap(text: object, width: int = 20) -> str:
     return "<br>".join(html.escape(line) for line in lines) or html.escape(str(text))
 
 
-def _words(words: dict | None) -> dict:
+def _words(words: Mapping[str, str] | None) -> dict[str, str]:
     return {**CHART_WORDS, **MEASURE_NAMES, **(words or {})}
 
 
@@ -90,7 +94,7 @@ def _readable(fig: go.Figure) -> go.Figure:
     return fig
 
 
-def _grid(titles: list[str], per_row: int) -> dict:
+def _grid(titles: list[str], per_row: int) -> dict[str, Any]:
     """Layout axes of panels ``per_row`` to a row, sharing both axes, each titled; tick labels of the levels
     on the first column only. Written out rather than by ``make_subplots``, which costs 0.06 s a chart.
 
@@ -101,7 +105,7 @@ def _grid(titles: list[str], per_row: int) -> dict:
     cols, rows = min(per_row, n), -(-n // per_row)
     h_gap, v_gap = 0.02, 0.12 if rows > 1 else 0.0
     width, height = (1 - h_gap * (cols - 1)) / cols, (1 - v_gap * (rows - 1)) / rows
-    layout: dict = {"annotations": []}
+    layout: dict[str, Any] = {"annotations": []}
     for i in range(n):
         r, c, k = divmod(i, cols) + (i + 1,)
         x0, top = c * (width + h_gap), 1 - r * (height + v_gap)
@@ -136,15 +140,15 @@ def _grid(titles: list[str], per_row: int) -> dict:
 def _bars(
     df: pd.DataFrame,
     x: str,
-    levels: dict | None,
-    w: dict,
+    levels: Mapping[str, str] | None,
+    w: dict[str, str],
     text: str,
     custom_data: list[str],
     hover: str,
     *,
     panel: str | None = None,
     per_row: int = 1,
-    layout: dict | None = None,
+    layout: dict[str, Any] | None = None,
 ) -> go.Figure:
     """Horizontal bars of ``x`` by level (level names read on the axis), one colour per measure, with the
     ``hover`` template over ``custom_data`` and ``layout`` added to the figure's; with
@@ -232,8 +236,8 @@ def levels_bar(
     table: pd.DataFrame,
     metric: str = "f1",
     *,
-    levels: dict | None = None,
-    words: dict | None = None,
+    levels: Mapping[str, str] | None = None,
+    words: Mapping[str, str] | None = None,
     per_row: int = PANELS_PER_ROW,
 ) -> go.Figure:
     """Bars of one metric by level, one colour per measure, one panel per run (:data:`PANELS_PER_ROW` to a row).
@@ -293,8 +297,8 @@ def delta_bar(
     a: str = "A",
     b: str = "B",
     *,
-    levels: dict | None = None,
-    words: dict | None = None,
+    levels: Mapping[str, str] | None = None,
+    words: Mapping[str, str] | None = None,
 ) -> go.Figure:
     """Bars of B − A for one metric, by level and measure (:func:`cophe_core.compare.level_deltas`);
     ``levels`` and ``words`` as in :func:`levels_bar`.
@@ -387,7 +391,8 @@ def colour_range(
 
 ROOT_COLOUR = "#f5f5f5"  # "All codes" is the sum of everything: a frame, not a family
 OTHER_COLOUR = "#e6e6e6"  # an "Other" tile merges families: it is not one, so it takes no colour of the scale
-COUNT_COLOURS = ("fp", "fn")  # colours that are amounts, not rates
+COUNT_COLOURS = ("fp", "fn", "extra_per_100", "missed_per_100")  # colours shown as whole numbers
+SUPPORTED_COLOURS = ("extra_per_100", "missed_per_100")  # no value (too few gold codes): grey, not a colour
 COLOUR_UNITS = {
     "balance": "(extra − missed) per code handled",
     "delta_f1": "purple: B higher, orange: B lower",
@@ -395,6 +400,8 @@ COLOUR_UNITS = {
     "error_share": "extra + missed, of all the run's",
     "fp": "codes written beyond the gold standard",
     "fn": "gold codes not written",
+    "extra_per_100": "grey: fewer than 10 gold codes",
+    "missed_per_100": "grey: fewer than 10 gold codes",
     "f1": "0 = nothing right, 1 = all right",
     "set_f1": "0 = nothing right, 1 = all right",
 }
@@ -428,12 +435,14 @@ def tile_colours(sub: pd.DataFrame, colour: str, scale: str, lo: float, hi: floa
     >>> tile_colours(pd.DataFrame({"id": ["root", "7", "8"], "balance": [0.0, -1.0, 1.0], "merged": [[], [], []]}), "balance", "RdBu_r", -1.0, 1.0)
     ['#f5f5f5', 'rgb(5, 48, 97)', 'rgb(103, 0, 31)']
     """
-    values = pd.to_numeric(sub[colour], errors="coerce").fillna((lo + hi) / 2).clip(lo, hi)
+    raw = pd.to_numeric(sub[colour], errors="coerce")
+    values = raw.fillna((lo + hi) / 2).clip(lo, hi)
     span = hi - lo if hi > lo else 1.0
     colours = sample_colorscale(get_colorscale(scale), ((values - lo) / span).tolist())
+    unsupported = raw.isna().to_numpy() if colour in SUPPORTED_COLOURS else np.zeros(len(sub), bool)
     return [
-        ROOT_COLOUR if i == "root" else OTHER_COLOUR if len(m) else c
-        for i, c, m in zip(sub.id, colours, sub.merged)
+        ROOT_COLOUR if i == "root" else OTHER_COLOUR if len(m) or none else c
+        for i, c, m, none in zip(sub.id, colours, sub.merged, unsupported)
     ]
 
 
@@ -467,12 +476,32 @@ def tree_labels(sub: pd.DataFrame) -> list[str]:
     return out
 
 
+def without_root(sub: pd.DataFrame) -> pd.DataFrame:
+    """The tiles of ``sub`` less the virtual "All codes" root, whose children become the top tiles.
+
+    An icicle gives every depth the same width, so a root drawn for one label would take a third of a
+    two-level view; the heading above the chart names the view instead. Counts are not changed.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> sub = pd.DataFrame({"id": ["root", "n1", "n2", "n3"], "parent_id": ["", "root", "root", "n1"]})
+    >>> without_root(sub).parent_id.tolist()
+    ['', '', 'n1']
+    """
+    if not (sub.id == "root").any():
+        return sub
+    out = sub[sub.id != "root"].copy()
+    out["parent_id"] = out.parent_id.mask(out.parent_id == "root", "")
+    return out
+
+
 def tree_figure(
     sub: pd.DataFrame,
     colour: str = "balance",
     *,
     prefix: str = "",
-    words: dict | None = None,
+    words: Mapping[str, str] | None = None,
     fitted: bool = True,
     height: int = 640,
     runs: tuple[str, str] | None = None,
@@ -497,10 +526,11 @@ def tree_figure(
     >>> from cophe_core.tree import focused_subtree
     >>> fig = tree_figure(focused_subtree(a.nodes, a.ontology))
     >>> fig.data[0].type, fig.data[0].labels[0]
-    ('icicle', 'All codes')
+    ('icicle', '<b>249-259</b> Diseases of other endocrine glands')
     """
     title, scale, lo, hi = COLOUR_BY[colour]
     units = COLOUR_UNITS.get(colour, "")
+    sub = without_root(sub)
     if runs is not None:  # name the runs where the legend says A and B
         title = title.replace("B − A", f"{runs[1]} − {runs[0]}")
         units = units.replace("B ", f"{runs[1]} ")
@@ -602,7 +632,7 @@ def tree_figure(
     return fig
 
 
-def _both_runs_hover(sub: pd.DataFrame, runs: tuple[str, str], w: dict) -> tuple[pd.DataFrame, str]:
+def _both_runs_hover(sub: pd.DataFrame, runs: tuple[str, str], w: dict[str, str]) -> tuple[pd.DataFrame, str]:
     """Hover data and template of a comparison tree: each run's counts and F1, and the change in F1."""
     custom = pd.DataFrame(
         {
@@ -634,7 +664,7 @@ def _both_runs_hover(sub: pd.DataFrame, runs: tuple[str, str], w: dict) -> tuple
 
 
 def runs_chart(
-    table: pd.DataFrame, figure: str, *, title: str, baseline: str, words: dict | None = None
+    table: pd.DataFrame, figure: str, *, title: str, baseline: str, words: Mapping[str, str] | None = None
 ) -> go.Figure:
     """One figure of :func:`cophe_core.stats.compare_runs` for every run: a dot with its 95% interval,
     coloured by the verdict against the baseline (green better, red worse, grey no clear difference, black
@@ -778,7 +808,7 @@ def threshold_curve(
     current: float | None = None,
     tuned: float | None = None,
     *,
-    words: dict | None = None,
+    words: Mapping[str, str] | None = None,
 ) -> go.Figure:
     """Flat, set-based and CoPHE F1 over all levels against the decision threshold (:meth:`ScoredRun.curve`);
     ``words`` as in :func:`levels_bar`.

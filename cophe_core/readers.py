@@ -42,11 +42,13 @@ import csv
 import io
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from .files import (
     InputError,
@@ -266,7 +268,7 @@ def read_frame(
     return _bounded(_from_frame(frame, name, doc_col, code_col, joiner))
 
 
-def input_kind(source: Source, *, name: str | None = None, **options) -> str:
+def input_kind(source: Source, *, name: str | None = None, **options: Any) -> str:
     """``"labels"`` or ``"scores"``: what :func:`read_input` makes of a file (which it parses).
 
     Examples
@@ -626,15 +628,16 @@ def _named_like_code(column: str) -> bool:
     )
 
 
-def _floats(text: pd.Series) -> np.ndarray:
+def _floats(text: pd.Series) -> NDArray[np.float64]:
     """Numbers from strings, NaN where a cell is not one. Python's float() is exact; pandas before 3.0
     rounds in to_numeric (0.9999999999999999 becomes 1.0, which a threshold of 1.0 then accepts), so
     to_numeric only finds the cells that are not numbers."""
     cells = text.to_numpy(dtype=object)
     try:
-        return cells.astype(float)
+        exact: NDArray[np.float64] = cells.astype(float)
+        return exact
     except (TypeError, ValueError):
-        nums = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float, copy=True)
+        nums: NDArray[np.float64] = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float, copy=True)
         ok = ~np.isnan(nums)
         nums[ok] = cells[ok].astype(float)
         return nums
@@ -999,7 +1002,7 @@ def _from_frame(
     )
 
 
-def _parse_json(text: str, name: str):
+def _parse_json(text: str, name: str) -> list[tuple[Any, int]]:
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as e:
@@ -1019,8 +1022,8 @@ def _parse_json(text: str, name: str):
     return [(rec, i + 1) for i, rec in enumerate(obj)]
 
 
-def _parse_jsonl(text: str, name: str):
-    records = []
+def _parse_jsonl(text: str, name: str) -> list[tuple[Any, int]]:
+    records: list[tuple[Any, int]] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -1040,7 +1043,9 @@ def _parse_jsonl(text: str, name: str):
     return records
 
 
-def _from_records(records, name, doc_col, code_col, joiner) -> RawLabels:
+def _from_records(
+    records: list[tuple[Any, int]], name: str, doc_col: str | None, code_col: str | None, joiner: str
+) -> RawLabels:
     """JSON records → pairs. ``line`` is the JSONL line, or the record number for JSON."""
     if not records:
         raise InputError(f"{name}: the file holds no records")
@@ -1081,7 +1086,12 @@ def _from_records(records, name, doc_col, code_col, joiner) -> RawLabels:
     return _make(name, docs, rows, rejected)
 
 
-def _make(name, docs, rows, rejected) -> RawLabels:
+def _make(
+    name: str,
+    docs: Sequence[str],
+    rows: Sequence[tuple[str, str, int]],
+    rejected: Sequence[tuple[str, int, str, str, Reason]],
+) -> RawLabels:
     pairs = pd.DataFrame(rows, columns=["doc_id", "code", "line"])
     pairs = pairs.astype({"doc_id": str, "code": str, "line": np.int64})
     return RawLabels(

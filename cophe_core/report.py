@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,10 +26,12 @@ table{border-collapse:collapse;font-size:.8rem;margin:.5rem 0}
 th,td{border:1px solid #ddd;padding:.2rem .4rem;text-align:right}
 th{background:#f5f5f5;vertical-align:bottom}
 td:first-child,th:first-child{text-align:left} p.note{color:#555}
-@page{size:A4;margin:12mm}
+@page{size:A4;margin:12mm} @page wide{size:A4 landscape;margin:12mm}
 @media print{body{margin:0;max-width:none;font-size:9pt} div.table{overflow:visible} table{font-size:7pt;width:100%}
-th,td{padding:1pt 2pt;overflow-wrap:anywhere} th{white-space:normal} .plotly-graph-div{max-width:100%}}
+div.table.wide{page:wide}
+th,td{padding:1pt 2pt;overflow-wrap:break-word} th{white-space:normal} .plotly-graph-div{max-width:100%}}
 """
+PORTRAIT_COLUMNS = 10  # more columns than this are printed on a landscape page (7 pt, whole words)
 P_COLUMNS = ("p_value", "p_holm", "q_value")  # and any column whose name says p-value or q-value
 
 
@@ -60,7 +63,7 @@ def _cell(v: Any) -> str:
     return f"{v:.3f}" if isinstance(v, float) else str(v)
 
 
-def _formatters(table: pd.DataFrame) -> dict:
+def _formatters(table: pd.DataFrame) -> dict[str, Callable[[Any], str]]:
     """Cell texts of a report's table: numbers to 3 decimals, p-values by :func:`p_text`, yes/no for a
     true/false column, "–" for a missing value; never NaN, True or False."""
     return {
@@ -88,7 +91,7 @@ def figure_html(fig: Any, *, include_plotlyjs: bool | str = True) -> str:
     >>> page[:15].lower(), "<div" in page  # plotly < 6 writes no doctype: one is added
     ('<!doctype html>', True)
     """
-    page = fig.to_html(include_plotlyjs=include_plotlyjs, full_html=True)
+    page: str = fig.to_html(include_plotlyjs=include_plotlyjs, full_html=True)
     # plotly < 6 writes no doctype, which puts browsers in quirks mode
     return page if page.lstrip().lower().startswith("<!doctype") else "<!DOCTYPE html>\n" + page
 
@@ -123,7 +126,9 @@ def html_report(title: str, sections: list[tuple[str, list[Any]]]) -> str:
             if isinstance(item, str):
                 parts.append(f"<p>{html.escape(item)}</p>")
             elif isinstance(item, pd.DataFrame):
-                parts.append(f"<div class='table'>{_table_html(item)}</div>")
+                # a table too wide for a portrait page's whole words is printed on a landscape page
+                wide = " wide" if item.shape[1] > PORTRAIT_COLUMNS else ""
+                parts.append(f"<div class='table{wide}'>{_table_html(item)}</div>")
             else:
                 parts.append(item.to_html(full_html=False, include_plotlyjs=not plotly_included))
                 plotly_included = True
@@ -139,7 +144,8 @@ def _table_html(table: pd.DataFrame) -> str:
     >>> "0.123" in html, "NaN" in html, "True" in html, "yes" in html
     (True, False, False, True)
     """
-    return table.to_html(index=False, formatters=_formatters(table), na_rep=NA, escape=True, border=0)
+    page: str = table.to_html(index=False, formatters=_formatters(table), na_rep=NA, escape=True, border=0)
+    return page
 
 
 def safe_csv(table: pd.DataFrame) -> str:
@@ -158,4 +164,5 @@ def safe_csv(table: pd.DataFrame) -> str:
             out[col] = out[col].map(
                 lambda v: "'" + v if isinstance(v, str) and v.startswith(FORMULA_START) else v
             )
-    return out.to_csv(index=False)
+    text: str = out.to_csv(index=False)
+    return text

@@ -46,6 +46,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from numpy.typing import NDArray
 
 from .files import MB, InputError, binary_as_text, parse_delimited, sniff_separator
 from .labels import Corpus, NothingScorable, encode
@@ -750,9 +751,11 @@ def metadata_columns(meta: pd.DataFrame) -> list[str]:
     return out
 
 
-def _numbers(values: np.ndarray) -> np.ndarray:
+def _numbers(values: np.ndarray) -> NDArray[np.bool_]:
     """Per text value: whether it is a finite number."""
-    nums = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(dtype=float)
+    nums: NDArray[np.float64] = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(
+        dtype=float
+    )
     return np.isfinite(nums)
 
 
@@ -910,7 +913,7 @@ def slice_rows(
     n_gold: int,
     n_pred: int,
     figures: Mapping[str, tuple[float, float, float]] | None,
-) -> list[tuple]:
+) -> list[tuple[object, ...]]:
     """The rows of :func:`slice_scores` for one run on one slice: its sizes, and each headline figure's
     ``(value, low, high)`` by its :func:`cophe_core.stats.bootstrap` name (``"cophe overall f1"``; None when
     there is nothing to score). Undefined figures are NaN, and ``note`` says why.
@@ -932,7 +935,7 @@ def slice_rows(
         if not n_pred
         else ""
     )
-    rows = []
+    rows: list[tuple[object, ...]] = []
     for measure, pattern in _HEADLINE.items():
         for stat in _STATISTICS:
             value = low = high = np.nan

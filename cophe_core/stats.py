@@ -47,6 +47,7 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from .metrics import Figures, on_shared_documents, prf
 from .suite import per_document
@@ -201,7 +202,8 @@ def _apply(t: _Table, w: np.ndarray) -> np.ndarray:
 
 
 def _point(t: _Table) -> np.ndarray:
-    return _apply(t, np.ones((1, t.counts.shape[0])))[0]
+    point: np.ndarray = _apply(t, np.ones((1, t.counts.shape[0])))[0]
+    return point
 
 
 def bootstrap(
@@ -543,7 +545,7 @@ def p_text(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
-def describe_difference(row, a: str, b: str, *, alpha: float = 0.05) -> str:
+def describe_difference(row: pd.Series, a: str, b: str, *, alpha: float = 0.05) -> str:
     """One sentence on a row of :func:`paired_bootstrap` (with a ``p_value`` column): is B − A real?
     Its conclusion is :func:`verdict`'s; :meth:`Verdict.describe` says the same of a :class:`Verdict`.
 
@@ -559,7 +561,7 @@ def describe_difference(row, a: str, b: str, *, alpha: float = 0.05) -> str:
 
 
 # ------------------------------------------------------------------------------------------ many runs at once
-def holm(p_values) -> np.ndarray:
+def holm(p_values: ArrayLike) -> np.ndarray:
     """Holm's step-down adjustment of p-values for multiple comparisons (NaN stays NaN, uncounted).
 
     Sorted ascending, the i-th smallest of m p-values becomes max over j ≤ i of min(1, (m − j + 1)·p₍ⱼ₎);

@@ -62,7 +62,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import scipy.sparse as sp
 
-from .datasets import dataset_files, glob_root, is_dataset
+from .datasets import DEFAULT_CHUNK_ROWS, dataset_files, glob_root, is_dataset
 from .files import (
     InputError,
     binary_as_text,
@@ -109,8 +109,6 @@ __all__ = [
     "DEFAULT_CHUNK_ROWS",
 ]
 
-# rows of one chunk read (pass 1) and, about, of one bucket counted (pass 2): a few hundred MB each
-DEFAULT_CHUNK_ROWS = 1_000_000
 STREAMED_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv", ".txt": "csv"}
 # a spilled row's line holds its file's index in the high bits: one int64 column says file and line
 _FILE_SHIFT = 40
@@ -281,6 +279,7 @@ class PartitionCounts:
         for p in parts:
             for k, v in p.scored.items():
                 scored[k] = scored.get(k, 0) + v
+        known = [p.frequencies for p in parts if p.frequencies is not None]
         return PartitionCounts(
             counts,
             _concat([p.documents for p in parts]),
@@ -290,9 +289,7 @@ class PartitionCounts:
             sum(p.only_gold for p in parts),
             sum(p.only_pred for p in parts),
             scored,
-            None
-            if any(p.frequencies is None for p in parts)
-            else sum_frequencies([p.frequencies for p in parts]),  # type: ignore[misc]
+            None if len(known) < len(parts) else sum_frequencies(known),
         )
 
 
@@ -675,7 +672,7 @@ class _File:
     partition: dict[str, str] = field(default_factory=dict)  # hive keys of its folder
 
 
-def _source_files(source: str | os.PathLike) -> list[_File]:
+def _source_files(source: str | os.PathLike[str]) -> list[_File]:
     text = os.fspath(source)
     root = glob_root(text)
     single = Path(text).is_file()
@@ -697,7 +694,7 @@ def _source_files(source: str | os.PathLike) -> list[_File]:
     return out
 
 
-def _source_name(source: str | os.PathLike) -> str:
+def _source_name(source: str | os.PathLike[str]) -> str:
     text = os.fspath(source)
     return Path(text).name if Path(text).is_file() else text
 
@@ -924,8 +921,8 @@ class _Spill:
 
 
 def score_dataset(
-    gold: str | os.PathLike,
-    pred: str | os.PathLike,
+    gold: str | os.PathLike[str],
+    pred: str | os.PathLike[str],
     *,
     ontology: str | Ontology | nx.DiGraph = "auto",
     system: str = "auto",

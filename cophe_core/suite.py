@@ -61,6 +61,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from numpy.typing import NDArray
 
 from .metrics import Evaluation, NodeCounts, prf
 
@@ -304,8 +305,9 @@ def per_document(ev: Evaluation, frequencies: Frequencies | None = None) -> pd.D
     n_c = f.holding.astype(float)
     big_c = (np.log(n_docs) - 1) * (PROP_B + 1) ** PROP_A
 
-    def inv_prop(n):
-        return 1 + big_c * np.exp(-PROP_A * np.log(n + PROP_B))
+    def inv_prop(n: float | NDArray[np.float64]) -> float | NDArray[np.float64]:
+        scaled: float | NDArray[np.float64] = 1 + big_c * np.exp(-PROP_A * np.log(n + PROP_B))
+        return scaled
 
     inv = inv_prop(n_c)
     inv_empty = float(inv_prop(n_docs))

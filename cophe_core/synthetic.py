@@ -22,8 +22,11 @@ Model runs are derived from the gold standard with a documented error profile:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from .ontology import Ontology, load_ontology, system_of
 
@@ -72,10 +75,11 @@ def _families(onto: Ontology) -> dict[int, np.ndarray]:
     return {int(grp_cat[0]): grp for grp_cat, grp in zip(np.split(cats, bounds), np.split(codes, bounds))}
 
 
-def _categories(gold: pd.DataFrame, onto: Ontology) -> np.ndarray:
+def _categories(gold: pd.DataFrame, onto: Ontology) -> NDArray[np.int32]:
     """The category (e0 node id) of each gold row."""
     ids = np.array([onto.codes[c] for c in gold.code])
-    return onto.ancestors[ids, onto.level_index("e0")]
+    cats: NDArray[np.int32] = onto.ancestors[ids, onto.level_index("e0")]
+    return cats
 
 
 def generate_gold(
@@ -235,7 +239,12 @@ def generate_scores(gold: pd.DataFrame, *, seed: int = 0, onto: Ontology | None 
 
 
 def generate(
-    n_docs: int, *, seed: int = 0, ontology: str = "icd9", profiles: tuple[str, ...] = tuple(PROFILES), **kw
+    n_docs: int,
+    *,
+    seed: int = 0,
+    ontology: str = "icd9",
+    profiles: tuple[str, ...] = tuple(PROFILES),
+    **kw: Any,
 ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
     """A gold standard and one run per profile, on a built-in ICD ontology.
 

@@ -125,7 +125,7 @@ def focused_subtree(
     )
     floor = min_share * float(view)
     real: list[tuple[str, str, int, int]] = []  # id, parent id, node, depth
-    buckets: list[dict] = []
+    buckets: list[dict[str, object]] = []
     if focus is None or focus not in present:
         top = children.get(-1, np.array([], dtype=int))
         buckets.append(
@@ -154,6 +154,11 @@ def focused_subtree(
             keep, rest = kids[:budget], kids[budget:]
             if len(rest) == 1 and cap > budget:  # an "Other" of one is that one
                 keep, rest = kids, kids[:0]
+            if d > 1 and not len(keep):
+                # Below the top, a family none of whose children is large enough for a label stays one
+                # tile: an "Other" of all its children would repeat it, and such tiles would outnumber
+                # the named families. Its children are one click away (focus on it).
+                continue
             real += [(f"n{k}", pid, int(k), d) for k in keep]
             nxt += [(f"n{k}", int(k)) for k in keep]
             if len(rest) and len(real) + len(buckets) < max_nodes:

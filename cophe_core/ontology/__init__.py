@@ -57,7 +57,7 @@ NAMES = tuple(REGISTRY)  # the built-in code systems, by ontology name
 HIERARCHY_SUFFIXES = (".csv", ".json")
 
 
-def load_ontology(name: str | os.PathLike | Ontology | nx.DiGraph) -> Ontology:
+def load_ontology(name: str | os.PathLike[str] | Ontology | nx.DiGraph) -> Ontology:
     """An ontology by name (cached per process), from a hierarchy file, or from a networkx graph.
 
     Parameters
@@ -109,7 +109,7 @@ def load_ontology(name: str | os.PathLike | Ontology | nx.DiGraph) -> Ontology:
 
 
 def choose_ontology(
-    ontology: str | os.PathLike | Ontology | nx.DiGraph, codes: Iterable[str]
+    ontology: str | os.PathLike[str] | Ontology | nx.DiGraph, codes: Iterable[str]
 ) -> tuple[Ontology, str | None]:
     """The ontology asked for (:func:`load_ontology`), or with ``"auto"`` the one detected from all the
     ``codes`` (:func:`~cophe_core.ontology.detect.detect_system`), and how it was detected (None when asked

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
 
 from ..files import Reason
 
@@ -252,9 +253,12 @@ class Ontology:
             raise KeyError(f"{level} {key}: {'no such node' if not hits else 'in several systems; give one'}")
         return hits[0]
 
-    def children(self, node: int) -> np.ndarray:
+    def children(self, node: int) -> NDArray[np.int32]:
         """Ids of the direct children of ``node``."""
-        return self._children.indices[self._children.indptr[node] : self._children.indptr[node + 1]]
+        kids: NDArray[np.int32] = self._children.indices[
+            self._children.indptr[node] : self._children.indptr[node + 1]
+        ]
+        return kids
 
     def roots(self) -> np.ndarray:
         """Ids of the top-level nodes."""
@@ -341,14 +345,14 @@ class Ontology:
         self._grow_caches(grown)
         return grown
 
-    def _system_at(self, node: int, rows: list) -> str | None:
+    def _system_at(self, node: int, rows: list[tuple[str, str, int, int, str | None]]) -> str | None:
         return (
             str(self.systems[node])
             if node < self.n_nodes and self.systems is not None
             else rows[node - self.n_nodes][4]
         )
 
-    def _level_at(self, node: int, rows: list) -> int:
+    def _level_at(self, node: int, rows: list[tuple[str, str, int, int, str | None]]) -> int:
         return int(self.level[node]) if node < self.n_nodes else rows[node - self.n_nodes][2]
 
     def _grow_caches(self, grown: Ontology) -> None:

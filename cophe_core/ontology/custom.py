@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from ..files import InputError, Source, decode_text, excerpt, line_numbers, load_bytes, number_too_long
 from .base import Ontology, OntologyBuilder
@@ -451,10 +452,10 @@ def _from_rows(
     )
 
 
-def _checked_levels(edges: _Edges, declared: _Declared, source: str) -> np.ndarray:
+def _checked_levels(edges: _Edges, declared: _Declared, source: str) -> NDArray[np.int16]:
     """Each node's declared level index (node ids as listed), checked to put every parent above its
     children."""
-    level = pd.Series(declared.level_of).reindex(edges.names).to_numpy(dtype=np.int16)
+    level: NDArray[np.int16] = pd.Series(declared.level_of).reindex(edges.names).to_numpy(dtype=np.int16)
     if len(wrong := np.flatnonzero(level[edges.parent] <= level[edges.child])):
         p, c = edges.parent[wrong[0]], edges.child[wrong[0]]
         raise InputError(
@@ -647,7 +648,7 @@ def _cycle_message(g: nx.DiGraph, cycle: list[tuple[str, str]], source: str) -> 
 
 
 def hierarchy_from_cophe_json(
-    obj: dict, *, name: str = "cophe-json", source: str = "<json>", code_set: str | None = None
+    obj: dict[str, Any], *, name: str = "cophe-json", source: str = "<json>", code_set: str | None = None
 ) -> Ontology:
     """Build the tree described by a CoPHE-paper hierarchy file (see the module docs).
 

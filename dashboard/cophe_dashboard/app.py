@@ -16,10 +16,13 @@ from streamlit.navigation.page import StreamlitPage
 from cophe_dashboard import downloads, errors, pages, saved, sidebar, slicing, state, texts, uploads, urlstate
 from cophe_dashboard.components import md
 
-# Results still on screen from the last run are hidden once they have been stale for 0.3 s: a slow
+# Button and metric labels wrap rather than end in "…" (a run's name makes them as long as it is), and
+# results still on screen from the last run are hidden once they have been stale for 0.3 s: a slow
 # recomputation shows its spinner, never old numbers that look current (a quick rerun does not flicker).
 STALE_CSS = """<style>
 [data-testid=stMain] .stElementContainer[data-stale=true] {visibility: hidden; transition: visibility 0s linear 0.3s;}
+[data-testid=stMain] .stMarkdownEllipsis, [data-testid=stMain] .stMarkdownEllipsis p
+  {white-space: normal; overflow: visible; text-overflow: clip;}
 </style>"""
 
 

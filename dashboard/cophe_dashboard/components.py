@@ -17,7 +17,7 @@ from cophe_core.figures_export import FORMATS, find_browser, publication, render
 from cophe_core.files import counted
 from cophe_core.labels import NothingScorable, TooManyRejected, main_reasons
 from cophe_core.report import figure_html
-from cophe_dashboard import downloads
+from cophe_dashboard import downloads, pages
 
 
 def md(text: object) -> str:
@@ -271,3 +271,29 @@ def table_download(
 
 def _set_system(system: str) -> None:
     st.session_state["system"] = system
+
+
+DOC_PAGE = "document"  # the "One document" page
+CLICK_DOC = "Click a row, then its link, to open the document in One document."
+
+
+def document_table(data: pd.DataFrame, key: str, docs: list[list[str]] | list[str], **kw) -> None:
+    """A table whose rows are documents (or hold some): a click on a row gives the link to its document on
+    One document. A page link, not st.switch_page or a URL: both start the page afresh and lose the session's
+    uploaded files. ``docs``: per row, its document id or its document ids (then one is picked)."""
+    picked = st.dataframe(
+        data, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=key, **kw
+    )
+    rows = picked.selection.get("rows", []) if picked else []
+    if not rows:
+        return
+    chosen = docs[rows[0]]
+    ids = [chosen] if isinstance(chosen, str) else list(chosen)
+    doc = ids[0]
+    if len(ids) > 1:
+        doc = st.pills("Document", ids, default=ids[0], key=f"{key}_pick_{rows[0]}") or ids[0]
+    st.session_state["doc_id"] = str(doc)
+    st.session_state["doc_filter"] = "all"  # the document list's filter might leave it out
+    st.page_link(
+        pages.page(DOC_PAGE), label=f"Open document {label_md(doc)} →", icon=":material/description:"
+    )

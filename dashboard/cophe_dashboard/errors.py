@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import ParamSpec, TypeVar
 
 import streamlit as st
 
@@ -29,17 +29,19 @@ from cophe_dashboard.components import md
 LOG_PATH = Path(tempfile.gettempdir()) / "cophe" / "dashboard.log"
 log = logging.getLogger("cophe.dashboard")
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
+_HANDLER = "cophe.dashboard.file"  # the name of the log file's handler, added once per server process
 
 
 def setup_logging() -> None:
     """Send the dashboard's log to :data:`LOG_PATH` too (once per server process)."""
-    if any(getattr(h, "_cophe", False) for h in log.handlers):
+    if any(h.name == _HANDLER for h in log.handlers):
         return
     LOG_PATH.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(LOG_PATH, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    handler._cophe = True  # type: ignore[attr-defined]
+    handler.set_name(_HANDLER)
     log.addHandler(handler)
     log.setLevel(logging.INFO)
 
@@ -78,15 +80,15 @@ def show_error(exc: BaseException, where: str) -> None:
     st.error(fault_message(exc, ref), icon=":material/bug_report:")
 
 
-def guarded(render: F) -> F:
+def guarded(render: Callable[P, R]) -> Callable[P, R | None]:
     """Run a view function; if it fails, draw :func:`show_error` instead of a traceback."""
 
     @wraps(render)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R | None:
         try:
             return render(*args, **kwargs)
         except Exception as exc:
             show_error(exc, render.__name__)
             return None
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper

@@ -12,6 +12,7 @@ from tests.browser.helpers import ARTIFACTS, ROOT, settle
 SAMPLE = ROOT / "sample_data" / "icd9"
 RUNS = ["siblings", "overcoder", "conservative"]
 A4_CONTENT_PX = round((210 - 2 * 12) / 25.4 * 96)  # A4's width less the report's 12 mm margins, in CSS px
+A4_LANDSCAPE_PX = round((297 - 2 * 12) / 25.4 * 96)  # the page a table of many columns is printed on
 
 # Every table (and every cell of it) within the page's width and its own box: [] when nothing runs past.
 OVERFLOWING = """(selector) => {
@@ -27,6 +28,24 @@ OVERFLOWING = """(selector) => {
     return out;
 }"""
 
+# The words a table's cells split across lines (a break after a hyphen or a dash is a line break, not a split).
+SPLIT_WORDS = """(selector) => {
+    const out = [];
+    document.querySelectorAll(selector).forEach(cell => {
+        const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            for (const m of node.data.matchAll(/[^\\s\\-–]+/g)) {
+                const range = document.createRange();
+                range.setStart(node, m.index);
+                range.setEnd(node, m.index + m[0].length);
+                const lines = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+                if (lines.size > 1) out.push(m[0]);
+            }
+        }
+    });
+    return out;
+}"""
+
 
 @pytest.fixture(scope="module")
 def report() -> str:
@@ -37,12 +56,18 @@ def report() -> str:
 
 
 def test_the_comparison_reports_tables_fit_an_a4_page_in_print(page, report):
-    page.set_viewport_size({"width": A4_CONTENT_PX, "height": 1100})
+    """Each table fits its printed page with whole words: A4 portrait, or landscape for a table of many
+    columns (its own named page)."""
     page.emulate_media(media="print")
     try:
         page.set_content(report, wait_until="load")
         assert page.locator("table").count() >= 4
-        assert page.evaluate(OVERFLOWING, "table") == []
+        assert page.locator("div.table.wide table").count() >= 1  # the families table's 14 columns
+        for width, tables in ((A4_CONTENT_PX, "div.table:not(.wide)"), (A4_LANDSCAPE_PX, "div.table.wide")):
+            page.set_viewport_size({"width": width, "height": 1100})
+            assert page.evaluate(OVERFLOWING, f"{tables} table") == []
+            # whole words, never "Resam pled"
+            assert page.evaluate(SPLIT_WORDS, f"{tables} td, {tables} th") == []
         page.pdf(path=str(ARTIFACTS / "compare_report_a4.pdf"), format="A4")
     finally:
         page.emulate_media(media="screen")

@@ -206,13 +206,16 @@ def small():
     [
         (manifest_edit(lambda m: m.update(format_version=3)), "format version 3; this cophe opens version 2"),
         (manifest_edit(lambda m: m.update(kind="inputs")), "a saved analysis of inputs, not an aggregate"),
-        (manifest_edit(lambda m: m.update(runs=[])), "runs must list 1 to 32 runs"),
+        (manifest_edit(lambda m: m.update(runs=[])), "manifest.json: runs must be a list of 1 to 32 runs"),
         (manifest_edit(lambda m: m.update(documents="many")), "documents must be a whole number"),
         (
             manifest_edit(lambda m: m["options"].update(max_level="galaxy")),
-            "max_level 'galaxy' is not a level",
+            "manifest.json: options.max_level must be a level of ontology.levels or null, not 'galaxy'",
         ),
-        (manifest_edit(lambda m: m["slices"].update(edges=[100, 10])), "slices.edges must be increasing"),
+        (
+            manifest_edit(lambda m: m["slices"].update(edges=[100, 10])),
+            "manifest.json: slices.edges must be a list of 1 to 20 increasing",
+        ),
         (manifest_edit(lambda m: m["slices"].update(keys=["x"])), "slices.keys do not match"),
         (manifest_edit(lambda m: m["ontology"].update(nodes=3)), "rows; manifest.json says 3"),
         (
@@ -466,7 +469,7 @@ def test_a_counts_table_declaring_more_rows_than_the_manifest_allows_is_refused(
     [
         (
             lambda m: m["ontology"].update(nodes=3_000_000),
-            "ontology.nodes must be a whole number up to 2,000,000",
+            "ontology.nodes must be a whole number from 0 to 2,000,000",
         ),
         (lambda m: m["ontology"].update(nodes="many"), "ontology.nodes must be a whole number"),
         (lambda m: m.update(documents=10**9), "documents must be a whole number from 0 to 100,000,000"),
@@ -480,7 +483,8 @@ def test_counts_in_the_manifest_are_bounded(small, edit, message):
 def test_a_manifest_listing_too_many_levels_is_refused_naming_the_field(small):
     """A manifest listing 40,000 levels raised an uncaught ValueError."""
     with pytest.raises(
-        InputError, match=r"^big\.cophe: manifest\.json: ontology\.levels lists 40,000 levels; at most"
+        InputError,
+        match=r"^big\.cophe: manifest\.json: ontology\.levels must be a list of 1 to 32,767 distinct level names, not a list of 40,000",
     ):
         read_aggregate(
             rewrite(

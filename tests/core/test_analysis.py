@@ -27,6 +27,7 @@ from cophe_core.analysis import (
 )
 from cophe_core.archive import read_member
 from cophe_core.cli import main
+from cophe_core.manifest import BUILT_IN_LEVELS, is_level_of
 from tests.conftest import SAMPLE
 
 GOLD = InputFile("gold.csv", b"doc_id,code\n1,401.9\n")
@@ -128,7 +129,8 @@ def test_an_analysis_is_checked_when_made_and_does_not_follow_later_changes():
     use_top_k=st.booleans(),
     ontology=st.sampled_from([o for o in ONTOLOGIES if o != "custom"]),
     system=st.sampled_from(SYSTEMS),
-    cols=st.lists(st.none() | st.text(min_size=1, max_size=12), min_size=3, max_size=3),
+    cols=st.lists(st.none() | st.text(min_size=1, max_size=12), min_size=2, max_size=2),
+    level=st.none() | st.sampled_from(sorted({lv for lvs in BUILT_IN_LEVELS.values() for lv in lvs})),
     view=st.dictionaries(
         st.text(max_size=8),
         st.none()
@@ -140,8 +142,10 @@ def test_an_analysis_is_checked_when_made_and_does_not_follow_later_changes():
     ),
 )
 def test_round_trip_of_any_names_bytes_and_options(
-    names, files, payload, threshold, top_k, use_top_k, ontology, system, cols, view
+    names, files, payload, threshold, top_k, use_top_k, ontology, system, cols, level, view
 ):
+    if not is_level_of(level, ontology):  # a level of another code system: refused (test_manifest_schema)
+        level = None
     a = analysis(
         runs={n: InputFile(files[i % 4], payload + n.encode()) for i, n in enumerate(names)},
         rule=("top_k", top_k) if use_top_k else ("threshold", threshold),
@@ -152,7 +156,7 @@ def test_round_trip_of_any_names_bytes_and_options(
             "system": system,
             "doc_col": cols[0],
             "code_col": cols[1],
-            "max_level": cols[2],
+            "max_level": level,
             "later": [1, {"x": None}],
         },
     )
@@ -219,39 +223,63 @@ RUN = "inputs/01-run-a.parquet"
         (with_manifest(lambda m: m.update(format_version="1")), "format_version must be a whole number"),
         (
             with_manifest(lambda m: m.update(rule=["threshold", 1.5])),
-            "threshold must be a number from 0 to 1",
+            "manifest.json: rule must be",
         ),
         (
             with_manifest(lambda m: m.update(rule=["threshold", -0.1])),
-            "threshold must be a number from 0 to 1",
+            "manifest.json: rule must be",
         ),
-        (with_manifest(lambda m: m.update(rule=["threshold", "nan"])), "threshold must be a number"),
-        (with_manifest(lambda m: m.update(rule=["threshold", True])), "threshold must be a number"),
-        (with_manifest(lambda m: m.update(rule=["top_k", 0])), "top_k must be a whole number"),
-        (with_manifest(lambda m: m.update(rule=["top_k", 2.5])), "top_k must be a whole number"),
-        (with_manifest(lambda m: m.update(rule=["eval", "1"])), "decision rule must be"),
-        (with_manifest(lambda m: m.update(rule=["threshold", 0.5, 1])), "decision rule must be"),
-        (with_manifest(lambda m: m.update(rule="threshold")), "decision rule must be"),
+        (with_manifest(lambda m: m.update(rule=["threshold", "nan"])), "manifest.json: rule must be"),
+        (with_manifest(lambda m: m.update(rule=["threshold", True])), "manifest.json: rule must be"),
+        (with_manifest(lambda m: m.update(rule=["top_k", 0])), "manifest.json: rule must be"),
+        (with_manifest(lambda m: m.update(rule=["top_k", 2.5])), "manifest.json: rule must be"),
+        (with_manifest(lambda m: m.update(rule=["eval", "1"])), "manifest.json: rule must be"),
+        (with_manifest(lambda m: m.update(rule=["threshold", 0.5, 1])), "manifest.json: rule must be"),
+        (with_manifest(lambda m: m.update(rule="threshold")), "manifest.json: rule must be"),
         (with_manifest(lambda m: m["options"].update(ontology="/etc/passwd")), "ontology must be one of"),
         (with_manifest(lambda m: m["options"].update(ontology="custom")), "no hierarchy input"),
         (with_manifest(lambda m: m["options"].update(system="x")), "system must be one of"),
-        (with_manifest(lambda m: m["options"].update(doc_col={"a": 1})), "doc_col must be text"),
-        (with_manifest(lambda m: m["options"].update(max_level=3)), "max_level must be text"),
+        (
+            with_manifest(lambda m: m["options"].update(doc_col={"a": 1})),
+            "manifest.json: options.doc_col must be text",
+        ),
+        (
+            with_manifest(lambda m: m["options"].update(max_level=3)),
+            "manifest.json: options.max_level must be a level",
+        ),
         (with_manifest(lambda m: m.update(options=[])), "options must be an object"),
         (with_manifest(lambda m: m.update(view=[1, 2])), "view must be an object"),
         (with_manifest(lambda m: m.update(slice="rare")), "slice must be an object"),
         (with_manifest(lambda m: m.update(code_sets="ab")), "code_sets must be an object"),
-        (with_manifest(lambda m: m.update(code_sets={"a": 1})), "code_sets must map text to text"),
+        (
+            with_manifest(lambda m: m.update(code_sets={"a": 1})),
+            "manifest.json: code_sets must be an object of text values",
+        ),
         (with_manifest(lambda m: m.update(created={"when": 1})), "created must be text"),
         (with_manifest(lambda m: m.update(inputs={"gold": 1})), "inputs must be a list"),
-        (with_manifest(lambda m: m["inputs"].append("gold")), "needs a role"),
-        (with_manifest(lambda m: m["inputs"][1].update(role="model")), "needs a role"),
+        (
+            with_manifest(lambda m: m["inputs"].append("gold")),
+            r"manifest.json: inputs\[5\] must be an object",
+        ),
+        (
+            with_manifest(lambda m: m["inputs"][1].update(role="model")),
+            r"manifest.json: inputs\[1\].role must be one of",
+        ),
         (with_manifest(lambda m: m["inputs"][1].update(sha256="0" * 64)), "does not match its SHA-256"),
         (with_manifest(lambda m: m["inputs"][1].pop("sha256")), "does not match its SHA-256"),
         (with_manifest(lambda m: m["inputs"][1].update(size=3)), "holds 6 bytes, not the 3"),
-        (with_manifest(lambda m: m["inputs"][1].update(size="6")), "size of .* must be a whole number"),
-        (with_manifest(lambda m: m["inputs"][1].update(file=["a"])), "file name of .* must be text"),
-        (with_manifest(lambda m: m["inputs"][1].update(file="")), "a file name must be text"),
+        (
+            with_manifest(lambda m: m["inputs"][1].update(size="6")),
+            r"manifest.json: inputs\[1\].size must be a whole number",
+        ),
+        (
+            with_manifest(lambda m: m["inputs"][1].update(file=["a"])),
+            r"manifest.json: inputs\[1\].file must be text",
+        ),
+        (
+            with_manifest(lambda m: m["inputs"][1].update(file="")),
+            r"manifest.json: inputs\[1\].file must be text",
+        ),
         (
             with_manifest(lambda m: m["inputs"][1].update(member="inputs/gone.csv")),
             "listed in manifest.json but missing",
@@ -694,16 +722,29 @@ def test_a_member_larger_than_its_listed_size_is_refused_before_it_is_inflated(m
     assert run["member"] not in [name for name, _ in reads]
 
 
-def test_a_forged_max_level_is_an_input_error_naming_the_field():
-    """options.max_level "bogus" was accepted, then raised a bare ValueError when the analysis was scored."""
+@pytest.mark.parametrize("ontology", ["icd9", "auto", "icd10pcs"])
+def test_a_forged_max_level_is_an_input_error_naming_the_field(ontology):
+    """options.max_level "bogus" was accepted, then raised a bare ValueError when the analysis was scored; it
+    is refused on opening, before the inputs are read, as is a level of another code system."""
+    for level in ("bogus", "e4" if ontology == "icd9" else "E0"):
+        forged = with_manifest(lambda m, lv=level: m["options"].update(ontology=ontology, max_level=lv))
+        with pytest.raises(
+            InputError, match=r"^shared\.cophe: manifest\.json: options\.max_level must be a level"
+        ):
+            read_analysis(forged, name="shared.cophe")
+    with pytest.raises(ValueError, match="max_level must be a level of the code system icd9"):
+        write_analysis(analysis(options={"ontology": "icd9", "max_level": "bogus"}))
+
+
+def test_a_max_level_not_in_a_user_hierarchy_is_an_input_error_once_it_is_read():
     a = analysis(
-        runs={"A": InputFile("a.csv", b"doc_id,code\n1,401.1\n")},
-        options={"ontology": "icd9", "max_level": "bogus"},
+        runs={"A": InputFile("a.csv", b"doc_id,code\n1,b\n")},
+        hierarchy=InputFile("h.csv", b"child,parent\na,\nb,a\n"),
+        options={"ontology": "custom", "max_level": "bogus"},
         rule=None,
         metadata=None,
         training=None,
+        gold=InputFile("gold.csv", b"doc_id,code\n1,b\n"),
     )
-    with pytest.raises(
-        InputError, match=r"^manifest\.json: options\.max_level 'bogus' is not a level of the ontology"
-    ):
+    with pytest.raises(InputError, match=r"^manifest\.json: options\.max_level 'bogus' is not a level"):
         score_analysis(read_analysis(write_analysis(a), name="shared.cophe"))

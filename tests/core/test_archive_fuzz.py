@@ -187,10 +187,10 @@ def test_forged_parquet_footers_open_or_are_refused(data):
 @pytest.mark.parametrize(
     "part, key, value, message",
     [
-        ("options", "max_level", ["e0"], "options: max_level must be text"),
-        ("options", "system", {"a": 1}, "options: system must be one of"),
-        ("options", "header", "yes", "options: header must be true, false or null"),
-        ("code_sets", "icd9", 5, "code_sets must map text to text"),
+        ("options", "max_level", ["e0"], "options.max_level must be a level"),
+        ("options", "system", {"a": 1}, "options.system must be one of"),
+        ("options", "header", "yes", "options.header must be true, false or null"),
+        ("code_sets", "icd9", 5, "code_sets must be an object of text values"),
     ],
 )
 def test_a_forged_setting_is_refused_naming_the_member_and_the_field(part, key, value, message):

@@ -372,3 +372,13 @@ def test_the_table_keeps_its_columns_for_long_level_names(tmp_path, capsys):
         line for line in capsys.readouterr().out.splitlines() if line.startswith(("measure", "flat", "cophe"))
     ]
     assert len(table) > 5 and len({len(line) for line in table}) == 1  # every row ends at the F1 column
+
+
+@pytest.mark.parametrize("command", ["score", "compare", "aggregate", "figure", "report", "dashboard"])
+def test_help_prints_a_percent_sign_as_one(command, capsys):
+    """argparse formats an option's help with %, but a description only when it names %(prog)s: a '%%' in a
+    description was printed as written."""
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    said = capsys.readouterr().out
+    assert "%%" not in said and "%(" not in said

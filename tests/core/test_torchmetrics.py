@@ -5,6 +5,9 @@ install the optional extra cophe[torch] (scripts/test.sh asks for a CPU build of
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -13,6 +16,8 @@ from cophe_core.accumulate import Accumulator
 from cophe_core.integrations.mlflow import evaluation_metrics
 from cophe_core.integrations.torchmetrics import CoPHEMetric
 from tests.core.test_accumulate import LABELS, assert_same, one_shot
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def data(seed: int = 0, n: int = 37):
@@ -52,10 +57,23 @@ def _worker(rank: int, world: int, rendezvous: str, out: str) -> None:
 
 
 def test_two_gloo_processes_equal_one(tmp_path):
-    import torch.multiprocessing as mp
-
+    # Two fresh interpreters from the checkout, not torch's spawn of this one: a spawned child re-imports
+    # this module through the pytest worker's state (its path, its folder), which other tests may change.
     out = str(tmp_path / "result")
-    mp.spawn(_worker, args=(2, str(tmp_path / "rendezvous"), out), nprocs=2, join=True)
+    code = "import sys; from tests.core.test_torchmetrics import _worker; _worker(int(sys.argv[1]), 2, *sys.argv[2:])"
+    ranks = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(rank), str(tmp_path / "rendezvous"), out],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for rank in (0, 1)
+    ]
+    for rank, process in enumerate(ranks):
+        said, _ = process.communicate(timeout=600)
+        assert process.returncode == 0, f"rank {rank}:\n{said}"
     y_true, y_pred = data()
     one = Accumulator(LABELS, "icd9", threshold=0.5)
     one.update(y_true, y_pred)

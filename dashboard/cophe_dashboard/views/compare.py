@@ -490,10 +490,10 @@ def documents_section(cmp: Comparison, onto) -> None:
         format_func=labeller(level, onto),
     )
     dis = disagreements(ea, eb, level=at, top=100)
-    st.dataframe(
+    components.document_table(
         dis,
-        hide_index=True,
-        width="stretch",
+        f"cmp_docs_{at}",
+        dis.doc_id.astype(str).tolist(),
         column_config={
             "doc_id": term("doc_id"),
             "codes_disagreed": st.column_config.NumberColumn("Codes in dispute"),
@@ -504,6 +504,7 @@ def documents_section(cmp: Comparison, onto) -> None:
             "delta_f1": st.column_config.NumberColumn(f"{b} − {a}", format="%+.2f"),
         },
     )
+    st.caption(components.CLICK_DOC)
 
 
 def show() -> None:

@@ -11,6 +11,7 @@ the notes stay in this session only.
 import html
 import re
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -26,6 +27,7 @@ from cophe_core.documents import (
 )
 from cophe_core.files import MB
 from cophe_core.metrics import on_shared_documents
+from cophe_core.substitutions import substitution_pairs
 from cophe_dashboard import downloads, loading, state, texts
 from cophe_dashboard.components import keep_choice, md
 from cophe_dashboard.errors import said
@@ -165,6 +167,74 @@ def notes_upload() -> dict[str, str] | None:
                 icon=":material/delete:",
             )
     return held.get("notes") if held and "notes" in held else None
+
+
+FILTERS = {  # the document list's filters: key → words
+    "all": "All documents",
+    "swap": "A wrong code in the right family",
+    "family": "Codes in a family",
+    "a_right": "Run A right, run B wrong",
+}
+
+
+def with_swap(ev_of: dict) -> set[str]:
+    """The documents in which a run shown writes a wrong code in the right family."""
+    return {d for ev in ev_of.values() for d in state.memo(substitution_pairs, ev).doc_id.astype(str)}
+
+
+def in_family(ev_of: dict, node: int) -> set[str]:
+    """The documents with a gold or written code in family ``node`` in a run shown."""
+    return {d for ev in ev_of.values() for d in ev.node_documents(node).doc_id.astype(str)}
+
+
+def right_and_wrong(ev_of: dict, names: list[str]) -> set[str]:
+    """The documents whose codes run A (the sidebar's) writes exactly right and run B does not."""
+    a, b = (state.memo(rank_documents, {r: ev_of[r]}) for r in names)
+    ok_a = set(a.doc_id[a.errors == 0].astype(str))
+    return ok_a & set(b.doc_id[b.errors > 0].astype(str))
+
+
+def filtered(ev_of: dict, ranked: pd.DataFrame, names: list[str]) -> pd.DataFrame | None:
+    """The ranked documents the chosen filter keeps (None, with a note, when it keeps none)."""
+    options = [k for k in FILTERS if k != "a_right" or len(names) == 2]
+    keep_choice("doc_filter", options)
+    left, right = st.columns([2, 3], vertical_alignment="bottom")
+    kind = left.selectbox(
+        "List the documents",
+        options,
+        key="doc_filter",
+        format_func=lambda k: FILTERS[k] if k != "a_right" else f"Run {names[0]} right, run {names[1]} wrong",
+        help="Narrow the document list: documents where a run wrote a wrong code of the right family, "
+        "documents with codes of one family, or documents whose codes the sidebar's run writes exactly "
+        "and the other run does not.",
+    )
+    if kind == "all":
+        return ranked
+    if kind == "swap":
+        keep, what = with_swap(ev_of), "with a wrong code in the right family"
+    elif kind == "a_right":
+        keep, what = (
+            right_and_wrong(ev_of, names),
+            f"that run {md(names[0])} codes right and {md(names[1])} not",
+        )
+    else:
+        onto = next(iter(ev_of.values())).ontology
+        q = (
+            right.text_input("Family code", key="doc_family", placeholder="e.g. 428 or 401-405")
+            .strip()
+            .upper()
+        )
+        hits = np.nonzero(np.asarray(onto.keys) == q)[0] if q else np.array([], dtype=np.int64)
+        if not len(hits):
+            right.caption(f"No code {md(q)} in this code system." if q else "Type a family's code.")
+            return ranked
+        keep, what = in_family(ev_of, int(hits[0])), f"with codes of family {md(q)}"
+    shown = ranked[ranked.doc_id.astype(str).isin(keep)]
+    if shown.empty:
+        st.info(f"No document {what}. Choose another filter.", icon=":material/filter_alt_off:")
+        return None
+    st.caption(f"{len(shown):,} of {len(ranked):,} documents {what}.")
+    return shown.reset_index(drop=True)
 
 
 def navigator(ranked: pd.DataFrame, names: list[str]) -> str:
@@ -360,7 +430,9 @@ def page(ctx) -> None:
     own = {run: ctx.evaluation(run) for run in names}
     # each run is evaluated on its own documents: the two are shown on the union of theirs
     ev_of = state.memo(on_shared_documents, own)
-    ranked = state.memo(rank_documents, ev_of)
+    ranked = filtered(ev_of, state.memo(rank_documents, ev_of), names)
+    if ranked is None:
+        return
     doc = navigator(ranked, names)
 
     reviews = {run: document_review(ev, doc) for run, ev in ev_of.items()}

@@ -64,7 +64,7 @@ def show() -> None:
             table,
             width="stretch",
             column_config={
-                "_index": st.column_config.TextColumn("Metric"),
+                "_index": st.column_config.TextColumn("Metric", pinned=True),  # the runs scroll beside it
                 "rewards": st.column_config.TextColumn("What it rewards", width="large"),
                 **{
                     run: st.column_config.Column(
@@ -92,5 +92,8 @@ def show() -> None:
             PROPERTIES,
             hide_index=True,
             width="stretch",
-            column_config={c: st.column_config.TextColumn(c[:1].upper() + c[1:]) for c in PROPERTIES.columns},
+            column_config={
+                c: st.column_config.TextColumn(c[:1].upper() + c[1:], pinned=i == 0)
+                for i, c in enumerate(PROPERTIES.columns)
+            },
         )

@@ -14,12 +14,13 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from cophe_core.families import family_errors
+from cophe_core.coder_report import ranked_families
+from cophe_core.families import MIN_SUPPORT, family_errors, per_gold_rates
 from cophe_core.ontology import family_level
 from cophe_core.plotting import COLOUR_BY, colour_range, coloured, tree_figure
 from cophe_core.substitutions import substitution_summary, substitution_table
 from cophe_core.tree import focused_subtree
-from cophe_dashboard import components, pages, state, texts, urlstate
+from cophe_dashboard import components, state, texts, urlstate
 from cophe_dashboard.components import keep_choice, md
 
 MAX_NODES = 2000  # the browser never gets more tiles than this (SPEC §6)
@@ -28,12 +29,18 @@ MIN_SHARE = 0.012  # so do children under 1.2% of the view: at 900 px such a til
 HEIGHT = 900
 DETAIL_ROWS = 100  # documents listed behind a family; the rest are one click away in the document view
 RANKED = 6  # families per ranked list
-COLOURS = ["balance", "fp", "fn", "error_share", "f1", "set_f1"]
+RANK_WORDS = {"count": "Count", "rate": "Per 100 gold codes"}
+COLOURS = ["balance", "fp", "fn", "extra_per_100", "missed_per_100", "error_share", "f1", "set_f1"]
 COLOUR_WORDS = {
     "balance": "red where the run writes more extra codes than it misses, per code the family handles (correct, "
     "extra and missed), blue where it misses more, white where it is balanced",
     "fp": "darker red where the run writes more extra codes (a count, so large families stand out)",
     "fn": "darker blue where the run misses more gold codes (a count)",
+    "extra_per_100": "darker red where the run writes more extra codes for every 100 gold codes of the family "
+    f"(a rate, so small families count as much as large ones); grey where the family has fewer than "
+    f"{MIN_SUPPORT} gold codes, too few to judge",
+    "missed_per_100": "darker blue where the run misses more of every 100 gold codes of the family (a rate); "
+    f"grey where the family has fewer than {MIN_SUPPORT} gold codes, too few to judge",
     "error_share": "darker where the family holds more of the run's errors",
     "f1": "yellow for a high F1 (right family and count), dark blue for a low one",
     "set_f1": "yellow for a high F1 (families only), dark blue for a low one",
@@ -117,44 +124,106 @@ def offenders(ctx, ev) -> None:
             key="rank_level",
             help=texts.HELP["level"],
         )
+        rank = st.segmented_control(
+            "Rank the families by",
+            ["count", "rate"],
+            default="count",
+            key="rank_by",
+            format_func=RANK_WORDS.__getitem__,
+            help=f"Count: the codes summed over the documents, so large families come first. Per 100 gold "
+            f"codes: how many extra (missed) codes the run writes for every 100 codes of the family in the "
+            f"gold standard, so a small family coded badly comes first; families with fewer than "
+            f"{MIN_SUPPORT} gold codes are left out of it.",
+        )
         with st.spinner("Ranking the families…"):
             table = state.memo(family_errors, ev, lv)
+            over, under = state.memo(ranked_families, ev, level=lv, min_support=MIN_SUPPORT, top=RANKED)
         left, right = st.columns(2)
-        for col, count, share, head, word in (
-            (left, "fp", "extra_share", "Most extra codes", "extra codes"),
-            (right, "fn", "missed_share", "Most missed codes", "missed codes"),
+        for col, count, share, rate, by_rate, head, word in (
+            (left, "fp", "extra_share", "extra_per_100", over, "Most extra codes", "extra codes"),
+            (right, "fn", "missed_share", "missed_per_100", under, "Most missed codes", "missed codes"),
         ):
-            top = table[table[count] > 0].sort_values([count, "code"], ascending=[False, True]).head(RANKED)
             with col:
-                if top.empty:
-                    st.markdown(f"**{head}**: none. The run has no {word} at this level.")
-                    continue
-                st.markdown(
-                    f"**{head}**: these {len(top)} families hold {top[share].sum():.0%} of the run's {word}."
-                )
-                shown = top[["code", "title", count, share, "node"]].assign(**{share: top[share] * 100})
-                family_table(
-                    shown,
-                    f"rank_{count}_{lv}_{view()}",
-                    column_config={
-                        "code": st.column_config.TextColumn(texts.term("code"), width="small"),
-                        "title": st.column_config.TextColumn(texts.term("title"), width="medium"),
-                        count: st.column_config.NumberColumn(
-                            texts.term(count), help=texts.HELP[count], format="%d", width="small"
-                        ),
-                        share: st.column_config.NumberColumn(
-                            "Share",
-                            format="%.1f%%",
-                            width="small",
-                            help=f"This family's {word} as a share of all the run's {word} at this level.",
-                        ),
-                        "node": None,
-                    },
-                )
+                if rank == "rate":
+                    rate_panel(table, by_rate, count, rate, word, lv)
+                else:
+                    count_panel(table, count, share, head, word, lv)
         st.caption(
             "Click a family to focus the tree on it. Counts are codes summed over the documents: a family "
             "given three codes where the gold standard has one counts two extra codes."
         )
+
+
+def count_panel(table: pd.DataFrame, count: str, share: str, head: str, word: str, lv: str) -> None:
+    """The families with the most extra (missed) codes, with their share of the run's."""
+    top = table[table[count] > 0].sort_values([count, "code"], ascending=[False, True]).head(RANKED)
+    if top.empty:
+        st.markdown(f"**{head}**: none. The run has no {word} at this level.")
+        return
+    st.markdown(f"**{head}**: these {len(top)} families hold {top[share].sum():.0%} of the run's {word}.")
+    shown = top[["code", "title", count, share, "node"]].assign(**{share: top[share] * 100})
+    family_table(
+        shown,
+        f"rank_{count}_{lv}_{view()}",
+        column_config={
+            # half the page at 1280 px: the title takes what the numbers leave, the code pinned
+            "code": st.column_config.TextColumn(texts.term("code"), width="small", pinned=True),
+            "title": st.column_config.TextColumn(texts.term("title"), width=120),
+            count: st.column_config.NumberColumn(
+                texts.term(count), help=texts.HELP[count], format="%d", width="small"
+            ),
+            share: st.column_config.NumberColumn(
+                "Share",
+                format="%.1f%%",
+                width="small",
+                help=f"This family's {word} as a share of all the run's {word} at this level.",
+            ),
+            "node": None,
+        },
+    )
+
+
+def rate_panel(table: pd.DataFrame, top: pd.DataFrame, count: str, rate: str, word: str, lv: str) -> None:
+    """The families with the most extra (missed) codes per 100 gold codes, counts beside, among those with at
+    least MIN_SUPPORT gold codes; says how many families with such codes were left out."""
+    left_out = int(((table[count] > 0) & (table.gold < MIN_SUPPORT)).sum())
+    note = (
+        f" {left_out:,} famil{'y' if left_out == 1 else 'ies'} with {word} but fewer than {MIN_SUPPORT} gold "
+        "codes are left out: too few codes to judge."
+        if left_out
+        else ""
+    )
+    if top.empty:
+        st.markdown(
+            f"**Most {word} per 100 gold codes**: none among the families with at least {MIN_SUPPORT} gold codes.{note}"
+        )
+        return
+    st.markdown(
+        f"**Most {word} per 100 gold codes**, among families with at least {MIN_SUPPORT} gold codes.{note}"
+    )
+    shown = top[["code", "title", rate, count, "gold", "node"]]
+    family_table(
+        shown,
+        f"rate_{count}_{lv}_{view()}",
+        column_config={
+            # half the page at 1280 px: the title takes what the numbers leave, the code pinned
+            "code": st.column_config.TextColumn(texts.term("code"), width="small", pinned=True),
+            "title": st.column_config.TextColumn(texts.term("title"), width=120),
+            rate: st.column_config.NumberColumn(
+                "Per 100",
+                format="%.0f",
+                width="small",
+                help=f"{word.capitalize()} for every 100 codes of this family in the gold standard.",
+            ),
+            count: st.column_config.NumberColumn(
+                texts.term(count), help=texts.HELP[count], format="%d", width="small"
+            ),
+            "gold": st.column_config.NumberColumn(
+                texts.term("gold"), help=texts.HELP["gold"], format="%d", width="small"
+            ),
+            "node": None,
+        },
+    )
 
 
 def breadcrumbs(onto, focus: int | None) -> None:
@@ -194,6 +263,8 @@ def legend(sub: pd.DataFrame, colour: str, focus_label: str) -> None:
         if colour == "error_share"
         else f"the scale runs from 0 to {high:,.0f} codes"
         if colour in ("fp", "fn")
+        else f"the scale runs from 0 to {high:,.0f} per 100 gold codes"
+        if colour in ("extra_per_100", "missed_per_100")
         else f"the scale runs 0 to {high:.2f}"
     )
     st.caption(
@@ -291,10 +362,10 @@ def written_instead(ctx, ev, focus: int | None, head: str) -> None:
     shown = table.head(50).assign(
         gold=table.gold_code + " " + table.gold_title, written=table.written_code + " " + table.written_title
     )
-    st.dataframe(
+    components.document_table(
         shown[["gold", "written", "documents", "gold_documents", "rate", "examples"]],
-        hide_index=True,
-        width="stretch",
+        f"instead_{view()}",
+        [split_ids(e) for e in shown.examples],
         column_config={
             "gold": st.column_config.TextColumn("Gold code", pinned=True, width="medium"),
             "written": st.column_config.TextColumn("Written instead", width="medium"),
@@ -318,6 +389,12 @@ def written_instead(ctx, ev, focus: int | None, head: str) -> None:
             "examples": st.column_config.TextColumn("For example, documents"),
         },
     )
+    st.caption("Click a row, then one of its example documents, to open it in One document.")
+
+
+def split_ids(examples: str) -> list[str]:
+    """The example documents of a "written instead" row, which the table joins with ", "."""
+    return [d for d in str(examples).split(", ") if d]
 
 
 def detail(ev, focus: int, *, documents: bool = True) -> None:
@@ -356,13 +433,10 @@ def detail(ev, focus: int, *, documents: bool = True) -> None:
             lambda c: "; ".join(f"{k} {titles[onto.codes[k]]}" for k in c)
         ),
     )
-    picked = st.dataframe(
+    components.document_table(
         shown,
-        hide_index=True,
-        key=f"detail_{view()}_{which}",
-        on_select="rerun",
-        selection_mode="single-row",
-        width="stretch",
+        f"detail_{view()}_{which}",
+        shown.doc_id.astype(str).tolist(),
         column_config={
             "doc_id": st.column_config.TextColumn("Document", pinned=True),
             "gold": st.column_config.NumberColumn(t("gold")),
@@ -378,14 +452,6 @@ def detail(ev, focus: int, *, documents: bool = True) -> None:
         f"{len(docs):,} documents; the first {min(len(docs), DETAIL_ROWS)} are listed. Click one to open it "
         "in the document view, which ranks every document by its errors."
     )
-    rows = picked.selection.get("rows", []) if picked else []
-    if rows:
-        st.session_state["doc_id"] = str(shown.iloc[rows[0]].doc_id)
-        st.page_link(
-            pages.page("document"),
-            label=f"Open document {shown.iloc[rows[0]].doc_id} →",
-            icon=":material/description:",
-        )
 
 
 def find_box(onto, col) -> None:
@@ -423,7 +489,9 @@ def show() -> None:
             COLOURS,
             format_func=lambda k: COLOUR_BY[k][0],
             key="tree_colour",
-            help=" ".join(texts.HELP[k] for k in ("balance", "fp", "fn", "error_share", "f1", "set_f1")),
+            help=" ".join(texts.HELP[k] for k in ("balance", "fp", "fn", "error_share", "f1", "set_f1"))
+            + f" Per 100 gold codes: extra (missed) codes for every 100 codes of the family in the gold standard; "
+            f"families with fewer than {MIN_SUPPORT} gold codes stay grey.",
         )
         depth = b.slider("Levels shown below the focus", 1, 3, 2, key="tree_depth")
         find_box(onto, c)
@@ -444,6 +512,9 @@ def show() -> None:
                 max_nodes=MAX_NODES,
                 min_share=MIN_SHARE,
             )
+            sub = per_gold_rates(
+                sub
+            )  # extra and missed codes per 100 gold codes, for the colours that show them
             words = {
                 k: texts.term(k)
                 for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1", "error_share")

@@ -1,0 +1,185 @@
+"""Document ids one click away, the document list's filters, and the tree's ranking per 100 gold codes.
+
+A row of a table of documents (the tree's "Documents behind", its "written instead" examples, Compare's
+disagreements) opens that document on One document in the same session; the filters list only the matching
+documents, worked out here naively from the sample's files; the rate ranking is checked against a naive count.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+
+import pytest
+
+from tests.app.conftest import SAMPLE, goto, run_app
+
+RUNS = ("siblings", "overcoder")  # the sample's first two runs: the sidebar's run and One document's run B
+
+
+def code_sets(path) -> dict[str, set[str]]:
+    sets: dict[str, set[str]] = defaultdict(set)
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            sets[row["doc_id"]].add(row["code"])
+    return sets
+
+
+@pytest.fixture(scope="module")
+def files():
+    return code_sets(SAMPLE / "gold.csv"), {r: code_sets(SAMPLE / f"run_{r}.csv") for r in RUNS}
+
+
+def select_row(at, key: str, row: int):
+    """Click row ``row`` of the table keyed ``key`` (its selection, as the browser sends it)."""
+    at.session_state[key] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    return at.run()
+
+
+def follow_link(at, doc: str):
+    """The page link the selection drew names ``doc``; following it (a page change in the same session) shows
+    One document on it."""
+    links = [e for e in at.main if getattr(e, "type", "") == "page_link"]
+    assert [e.proto.label for e in links] == [f"Open document {doc} →"]
+    assert links[0].proto.page.endswith("document")
+    return goto(at, "views/document.py").run()
+
+
+def on_document(at) -> bool:
+    return any(t.value == "One document" for t in at.title)
+
+
+def listed(at) -> list[str]:
+    return [o.split(" · ")[0] for o in at.selectbox(key="doc_pick").options]
+
+
+def test_documents_behind_a_family_open_on_one_document():
+    at = run_app("views/tree.py")
+    at.text_input(key="tree_find").set_value("428").run()
+    table = next(d for d in at.dataframe if d.key and d.key.startswith("detail_"))
+    want = str(table.value.doc_id.iloc[2])
+    select_row(at, table.key, 2)
+    assert not at.exception, [e.value for e in at.exception]
+    follow_link(at, want)
+    assert on_document(at)
+    assert at.session_state["doc_id"] == want
+    assert at.selectbox(key="doc_pick").value == want
+
+
+def test_written_instead_examples_each_open_their_document():
+    at = run_app("views/tree.py")
+    table = next(d for d in at.dataframe if d.key and d.key.startswith("instead_"))
+    examples = str(table.value.examples.iloc[0]).split(", ")
+    select_row(at, table.key, 0)
+    pills = next(p for p in at.main.get("button_group") if p.key and p.key.startswith(table.key))
+    assert list(pills.options) == examples
+    pills.set_value(examples[-1]).run()
+    follow_link(at, examples[-1])
+    assert on_document(at)
+    assert at.selectbox(key="doc_pick").value == examples[-1]
+
+
+def test_compare_disagreements_open_on_one_document():
+    at = run_app("views/compare.py")
+    table = next(d for d in at.dataframe if d.key and d.key.startswith("cmp_docs_"))
+    want = str(table.value.doc_id.iloc[0])
+    select_row(at, table.key, 0)
+    follow_link(at, want)
+    assert on_document(at)
+    assert at.selectbox(key="doc_pick").value == want
+
+
+def test_an_opened_document_clears_a_filter_that_would_hide_it():
+    at = run_app("views/document.py")
+    at.selectbox(key="doc_filter").set_value("a_right").run()
+    only = listed(at)
+    goto(at, "views/tree.py").run()
+    at.text_input(key="tree_find").set_value("428").run()
+    table = next(d for d in at.dataframe if d.key and d.key.startswith("detail_"))
+    i = next(i for i, d in enumerate(table.value.doc_id.astype(str)) if d not in only)
+    select_row(at, table.key, i)
+    follow_link(at, str(table.value.doc_id.iloc[i]))
+    assert at.selectbox(key="doc_pick").value == str(table.value.doc_id.iloc[i])
+    assert at.selectbox(key="doc_filter").value == "all"
+
+
+def test_filter_run_a_right_run_b_wrong(files):
+    gold, preds = files
+    a, b = (preds[r] for r in RUNS)
+    docs = set(gold) | set(a) | set(b)
+    want = {
+        d for d in docs if a.get(d, set()) == gold.get(d, set()) and b.get(d, set()) != gold.get(d, set())
+    }
+    at = run_app("views/document.py")
+    at.selectbox(key="doc_filter").set_value("a_right").run()
+    assert set(listed(at)) == want and want
+
+
+def test_filter_in_a_family(files):
+    gold, preds = files
+    want = {
+        d
+        for sets in (gold, *preds.values())
+        for d, codes in sets.items()
+        if any(c == "428" or c.startswith("428.") for c in codes)
+    }
+    at = run_app("views/document.py")
+    at.selectbox(key="doc_filter").set_value("family").run()
+    at.text_input(key="doc_family").set_value("428").run()
+    assert set(listed(at)) == want and want
+
+
+def test_filter_wrong_code_in_the_right_family(files):
+    """A document of either run with a missed gold code and an extra code of the same 3-digit category."""
+    gold, preds = files
+
+    def category(code: str) -> str:
+        return code.split(".")[0]
+
+    want = set()
+    for pred in preds.values():
+        for d in set(gold) | set(pred):
+            g, p = gold.get(d, set()), pred.get(d, set())
+            if {category(c) for c in g - p} & {category(c) for c in p - g}:
+                want.add(d)
+    at = run_app("views/document.py")
+    at.selectbox(key="doc_filter").set_value("swap").run()
+    assert set(listed(at)) == want and want
+
+
+def test_tree_ranks_families_per_100_gold_codes_with_a_minimum_support():
+    """The rate panel: families with at least 10 gold codes, by extra codes per 100 gold codes, naively."""
+    at = run_app("views/tree.py")
+    count = next(d for d in at.dataframe if d.key and d.key.startswith("rank_fp_")).value
+    at.segmented_control(key="rank_by").set_value("rate").run()
+    over = next(d for d in at.dataframe if d.key and d.key.startswith("rate_fp_")).value
+    assert (over.gold >= 10).all()
+    assert list(over.extra_per_100) == pytest.approx(list(100 * over.fp / over.gold))
+    assert list(over.extra_per_100) == sorted(over.extra_per_100, reverse=True)
+    assert list(over.code) != list(count.code)  # the rate ranking is not the count ranking
+    text = "\n".join(m.value for m in at.main.markdown)
+    assert "fewer than 10 gold codes are left out" in text
+
+
+def test_tree_colours_by_extra_codes_per_100_gold_codes():
+    """The colour choice exists, its legend says what grey means, and the tiles below 10 gold codes are grey."""
+    from cophe_core.plotting import OTHER_COLOUR
+
+    at = run_app("views/tree.py")
+    at.text_input(key="tree_find").set_value("428").run()  # a category: its codes, some with few gold codes
+    at.selectbox(key="tree_colour").set_value("extra_per_100").run()
+    assert not at.exception, [e.value for e in at.exception]
+    legend = next(c.value for c in at.main.caption if "**Colour**" in c.value)
+    assert "per 100 gold codes" in legend and "fewer than 10 gold codes" in legend
+    import json
+
+    chart = json.loads(next(e for e in at.main.get("plotly_chart")).proto.spec)
+    trace = chart["data"][0]
+    colours, custom = trace["marker"]["colors"], trace["customdata"]
+    gold = [row[2] for row in custom]
+    ids = trace["ids"]
+    small = [i for i, (g, n) in enumerate(zip(gold, ids)) if str(n).startswith("n") and g < 10]
+    large = [i for i, (g, n) in enumerate(zip(gold, ids)) if str(n).startswith("n") and g >= 10]
+    assert small and large, (ids[:5], gold[:5])
+    assert all(colours[i] == OTHER_COLOUR for i in small)
+    assert all(colours[i] != OTHER_COLOUR for i in large)
