@@ -1,9 +1,9 @@
 """Aggregate analysis benchmark: `cophe aggregate --stream` on generated Parquet datasets, then opening the file.
 
-    python benchmarks/bench_aggregate.py                        # 10^6 and 10^7 label rows
-    python benchmarks/bench_aggregate.py --sizes 1e5 1e6        # chosen sizes
-    python benchmarks/bench_aggregate.py --with-1e8             # also 10^8 (~3-4 GB of disk, many minutes)
-    python benchmarks/bench_aggregate.py --keep /tmp/data       # keep the generated data and files there
+    python -m benchmarks.bench_aggregate                        # 10^6 and 10^7 label rows
+    python -m benchmarks.bench_aggregate --sizes 1e5 1e6        # chosen sizes
+    python -m benchmarks.bench_aggregate --with-1e8             # also 10^8 (~3-4 GB of disk, many minutes)
+    python -m benchmarks.bench_aggregate --keep /tmp/data       # keep the generated data and files there
 
 The data are those of ``bench_stream.py`` (its :func:`generate`: synthetic, seeded, real ICD-9-CM code strings,
 a gold standard and a ``siblings`` run tiled into hive partitions ``gold/tile=K/`` and ``pred/tile=K/``).
@@ -31,12 +31,10 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.bench_stream import data_folder, generate, parse_size_options, timed
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT))
-
-from bench_stream import data_folder, generate, parse_size_options, timed  # noqa: E402
 
 RUN = "siblings"
 OPEN = """

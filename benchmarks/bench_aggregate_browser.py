@@ -1,9 +1,9 @@
 """Opening an aggregate analysis in the dashboard, in a real browser: the time from choosing the file to the
 levels page drawn with its numbers.
 
-    python benchmarks/bench_aggregate_browser.py                       # an aggregate of the bundled sample
-    python benchmarks/bench_aggregate_browser.py --file year.cophe     # a given aggregate (cophe aggregate)
-    python benchmarks/bench_aggregate_browser.py --file year.cophe --opens 5 --screens shots/
+    python -m benchmarks.bench_aggregate_browser                       # an aggregate of the bundled sample
+    python -m benchmarks.bench_aggregate_browser --file year.cophe     # a given aggregate (cophe aggregate)
+    python -m benchmarks.bench_aggregate_browser --file year.cophe --opens 5 --screens shots/
 
 Starts ``streamlit run dashboard/app.py`` headless on a free port and, for each opening, a fresh browser
 context of chromium-headless-shell at 1440×900: it loads the app (the sample, idle), chooses Source → Open a
@@ -20,15 +20,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from tests.browser.helpers import BROWSER, IDLE, WAIT_MS, playwright, start_server
 
-from tests.browser.helpers import BROWSER, IDLE, WAIT_MS, playwright, start_server  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def sample_aggregate(folder: Path) -> Path:

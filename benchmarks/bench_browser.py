@@ -1,9 +1,9 @@
 """Browser benchmark: the dashboard in a real browser on a MIMIC-III-full-sized upload.
 
-    python benchmarks/bench_browser.py                         # print the figures
-    python benchmarks/bench_browser.py --json timings.json     # and write them
-    python benchmarks/bench_browser.py --keep-screens shots/   # and a screenshot after each step
-    python benchmarks/bench_browser.py --server-timing         # and the script's run time in the server
+    python -m benchmarks.bench_browser                         # print the figures
+    python -m benchmarks.bench_browser --json timings.json     # and write them
+    python -m benchmarks.bench_browser --keep-screens shots/   # and a screenshot after each step
+    python -m benchmarks.bench_browser --server-timing         # and the script's run time in the server
 
 Starts ``streamlit run dashboard/app.py`` headless on a free port, opens
 chromium-headless-shell at 1440×900 and measures, on a fresh server:
@@ -686,12 +686,11 @@ def main() -> None:
     )
     args = ap.parse_args()
 
-    sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import mimic_upload
     import streamlit
     from playwright.sync_api import Error as PWError
     from playwright.sync_api import sync_playwright
+
+    from benchmarks import mimic_upload
 
     if not Path(BROWSER).exists():
         sys.exit(f"{BROWSER} is not installed (apt-get install chromium-headless-shell)")

@@ -1,7 +1,7 @@
 """Browser benchmark of comparing five runs on a MIMIC-III-full-sized upload: the Compare page, a slice, the
 family table.
 
-    python benchmarks/bench_compare_browser.py [--json timings.json] [--keep-screens DIR]
+    python -m benchmarks.bench_compare_browser [--json timings.json] [--keep-screens DIR]
 
 Starts ``streamlit run dashboard/app.py`` headless, opens chromium-headless-shell at 1440×900, uploads the
 gold standard of ``benchmarks/mimic_upload.py`` (3,372 documents) with five runs (four code sets and one
@@ -23,16 +23,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
+from benchmarks import bench_browser as bb
+from benchmarks import mimic_upload
 
-import bench_browser as bb  # noqa: E402
-import mimic_upload  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 COMPARE_DONE = "[data-testid=stMain] >> text=Documents where the runs disagree most"
 

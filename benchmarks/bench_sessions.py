@@ -1,9 +1,9 @@
 """Many users on one server: opening the app while other sessions work, and the server's memory after large
 uploads.
 
-    python benchmarks/bench_sessions.py                  # 9 busy sessions, then a 10th opens; memory
-    python benchmarks/bench_sessions.py --busy 5 --opens 3
-    python benchmarks/bench_sessions.py --upload-from /tmp/mimic   # the large upload written there once, then reused
+    python -m benchmarks.bench_sessions                  # 9 busy sessions, then a 10th opens; memory
+    python -m benchmarks.bench_sessions --busy 5 --opens 3
+    python -m benchmarks.bench_sessions --upload-from /tmp/mimic   # the large upload written there once, then reused
 
 On a fresh ``streamlit run dashboard/app.py`` (127.0.0.1, free port), in one chromium-headless-shell at
 1440×900:
@@ -27,14 +27,14 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pandas as pd
-from bench_browser import BROWSER, WAIT_MS, script_runs, settle, start_server
 from playwright.sync_api import sync_playwright
+
+from benchmarks.bench_browser import BROWSER, WAIT_MS, script_runs, settle, start_server
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "icd9"
@@ -142,8 +142,7 @@ def large_upload(folder: Path, n_docs: int) -> dict[str, Path]:
     server starts unless they are there already (``--upload-from``): writing 200,000 documents takes minutes,
     which would otherwise idle the browser's connection and load the machine while the other figures are
     measured."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from mimic_upload import GOLD, RUNS, SCORES, write_upload
+    from benchmarks.mimic_upload import GOLD, RUNS, SCORES, write_upload
 
     named = {"gold": GOLD, **RUNS, "scores": SCORES}
     files = {role: folder / name for role, name in named.items()}

@@ -500,16 +500,16 @@ DASHBOARD_INSTALL = 'pip install ".[dashboard]" in the folder of a cophe checkou
 
 
 def dashboard_app() -> Path | None:
-    """The dashboard's main script: the installed ``cophe_dashboard`` package's (a wheel, or an editable
-    install of a checkout, where it is the top-level ``dashboard/`` folder), else a checkout's beside this
-    package; None when neither is there. Found without importing it: it imports Streamlit.
+    """The dashboard's main script: a checkout's ``dashboard/app.py`` beside this package (an edit there is
+    what runs), else the installed ``cophe_dashboard`` package's own ``app.py`` (a wheel); None when neither is
+    there. Each has its ``.streamlit/config.toml`` beside it. Found without importing it: it imports Streamlit.
 
     >>> dashboard_app().name
     'app.py'
     """
     spec = importlib.util.find_spec("cophe_dashboard")
     installed = [Path(p) for p in spec.submodule_search_locations or []] if spec is not None else []
-    for folder in (*installed, Path(__file__).resolve().parents[1] / "dashboard"):
+    for folder in (Path(__file__).resolve().parents[1] / "dashboard", *installed):
         if (folder / "app.py").is_file():
             return folder / "app.py"
     return None

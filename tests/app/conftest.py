@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import json
-import sys
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from streamlit.util import calc_hash
 
+from cophe_dashboard import pages
 from tests.conftest import ROOT, SAMPLE
 
 APP = str(ROOT / "dashboard" / "app.py")
-# What `streamlit run` does for the script's folder (AppTest runs the script in this process): the dashboard's
-# modules import each other by name.
-if str(ROOT / "dashboard") not in sys.path:
-    sys.path.insert(0, str(ROOT / "dashboard"))
 
 
-# every page of the dashboard, as AppTest.switch_page names them
+# every page of the dashboard, by its view's file as the tests name them (goto takes these or the url paths)
 PAGES = [
     "views/levels.py",
     "views/tree.py",
@@ -30,13 +28,26 @@ PAGES = [
 ]
 
 
+def goto(at: AppTest, page: str) -> AppTest:
+    """Switch ``at`` to a page, named by its view ("views/tree.py") or its url path ("tree"); then ``run()``.
+
+    The pages are functions (``st.Page(show, url_path=...)``), and AppTest.switch_page finds file pages only
+    (Streamlit 1.67: a callable page registers no script path). A page's hash is its url path's, which is
+    what switch_page sets for the next run.
+    """
+    url_path = Path(page).stem
+    assert url_path in pages.PAGES, f"no page {page!r}: {list(pages.PAGES)}"
+    at._page_hash = calc_hash(url_path)
+    return at
+
+
 def run_app(page: str | None = None, **state) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
     for k, v in state.items():
         at.session_state[k] = v
     at.run()
     if page:
-        at.switch_page(page)
+        goto(at, page)
         at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from cophe_core import score_files
 from cophe_core.scale.aggregate import aggregate_scoring, write_aggregate
-from tests.app.conftest import run_app
+from tests.app.conftest import goto, run_app
 from tests.conftest import SAMPLE
 
 RUNS = {"siblings": "run_siblings.csv", "overcoder": "run_overcoder.csv"}
@@ -34,7 +34,7 @@ def opened(data: bytes, page: str | None = None) -> AppTest:
     at.file_uploader(key="analysis_file").set_value(("year.cophe", data, "application/zip")).run()
     assert not at.exception, [e.value for e in at.exception]
     if page:
-        at.switch_page(page).run()
+        goto(at, page).run()
         assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -102,7 +102,7 @@ def test_the_tree_of_an_aggregate_gives_a_family_counts_not_its_documents(scorin
     at = opened(aggregate_file)
     onto = scoring.corpus.ontology
     at.session_state["focus"] = onto.codes["428"]
-    at.switch_page("views/tree.py").run()
+    goto(at, "views/tree.py").run()
     assert not at.exception, [e.value for e in at.exception]
     row = scoring.evaluation("siblings", max_level="chapter").nodes.set_index("node").loc[onto.codes["428"]]
     said = texts(at)
@@ -115,7 +115,7 @@ def test_the_tree_of_an_aggregate_gives_a_family_counts_not_its_documents(scorin
 def test_compare_on_a_slice_of_an_aggregate_says_it_is_not_available(aggregate_file):
     at = opened(aggregate_file)
     at.selectbox(key="slice_dimension").set_value("code_frequency").run()
-    at.switch_page("views/compare.py").run()
+    goto(at, "views/compare.py").run()
     assert not at.exception
     assert "Comparing runs on a slice of an aggregate analysis is not available" in texts(at)
 
@@ -162,7 +162,7 @@ def test_an_upload_over_its_uploaders_limit_is_refused_naming_its_size():
 
 
 def test_an_analysis_over_its_limit_is_refused(aggregate_file, monkeypatch):
-    import sidebar
+    from cophe_dashboard import sidebar
 
     monkeypatch.setattr(sidebar, "MAX_ANALYSIS_MB", 1)  # the sample's aggregate is about 1 MB
     at = run_app()
@@ -179,14 +179,14 @@ def test_an_analysis_over_its_limit_is_refused(aggregate_file, monkeypatch):
 
 
 def test_a_large_aggregate_resamples_on_request(aggregate_file, monkeypatch):
-    import state
+    from cophe_dashboard import state
 
     monkeypatch.setattr(state, "ON_REQUEST_ABOVE", 1_000)  # the sample's 1,000 documents × 2 runs is "large"
     at = opened(aggregate_file)
     assert "on request" in at.table[0].value.to_string()
     at.toggle(key="levels_agg_ci").set_value(True).run()
     assert "on request" not in at.table[0].value.to_string() and not at.exception
-    at.switch_page("views/compare.py").run()
+    goto(at, "views/compare.py").run()
     assert not at.exception, [e.value for e in at.exception]
     said = texts(at)
     assert "are computed on request (Compute intervals and tests, above)" in said

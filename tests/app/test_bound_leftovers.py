@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from cophe_core.output.analysis import Analysis, InputFile, write_analysis
-from tests.app.conftest import run_app, upload
+from tests.app.conftest import goto, run_app, upload
 from tests.conftest import SAMPLE
 
 
@@ -27,7 +27,7 @@ def _sample(name: str) -> tuple[str, bytes]:
 
 def test_the_development_split_is_refused_like_any_input_then_scored_anyway():
     at = upload(run_app(), _sample("gold.csv"), [_sample("scores_model.csv")])
-    at.switch_page("views/threshold.py").run()
+    goto(at, "views/threshold.py").run()
     dev_gold, dev_scores = _sample("dev_gold.csv"), _junk("dev_scores.csv")
     at.file_uploader(key="dev_gold").set_value((*dev_gold, "text/csv"))
     at.file_uploader(key="dev_scores").set_value((*dev_scores, "text/csv")).run()
@@ -69,15 +69,10 @@ def test_an_analysis_saved_after_score_anyway_scores_the_same_rows_and_says_so()
 
 
 def test_save_records_score_anyway():
-    import sys
-
-    from tests.app.conftest import ROOT
-
-    sys.path.insert(0, str(ROOT / "dashboard"))
-    import saved
 
     from cophe_core.ontology import icd9_ontology
     from cophe_core.output.analysis import read_analysis
+    from cophe_dashboard import saved
 
     files = {
         "gold": _sample("gold.csv"),

@@ -12,7 +12,7 @@ import pytest
 
 from cophe_core import cli
 from cophe_core.output.analysis import Analysis, InputFile, read_analysis, write_analysis
-from tests.app.conftest import PAGES, SAMPLE, run_app
+from tests.app.conftest import PAGES, SAMPLE, goto, run_app
 
 MANY_EDGES = ", ".join(map(str, range(1, 5001)))  # 9.9 GB through a saved view, before the bound
 
@@ -25,7 +25,7 @@ def panels(at) -> list[str]:
 def walk(at) -> None:
     """Every page opens: no exception, no error panel."""
     for page in PAGES:
-        at.switch_page(page).run()
+        goto(at, page).run()
         assert not at.exception, (page, [e.value for e in at.exception])
         assert not panels(at), (page, panels(at))
 
@@ -55,7 +55,7 @@ def test_a_long_list_of_bin_edges_is_a_short_message_not_a_fault():
     said = [e for e in errors(at) if "bin edges" in e]
     assert said == ["bin edges: 5,000 given, at most 20 can be used (21 bins); give fewer, such as 10, 100"]
     assert "Up to 20 edges" in at.text_input(key="slice_edges").help
-    at.switch_page("views/slices.py").run()
+    goto(at, "views/slices.py").run()
     assert not at.exception, [e.value for e in at.exception]
 
 
@@ -91,7 +91,7 @@ def test_a_saved_view_with_thousands_of_edges_opens_with_the_message():
     )
     at = open_analysis(write_analysis(a))
     assert any("5,000 given, at most 20" in e for e in errors(at))
-    at.switch_page("views/slices.py").run()
+    goto(at, "views/slices.py").run()
     assert not at.exception, [e.value for e in at.exception]
 
 
@@ -195,7 +195,7 @@ def test_forged_view_values_are_left_out_each_with_a_note(forged):
         assert sum(said in n for n in notes) == 1, (key, said, notes)
     assert len(notes) == len(FORGED) + len(FORGED_SLICE)
     walk(at)
-    at.switch_page("views/compare.py").run()
+    goto(at, "views/compare.py").run()
     assert at.selectbox(key="cmp_a").value == "siblings"  # the page's own choices: the saved ones left out
     assert at.selectbox(key="cmp_b").value == "overcoder"
     texts = " ".join(m.value for m in at.markdown)
@@ -205,19 +205,15 @@ def test_forged_view_values_are_left_out_each_with_a_note(forged):
 @pytest.mark.parametrize("page", PAGES)
 def test_a_forged_view_opens_every_page(forged, page):
     at = open_analysis(forged)
-    at.switch_page(page).run()
+    goto(at, page).run()
     assert not at.exception, [e.value for e in at.exception]
     assert not panels(at), panels(at)
     assert not any("None" in m.value for m in at.markdown), page
 
 
 def test_good_view_values_are_kept():
-    import sys
 
-    from tests.app.conftest import ROOT
-
-    sys.path.insert(0, str(ROOT / "dashboard"))
-    import saved
+    from cophe_dashboard import saved
 
     view = {
         "run": "a",
@@ -243,12 +239,8 @@ def test_good_view_values_are_kept():
 
 def test_the_compare_page_choices_are_the_ones_checked():
     at = run_app("views/compare.py")
-    import sys
 
-    from tests.app.conftest import ROOT
-
-    sys.path.insert(0, str(ROOT / "dashboard"))
-    import saved
+    from cophe_dashboard import saved
 
     assert tuple(at.radio(key="cmp_figures").options) == saved.FIGURE_SETS
     assert tuple(at.select_slider(key="cmp_resamples").options) == tuple(map(str, saved.RESAMPLE_CHOICES))

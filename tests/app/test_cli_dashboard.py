@@ -146,8 +146,9 @@ def test_options_go_to_streamlit(monkeypatch, options):
 
 
 def test_the_checkout_runs_its_own_dashboard_folder():
-    """In a source checkout (installed editable by requirements.txt), the package's dashboard is the
-    top-level dashboard/ folder: an edit there is what runs."""
+    """In a source checkout (installed editable by requirements.txt, or not at all), the dashboard that runs is
+    the checkout's dashboard/app.py, whose folder holds the cophe_dashboard package: an edit there is what
+    runs."""
     assert cli.dashboard_app() == ROOT / "dashboard" / "app.py"
 
 
@@ -171,7 +172,9 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_the_wheel_holds_the_dashboard_its_configuration_and_samples(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    dashboard = {p.relative_to(ROOT / "dashboard").as_posix() for p in (ROOT / "dashboard").rglob("*.py")}
+    package = ROOT / "dashboard" / "cophe_dashboard"
+    dashboard = {p.relative_to(package).as_posix() for p in package.rglob("*.py")}
+    assert {"app.py", "pages.py", "views/tree.py"} <= dashboard
     assert {f"cophe_dashboard/{n}" for n in dashboard} <= names  # every module and page
     assert "cophe_dashboard/.streamlit/config.toml" in names
     samples = {p.relative_to(ROOT / "sample_data").as_posix() for p in (ROOT / "sample_data").rglob("*.csv")}
@@ -195,8 +198,7 @@ from pathlib import Path
 from cophe_core import cli
 app = cli.dashboard_app()
 assert app == Path(sys.argv[1]) / "cophe_dashboard" / "app.py", app
-sys.path.insert(0, str(app.parent))  # as `streamlit run` does
-import loading
+from cophe_dashboard import loading
 assert loading.SAMPLE == app.parent / "sample_data", loading.SAMPLE
 assert (loading.SAMPLE / "icd9" / "gold.csv").is_file()
 from streamlit import config
@@ -211,3 +213,11 @@ print("ok")
         [sys.executable, "-c", probe, str(target)], cwd=tmp_path, env=env, capture_output=True, text=True
     )
     assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_the_checkout_and_the_package_have_one_streamlit_configuration():
+    """`streamlit run dashboard/app.py` reads dashboard/.streamlit/config.toml, the installed package's app.py
+    its own copy (a package holds no file from outside its folder): the two are the same."""
+    checkout = ROOT / "dashboard" / ".streamlit" / "config.toml"
+    package = ROOT / "dashboard" / "cophe_dashboard" / ".streamlit" / "config.toml"
+    assert package.read_text() == checkout.read_text()

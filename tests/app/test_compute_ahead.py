@@ -7,10 +7,8 @@ import threading
 import pytest
 
 import tests.app.conftest  # noqa: F401 - puts the dashboard's folder on the path, as streamlit run does
-
-import memo  # isort: skip
-
 from cophe_core.breakdown.slices import restrict
+from cophe_dashboard import memo
 
 
 def _never(level):
@@ -58,8 +56,7 @@ def test_an_error_ahead_is_raised_again_where_the_view_asks():
 
 
 def test_the_default_slices_are_restricted_ahead_once_the_page_is_drawn():
-    import slicing
-
+    from cophe_dashboard import slicing
     from tests.app.conftest import run_app
 
     at = run_app()

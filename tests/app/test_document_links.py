@@ -12,7 +12,7 @@ from collections import defaultdict
 
 import pytest
 
-from tests.app.conftest import SAMPLE, run_app
+from tests.app.conftest import SAMPLE, goto, run_app
 
 RUNS = ("siblings", "overcoder")  # the sample's first two runs: the sidebar's run and One document's run B
 
@@ -42,7 +42,7 @@ def follow_link(at, doc: str):
     links = [e for e in at.main if getattr(e, "type", "") == "page_link"]
     assert [e.proto.label for e in links] == [f"Open document {doc} →"]
     assert links[0].proto.page.endswith("document")
-    return at.switch_page("views/document.py").run()
+    return goto(at, "views/document.py").run()
 
 
 def on_document(at) -> bool:
@@ -93,7 +93,7 @@ def test_an_opened_document_clears_a_filter_that_would_hide_it():
     at = run_app("views/document.py")
     at.selectbox(key="doc_filter").set_value("a_right").run()
     only = listed(at)
-    at.switch_page("views/tree.py").run()
+    goto(at, "views/tree.py").run()
     at.text_input(key="tree_find").set_value("428").run()
     table = next(d for d in at.dataframe if d.key and d.key.startswith("detail_"))
     i = next(i for i, d in enumerate(table.value.doc_id.astype(str)) if d not in only)

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import re
-import sys
 
 import pandas as pd
 import pytest
 
-from tests.app.conftest import ROOT, run_app
-
-sys.path.insert(0, str(ROOT / "dashboard"))
-import downloads  # noqa: E402
+from cophe_dashboard import downloads
+from tests.app.conftest import run_app
 
 
 def download_labels(at) -> list[str]:

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
-from tests.app.conftest import ROOT, run_app, upload
-
-sys.path.insert(0, str(ROOT / "dashboard"))
-import errors  # noqa: E402
-
 from cophe_core.breakdown.families import within_family  # noqa: E402
+from cophe_dashboard import errors
+from tests.app.conftest import run_app, upload
 
 
 def test_an_unexpected_error_says_it_is_a_fault_of_the_tool_and_where_the_log_is(monkeypatch):

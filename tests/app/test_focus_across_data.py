@@ -4,7 +4,7 @@ another node (focus=E13.3393), and carried into an upload's Compare tree and its
 
 from __future__ import annotations
 
-from tests.app.conftest import upload
+from tests.app.conftest import goto, upload
 
 
 def _focused(at) -> str | None:
@@ -21,7 +21,7 @@ def _focused_by_link(code: str):
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["focus"] = code
     at.run()
-    at.switch_page("views/tree.py").run()
+    goto(at, "views/tree.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert _focused(at) == code
     return at

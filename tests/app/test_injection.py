@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.conftest import upload_with_hierarchy
+from tests.app.conftest import goto, upload_with_hierarchy
 
 BEACON = "http://beacon.invalid"
 HIERARCHY = (
@@ -78,14 +78,14 @@ def test_no_page_renders_a_user_string_as_markdown(hostile, page, state):
     at = hostile
     for k, v in state.items():
         at.session_state[k] = v
-    at.switch_page(page).run()
+    goto(at, page).run()
     assert not at.exception, [e.value for e in at.exception]
     assert _unescaped(at) == []
 
 
 def test_the_tree_focused_on_a_hostile_title_escapes_it(hostile):
     at = hostile
-    at.switch_page("views/tree.py").run()
+    goto(at, "views/tree.py").run()
     onto = at.session_state["_ctx"].scoring.corpus.ontology
     at.session_state["focus"] = onto.codes["a1"]
     at.run()

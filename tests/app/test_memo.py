@@ -7,10 +7,8 @@ import numpy as np
 import pytest
 
 import tests.app.conftest  # noqa: F401 - puts the dashboard's folder on the path, as streamlit run does
-
-import memo  # isort: skip
-
 from cophe_core.breakdown.slices import Slice
+from cophe_dashboard import memo
 
 
 class Box:

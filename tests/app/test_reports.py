@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import html
 import re
-import sys
 from html.parser import HTMLParser
 
 import pandas as pd
@@ -14,13 +13,9 @@ import pytest
 import cophe_core.breakdown.comparison as comparison
 from cophe_core import __version__, load_ontology, score_files
 from cophe_core.breakdown.slices import code_frequency, code_frequency_slices
-from tests.app.conftest import ROOT, SAMPLE, run_app
-
-sys.path.insert(0, str(ROOT / "dashboard"))
-import downloads  # noqa: E402
-import reports  # noqa: E402
-import state
-from texts import figure_name
+from cophe_dashboard import downloads, reports, state
+from cophe_dashboard.texts import figure_name
+from tests.app.conftest import SAMPLE, goto, run_app
 
 RUNS = ["siblings", "overcoder", "conservative"]
 
@@ -121,12 +116,12 @@ def page_and_report():
 
     comparison.compare_runs, comparison.paired_significance, comparison.family_changes = map(counted, before)
     try:
-        at.switch_page("views/export.py").run()
+        goto(at, "views/export.py").run()
         at.button(key="dl_cmp_report_make").click().run()
     finally:
         comparison.compare_runs, comparison.paired_significance, comparison.family_changes = before
     assert not at.exception
-    at.switch_page("views/compare.py").run()
+    goto(at, "views/compare.py").run()
     report = at.session_state[downloads.STORE]["dl_cmp_report"][1].decode()
     # the page computes the family tables of the other levels ahead, in the background: not the report's
     return at, report, [c for c in calls if c[0] != "family_changes" or c[1] == "e0"]

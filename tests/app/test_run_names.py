@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.conftest import PAGES, run_app, upload
+from tests.app.conftest import PAGES, goto, run_app, upload
 
 GOLD = b"doc_id,code\n1,401.9\n1,428.0\n2,250.00\n3,038.9\n"
 RUN = b"doc_id,code\n1,401.9\n1,428.1\n2,250.01\n3,038.9\n3,401.1\n"
@@ -27,7 +27,7 @@ def named():
 @pytest.mark.parametrize("page", PAGES)
 def test_every_page_opens_for_run_names_of_every_shape(named, page):
     at = named
-    at.switch_page(page).run()
+    goto(at, page).run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
 
@@ -35,7 +35,7 @@ def test_every_page_opens_for_run_names_of_every_shape(named, page):
 def test_one_document_shows_each_run_status_under_its_own_name(named):
     at = named
     at.session_state["doc_id"] = "1"
-    at.switch_page("views/document.py").run()
+    goto(at, "views/document.py").run()
     assert not at.exception, [e.value for e in at.exception]
     headers = {c for df in at.dataframe for c in df.value.columns}
     assert {f"Status · {n}" for n in NAMES[:2]} <= headers, headers

@@ -11,7 +11,7 @@ RUN = [("run.csv", b"doc_id,code\n1,401.9\n2,428.1\n")]
 
 def _kept(at) -> int:
     """The scorings of uploads the session keeps."""
-    import loading
+    from cophe_dashboard import loading
 
     return at.session_state["_memo"].count(loading.scored_upload)
 

@@ -14,7 +14,7 @@ from cophe_core.breakdown.slices import (
     restrict,
 )
 from cophe_core.output.analysis import Analysis, InputFile, write_analysis
-from tests.app.conftest import SAMPLE, run_app
+from tests.app.conftest import SAMPLE, goto, run_app
 
 RUNS = ["siblings", "overcoder", "conservative"]
 PAGES = [
@@ -65,7 +65,7 @@ def test_a_code_slice_restricts_every_page_and_says_so(scoring):
         )
     assert "Showing only Rare: fewer than 10 documents" in banner(at)
     for page in PAGES:
-        at.switch_page(page).run()
+        goto(at, page).run()
         assert not at.exception, (page, [e.value for e in at.exception])
         assert "Showing only Rare" in banner(at), page
     at.button(key="slice_clear").click().run()
@@ -146,7 +146,7 @@ def test_an_opened_analysis_restores_inputs_names_rule_slice_and_view(scoring):
     assert "Showing only Frequent: 100 documents or more" in banner(at)
     links = [el.proto.label for el in at.get("page_link")]
     assert links == ["Go to the view the analysis was saved on: Compare runs"]
-    at.switch_page("views/compare.py").run()  # what the link does
+    goto(at, "views/compare.py").run()  # what the link does
     assert not at.exception and not at.get("page_link")
     base = next(
         t for t in at.table if "Right family and count F1" in t.value.columns
@@ -163,14 +163,9 @@ def test_a_bad_analysis_file_is_a_panel_naming_it():
 
 
 def test_save_writes_what_the_session_shows(scoring):
-    import sys
-
-    from tests.app.conftest import ROOT
-
-    sys.path.insert(0, str(ROOT / "dashboard"))
-    import saved
 
     from cophe_core.output.analysis import read_analysis
+    from cophe_dashboard import saved
 
     gold = ("gold.csv", (SAMPLE / "gold.csv").read_bytes())
     runs = [("mine", "run_overcoder.csv", (SAMPLE / "run_overcoder.csv").read_bytes())]

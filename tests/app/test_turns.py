@@ -4,18 +4,14 @@ session's opening (take=False) goes ahead, and a session whose browser has gone 
 from __future__ import annotations
 
 import logging
-import sys
 import threading
 
 import pytest
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "dashboard"))
-import state
-from turns import Turn
+from cophe_dashboard import state
+from cophe_dashboard.turns import Turn
 
 
 def test_one_turn_at_a_time_and_a_nested_computation_takes_none():
@@ -64,8 +60,8 @@ def test_an_opening_goes_ahead_while_another_session_holds_the_turn():
 
 
 WAITING_PAGE = """
-import state
-from turns import Turn
+from cophe_dashboard import state
+from cophe_dashboard.turns import Turn
 import streamlit as st
 
 with state.heavy():
@@ -111,8 +107,8 @@ def test_a_session_waiting_for_its_turn_stops_when_its_tab_is_closed(tmp_path, m
 # or rerun the script at its element call number AT (every call goes through ctx.enqueue): the wait's beats,
 # the spinner's show and clearing, the computation's own output.
 INTERRUPTED_PAGE = """
-import state
-from turns import Turn
+from cophe_dashboard import state
+from cophe_dashboard.turns import Turn
 import streamlit as st
 from streamlit.runtime.scriptrunner import RerunData, get_script_run_ctx
 
@@ -255,7 +251,7 @@ def test_a_rerun_that_computes_nothing_takes_no_turn_and_keeps_its_downloads(mon
 
 
 OFFERING_PAGE = """
-import downloads
+from cophe_dashboard import downloads
 import streamlit as st
 from streamlit import runtime
 

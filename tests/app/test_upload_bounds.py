@@ -13,7 +13,7 @@ from cophe_core.base.files import MB
 
 
 def uploads(session_mb: int, server_mb: int):
-    import uploads as module
+    from cophe_dashboard import uploads as module
 
     manager = MemoryUploadedFileManager("/_stcore/upload_file")
     manager.__class__ = type(
@@ -53,8 +53,9 @@ def test_the_server_holds_at_most_its_bound_and_a_closed_session_frees_its_share
 
 
 def test_install_bounds_the_running_servers_own_manager(monkeypatch):
-    import uploads as module
     from streamlit import runtime
+
+    from cophe_dashboard import uploads as module
 
     manager = MemoryUploadedFileManager("/_stcore/upload_file")
     manager.add_file("a", rec("before", 5))

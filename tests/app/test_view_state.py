@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import APP, run_app
+from tests.app.conftest import APP, goto, run_app
 
 CHOSEN = {
     "cmp_baseline": "overcoder",
@@ -33,9 +33,9 @@ def _choose(at) -> None:
 def test_the_compare_choices_outlive_a_visit_to_another_page():
     at = run_app("views/compare.py")
     _choose(at)
-    at.switch_page("views/levels.py").run()
-    at.switch_page("views/tree.py").run()  # two runs away: Streamlit has forgotten the page's widgets
-    at.switch_page("views/compare.py").run()
+    goto(at, "views/levels.py").run()
+    goto(at, "views/tree.py").run()  # two runs away: Streamlit has forgotten the page's widgets
+    goto(at, "views/compare.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert _compare_choices(at) == CHOSEN
 
@@ -50,7 +50,7 @@ def test_the_compare_choices_are_in_the_url_and_a_link_restores_them():
     for k, v in {"data": "icd9", **IN_URL}.items():
         linked.query_params[k] = v
     linked.run()
-    linked.switch_page("views/compare.py").run()
+    goto(linked, "views/compare.py").run()
     assert not linked.exception, [e.value for e in linked.exception]
     assert _compare_choices(linked) == CHOSEN
 
@@ -60,7 +60,7 @@ def test_a_link_to_a_run_no_longer_there_falls_back_to_the_default():
     linked.query_params["a"] = "gone"
     linked.query_params["figures"] = "<b>no such</b>"
     linked.run()
-    linked.switch_page("views/compare.py").run()
+    goto(linked, "views/compare.py").run()
     assert not linked.exception, [e.value for e in linked.exception]
     assert linked.selectbox(key="cmp_a").value == "siblings"
     assert linked.radio(key="cmp_figures").value == "Headline figures"

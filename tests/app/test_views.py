@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cophe_core import score_files
-from tests.app.conftest import SAMPLE, plotly_specs, run_app, upload, upload_with_hierarchy
+from tests.app.conftest import SAMPLE, goto, plotly_specs, run_app, upload, upload_with_hierarchy
 
 RUNS = ["siblings", "overcoder", "conservative"]  # plus "model", given as scores
 F1_COLUMNS = ["Exact codes (Flat) F1", "Right family (Set-based) F1", "Right family and count (CoPHE) F1"]
@@ -157,7 +157,7 @@ def test_compare_view(sample):
 
 def test_compare_needs_two_runs():
     at = upload(run_app(), ("gold.csv", b"doc_id,code\n1,401.9\n"), [("run.csv", b"doc_id,code\n1,401.1\n")])
-    at.switch_page("views/compare.py").run()
+    goto(at, "views/compare.py").run()
     assert any("two or more runs" in i.value for i in at.info)
 
 
@@ -193,7 +193,7 @@ def test_icd10_sample_is_selectable():
     assert at.selectbox(key="run").options == ["siblings", "overcoder"]
     assert at.selectbox(key="max_level_icd10").value == "block"
     assert headline_f1(at)[2] == f"{icd10.evaluation('siblings').score('cophe').f1:.3f}"
-    at.switch_page("views/tree.py").run()
+    goto(at, "views/tree.py").run()
     assert not at.exception and plotly_specs(at)[0]["data"][0]["type"] == "icicle"
 
 
@@ -265,7 +265,7 @@ def test_threshold_slider_updates_every_view_and_tuning_on_dev():
     before = headline_f1(at, "model")
     at.slider(key="threshold").set_value(0.3).run()
     assert headline_f1(at, "model") != before
-    at.switch_page("views/threshold.py").run()
+    goto(at, "views/threshold.py").run()
     assert not at.exception
     at.toggle(key="use_dev").set_value(True).run()
     assert any("peaks at threshold" in s.value for s in at.success)
@@ -306,7 +306,7 @@ def test_threshold_page_follows_the_reading_options():
         .f1
     )
     assert headline_f1(at)[2] == f"{expected:.3f}"
-    at.switch_page("views/threshold.py").run()
+    goto(at, "views/threshold.py").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     cophe = next(t for t in plotly_specs(at)[0]["data"] if t["name"] == "Right family and count (CoPHE)")
     at_half = dict(zip(_values(cophe["x"]), _values(cophe["y"])))[0.5]
@@ -352,8 +352,8 @@ def test_each_upload_is_parsed_once_across_reruns(monkeypatch):
     assert at.selectbox(key="run").options == ["labels", "scores"]
     at.slider(key="threshold").set_value(0.3).run()
     at.selectbox(key="max_level_icd9").set_value("e0").run()
-    at.switch_page("views/threshold.py").run()
-    at.switch_page("views/levels.py").run()
+    goto(at, "views/threshold.py").run()
+    goto(at, "views/levels.py").run()
     assert not at.exception and not at.error
     for data in (gold, labels, scores):
         assert parsed[hashlib.sha256(data).hexdigest()] == 1

@@ -3,16 +3,11 @@ differences from the baseline fit the page at 1280 and 1440 px wide."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from cophe_core import score_files
+from cophe_dashboard import reports, state
 from tests.browser.helpers import ARTIFACTS, ROOT, settle
-
-sys.path.insert(0, str(ROOT / "dashboard"))
-import reports  # noqa: E402
-import state  # noqa: E402
 
 SAMPLE = ROOT / "sample_data" / "icd9"
 RUNS = ["siblings", "overcoder", "conservative"]

@@ -8,7 +8,6 @@ import importlib.util
 import re
 from dataclasses import dataclass
 
-import downloads
 import pandas as pd
 import streamlit as st
 
@@ -18,6 +17,7 @@ from cophe_core.output.figures_export import FORMATS, find_browser, publication,
 from cophe_core.output.report import figure_html
 from cophe_core.scale.aggregate import Aggregate
 from cophe_core.scoring.labels import NothingScorable, TooManyRejected, main_reasons
+from cophe_dashboard import downloads, pages
 
 
 def md(text: object) -> str:
@@ -273,7 +273,7 @@ def _set_system(system: str) -> None:
     st.session_state["system"] = system
 
 
-DOC_PAGE = "views/document.py"  # the "One document" page
+DOC_PAGE = "document"  # the "One document" page
 CLICK_DOC = "Click a row, then its link, to open the document in One document."
 
 
@@ -294,4 +294,6 @@ def document_table(data: pd.DataFrame, key: str, docs: list[list[str]] | list[st
         doc = st.pills("Document", ids, default=ids[0], key=f"{key}_pick_{rows[0]}") or ids[0]
     st.session_state["doc_id"] = str(doc)
     st.session_state["doc_filter"] = "all"  # the document list's filter might leave it out
-    st.page_link(DOC_PAGE, label=f"Open document {label_md(doc)} →", icon=":material/description:")
+    st.page_link(
+        pages.page(DOC_PAGE), label=f"Open document {label_md(doc)} →", icon=":material/description:"
+    )

@@ -15,14 +15,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-import memo as one_cache
 import numpy as np
 import pyarrow as pa
 import streamlit as st
-import urlstate
-from components import blocked_panel, md, refused_panel
 from streamlit.runtime.scriptrunner import get_script_run_ctx
-from turns import Turn
 
 from cophe_core import Scoring
 from cophe_core.breakdown.slices import Slice, restrict
@@ -30,6 +26,10 @@ from cophe_core.metrics import Figures
 from cophe_core.ontology import Ontology
 from cophe_core.scale.aggregate import Aggregate, counts_only
 from cophe_core.scoring.labels import TooManyRejected
+from cophe_dashboard import memo as one_cache
+from cophe_dashboard import urlstate
+from cophe_dashboard.components import blocked_panel, md, refused_panel
+from cophe_dashboard.turns import Turn
 
 T = TypeVar("T")
 

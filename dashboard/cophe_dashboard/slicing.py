@@ -6,12 +6,7 @@ choices live in the session state under the keys below, so that a saved analysis
 
 from __future__ import annotations
 
-import loading
-import saved
-import state
 import streamlit as st
-from components import md
-from errors import said
 
 from cophe_core import InputError
 from cophe_core.breakdown.slices import (
@@ -28,6 +23,9 @@ from cophe_core.breakdown.slices import (
 )
 from cophe_core.breakdown.slices import parse_edges as core_parse_edges
 from cophe_core.scale.aggregate import Aggregate, counts_only
+from cophe_dashboard import loading, saved, state
+from cophe_dashboard.components import md
+from cophe_dashboard.errors import said
 
 NONE = "none"
 FREQUENCY = "code_frequency"

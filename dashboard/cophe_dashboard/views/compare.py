@@ -1,14 +1,8 @@
 """Compare runs: every run against a baseline at a glance, then two runs in depth: is each difference real,
 which families it comes from, where in the tree, and in which documents."""
 
-import components
 import pandas as pd
-import reports
-import state
 import streamlit as st
-import urlstate
-from components import keep_choice, label_md, md
-from texts import HELP, chart_words, figure_name, labeller, level, measure, term
 
 from cophe_core.breakdown.compare import (
     HEADLINE_COLUMNS,
@@ -20,6 +14,9 @@ from cophe_core.breakdown.compare import (
 from cophe_core.breakdown.comparison import FAMILY_ROWS, MAX_RUNS, RESAMPLES, Comparison
 from cophe_core.breakdown.stats import Outcome
 from cophe_core.output.plotting import COLOUR_BY, delta_bar, levels_bar, runs_chart, tree_figure
+from cophe_dashboard import components, reports, state, urlstate
+from cophe_dashboard.components import keep_choice, label_md, md
+from cophe_dashboard.texts import HELP, chart_words, figure_name, labeller, level, measure, term
 
 SHADES = {
     Outcome.BETTER: "#d9f0d3",
@@ -510,28 +507,30 @@ def documents_section(cmp: Comparison, onto) -> None:
     st.caption(components.CLICK_DOC)
 
 
-st.title("Compare runs")
-ctx = state.require_scoring()
-if ctx:
-    names = ctx.scoring.run_names
-    if len(names) < 2:
-        st.info("Upload two or more runs to compare them.")
-        st.stop()
-    if ctx.aggregate is not None and ctx.slice is not None:
-        st.info(
-            "**Comparing runs on a slice of an aggregate analysis is not available.** Its intervals and tests "
-            "resample documents, and an aggregate analysis holds each slice's counts summed over them. Choose "
-            "Show everything to compare the runs on every code.",
-            icon=":material/info:",
-        )
-        st.stop()
-    onto = ctx.ontology
-    resample = resampling_now(ctx, names)
-    comparison = runs_section(ctx, names, onto, resample)
-    st.divider()
-    pair = pair_section(comparison, names, onto, resample)
-    if pair:
-        families_section(ctx, pair, onto)
-        tree_section(ctx, pair, onto)
-        if ctx.aggregate is None:
-            documents_section(pair, onto)
+def show() -> None:
+    """Draw the page."""
+    st.title("Compare runs")
+    ctx = state.require_scoring()
+    if ctx:
+        names = ctx.scoring.run_names
+        if len(names) < 2:
+            st.info("Upload two or more runs to compare them.")
+            st.stop()
+        if ctx.aggregate is not None and ctx.slice is not None:
+            st.info(
+                "**Comparing runs on a slice of an aggregate analysis is not available.** Its intervals and tests "
+                "resample documents, and an aggregate analysis holds each slice's counts summed over them. Choose "
+                "Show everything to compare the runs on every code.",
+                icon=":material/info:",
+            )
+            st.stop()
+        onto = ctx.ontology
+        resample = resampling_now(ctx, names)
+        comparison = runs_section(ctx, names, onto, resample)
+        st.divider()
+        pair = pair_section(comparison, names, onto, resample)
+        if pair:
+            families_section(ctx, pair, onto)
+            tree_section(ctx, pair, onto)
+            if ctx.aggregate is None:
+                documents_section(pair, onto)

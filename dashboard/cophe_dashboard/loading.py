@@ -13,10 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
-import urlstate
-from components import ANYWAY
-from memo import bounded
-from state import memo
 
 from cophe_core import InputError, Scoring, score_labels
 from cophe_core.base.files import MB
@@ -25,12 +21,16 @@ from cophe_core.ontology import REGISTRY, load_ontology
 from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.output.analysis import INPUT_MB
 from cophe_core.scoring.labels import RowBound, TooManyRejected
+from cophe_dashboard import urlstate
+from cophe_dashboard.components import ANYWAY
+from cophe_dashboard.memo import bounded
+from cophe_dashboard.state import memo
 
 # The bundled samples: beside the dashboard when installed (cophe_dashboard/sample_data), else the source
 # checkout's top-level folder.
 HERE = Path(__file__).resolve().parent
 SAMPLE = next(
-    (p for p in (HERE / "sample_data", HERE.parent / "sample_data") if p.is_dir()), HERE / "sample_data"
+    (p for p in (HERE / "sample_data", HERE.parents[1] / "sample_data") if p.is_dir()), HERE / "sample_data"
 )
 
 

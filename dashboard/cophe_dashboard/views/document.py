@@ -11,15 +11,9 @@ the notes stay in this session only.
 import html
 import re
 
-import downloads
-import loading
 import numpy as np
 import pandas as pd
-import state
 import streamlit as st
-import texts
-from components import keep_choice, md
-from errors import said
 
 from cophe_core import InputError
 from cophe_core.base.files import MB
@@ -34,6 +28,9 @@ from cophe_core.breakdown.documents import (
 )
 from cophe_core.breakdown.substitutions import substitution_pairs
 from cophe_core.metrics import on_shared_documents
+from cophe_dashboard import downloads, loading, state, texts
+from cophe_dashboard.components import keep_choice, md
+from cophe_dashboard.errors import said
 
 NO_RUN = ""  # run B "none": no run name is empty (the sidebar never gives one)
 NOTES = "_doc_notes"  # session key of the parsed notes: {digest, name, notes} or {digest, error}
@@ -488,9 +485,11 @@ def page(ctx) -> None:
     download(reviews, doc)
 
 
-st.title("One document")
-ctx = state.require_scoring()
-if ctx and state.documents_needed(ctx, "One document"):
-    ctx = None
-if ctx:
-    page(ctx)
+def show() -> None:
+    """Draw the page."""
+    st.title("One document")
+    ctx = state.require_scoring()
+    if ctx and state.documents_needed(ctx, "One document"):
+        ctx = None
+    if ctx:
+        page(ctx)

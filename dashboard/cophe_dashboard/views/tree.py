@@ -11,13 +11,8 @@ never the whole ontology.
 
 from functools import partial
 
-import components
 import pandas as pd
-import state
 import streamlit as st
-import texts
-import urlstate
-from components import keep_choice, md
 
 from cophe_core.breakdown.families import MIN_SUPPORT, family_errors, per_gold_rates
 from cophe_core.breakdown.substitutions import substitution_summary, substitution_table
@@ -25,6 +20,8 @@ from cophe_core.breakdown.tree import focused_subtree
 from cophe_core.ontology import family_level
 from cophe_core.output.coder_report import ranked_families
 from cophe_core.output.plotting import COLOUR_BY, colour_range, coloured, tree_figure
+from cophe_dashboard import components, state, texts, urlstate
+from cophe_dashboard.components import keep_choice, md
 
 MAX_NODES = 2000  # the browser never gets more tiles than this (SPEC §6)
 MAX_CHILDREN = 30  # per parent, largest first; the rest fold into "Other"
@@ -472,71 +469,78 @@ def find_box(onto, col) -> None:
         st.session_state["_last_find"] = q
 
 
-st.title("Code-family tree")
-ctx = state.require_scoring()
-if ctx:
-    # The tree is scored up to the top level (chapters), whatever the sidebar's highest level: a family's
-    # counts do not depend on it, and chapters give the root view tiles large enough to be read.
-    ev = ctx.evaluation(ctx.run, max_level=ctx.ontology.levels[-1])
-    onto = ev.ontology
-    urlstate.resolve_focus(onto)
-    urlstate.bind("colour", "tree_colour", COLOURS)
-    offenders(ctx, ev)
+def show() -> None:
+    """Draw the page."""
+    st.title("Code-family tree")
+    ctx = state.require_scoring()
+    if ctx:
+        # The tree is scored up to the top level (chapters), whatever the sidebar's highest level: a family's
+        # counts do not depend on it, and chapters give the root view tiles large enough to be read.
+        ev = ctx.evaluation(ctx.run, max_level=ctx.ontology.levels[-1])
+        onto = ev.ontology
+        urlstate.resolve_focus(onto)
+        urlstate.bind("colour", "tree_colour", COLOURS)
+        offenders(ctx, ev)
 
-    st.subheader(f"The code families of run {md(ctx.run)}", anchor=False)
-    a, b, c = st.columns([2, 2, 3])
-    colour = a.selectbox(
-        "Colour by",
-        COLOURS,
-        format_func=lambda k: COLOUR_BY[k][0],
-        key="tree_colour",
-        help=" ".join(texts.HELP[k] for k in ("balance", "fp", "fn", "error_share", "f1", "set_f1"))
-        + f" Per 100 gold codes: extra (missed) codes for every 100 codes of the family in the gold standard; "
-        f"families with fewer than {MIN_SUPPORT} gold codes stay grey.",
-    )
-    depth = b.slider("Levels shown below the focus", 1, 3, 2, key="tree_depth")
-    find_box(onto, c)
+        st.subheader(f"The code families of run {md(ctx.run)}", anchor=False)
+        a, b, c = st.columns([2, 2, 3])
+        colour = a.selectbox(
+            "Colour by",
+            COLOURS,
+            format_func=lambda k: COLOUR_BY[k][0],
+            key="tree_colour",
+            help=" ".join(texts.HELP[k] for k in ("balance", "fp", "fn", "error_share", "f1", "set_f1"))
+            + f" Per 100 gold codes: extra (missed) codes for every 100 codes of the family in the gold standard; "
+            f"families with fewer than {MIN_SUPPORT} gold codes stay grey.",
+        )
+        depth = b.slider("Levels shown below the focus", 1, 3, 2, key="tree_depth")
+        find_box(onto, c)
 
-    focus = st.session_state.get("focus")
-    if focus is not None and focus not in set(ev.nodes.node):
-        focus = None
-    head = "all codes" if focus is None else f"{onto.keys[focus]} {onto.titles[focus]}"
-    breadcrumbs(onto, focus)
-    with st.spinner("Drawing the tree…"):
-        sub = state.memo(
-            focused_subtree,
-            ev.nodes,
-            onto,
-            focus,
-            depth=depth,
-            max_children=MAX_CHILDREN,
-            max_nodes=MAX_NODES,
-            min_share=MIN_SHARE,
+        focus = st.session_state.get("focus")
+        if focus is not None and focus not in set(ev.nodes.node):
+            focus = None
+        head = "all codes" if focus is None else f"{onto.keys[focus]} {onto.titles[focus]}"
+        breadcrumbs(onto, focus)
+        with st.spinner("Drawing the tree…"):
+            sub = state.memo(
+                focused_subtree,
+                ev.nodes,
+                onto,
+                focus,
+                depth=depth,
+                max_children=MAX_CHILDREN,
+                max_nodes=MAX_NODES,
+                min_share=MIN_SHARE,
+            )
+            sub = per_gold_rates(
+                sub
+            )  # extra and missed codes per 100 gold codes, for the colours that show them
+            words = {
+                k: texts.term(k)
+                for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1", "error_share")
+            }
+            fig = state.memo(tree_figure, sub, colour, words=words, height=HEIGHT)  # the words: in the key
+        chart_key = f"tree_{ctx.run}_{view()}_{colour}_{depth}_{st.session_state.get('other_open')}"
+        parents = {int(n): int(onto.parent[n]) for n in sub.node[sub.node >= 0]}
+        st.plotly_chart(
+            fig,
+            key=chart_key,
+            on_select=partial(clicked_tile, chart_key, parents, focus),
+            selection_mode="points",
+            config={"displayModeBar": False},
         )
-        sub = per_gold_rates(sub)  # extra and missed codes per 100 gold codes, for the colours that show them
-        words = {
-            k: texts.term(k) for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1", "error_share")
-        }
-        fig = state.memo(tree_figure, sub, colour, words=words, height=HEIGHT)  # the words: in the key
-    chart_key = f"tree_{ctx.run}_{view()}_{colour}_{depth}_{st.session_state.get('other_open')}"
-    parents = {int(n): int(onto.parent[n]) for n in sub.node[sub.node >= 0]}
-    st.plotly_chart(
-        fig,
-        key=chart_key,
-        on_select=partial(clicked_tile, chart_key, parents, focus),
-        selection_mode="points",
-        config={"displayModeBar": False},
-    )
-    legend(sub, colour, "All codes" if focus is None else head)
-    components.figure_download(fig, f"tree_{ctx.run}", f"dl_tree_{focus}", table=sub.drop(columns="merged"))
-    other_panel(ev, sub)
-    children_table(ev, focus, head)
-    if ctx.aggregate is None:
-        written_instead(ctx, ev, focus, head)
-    else:
-        st.caption(
-            "Which code the run writes instead of a missed one, and the documents behind each family, need "
-            "each document's codes: an aggregate analysis holds counts only."
+        legend(sub, colour, "All codes" if focus is None else head)
+        components.figure_download(
+            fig, f"tree_{ctx.run}", f"dl_tree_{focus}", table=sub.drop(columns="merged")
         )
-    if focus is not None:
-        detail(ev, focus, documents=ctx.aggregate is None)
+        other_panel(ev, sub)
+        children_table(ev, focus, head)
+        if ctx.aggregate is None:
+            written_instead(ctx, ev, focus, head)
+        else:
+            st.caption(
+                "Which code the run writes instead of a missed one, and the documents behind each family, need "
+                "each document's codes: an aggregate analysis holds counts only."
+            )
+        if focus is not None:
+            detail(ev, focus, documents=ctx.aggregate is None)

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 import streamlit as st
-from components import md
 
 from cophe_core import InputError
+from cophe_dashboard.components import md
 
 LOG_PATH = Path(tempfile.gettempdir()) / "cophe" / "dashboard.log"
 log = logging.getLogger("cophe.dashboard")

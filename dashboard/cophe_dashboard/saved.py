@@ -11,18 +11,16 @@ import hashlib
 import json
 from collections.abc import Callable
 
-import downloads
-import loading
 import streamlit as st
-import urlstate
-from components import md
-from texts import MEASURES
 
 from cophe_core import InputError, Scoring, __version__
 from cophe_core.output.analysis import Analysis, InputFile, creation_time, read_analysis, write_analysis
 from cophe_core.output.plotting import COLOUR_BY
 from cophe_core.scale.aggregate import Aggregate
 from cophe_core.scale.aggregate_reader import is_aggregate, read_aggregate
+from cophe_dashboard import downloads, loading, urlstate
+from cophe_dashboard.components import md
+from cophe_dashboard.texts import MEASURES
 
 FILE_KEY = "analysis_file"
 OPENED_KEY = "_analysis_opened"  # digest of the file whose settings were applied
@@ -136,7 +134,7 @@ def check_view(view: dict, runs: list[str], levels: list[str]) -> tuple[dict, li
     >>> check_view({"run": "A", "cmp_b": None, "cmp_resamples": 500}, ["A", "B"], ["e0"])
     ({'run': 'A', 'cmp_resamples': 500}, ['Not restored from the saved analysis: run B on Compare runs (null), which is not one of its runs.'])
     """
-    import slicing  # here: slicing imports this module
+    from cophe_dashboard import slicing  # here: slicing imports this module
 
     run_set, level_set = set(runs), set(levels)
     one_run = (lambda v: _is_text(v) and v in run_set, "one of its runs")

@@ -130,7 +130,7 @@ def prepared(
         inside = (
             where if hasattr(where, "__enter__") else contextlib.nullcontext()
         )  # a container, or st itself
-        import state  # here: state imports components, which imports this module
+        from cophe_dashboard import state  # here: state imports components, which imports this module
 
         with inside, st.spinner(f"Preparing {file_name}…"), state.heavy():  # a turn for the making only
             data = _keep(key, source, make())

@@ -7,8 +7,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
-import state
-from texts import chart_words, columns, figure_name, level, measure, term
 
 from cophe_core import __version__ as cophe_version
 from cophe_core.breakdown.compare import delta_subtree
@@ -16,6 +14,8 @@ from cophe_core.breakdown.comparison import FAMILY_ROWS, Comparison
 from cophe_core.breakdown.stats import p_text
 from cophe_core.output.plotting import delta_bar, tree_figure
 from cophe_core.output.report import html_report
+from cophe_dashboard import state
+from cophe_dashboard.texts import chart_words, columns, figure_name, level, measure, term
 
 DASH = "–"  # an undefined number in a report: the baseline's own difference, an untested family
 

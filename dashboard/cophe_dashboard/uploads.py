@@ -19,13 +19,13 @@ import threading
 from collections.abc import Iterable
 
 import pyarrow as pa
-from loading import MAX_ANALYSIS_MB, MAX_RUN_UPLOAD_MB, MAX_UPLOAD_MB
 from starlette.exceptions import HTTPException
 from streamlit import runtime
 from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 from streamlit.runtime.uploaded_file_manager import UploadedFileRec
 
 from cophe_core.base.files import MB
+from cophe_dashboard.loading import MAX_ANALYSIS_MB, MAX_RUN_UPLOAD_MB, MAX_UPLOAD_MB
 
 log = logging.getLogger("cophe.dashboard")
 

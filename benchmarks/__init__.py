@@ -1,0 +1,1 @@
+"""Speed measurements, run from the checkout root as modules: python -m benchmarks.bench_core."""

@@ -1,0 +1,1 @@
+"""The cophe dashboard: a Streamlit app; `streamlit run dashboard/app.py` or `cophe dashboard`."""
