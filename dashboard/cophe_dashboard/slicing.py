@@ -6,6 +6,8 @@ choices live in the session state under the keys below, so that a saved analysis
 
 from __future__ import annotations
 
+import contextlib
+
 import streamlit as st
 
 from cophe_core import InputError
@@ -23,7 +25,7 @@ from cophe_core.breakdown.slices import (
 )
 from cophe_core.breakdown.slices import parse_edges as core_parse_edges
 from cophe_core.scale.aggregate import Aggregate, counts_only
-from cophe_dashboard import loading, saved, state
+from cophe_dashboard import loading, saved, state, urlstate
 from cophe_dashboard.components import md
 from cophe_dashboard.errors import said
 
@@ -64,6 +66,7 @@ def sidebar(scoring, system: str = "auto") -> Slice | None:
     with sb.expander("Slice: look at part of the data", expanded=active, icon=":material/filter_alt:"):
         meta = _metadata(scoring)
         options = [*DIMENSIONS, *(META + c for c in (metadata_columns(meta) if meta is not None else []))]
+        urlstate.bind("slice_by", DIMENSION_KEY, options)  # a link's or an opened analysis's slice
         if st.session_state.get(DIMENSION_KEY) not in options:
             st.session_state[DIMENSION_KEY] = NONE
         dimension = st.selectbox(
@@ -87,6 +90,7 @@ def sidebar(scoring, system: str = "auto") -> Slice | None:
         if not slices:
             return None
         keys = [s.key for s in slices]
+        urlstate.bind("slice", SLICE_KEY, keys)
         if st.session_state.get(SLICE_KEY) not in keys:
             st.session_state[SLICE_KEY] = keys[0]
         by_key = {s.key: s for s in slices}
@@ -154,6 +158,9 @@ def _slices(scoring, dimension: str, meta, system: str) -> list[Slice]:
     """The slices of ``dimension`` (``system``: how undotted ICD-9 codes of a training file read)."""
     corpus = scoring.corpus
     if dimension == FREQUENCY:
+        if (linked := urlstate.take("edges")) is not None:  # a link's edges, if the box would take them
+            with contextlib.suppress(InputError):  # edges the box would refuse: it keeps its own
+                st.session_state[EDGES_KEY] = ", ".join(map(str, parse_edges(linked)))
         st.session_state.setdefault(
             EDGES_KEY, DEFAULT_EDGES
         )  # in the state, so an opened analysis can set it

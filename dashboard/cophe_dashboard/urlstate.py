@@ -38,7 +38,8 @@ class View:
     """What the user looks at, by stable names. ``data``: ``icd9`` or ``icd10`` for a bundled sample, ``upload``
     for the user's files, which no link can carry; ``runs``: the runs on Scores by level, comma-separated;
     ``focus``: the focused family by its node name (the code, or ``level:key`` for a section or chapter);
-    ``baseline``, ``a``, ``b``, ``figures``: the Compare page's choices.
+    ``baseline``, ``a``, ``b``, ``figures``: the Compare page's choices; ``slice_by``, ``slice``, ``edges``: the
+    sidebar's slice (what is sliced, the part shown, the bin edges), on every page while a slice is chosen.
 
     >>> v = View.from_query({"data": "icd9", "focus": "428", "a": "siblings", "node": "7"})
     >>> v.focus, v.a, sorted(v.given)
@@ -58,6 +59,9 @@ class View:
     a: str | None = None
     b: str | None = None
     figures: str | None = None
+    slice_by: str | None = None
+    slice: str | None = None
+    edges: str | None = None
     given: set[str] = field(default_factory=set)  # values from the URL or an opened analysis, not yet applied
 
     @classmethod
@@ -68,7 +72,7 @@ class View:
 
     def query(self, page: str) -> dict[str, str]:
         """The URL's query for ``page``: the values it shows, those not taken yet kept too."""
-        shown = {"data", "run", "level", *PAGE_PARAMS.get(page, ())}
+        shown = {"data", "run", "level", "slice_by", "slice", "edges", *PAGE_PARAMS.get(page, ())}
         return {
             k: v for k in PARAMS if (v := getattr(self, k)) is not None and (k in shown or k in self.given)
         }
@@ -89,7 +93,11 @@ WIDGETS = {  # a View field → the key of the widget that chooses it (its value
     "figures": "cmp_figures",
     "a": "cmp_a",
     "b": "cmp_b",
+    "slice_by": "slice_dimension",  # the keys of slicing.py's widgets
+    "slice": "slice_name",
+    "edges": "slice_edges",
 }
+NO_SLICE = "none"  # slice_by when everything is shown: then no slice is in the URL
 
 
 def view() -> View:
@@ -188,6 +196,10 @@ def publish(page: str, ctx) -> None:
             value = st.session_state.get(key)
             if value is not None and name not in v.given:
                 setattr(v, name, ",".join(value) if isinstance(value, list) else str(value))
+        if v.slice_by in (None, NO_SLICE):
+            v.slice_by = v.slice = v.edges = None
+        elif v.slice_by != "code_frequency":
+            v.edges = None  # bin edges cut code frequencies only
         if page == "levels" and v.runs is not None and v.runs.split(",") == list(ctx.scoring.run_names):
             v.runs = None  # every run: nothing to say
         if page == "tree":

@@ -86,3 +86,41 @@ def test_choosing_upload_by_hand_says_nothing_of_a_link():
     said = " ".join(i.value for i in at.info).replace("\\", "")
     assert "Upload a gold standard and at least one model run" in said and "link" not in said
     assert not [b for b in at.button if b.key == "open_from_link"]
+
+
+def _one(value):
+    """AppTest of Streamlit 1.56 (the declared floor) gives each query value as a list of one."""
+    return value[0] if isinstance(value, list) and len(value) == 1 else value
+
+
+def test_the_slice_is_in_the_url_and_a_link_restores_it():
+    at = run_app("views/levels.py")
+    at.selectbox(key="slice_dimension").set_value("code_frequency").run()
+    at.text_input(key="slice_edges").set_value("5, 50").run()
+    keys = at.radio(key="slice_name").options
+    at.radio(key="slice_name").set_value(at.radio(key="slice_name").options[-1]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    chosen = at.radio(key="slice_name").value
+    url = {k: _one(at.query_params[k]) for k in ("slice_by", "slice", "edges")}
+    assert url == {"slice_by": "code_frequency", "slice": chosen, "edges": "5, 50"}, keys
+    linked = AppTest.from_file(APP, default_timeout=120)
+    for k, v in {"data": "icd9", **url}.items():
+        linked.query_params[k] = v
+    linked.run()
+    goto(linked, "views/tree.py").run()  # the slice holds on every page
+    assert not linked.exception, [e.value for e in linked.exception]
+    assert linked.selectbox(key="slice_dimension").value == "code_frequency"
+    assert linked.text_input(key="slice_edges").value == "5, 50"
+    assert linked.radio(key="slice_name").value == chosen
+    # back to everything: the slice leaves the URL
+    linked.selectbox(key="slice_dimension").set_value("none").run()
+    assert "slice_by" not in linked.query_params and "slice" not in linked.query_params
+
+
+def test_a_link_to_a_slice_the_box_would_refuse_keeps_the_default():
+    linked = AppTest.from_file(APP, default_timeout=120)
+    for k, v in {"data": "icd9", "slice_by": "code_frequency", "edges": "100, 10"}.items():
+        linked.query_params[k] = v
+    linked.run()
+    assert not linked.exception, [e.value for e in linked.exception]
+    assert linked.text_input(key="slice_edges").value == "10, 100"
