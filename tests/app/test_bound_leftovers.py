@@ -69,7 +69,6 @@ def test_an_analysis_saved_after_score_anyway_scores_the_same_rows_and_says_so()
 
 
 def test_save_records_score_anyway():
-
     from cophe_core.ontology import icd9_ontology
     from cophe_core.output.analysis import read_analysis
     from cophe_dashboard import saved

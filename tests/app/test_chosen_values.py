@@ -212,7 +212,6 @@ def test_a_forged_view_opens_every_page(forged, page):
 
 
 def test_good_view_values_are_kept():
-
     from cophe_dashboard import saved
 
     view = {

@@ -163,7 +163,6 @@ def test_a_bad_analysis_file_is_a_panel_naming_it():
 
 
 def test_save_writes_what_the_session_shows(scoring):
-
     from cophe_core.output.analysis import read_analysis
     from cophe_dashboard import saved
 
