@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from streamlit.util import calc_hash
 
 from cophe_dashboard import pages
 from tests.conftest import ROOT, SAMPLE
@@ -28,16 +27,23 @@ PAGES = [
 ]
 
 
+try:  # the hash st.Page gives its url path: BLAKE2b from Streamlit 1.57 or so, MD5 at 1.56 (the floor)
+    from streamlit.util import calc_hash as page_hash
+except ImportError:
+    from streamlit.util import calc_md5 as page_hash
+
+
 def goto(at: AppTest, page: str) -> AppTest:
     """Switch ``at`` to a page, named by its view ("views/tree.py") or its url path ("tree"); then ``run()``.
 
     The pages are functions (``st.Page(show, url_path=...)``), and AppTest.switch_page finds file pages only
     (Streamlit 1.67: a callable page registers no script path). A page's hash is its url path's, which is
-    what switch_page sets for the next run.
+    what switch_page sets for the next run; the page computes it (the hash function differs between
+    Streamlit releases: MD5 at 1.56, BLAKE2b later).
     """
     url_path = Path(page).stem
     assert url_path in pages.PAGES, f"no page {page!r}: {list(pages.PAGES)}"
-    at._page_hash = calc_hash(url_path)
+    at._page_hash = page_hash(url_path)
     return at
 
 
