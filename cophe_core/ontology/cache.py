@@ -199,13 +199,17 @@ def _write(path: Path, key: str, onto: Ontology) -> None:
         return
     arrays["checksum"] = np.array(_checksum(arrays))
     arrays["key"] = np.array(key)
-    named: dict[str, Any] = arrays  # savez's keywords, typed as its allow_pickle flag is
+    if any(a.dtype.hasobject for a in arrays.values()):
+        return  # only plain arrays are written: an object array would be pickled
+    named: dict[str, Any] = (
+        arrays  # savez's keywords (numpy 1.26, the floor, reads allow_pickle= as an array)
+    )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as out:
-                np.savez(out, allow_pickle=False, **named)
+                np.savez(out, **named)
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):
