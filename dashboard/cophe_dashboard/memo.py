@@ -13,7 +13,8 @@ so a page and the report that show the same table find the same entry without ag
   :class:`~cophe_core.breakdown.slices.Slice` by what it selects (its fingerprint). A parameter whose name begins with
   ``_`` is not part of the key (as with ``st.cache_resource``): its value is told by another (a file's bytes by
   their digest).
-- :meth:`Memo.ahead` computes a result in a background thread, for :meth:`Memo.get` to find (or wait for).
+- :meth:`Memo.ahead` computes a result in a background thread, for :meth:`Memo.get` to find (or wait for, once
+  started: a view never waits behind work still queued).
 """
 
 from __future__ import annotations
@@ -107,6 +108,24 @@ def _key(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple:
 # the other levels), so that choosing it shows it at once; get() waits for such work rather than repeating it.
 _AHEAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cophe-ahead")
 
+# Work ahead is a guess, and the thread is the server's: a session that moved on, or closed its tab, leaves its
+# guesses queued for nobody, ahead of every other session's. So at most this many wait to start, the newest:
+# the oldest waiting is dropped for a new one (a view that asks for it computes it then).
+MAX_WAITING_AHEAD = 16
+_WAITING: list[Future] = []  # submitted and not yet started, oldest first
+_WAITING_LOCK = threading.Lock()
+
+
+def _submit_ahead(work: Callable[[], T]) -> Future:
+    """Queue ``work`` on the background thread, dropping the oldest work still waiting beyond the bound."""
+    with _WAITING_LOCK:
+        _WAITING[:] = [f for f in _WAITING if not (f.running() or f.done())]
+        while len(_WAITING) >= MAX_WAITING_AHEAD:
+            _WAITING.pop(0).cancel()
+        future = _AHEAD.submit(work)
+        _WAITING.append(future)
+    return future
+
 
 class Memo:
     """Results kept by function and arguments, each function's last few (thread-safe: work done ahead stores
@@ -154,9 +173,13 @@ class Memo:
                 store.move_to_end(key)
                 return store[key]
             future = self._ahead.get(key)
-        if future is not None:
+        # still waiting behind other work (another session's guesses, perhaps): sooner to compute it here
+        if future is not None and future.cancel():
+            with self._lock:
+                self._ahead.pop(key, None)
+        elif future is not None:
             try:
-                return future.result()  # already under way in the background: wait for it
+                return future.result()  # under way in the background: wait for it
             except Exception:  # noqa: BLE001 - computed again below, where its error reaches the error panel
                 pass
         with around():
@@ -184,9 +207,10 @@ class Memo:
                     self._ahead.pop(key, None)
 
         with self._lock:
-            if key in self._store(fn) or key in self._ahead:
+            waiting = self._ahead.get(key)
+            if key in self._store(fn) or (waiting is not None and not waiting.cancelled()):
                 return
-            self._ahead[key] = _AHEAD.submit(work)
+            self._ahead[key] = _submit_ahead(work)
 
     def count(self, fn: Callable[..., Any]) -> int:
         """How many results of ``fn`` are kept."""
@@ -194,9 +218,9 @@ class Memo:
             return len(self._store(fn))
 
     def pending(self) -> Iterator[Future]:
-        """The work under way in the background (for tests to wait on)."""
+        """The work under way or waiting in the background (for tests to wait on); dropped work is not."""
         with self._lock:
-            return iter(list(self._ahead.values()))
+            return iter([f for f in self._ahead.values() if not f.cancelled()])
 
 
 _PROCESS = Memo()  # outside a session: a test, a script

@@ -73,3 +73,55 @@ def test_the_default_slices_are_restricted_ahead_once_the_page_is_drawn():
             assert (
                 "levels_table" in ev.__dict__ and "documents" in ev.__dict__
             )  # the tables too, not only the mask
+
+
+def _busy_thread(gate: threading.Event) -> memo.Memo:
+    """The background thread held by a first guess until ``gate`` is set (by the test, or at worst a minute
+    later, so that a broken build fails instead of hanging)."""
+    m, started = memo.Memo(), threading.Event()
+
+    def blocker(_):
+        started.set()
+        gate.wait(60)
+        return "done"
+
+    m.ahead(blocker, "first")
+    started.wait(60)
+    threading.Timer(60, gate.set).start()
+    return m
+
+
+def test_a_view_never_waits_behind_work_still_queued_ahead():
+    # another session's guesses hold the one background thread: a view asking for its own queued guess
+    # computes it at once instead of waiting for them (a full test run once stalled for minutes there)
+    gate, calls = threading.Event(), []
+    m = _busy_thread(gate)
+
+    def families(level):
+        calls.append(level)
+        return f"families at {level}"
+
+    m.ahead(families, "e2")
+    assert m.get(families, "e2") == "families at e2"
+    assert not gate.is_set()  # answered while the thread was still busy
+    gate.set()
+    for work in m.pending():
+        work.result(60)
+    assert calls == ["e2"]  # the queued copy was dropped, not computed a second time
+    assert m.get(families, "e2") == "families at e2" and calls == ["e2"]
+
+
+def test_work_waiting_ahead_is_bounded_and_the_newest_is_kept():
+    gate, done = threading.Event(), []
+    m = _busy_thread(gate)
+    n = memo.MAX_WAITING_AHEAD + 4
+    for i in range(n):
+        m.ahead(done.append, i)
+    gate.set()
+    for work in m.pending():
+        work.result(60)
+    assert done == list(range(4, n))  # the four oldest guesses were dropped, the rest computed in order
+    m.ahead(done.append, 0)  # a dropped guess can be asked for again
+    for work in m.pending():
+        work.result(60)
+    assert done[-1] == 0
