@@ -146,15 +146,17 @@ class Accumulator:
         self.n_documents = 0
         self._documents: list[np.ndarray] = []
         self._columns: list[str] = []
-        # the flat positions (row × labels + column) of the waiting rows' gold and predicted cells
-        self._buffer: list[tuple[np.ndarray, np.ndarray]] = []
+        # each waiting batch: the flat positions (row × labels + column) of its gold and predicted cells,
+        # and its number of rows
+        self._buffer: list[tuple[np.ndarray, np.ndarray, int]] = []
         self._buffered = 0
 
     def update(self, y_true: Any, y_pred: Any) -> None:
         """Add a batch: ``y_true`` 0/1 indicators and ``y_pred`` 0/1 indicators (scores in [0, 1] when the
         accumulator has a decision rule), both documents × labels."""
-        # a training loop calls this for every batch: one scan of each array and checks of its non-zero
-        # cells only; rows, columns and nodes are worked out at the flush, once for the buffered batches
+        # a training loop calls this for every batch: one scan of each array and a check of its non-zero
+        # cells only; their rows in the buffer, columns and nodes are worked out at the flush, for all the
+        # buffered batches at once
         width = len(self.nodes)
         gold, n, _ = _cells(y_true, "y_true", width)
         if self.rule is None:
@@ -163,10 +165,7 @@ class Accumulator:
             pred, m = self._decide(y_pred)
         if n != m:
             raise InputError(f"y_true has {n} rows and y_pred {m}; give both for the same documents")
-        if self._buffered:  # the cells' positions in the buffer, after the rows waiting there
-            gold += self._buffered * width
-            pred += self._buffered * width
-        self._buffer.append((gold, pred))
+        self._buffer.append((gold, pred, n))
         self._buffered += n
         if self._buffered >= self.chunk_rows:
             self._flush()
@@ -233,18 +232,25 @@ class Accumulator:
         """Count the buffered documents together and add them to the state."""
         if not self._buffer:
             return
-        shape = (self._buffered, self.ontology.n_nodes)
-        gold, pred = (
-            _matrix(np.concatenate([b[side] for b in self._buffer]), self.nodes, shape) for side in (0, 1)
-        )
+        rows = np.array([b[2] for b in self._buffer])
+        gold = self._buffered_cells([b[0] for b in self._buffer], rows)
+        pred = self._buffered_cells([b[1] for b in self._buffer], rows)
         ev = evaluate(gold, pred, self.ontology, max_level=self.max_level)
         self.counts = self.counts + ev.node_counts
-        self.n_documents += shape[0]
+        self.n_documents += self._buffered
         if self.keep_documents:
             table = ev.documents.drop(columns="doc_id")
             self._columns = list(table.columns)
             self._documents.append(table.to_numpy(dtype=np.int32))
         self._buffer, self._buffered = [], 0
+
+    def _buffered_cells(self, parts: list[np.ndarray], rows: np.ndarray) -> sp.csr_matrix:
+        """The documents × nodes 0/1 matrix of the buffered batches' cells, given as each batch's flat
+        positions (``parts``) and number of rows."""
+        at = np.concatenate(parts)
+        if len(parts) > 1:  # each batch's positions after those of the batches before it
+            at += np.repeat((np.cumsum(rows) - rows) * len(self.nodes), [len(p) for p in parts])
+        return _matrix(at, self.nodes, (self._buffered, self.ontology.n_nodes))
 
     def _decide(self, y_score: Any) -> tuple[np.ndarray, int]:
         """The flat positions of the cells predicted from scores under the rule, and the number of rows."""
@@ -301,7 +307,7 @@ def _cells(
     if a.ndim != 2 or a.shape[1] != width:
         raise InputError(f"{name} has shape {tuple(a.shape)}; it needs one column per label ({width})")
     n = int(a.shape[0])
-    if sp.issparse(a):
+    if not isinstance(a, np.ndarray):  # scipy.sparse
         m = sp.csr_matrix(a)
         m.sum_duplicates()
         m.eliminate_zeros()
