@@ -9,8 +9,10 @@ gives on all the rows together, to the last digit.
 
 **State.** The summed per-node counts (15 int64 arrays of ``ontology.n_nodes``) and the number of documents;
 the rows of the last batches, up to ``chunk_rows`` documents, wait in a buffer and are counted together,
-because counting has a fixed cost per call that a batch of 16 documents would pay hundreds of times. So
-memory does not grow with the number of batches. With ``keep_documents=True`` (needed for the per-document
+because counting has a fixed cost per call that a batch of 16 documents would pay hundreds of times. An
+update itself scans each array once, checks only its non-zero cells (dense scores under a threshold: two
+reductions for the range, then the cells at or above it) and keeps their flat positions; rows and nodes are
+worked out at the flush. So memory does not grow with the number of batches. With ``keep_documents=True`` (needed for the per-document
 table and for bootstrap intervals) each document's counts are kept too: about 4 bytes × (6 + 6 × levels) a
 document.
 
