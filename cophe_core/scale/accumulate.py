@@ -12,9 +12,9 @@ the rows of the last batches, up to ``chunk_rows`` documents, wait in a buffer a
 because counting has a fixed cost per call that a batch of 16 documents would pay hundreds of times. An
 update itself scans each array once, checks only its non-zero cells (dense scores under a threshold: two
 reductions for the range, then the cells at or above it) and keeps their flat positions; rows and nodes are
-worked out at the flush. So memory does not grow with the number of batches. With ``keep_documents=True`` (needed for the per-document
-table and for bootstrap intervals) each document's counts are kept too: about 4 bytes × (6 + 6 × levels) a
-document.
+worked out at the flush. So memory does not grow with the number of batches. With
+``keep_documents=True`` (needed for the per-document table and for bootstrap intervals) each document's
+counts are kept too: about 4 bytes × (6 + 6 × levels) a document.
 
 **Inputs.** Arrays of documents × labels: numpy, ``scipy.sparse``, or anything with ``__array__`` (a torch
 tensor included; one on a GPU is moved to the CPU by its own ``.cpu()``), each column the code named by
