@@ -9,10 +9,12 @@ gives on all the rows together, to the last digit.
 
 **State.** The summed per-node counts (15 int64 arrays of ``ontology.n_nodes``) and the number of documents;
 the rows of the last batches, up to ``chunk_rows`` documents, wait in a buffer and are counted together,
-because counting has a fixed cost per call that a batch of 16 documents would pay hundreds of times. So
-memory does not grow with the number of batches. With ``keep_documents=True`` (needed for the per-document
-table and for bootstrap intervals) each document's counts are kept too: about 4 bytes × (6 + 6 × levels) a
-document.
+because counting has a fixed cost per call that a batch of 16 documents would pay hundreds of times. An
+update itself scans each array once, checks only its non-zero cells (dense scores under a threshold: two
+reductions for the range, then the cells at or above it) and keeps their flat positions; rows and nodes are
+worked out at the flush. So memory does not grow with the number of batches. With
+``keep_documents=True`` (needed for the per-document table and for bootstrap intervals) each document's
+counts are kept too: about 4 bytes × (6 + 6 × levels) a document.
 
 **Inputs.** Arrays of documents × labels: numpy, ``scipy.sparse``, or anything with ``__array__`` (a torch
 tensor included; one on a GPU is moved to the CPU by its own ``.cpu()``), each column the code named by
@@ -24,14 +26,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
 from ..base.files import InputError
-from ..metrics import NodeCounts, dense_cells, evaluate
+from ..metrics import NodeCounts, evaluate
 from ..ontology import Ontology, load_ontology
 from ..scoring.decisions import check_rule
 from ..scoring.labels import resolve_codes
@@ -146,20 +148,26 @@ class Accumulator:
         self.n_documents = 0
         self._documents: list[np.ndarray] = []
         self._columns: list[str] = []
-        self._buffer: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]] = []
+        # each waiting batch: the flat positions (row × labels + column) of its gold and predicted cells,
+        # and its number of rows
+        self._buffer: list[tuple[np.ndarray, np.ndarray, int]] = []
         self._buffered = 0
 
     def update(self, y_true: Any, y_pred: Any) -> None:
         """Add a batch: ``y_true`` 0/1 indicators and ``y_pred`` 0/1 indicators (scores in [0, 1] when the
         accumulator has a decision rule), both documents × labels."""
-        gr, gc, n = _nonzero(y_true, "y_true", len(self.labels), scores=False)
+        # a training loop calls this for every batch: one scan of each array and a check of its non-zero
+        # cells only; their rows in the buffer, columns and nodes are worked out at the flush, for all the
+        # buffered batches at once
+        width = len(self.nodes)
+        gold, n, _ = _cells(y_true, "y_true", width)
         if self.rule is None:
-            pr, pc, m = _nonzero(y_pred, "y_pred", len(self.labels), scores=False)
+            pred, m, _ = _cells(y_pred, "y_pred", width)
         else:
-            pr, pc, m = self._decide(y_pred)
+            pred, m = self._decide(y_pred)
         if n != m:
             raise InputError(f"y_true has {n} rows and y_pred {m}; give both for the same documents")
-        self._buffer.append((gr, self.nodes[gc], pr, self.nodes[pc], n))
+        self._buffer.append((gold, pred, n))
         self._buffered += n
         if self._buffered >= self.chunk_rows:
             self._flush()
@@ -226,39 +234,46 @@ class Accumulator:
         """Count the buffered documents together and add them to the state."""
         if not self._buffer:
             return
-        offsets = np.cumsum([0] + [b[4] for b in self._buffer])
-        shape = (int(offsets[-1]), self.ontology.n_nodes)
-        gold, pred = (
-            _matrix(
-                np.concatenate([b[side] + off for b, off in zip(self._buffer, offsets)]),
-                np.concatenate([b[side + 1] for b in self._buffer]),
-                shape,
-            )
-            for side in (0, 2)
-        )
+        rows = np.array([b[2] for b in self._buffer])
+        gold = self._buffered_cells([b[0] for b in self._buffer], rows)
+        pred = self._buffered_cells([b[1] for b in self._buffer], rows)
         ev = evaluate(gold, pred, self.ontology, max_level=self.max_level)
         self.counts = self.counts + ev.node_counts
-        self.n_documents += shape[0]
+        self.n_documents += self._buffered
         if self.keep_documents:
             table = ev.documents.drop(columns="doc_id")
             self._columns = list(table.columns)
             self._documents.append(table.to_numpy(dtype=np.int32))
         self._buffer, self._buffered = [], 0
 
-    def _decide(self, y_score: Any) -> tuple[np.ndarray, np.ndarray, int]:
-        """The predicted (row, label) cells of scores under the rule."""
+    def _buffered_cells(self, parts: list[np.ndarray], rows: np.ndarray) -> sp.csr_matrix:
+        """The documents × nodes 0/1 matrix of the buffered batches' cells, given as each batch's flat
+        positions (``parts``) and number of rows."""
+        at = np.concatenate(parts)
+        if len(parts) > 1:  # each batch's positions after those of the batches before it
+            at += np.repeat((np.cumsum(rows) - rows) * len(self.nodes), [len(p) for p in parts])
+        return _matrix(at, self.nodes, (self._buffered, self.ontology.n_nodes))
+
+    def _decide(self, y_score: Any) -> tuple[np.ndarray, int]:
+        """The flat positions of the cells predicted from scores under the rule, and the number of rows."""
         assert self.rule is not None  # update() calls this only under a rule
         kind, value = self.rule
+        width = len(self.nodes)
+        at, n, vals = _cells(
+            y_score, "y_score", width, scores=True, threshold=value if kind == "threshold" else 0
+        )
         if kind == "threshold":
-            return _nonzero(y_score, "y_score", len(self.labels), scores=True, threshold=value)
-        rows, cols, vals, n = _cells(y_score, "y_score", len(self.labels), scores=True)
+            return at, n
         # top-k by the file-based path's own rule (ScoredRun.decide: ties go to the code that sorts first)
-        scores = sp.csr_matrix((vals, (rows, self.nodes[cols])), shape=(n, self.ontology.n_nodes))
+        rows, cols = np.divmod(at, width)
+        scores = sp.csr_matrix(
+            (vals.astype(float), (rows, self.nodes[cols])), shape=(n, self.ontology.n_nodes)
+        )
         run = ScoredRun(self.ontology, np.arange(n).astype(str), sp.csr_matrix(scores.shape), scores)
         decided = run.decide(top_k=int(value)).tocoo()
         back = np.full(self.ontology.n_nodes, -1, dtype=np.int64)
-        back[self.nodes] = np.arange(len(self.nodes))
-        return decided.row.astype(np.int64), back[decided.col], n
+        back[self.nodes] = np.arange(width)
+        return decided.row.astype(np.int64) * width + back[decided.col], n
 
 
 def _distinct(labels: Sequence[str]) -> list[str]:
@@ -284,45 +299,65 @@ def _array(y: Any) -> Any:
 
 
 def _cells(
-    y: Any, name: str, n_labels: int, *, scores: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """The non-zero cells of a documents × labels batch: rows, columns, values, and the number of rows;
-    checked: one column per label, values 0/1 (or in [0, 1] for scores)."""
-    a = _array(y)
-    if a.ndim != 2 or a.shape[1] != n_labels:
-        raise InputError(f"{name} has shape {tuple(a.shape)}; it needs one column per label ({n_labels})")
-    if sp.issparse(a):
+    y: Any, name: str, width: int, *, scores: bool = False, threshold: float = 0.0
+) -> tuple[np.ndarray, int, np.ndarray]:
+    """The cells of a documents × labels batch that count, as their flat positions (row × ``width`` +
+    column, int64), the number of rows, and the cells' values: the non-zero cells of 0/1 indicators, or of
+    scores in [0, 1] those scoring at least ``threshold``. Checked: ``width`` columns, every value 0/1 (in
+    [0, 1] for scores)."""
+    a = y if type(y) is np.ndarray else _array(y)
+    if a.ndim != 2 or a.shape[1] != width:
+        raise InputError(f"{name} has shape {tuple(a.shape)}; it needs one column per label ({width})")
+    n = int(a.shape[0])
+    if not isinstance(a, np.ndarray):  # scipy.sparse
         m = sp.csr_matrix(a)
         m.sum_duplicates()
         m.eliminate_zeros()
-        rows = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
-        cols, vals = m.indices.astype(np.int64), m.data
-    else:
-        rows, cols, vals = dense_cells(a)
+        at = np.repeat(np.arange(n, dtype=np.int64) * width, np.diff(m.indptr)) + m.indices
+        vals = m.data
+    elif scores and threshold > 0 and a.size:
+        return _dense_scores(a.reshape(-1), name, width, threshold, n)
+    else:  # one scan of the array: a mask and its flat positions (np.nonzero on floats is far slower)
+        flat = a.reshape(-1)
+        at = (flat != 0).nonzero()[0]  # NaN != 0 as well: a NaN is a cell, for the check below to find
+        vals = flat[at]
     bad = ~((vals >= 0) & (vals <= 1)) if scores else vals != 1
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        want = (
-            "scores in [0, 1]"
-            if scores
-            else "0/1 indicators (for scores, give the accumulator a threshold or top_k)"
-        )
-        raise InputError(f"{name} row {rows[i]}, column {cols[i]}: {vals[i].item()!r}; it must hold {want}")
-    # no copies where the types are right already: a training loop calls this for every batch
-    rows, cols = rows.astype(np.int64, copy=False), cols.astype(np.int64, copy=False)
-    return rows, cols, vals.astype(float, copy=False), int(a.shape[0])
-
-
-def _nonzero(
-    y: Any, name: str, n_labels: int, *, scores: bool, threshold: float | None = None
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """The (row, column) cells predicted: the non-zero ones, or those scoring at least ``threshold``."""
-    rows, cols, vals, n = _cells(y, name, n_labels, scores=scores)
-    if threshold is not None:
+    if np.count_nonzero(bad):  # not bad.any(): a quarter of the fixed cost, and this runs every batch
+        _refuse(name, at, vals, bad, width, scores=scores)
+    if threshold > 0:
         keep = vals >= threshold
-        rows, cols = rows[keep], cols[keep]
-    return rows, cols, n
+        at, vals = at[keep], vals[keep]
+    return at.astype(np.int64, copy=False), n, vals
 
 
-def _matrix(rows: np.ndarray, nodes: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:
-    return sp.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, nodes)), shape=shape)
+def _dense_scores(
+    flat: np.ndarray, name: str, width: int, threshold: float, n: int
+) -> tuple[np.ndarray, int, np.ndarray]:
+    """:func:`_cells` of a dense score matrix (flattened) under a threshold. A model's scores are non-zero
+    almost everywhere, so the range is checked by two reductions (NaN fails both) and only the cells
+    reaching the threshold are gathered."""
+    if not (flat.min() >= 0 and flat.max() <= 1):
+        _refuse(name, np.arange(flat.size), flat, ~((flat >= 0) & (flat <= 1)), width, scores=True)
+    at = (flat >= threshold).nonzero()[0]
+    return at.astype(np.int64, copy=False), n, flat[at]
+
+
+def _refuse(
+    name: str, at: np.ndarray, vals: np.ndarray, bad: np.ndarray, width: int, *, scores: bool
+) -> NoReturn:
+    """The error naming a batch's first cell that is not 0/1 (not in [0, 1] for scores)."""
+    i = int(np.flatnonzero(bad)[0])
+    row, col = divmod(int(at[i]), width)
+    want = (
+        "scores in [0, 1]"
+        if scores
+        else "0/1 indicators (for scores, give the accumulator a threshold or top_k)"
+    )
+    raise InputError(f"{name} row {row}, column {col}: {vals[i].item()!r}; it must hold {want}")
+
+
+def _matrix(at: np.ndarray, nodes: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:
+    """The documents × nodes 0/1 matrix of cells at flat positions ``at`` (row × labels + column), each
+    column moved onto its code's node by ``nodes``."""
+    rows, cols = np.divmod(at, len(nodes))
+    return sp.csr_matrix((np.ones(len(at), dtype=np.int8), (rows, nodes[cols])), shape=shape)

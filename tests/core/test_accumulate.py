@@ -138,15 +138,17 @@ def test_hand_worked_batches():
     n=st.integers(1, 25),
     rule=st.sampled_from([("threshold", 0.5), ("threshold", 0.3), ("top_k", 1), ("top_k", 3)]),
     size=st.integers(1, 7),
+    dense=st.booleans(),
 )
-def test_scores_decided_as_the_functional_api(seed, n, rule, size):
+def test_scores_decided_as_the_functional_api(seed, n, rule, size, dense):
     rng = np.random.default_rng(seed)
     y_true = (rng.random((n, len(LABELS))) < 0.2).astype(int)
     y_score = np.round(rng.random((n, len(LABELS))), 1)  # rounded: ties, which top-k breaks by the code
     y_score[rng.random(y_score.shape) < 0.3] = 0
     acc = Accumulator(LABELS, "icd9", **{rule[0]: rule[1]})
     for lo in range(0, n, size):
-        acc.update(y_true[lo : lo + size], sp.csr_matrix(y_score[lo : lo + size]))
+        batch = y_score[lo : lo + size]  # dense scores take their own path under a threshold
+        acc.update(y_true[lo : lo + size], batch if dense else sp.csr_matrix(batch))
     got = acc.compute()
     for level in ("e1", "e0", "overall"):
         s = got.score("cophe", level)
@@ -234,6 +236,17 @@ def test_scores_out_of_range_and_labels_refused():
     acc = Accumulator(LABELS, "icd9", threshold=0.5)
     with pytest.raises(InputError, match=r"y_score row 0, column 1: 1.5; it must hold scores in \[0, 1\]"):
         acc.update(np.zeros((1, len(LABELS))), np.eye(1, len(LABELS), 1) * 1.5)
+    y_score = np.full((3, len(LABELS)), 0.5)
+    y_score[1, 4], y_score[2, 0] = np.nan, -0.25  # the first bad cell in reading order is named
+    for y in (y_score, sp.csr_matrix(y_score)):
+        with pytest.raises(
+            InputError, match=r"y_score row 1, column 4: nan; it must hold scores in \[0, 1\]"
+        ):
+            acc.update(np.zeros((3, len(LABELS))), y)
+    y_score[1, 4] = 1.0
+    with pytest.raises(InputError, match=r"y_score row 2, column 0: -0.25"):
+        acc.update(np.zeros((3, len(LABELS))), y_score)
+    assert acc.compute().to_dict()["documents"] == 0  # every refused batch left out
     with pytest.raises(InputError, match="1 of the labels cannot be placed in icd9.*'XYZ'"):
         Accumulator(["401.9", "XYZ"], "icd9")
     with pytest.raises(InputError, match="labels must be distinct; repeated: '401.9'"):
