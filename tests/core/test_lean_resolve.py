@@ -1,0 +1,70 @@
+"""The start-up shortcuts of code placement and detection change nothing (issue 28, a lean start).
+
+ICD-9's resolver places a listed code written as the parser writes it without parsing it, and detection asks
+each system's form only of the codes no earlier system claimed. Both are checked here against the plain
+formulation: every code through :func:`~cophe_core.ontology.icd9.parse_code`, every system asked of every code.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from cophe_core.ontology import detect, icd9
+from cophe_core.ontology.systems import REGISTRY
+
+
+def _variants(key: str) -> list[str]:
+    """A code as files write it: as listed, lower case, padded, undotted, with a trailing dot, zero-padded."""
+    return [key, key.lower(), f" {key} ", key.replace(".", ""), f"{key}.", f"0{key}", f"{key}9"]
+
+
+def _codes(n: int = 1500) -> list[str]:
+    onto = icd9.icd9_ontology()
+    keys = sorted(onto.codes)
+    picked = random.Random(28).sample(keys, n) + ["042", "V08", "401", "38.9", "038.9", "00-99", "390-459"]
+    return sorted({v for k in picked for v in _variants(k)} | {"I10", "0DTJ4ZZ", "zz", "", "E849.7"})
+
+
+def _same(a, b) -> None:
+    assert a.nodes.tolist() == b.nodes.tolist()
+    assert a.reasons == b.reasons
+    assert a.flags == b.flags
+    assert a.ontology.keys.tolist() == b.ontology.keys.tolist()
+
+
+@pytest.mark.parametrize("system", ["auto", "diagnosis", "procedure"])
+@pytest.mark.parametrize("undotted", [False, True], ids=["dotted-input", "with-4019"])
+def test_icd9_placement_is_the_parsers(monkeypatch, system, undotted):
+    codes = _codes()
+    if not undotted:  # no four-digit code: a bare 401 is a category, not ambiguous
+        codes = [c for c in codes if not (c.strip().isdigit() and len(c.strip()) == 4)]
+    array = np.array(codes)
+    onto = icd9.icd9_ontology()
+    fast = icd9.SYSTEM.resolve(array, onto, system)
+    assert (
+        icd9._written_as_listed(array, {k for k, n in onto.codes.items() if onto.listed[n]}, system).sum()
+        > 100
+    )  # the shortcut is taken
+    monkeypatch.setattr(icd9, "_written_as_listed", lambda c, listed, s: np.zeros(len(c), dtype=bool))
+    _same(fast, icd9.SYSTEM.resolve(array, onto, system))
+
+
+def test_icd9_code_list_is_the_parsers():
+    onto = icd9.icd9_ontology()
+    for code in _codes(600):
+        try:
+            expected = icd9.parse_code(code).code in onto.codes
+        except ValueError:
+            expected = False
+        assert icd9.SYSTEM.in_code_list(code) is expected, code
+
+
+def test_forms_are_the_first_system_that_has_the_form():
+    singles = [s for s in REGISTRY.values() if s.parts == {s.name}]
+    codes = _codes(600) + ["I10", "S52.044Q", "0DTJ4ZZ", "0bh1", "bw21", "B20", "3023", "V45.81", "E11.9"]
+    expected = {c: next((s.name for s in singles if s.has_form(c)), "shared-form") for c in codes}
+    assert detect._forms(codes) == expected
+    assert set(expected.values()) == {"icd9", "icd10cm", "icd10pcs", "shared-form"}
