@@ -28,9 +28,6 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..base.files import InputError
-from ..breakdown.compare import level_deltas, levels_side_by_side
-from ..breakdown.families import family_errors
-from ..breakdown.tree import focused_subtree
 from ..metrics import Evaluation
 from ..ontology.levels import level_name
 
@@ -212,6 +209,9 @@ def paper_figure(
     >>> fig.layout.width, fig.layout.title.text
     (336, 'A: Section')
     """
+    from ..breakdown.compare import level_deltas, levels_side_by_side  # here: cophe's parser reads KINDS
+    from ..breakdown.families import family_errors
+    from ..breakdown.tree import focused_subtree
     from .plotting import delta_bar, levels_bar, tree_figure
 
     if kind not in KINDS:
