@@ -1,4 +1,4 @@
-"""The start-up shortcuts of code placement and detection change nothing (issue 28, a lean start).
+"""The start-up shortcuts of code placement, detection and line numbering change nothing (issue 28, a lean start).
 
 ICD-9's resolver places a listed code written as the parser writes it without parsing it, and detection asks
 each system's form only of the codes no earlier system claimed. Both are checked here against the plain
@@ -8,10 +8,14 @@ formulation: every code through :func:`~cophe_core.ontology.icd9.parse_code`, ev
 from __future__ import annotations
 
 import random
+import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from cophe_core.base import files
 from cophe_core.ontology import detect, icd9
 from cophe_core.ontology.systems import REGISTRY
 
@@ -68,3 +72,12 @@ def test_forms_are_the_first_system_that_has_the_form():
     expected = {c: next((s.name for s in singles if s.has_form(c)), "shared-form") for c in codes}
     assert detect._forms(codes) == expected
     assert set(expected.values()) == {"icd9", "icd10cm", "icd10pcs", "shared-form"}
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(alphabet="a,\t \r\n\f\v", max_size=30), sep=st.sampled_from([",", "\t"]))
+def test_blank_line_is_the_one_pattern_search(text, sep):
+    """The two-pattern search finds a blank line exactly where the one pattern with ``(?:^|\\n)`` does."""
+    space = " \r\f\v" if sep == "\t" else " \t\r\f\v"
+    one = re.compile(rf"(?:^|\n)[{space}]*\n")
+    assert files._has_blank_line(text, sep) is bool(one.search(text.rstrip()))
