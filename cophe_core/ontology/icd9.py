@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib.metadata import version
+from itertools import compress
 from pathlib import Path
 from typing import Literal, cast
 
@@ -385,7 +386,8 @@ class ICD9CM:
         ids = np.full(len(codes), -1, dtype=np.int64)
         reasons: dict[int, tuple[Reason, str]] = {}
         flags: dict[int, tuple[Reason, str]] = {}
-        listed = {k for k, n in onto.codes.items() if onto.listed[n]}
+        ids_of = np.fromiter(onto.codes.values(), dtype=np.int64, count=len(onto.codes))
+        listed = set(compress(onto.codes, onto.listed[ids_of].tolist()))
         parsed: dict[int, ParsedCode] = {}
         # Four digits mark undotted input (MIMIC): there a bare 331 may be diagnosis 331 or procedure 33.1.
         undotted_input = system == "auto" and any(c.strip().isdigit() and len(c.strip()) == 4 for c in codes)

@@ -561,7 +561,8 @@ def encode(
     gold, runs = inputs[""], {key: raw for key, raw in inputs.items() if key}
     tagged = [raw.pairs.assign(_input=key, _file=raw.name) for key, raw in inputs.items()]
     pairs = pd.concat(tagged, ignore_index=True)
-    which = pairs["_input"].to_numpy()
+    # each row's input key, repeated from the keys themselves (not a column's cells, one string object per row)
+    which = np.repeat(np.array(list(inputs), dtype=object), [len(t) for t in tagged])
     codes, inverse, placed = _resolve_inputs(pairs["code"], which, list(inputs), ontology, system)
     reasons, flags, onto = placed.reasons, placed.flags, placed.ontology
     node = placed.nodes[inverse]
