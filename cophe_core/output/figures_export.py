@@ -19,7 +19,6 @@ text at :data:`FONT_PT` points, and a PNG is drawn at :data:`PNG_DPI` dots per i
 
 from __future__ import annotations
 
-import html
 import os
 import shutil
 from collections.abc import Mapping
@@ -144,6 +143,8 @@ def families_bar(table: pd.DataFrame, *, top: int = 15, title: str = "") -> go.F
     >>> [tr.name for tr in fig.data], list(fig.data[0].y)
     (['Extra codes', 'Missed codes'], ['401 Hypertension', '428 Heart failure'])
     """
+    import html  # here: cophe's parser reads this module's KINDS, and a table needs no escaping
+
     import plotly.graph_objects as go
 
     from .plotting import MARGIN

@@ -1,4 +1,4 @@
-"""The start-up shortcuts of code placement, detection and line numbering change nothing (issue 28, a lean start).
+"""The start-up shortcuts of code placement, detection, line numbering and a tree's closure change nothing (issue 28, a lean start).
 
 ICD-9's resolver places a listed code written as the parser writes it without parsing it, and detection asks
 each system's form only of the codes no earlier system claimed. Both are checked here against the plain
@@ -12,11 +12,13 @@ import re
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cophe_core.base import files
 from cophe_core.ontology import detect, icd9
+from cophe_core.ontology.cache import from_arrays, to_arrays
 from cophe_core.ontology.systems import REGISTRY
 
 
@@ -81,3 +83,19 @@ def test_blank_line_is_the_one_pattern_search(text, sep):
     space = " \r\f\v" if sep == "\t" else " \t\r\f\v"
     one = re.compile(rf"(?:^|\n)[{space}]*\n")
     assert files._has_blank_line(text, sep) is bool(one.search(text.rstrip()))
+
+
+def test_a_trees_closure_rows_are_the_closures():
+    """A tree whose closure is not built gives a few nodes' rows from their ancestors: the closure's rows."""
+    fresh = from_arrays(to_arrays(icd9.icd9_ontology()))  # a copy with no closure built yet
+    nodes = np.array(
+        [0, 5, 5, fresh.codes["401.9"], fresh.codes["V45.81"], fresh.codes["40.19"], fresh.n_nodes - 1]
+    )
+    rows = fresh.closure_of(nodes)
+    assert "closure" not in fresh.__dict__  # the shortcut was taken
+    mark = np.zeros(fresh.n_nodes, dtype=np.int32)
+    mark[nodes] = 1
+    expected = sp.csr_matrix(sp.diags(mark, dtype=np.int32) @ fresh.closure)
+    assert rows.shape == expected.shape and rows.dtype == expected.dtype
+    assert (rows != expected).nnz == 0
+    assert sorted(fresh.keys[rows[fresh.codes["401.9"]].indices]) == ["390-459", "401", "401-405", "401.9"]
