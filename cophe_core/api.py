@@ -434,4 +434,4 @@ def _keywords(rule: Rule) -> dict[str, Any]:
 def _codes(inputs: list[RawLabels]) -> set[str]:
     """The distinct codes of the inputs, for detecting their code system (distinct first: no Python object per
     row)."""
-    return set().union(*(r.pairs.code.drop_duplicates().tolist() for r in inputs))
+    return set().union(*(r.pairs.code.unique().tolist() for r in inputs))

@@ -27,15 +27,11 @@ from . import __version__
 from .api import Decision, decide_run, score_files, score_labels
 from .base.files import InputError, excerpt
 from .base.options import OPTIONS
-from .breakdown.slices import MAX_EDGES
-from .breakdown.stats import bootstrap
 from .inputs.datasets import DEFAULT_CHUNK_ROWS, is_dataset
 from .inputs.readers import RawScores, read_input, read_labels
 from .metrics import Evaluation, Figures
 from .ontology import NAMES
-from .output.report import safe_csv
 from .scoring.labels import DEFAULT_MAX_REJECTED, RowBound, TooManyRejected
-from .scoring.suite import icm_note, suite
 
 __all__ = ["main"]
 
@@ -210,6 +206,8 @@ def _edges(text: str) -> tuple[int, ...] | None:
         raise argparse.ArgumentTypeError(
             f"{excerpt(text, 40)}: give increasing whole numbers of documents, such as 10,100, or none"
         )
+    from .breakdown.slices import MAX_EDGES  # here: cophe score never slices
+
     if len(edges) > MAX_EDGES:  # each edge is one more slice counted in every run
         raise argparse.ArgumentTypeError(f"{len(edges):,} edges: give at most {MAX_EDGES}, such as 10,100")
     return edges
@@ -694,6 +692,8 @@ def _score(args: argparse.Namespace) -> int:
     if scored.suite is not None:
         result["suite"] = scored.suite
     if args.bootstrap:
+        from .breakdown.stats import bootstrap  # here: only --bootstrap needs the resampling
+
         ci = bootstrap(ev, n_resamples=args.bootstrap, seed=args.seed, with_suite=args.metrics == "suite")
         result["intervals"] = _intervals(ci, args)
     if scored.decision is not None:
@@ -766,6 +766,8 @@ def _in_memory(args: argparse.Namespace) -> _Scored:
         rows |= {r.file: r.to_dict() for r in dev.file_rows.values()}
     figures = None
     if args.metrics == "suite":
+        from .scoring.suite import icm_note, suite  # here: the default table needs no suite
+
         figures = suite(ev)
         warnings += [n for n in [icm_note(ev)] if n]  # documents with no gold code leave ICM
     if run.corpus.needs_system:  # the rows' reasons are neutral; here is the flag that reads them
@@ -1006,6 +1008,8 @@ def _compare(args: argparse.Namespace) -> int:
             json.dump(result, sys.stdout, indent=1)
             sys.stdout.write("\n")
         elif args.format == "csv":
+            from .output.report import safe_csv
+
             sys.stdout.write(safe_csv(cmp.run_table))
         else:
             print(_compare_table(cmp, result))
@@ -1070,6 +1074,8 @@ def _compare_table(cmp: Any, result: dict[str, Any]) -> str:
 
 def _write_csv(table: pd.DataFrame, path: str) -> None:
     """A table as CSV, cells that a spreadsheet would run as a formula defused (:func:`report.safe_csv`)."""
+    from .output.report import safe_csv  # here: the table on stdout writes no file
+
     with open(path, "w", encoding="utf-8", newline="") as f:
         f.write(safe_csv(table))
 

@@ -36,8 +36,23 @@ def _single_systems() -> list[CodeSystem]:
     return [s for s in REGISTRY.values() if s.parts == {s.name}]
 
 
-def _form(code: str) -> str:
-    return next((s.name for s in _single_systems() if s.has_form(code)), "shared-form")
+def _forms(codes: Iterable[str]) -> dict[str, str]:
+    """Each code's system by its form alone (the first single system whose form it has), else "shared-form".
+
+    Each system asks only the codes no earlier system claimed: an ICD-9 file's codes are asked once each.
+
+    >>> _forms(["401.9", "I10", "0DTJ4ZZ", "V45.81"])
+    {'401.9': 'icd9', 'I10': 'icd10cm', '0DTJ4ZZ': 'icd10pcs', 'V45.81': 'shared-form'}
+    """
+    forms = dict.fromkeys(codes, "shared-form")
+    left = list(forms)
+    for system in _single_systems():
+        has_form = system.has_form
+        claimed = [c for c in left if has_form(c)]
+        forms.update(dict.fromkeys(claimed, system.name))
+        if claimed:
+            left = [c for c in left if forms[c] == "shared-form"]
+    return forms
 
 
 def _by_form_and_lists(code: str, form: str) -> str:
@@ -84,8 +99,7 @@ def detect_system(codes: Iterable[str], *, threshold: float = 0.9) -> Detection:
     >>> detect_system(["0bh1", "bw21", "5a19", "b24b", "3023"]).ontology
     'icd10pcs'
     """
-    distinct = set(codes)
-    forms = {c: _form(c) for c in distinct}
+    forms = _forms(set(codes))
     counts = Counter(forms.values())
     decided = _decide(counts, threshold)
     shared = [c for c, f in forms.items() if f == "shared-form"]

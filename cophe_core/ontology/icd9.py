@@ -25,9 +25,11 @@ from __future__ import annotations
 import bisect
 import csv
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib.metadata import version
+from itertools import compress
 from pathlib import Path
 from typing import Literal, cast
 
@@ -300,6 +302,31 @@ def place_unlisted(onto: Ontology, codes: list[ParsedCode]) -> Ontology:
     return onto.extended(new)
 
 
+# Dotted codes as parse_code writes them, by the system it is told: such a string is its own parse.
+_CANONICAL: dict[str, Callable[[str], bool]] = {
+    "auto": lambda c: "." in c and bool(_DX.fullmatch(c) or _PROC.fullmatch(c)),
+    "diagnosis": lambda c: "." in c and bool(_DX.fullmatch(c)),
+    "procedure": lambda c: "." in c and bool(_PROC.fullmatch(c)),
+}
+
+
+def _written_as_listed(codes: np.ndarray, listed: set[str], system: str) -> np.ndarray:
+    """Which codes are a listed CMS v32 code written exactly as :func:`parse_code` writes it, dotted: their
+    parse is themselves and they carry no flag (listed, so no zero was stripped), so the resolver places
+    them without parsing. Undotted codes are left to the parser: there the codes beside them may make a
+    code ambiguous.
+
+    >>> _written_as_listed(np.array(["401.9", "401.9 ", "4019", "40.19", "401.99"]), {"401.9", "40.19"}, "auto").tolist()
+    [True, False, False, True, False]
+    >>> _written_as_listed(np.array(["401.9", "40.19"]), {"401.9", "40.19"}, "procedure").tolist()
+    [False, True]
+    """
+    canonical = _CANONICAL.get(system)
+    if canonical is None:
+        return np.zeros(len(codes), dtype=bool)
+    return np.fromiter((c in listed and canonical(c) for c in codes.tolist()), dtype=bool, count=len(codes))
+
+
 # The ICD-9 form, diagnoses and procedures, dotted or not (401.9, 39.95, 4019); V and E codes share their
 # form with ICD-10-CM and are left to the code lists.
 _FORM = re.compile(r"^(\d{3}(\.\d{0,2})?|\d{2}\.\d{1,2}|\d{2,5})$")
@@ -335,8 +362,11 @@ class ICD9CM:
 
     def in_code_list(self, code: str) -> bool:
         """In the CMS v32 lists, read in any form ``parse_code`` takes."""
+        codes = icd9_ontology().codes
+        if code in codes and _CANONICAL["auto"](code):  # parse_code would return it unchanged
+            return True
         try:
-            return parse_code(code).code in icd9_ontology().codes
+            return parse_code(code).code in codes
         except ValueError:
             return False
 
@@ -356,11 +386,15 @@ class ICD9CM:
         ids = np.full(len(codes), -1, dtype=np.int64)
         reasons: dict[int, tuple[Reason, str]] = {}
         flags: dict[int, tuple[Reason, str]] = {}
-        listed = {k for k, n in onto.codes.items() if onto.listed[n]}
+        ids_of = np.fromiter(onto.codes.values(), dtype=np.int64, count=len(onto.codes))
+        listed = set(compress(onto.codes, onto.listed[ids_of].tolist()))
         parsed: dict[int, ParsedCode] = {}
         # Four digits mark undotted input (MIMIC): there a bare 331 may be diagnosis 331 or procedure 33.1.
         undotted_input = system == "auto" and any(c.strip().isdigit() and len(c.strip()) == 4 for c in codes)
-        for i, c in enumerate(codes):
+        known = _written_as_listed(codes, listed, system)
+        ids[known] = [onto.codes[c] for c in codes[known].tolist()]
+        for i in np.flatnonzero(~known).tolist():
+            c = codes[i]
             if undotted_input and c.strip().isdigit() and len(c.strip()) == 3:
                 reasons[i] = (
                     Reason.AMBIGUOUS,

@@ -19,7 +19,6 @@ text at :data:`FONT_PT` points, and a PNG is drawn at :data:`PNG_DPI` dots per i
 
 from __future__ import annotations
 
-import html
 import os
 import shutil
 from collections.abc import Mapping
@@ -28,9 +27,6 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..base.files import InputError
-from ..breakdown.compare import level_deltas, levels_side_by_side
-from ..breakdown.families import family_errors
-from ..breakdown.tree import focused_subtree
 from ..metrics import Evaluation
 from ..ontology.levels import level_name
 
@@ -147,6 +143,8 @@ def families_bar(table: pd.DataFrame, *, top: int = 15, title: str = "") -> go.F
     >>> [tr.name for tr in fig.data], list(fig.data[0].y)
     (['Extra codes', 'Missed codes'], ['401 Hypertension', '428 Heart failure'])
     """
+    import html  # here: cophe's parser reads this module's KINDS, and a table needs no escaping
+
     import plotly.graph_objects as go
 
     from .plotting import MARGIN
@@ -212,6 +210,9 @@ def paper_figure(
     >>> fig.layout.width, fig.layout.title.text
     (336, 'A: Section')
     """
+    from ..breakdown.compare import level_deltas, levels_side_by_side  # here: cophe's parser reads KINDS
+    from ..breakdown.families import family_errors
+    from ..breakdown.tree import focused_subtree
     from .plotting import delta_bar, levels_bar, tree_figure
 
     if kind not in KINDS:

@@ -561,9 +561,9 @@ def encode(
     gold, runs = inputs[""], {key: raw for key, raw in inputs.items() if key}
     tagged = [raw.pairs.assign(_input=key, _file=raw.name) for key, raw in inputs.items()]
     pairs = pd.concat(tagged, ignore_index=True)
-    codes, inverse, placed = _resolve_inputs(
-        pairs["code"], pairs["_input"].to_numpy(), list(inputs), ontology, system
-    )
+    # each row's input key, repeated from the keys themselves (not a column's cells, one string object per row)
+    which = np.repeat(np.array(list(inputs), dtype=object), [len(t) for t in tagged])
+    codes, inverse, placed = _resolve_inputs(pairs["code"], which, list(inputs), ontology, system)
     reasons, flags, onto = placed.reasons, placed.flags, placed.ontology
     node = placed.nodes[inverse]
 
@@ -572,17 +572,18 @@ def encode(
     if bad.any():
         rejected.append(_frame(pairs.loc[bad], "_file", [reasons[i] for i in inverse[bad]]))
     undotted = bad & np.isin(inverse, _readable_with_system(codes, np.unique(inverse[bad]), ontology, system))
-    _check_scorable(inputs, pairs["_input"].to_numpy(), bad, undotted, rejected[-1] if bad.any() else None)
+    _check_scorable(inputs, which, bad, undotted, rejected[-1] if bad.any() else None)
     flagged_mask = np.isin(inverse, list(flags)) & ~bad
     flagged = _frame(pairs.loc[flagged_mask], "_file", [flags[i] for i in inverse[flagged_mask]])
 
     all_docs = np.unique(np.concatenate([raw.docs.astype(str) for raw in inputs.values()]))
-    doc_idx = pd.Index(all_docs).get_indexer(pairs["doc_id"].to_numpy(dtype=object))
+    # each distinct id looked up once (factorised where the strings are, no Python object per row)
+    doc_codes, doc_uniques = pd.factorize(pairs["doc_id"], use_na_sentinel=False)
+    doc_idx = pd.Index(all_docs).get_indexer(np.asarray(doc_uniques, dtype=object))[doc_codes]
     warnings: list[str] = []
     owners: list[str] = []  # the input each warning is about
     matrices: dict[str, sp.csr_matrix] = {}
     counts: dict[str, FileRows] = {}
-    which = pairs["_input"].to_numpy()
     for key, raw in inputs.items():
         mine = which == key
         mask = mine & ~bad
@@ -676,9 +677,10 @@ def _resolve_inputs(
     """Each input's codes placed on its own evidence, in one ontology (:func:`systems.resolve_inputs`): an
     undotted run makes no 684 of the gold standard ambiguous. Returns the distinct (input, code) strings,
     each row's index into them, and their placement (one entry per input and code)."""
-    # factorised by hashing: a fixed-width string array would cost every row the longest code's width
-    inverse, unique_codes = pd.factorize(values.to_numpy(dtype=object), sort=True)
-    codes = unique_codes.astype(str)
+    # factorised by hashing where the strings are (Arrow's, under pandas' str dtype): a fixed-width string array
+    # would cost every row the longest code's width, and a Python object per row its time
+    inverse, unique_codes = pd.factorize(values, sort=True)
+    codes = np.asarray(unique_codes, dtype=object).astype(str)
     used = [np.unique(inverse[which == key]) for key in keys]
     placed = systems.resolve_inputs([codes[u] for u in used], ontology, system)
     ids = np.empty(len(inverse), dtype=np.int64)

@@ -9,7 +9,8 @@ import sys
 from tests.conftest import ROOT, SAMPLE
 
 # Heavy modules that the in-memory score with a table never needs: family tests, the streamed reader,
-# plotting, user hierarchies' graph library.
+# plotting, user hierarchies' graph library; and cophe's own that other commands and options use (slices,
+# the bootstrap, the suite, the comparisons, families and trees of figures, the CSV writer).
 NOT_NEEDED = (
     "scipy.stats",
     "pyarrow.dataset",
@@ -17,6 +18,13 @@ NOT_NEEDED = (
     "cophe_core.output.plotting",
     "plotly",
     "networkx",
+    "cophe_core.breakdown.slices",
+    "cophe_core.breakdown.stats",
+    "cophe_core.scoring.suite",
+    "cophe_core.breakdown.compare",
+    "cophe_core.breakdown.families",
+    "cophe_core.breakdown.tree",
+    "cophe_core.output.report",
 )
 
 
