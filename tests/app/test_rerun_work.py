@@ -1,0 +1,78 @@
+"""A rerun that changes nothing recomputes nothing (issue 28, point 5): Scores by level and the code-family tree
+find every table and figure they drew in the one cache, and draw the same thing again.
+
+Each rerun of a page is a click somewhere on it (a selectbox, an expander's table, a breadcrumb); on a
+MIMIC-sized upload the tree's figure (2,000 tiles), the sentences of the within-family gaps and the documents
+behind a family took most of such a rerun's time when they were computed anew every time.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from cophe_core import score_files
+from cophe_core.metrics import Evaluation
+from cophe_dashboard.views import levels, tree
+from tests.app.conftest import SAMPLE, plotly_specs, run_app
+
+
+@pytest.fixture
+def calls(monkeypatch) -> Counter:
+    """Counts the calls of the page functions whose results the pages keep (patched where the views look
+    them up, before the first run: the one cache keys a result by the function it was asked for)."""
+    seen: Counter = Counter()
+
+    def counting(module, name):
+        plain = getattr(module, name)
+
+        def wrapper(*args, **kwargs):
+            seen[name] += 1
+            return plain(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, wrapper)
+
+    for name in ("gap_statement", "headlines", "levels_points", "levels_side_by_side"):
+        counting(levels, name)
+    for name in ("tree_figure", "per_gold_rates"):
+        counting(tree, name)
+    counting(Evaluation, "node_documents")
+    return seen
+
+
+def test_a_rerun_of_scores_by_level_recomputes_nothing(calls):
+    at = run_app()
+    first = dict(calls)
+    assert first["gap_statement"] >= 1 and first["headlines"] >= 1 and first["levels_points"] == 1
+    shown = drawn(at)
+    at.run()
+    assert not at.exception
+    assert dict(calls) == first  # nothing computed again
+    assert drawn(at) == shown
+
+
+def drawn(at) -> list:
+    """What the page shows: its text, tables and charts, as comparable values."""
+    return [
+        [m.value for m in at.markdown],
+        [t.value.to_json() for t in at.table],
+        [d.value.to_json() for d in at.dataframe],
+        [c.proto.SerializeToString() for c in at.get("vega_lite_chart")],
+    ]
+
+
+def test_a_rerun_of_the_tree_recomputes_nothing(calls):
+    onto = score_files(SAMPLE / "gold.csv", {"siblings": SAMPLE / "run_siblings.csv"}).corpus.ontology
+    at = run_app("views/tree.py", focus=onto.codes["428"], run="siblings")
+    first = dict(calls)
+    assert {k: first.get(k) for k in ("tree_figure", "per_gold_rates", "node_documents")} == dict.fromkeys(
+        ("tree_figure", "per_gold_rates", "node_documents"), 1
+    )
+    figure = plotly_specs(at)
+    documents = next(d.value for d in at.dataframe if "difference" in d.value.columns)
+    at.run()
+    assert not at.exception
+    assert dict(calls) == first  # the figure, its rates and the documents behind 428: found, not made again
+    assert plotly_specs(at) == figure
+    assert next(d.value for d in at.dataframe if "difference" in d.value.columns).equals(documents)
