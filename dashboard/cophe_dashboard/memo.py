@@ -13,7 +13,8 @@ so a page and the report that show the same table find the same entry without ag
   :class:`~cophe_core.breakdown.slices.Slice` by what it selects (its fingerprint). A parameter whose name begins with
   ``_`` is not part of the key (as with ``st.cache_resource``): its value is told by another (a file's bytes by
   their digest).
-- :meth:`Memo.ahead` computes a result in a background thread, for :meth:`Memo.get` to find (or wait for).
+- :meth:`Memo.ahead` computes a result in a background thread, for :meth:`Memo.get` to find (or wait for, once
+  it is under way; a result still queued behind other work is computed where it is asked for).
 """
 
 from __future__ import annotations
@@ -154,7 +155,10 @@ class Memo:
                 store.move_to_end(key)
                 return store[key]
             future = self._ahead.get(key)
-        if future is not None:
+        if future is not None and future.cancel():  # still queued behind other work: computed here instead
+            with self._lock:
+                self._ahead.pop(key, None)
+        elif future is not None:
             try:
                 return future.result()  # already under way in the background: wait for it
             except Exception:  # noqa: BLE001 - computed again below, where its error reaches the error panel

@@ -8,14 +8,16 @@ behind a family took most of such a rerun's time when they were computed anew ev
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 
 import pytest
 
 from cophe_core import score_files
 from cophe_core.metrics import Evaluation
+from cophe_dashboard import loading, memo
 from cophe_dashboard.views import levels, tree
-from tests.app.conftest import SAMPLE, plotly_specs, run_app
+from tests.app.conftest import SAMPLE, plotly_specs, run_app, upload
 
 
 @pytest.fixture
@@ -76,3 +78,45 @@ def test_a_rerun_of_the_tree_recomputes_nothing(calls):
     assert dict(calls) == first  # the figure, its rates and the documents behind 428: found, not made again
     assert plotly_specs(at) == figure
     assert next(d.value for d in at.dataframe if "difference" in d.value.columns).equals(documents)
+
+
+def test_runs_uploaded_before_the_gold_are_parsed_ahead_and_score_the_same(sample_bytes):
+    # named otherwise than the bundled sample's files, which the app parsed when it opened
+    runs = [(f"my_{n}", sample_bytes[n]) for n in ("run_siblings.csv", "run_overcoder.csv")]
+    gold = ("my_gold.csv", sample_bytes["gold.csv"])
+    at = run_app()
+    at.radio(key="source").set_value("Upload files").run()
+    kept = at.session_state["_memo"]
+    sample = kept.count(loading._parsed)
+    at.file_uploader(key="run_files").set_value([(n, b, "text/csv") for n, b in runs]).run()
+    for work in kept.pending():
+        work.result(60)
+    assert kept.count(loading._parsed) == sample + 2  # both runs parsed while the gold is still to come
+    at.file_uploader(key="gold_file").set_value((gold[0], gold[1], "text/csv")).run()
+    assert not at.exception and kept.count(loading._parsed) == sample + 3
+    at_once = upload(run_app(), gold, runs)  # every file at once: nothing parsed ahead
+    assert drawn(at) == drawn(at_once)
+
+
+def test_work_still_queued_ahead_is_computed_where_it_is_asked_for():
+    """The one thread ahead may be busy with other work (the slices of the data opened before); a result
+    queued behind it is computed at once when a view asks, not waited for."""
+    m, gate, calls = memo.Memo(), threading.Event(), []
+
+    def parsed(name):
+        calls.append(name)
+        return f"{name} parsed"
+
+    m.ahead(gate.wait, 30)  # the thread ahead, busy
+    m.ahead(parsed, "run.csv")  # queued behind it
+    asked: list[str] = []
+    view = threading.Thread(target=lambda: asked.append(m.get(parsed, "run.csv")))
+    view.start()
+    view.join(10)
+    done_first = not view.is_alive()
+    gate.set()
+    view.join(30)
+    for work in m.pending():
+        work.result(30)
+    assert done_first and asked == ["run.csv parsed"] and calls == ["run.csv"]  # computed once, here
+    assert m.get(parsed, "run.csv") == "run.csv parsed" and calls == ["run.csv"]
