@@ -12,7 +12,8 @@ chromium-headless-shell at 1440×900 and measures, on a fresh server:
   first metric, chart and table are drawn and the script is idle;
 - the first complete view of an upload: switching the source to "Upload files",
   uploading two runs and a scores file (one ``set_input_files``), then the gold
-  standard, until Scores by level shows the upload's numbers and is idle;
+  standard, until Scores by level shows the upload's numbers, its table by level
+  and its chart of the levels (drawn: the chart's canvas or SVG marks) and is idle;
 - then the median, min and max of five for each interaction: the "Highest
   level" selectbox, the sidebar "Run" selectbox (on the tree page, where the run
   shows), focusing a family by clicking the largest tile of the icicle and going
@@ -29,10 +30,15 @@ the time until the script starts (the event reaching the server), the time it
 runs (as the page sees it), and the time after it ends until the step's state is
 drawn (chart rendering and the like). With ``--server-timing`` the server is
 started through a small wrapper that also times each script run inside the
-server, which separates the rerun from the browser's work during it.
+server, which separates the rerun from the browser's work during it, and notes
+its CPU time (the script's thread), which a busy machine does not inflate.
 
-Targets are reported, not tested: first complete view ≤ 5 s, each interaction's
-median ≤ 1 s. Asserts nothing; exits 0 unless the server or the browser fails.
+Each step's load average (1 minute) is noted before and after it: on a shared
+machine, a median is comparable with another only at a like load.
+
+Targets are reported, not tested (issues 26 and 28, on a quiet machine): first
+complete view ≤ 3 s with the levels chart drawn, each interaction's median
+≤ 0.5 s. Asserts nothing; exits 0 unless the server or the browser fails.
 """
 
 from __future__ import annotations
@@ -57,8 +63,8 @@ ROOT = Path(__file__).resolve().parents[1]
 BROWSER = "/usr/bin/chromium-headless-shell"
 WAIT_MS = 90_000  # an upper bound for one state on a loaded machine, not an expected duration
 REPEATS = 5
-TARGET_FIRST_VIEW_S = 5.0
-TARGET_INTERACTION_S = 1.0
+TARGET_FIRST_VIEW_S = 3.0
+TARGET_INTERACTION_S = 0.5
 
 # Every selector the benchmark waits for or acts on. "{…}" fields are filled in per step.
 SEL = {
@@ -69,6 +75,9 @@ SEL = {
     "numbers": "[data-testid=stMain] :is([data-testid=stMetric], [data-testid=stTable], [data-testid=stDataFrame], "
     "[data-testid=stMarkdown] table)",
     "chart": "[data-testid=stMain] .js-plotly-plot",
+    # the levels page's chart of the levels (Vega-Lite), drawn: vega-embed adds its canvas (or SVG marks) when
+    # it renders the view
+    "levels_chart": "[data-testid=stMain] [data-testid=stVegaLiteChart] :is(canvas, svg.marks)",
     # the levels page's table of every measure and level (its chart is drawn on request)
     "levels_table": "[data-testid=stMain] [data-testid=stDataFrame]",
     # the upload
@@ -143,28 +152,30 @@ def free_port() -> int:
 
 # With --server-timing the server is started through this instead of ``-m streamlit``: it times each script
 # run (ScriptRunner._run_script, reruns it requests included) into the file $COPHE_BENCH_RUNS, one
-# "start duration session" line (wall-clock seconds, the session's id) per run.
+# "start duration session cpu" line (wall-clock seconds, the session's id, the script thread's CPU seconds) per
+# run. The CPU time is what a run costs whatever the load: on a busy machine the duration is mostly waiting.
 SERVER_TIMING = """
 import os, sys, time
 from streamlit.runtime.scriptrunner import script_runner as sr
 from streamlit.web.cli import main
 plain = sr.ScriptRunner._run_script
 def timed(self, rerun_data):
-    start, t0 = time.time(), time.perf_counter()
+    start, t0, c0 = time.time(), time.perf_counter(), time.thread_time()
     try:
         return plain(self, rerun_data)
     finally:
         with open(os.environ["COPHE_BENCH_RUNS"], "a") as f:
-            f.write(f"{start} {time.perf_counter() - t0} {self._session_id}\\n")
+            f.write(f"{start} {time.perf_counter() - t0} {self._session_id} {time.thread_time() - c0}\\n")
 sr.ScriptRunner._run_script = timed
 sys.exit(main(prog_name="streamlit"))
 """
 
 
-def script_runs(runs_path: Path) -> list[tuple[float, float, str]]:
-    """The server's script runs written through :data:`SERVER_TIMING`: (wall-clock start, seconds, session)."""
+def script_runs(runs_path: Path) -> list[tuple[float, float, str, float]]:
+    """The server's script runs written through :data:`SERVER_TIMING`: (wall-clock start, seconds, session,
+    CPU seconds of the script's thread)."""
     rows = [line.split() for line in runs_path.read_text().splitlines()] if runs_path.exists() else []
-    return [(float(start), float(seconds), session) for start, seconds, session in rows]
+    return [(float(start), float(seconds), session, float(cpu)) for start, seconds, session, cpu in rows]
 
 
 def start_server(log_path: Path, runs_path: Path | None = None) -> tuple[subprocess.Popen, str]:
@@ -253,14 +264,15 @@ class Bench:
             reached.append(time.perf_counter() - t0)
         self.page.wait_for_selector(SEL["idle"], timeout=WAIT_MS)
         total = time.perf_counter() - t0
-        return {"s": total, "reached_s": reached, **self.running_since(b0), "server_s": self.server_since(w0)}
+        return {"s": total, "reached_s": reached, **self.running_since(b0), **self.server_since(w0)}
 
-    def server_since(self, w0: float) -> float | None:
-        """Seconds the server spent running the script in runs started since wall-clock ``w0`` (with
-        --server-timing)."""
+    def server_since(self, w0: float) -> dict:
+        """Seconds the server spent running the script in runs started since wall-clock ``w0``, and the CPU
+        seconds of those runs (with --server-timing)."""
         if self.runs_path is None:
-            return None
-        return sum(d for start, d, _ in script_runs(self.runs_path) if start >= w0 - 0.01)
+            return {"server_s": None, "server_cpu_s": None}
+        runs = [(d, cpu) for start, d, _, cpu in script_runs(self.runs_path) if start >= w0 - 0.01]
+        return {"server_s": sum(d for d, _ in runs), "server_cpu_s": sum(cpu for _, cpu in runs)}
 
     def running_since(self, b0: float) -> dict:
         """Since browser time ``b0``: the time the script was running and its number of runs, the time until
@@ -302,6 +314,7 @@ class Bench:
             "to_run_median_s": _median([x.get("to_run_s") for x in samples]),
             "after_run_median_s": _median([x.get("after_run_s") for x in samples]),
             "server_median_s": _median([x.get("server_s") for x in samples]),
+            "server_cpu_median_s": _median([x.get("server_cpu_s") for x in samples]),
             "target_s": target,
             "met": None if target is None else statistics.median(secs) <= target,
         }
@@ -364,19 +377,22 @@ def text_of(page, css: str, has: str) -> str:
 
 
 def step_shell(b: Bench, url: str) -> None:
-    t = b.timed(lambda: b.page.goto(url), SEL["numbers"], SEL["levels_table"])
+    t = b.timed(lambda: b.page.goto(url), SEL["numbers"], SEL["levels_table"], SEL["levels_chart"])
     t.update(b.running_since(0.0))  # a new document: its clock starts at the navigation
     b.record(
         "shell_with_sample",
         [t],
         TARGET_FIRST_VIEW_S,
-        "first visit, cold server: the app with the bundled sample until its numbers (metrics or table) and "
-        "the table by level are drawn",
+        "first visit, cold server: the app with the bundled sample until its numbers (metrics or table), "
+        "the table by level and the levels chart are drawn",
     )
     phases = b.page.evaluate(SHELL_PHASES_JS)
     # seen from here (the navigation starts a little after the call): goto returns at the load event
     phases |= dict(
-        zip(("goto_returned", "numbers_drawn", "table_drawn"), (round(x, 3) for x in t["reached_s"]))
+        zip(
+            ("goto_returned", "numbers_drawn", "table_drawn", "chart_drawn"),
+            (round(x, 3) for x in t["reached_s"]),
+        )
     )
     b.figures["shell_with_sample"]["phases_s"] = phases
     b.shot("levels_sample")
@@ -400,6 +416,7 @@ def step_upload(b: Bench, files: dict[str, Path], n_docs: int) -> None:
         SEL["upload_numbers"].format(n_docs=f"{n_docs:,}"),
         SEL["numbers"],
         SEL["levels_table"],
+        SEL["levels_chart"],
     )
     b.shot("levels_upload")
     b.record(
@@ -412,16 +429,17 @@ def step_upload(b: Bench, files: dict[str, Path], n_docs: int) -> None:
         "upload_gold_to_numbers",
         [up_gold],
         None,
-        "gold file until Scores by level shows the upload's numbers",
+        "gold file until Scores by level shows the upload's numbers, its table and its levels chart",
     )
 
     def total(*parts: dict) -> dict:
-        server = [p.get("server_s") for p in parts]
+        server, cpu = [p.get("server_s") for p in parts], [p.get("server_cpu_s") for p in parts]
         return {
             "s": sum(p["s"] for p in parts),
             "running_s": sum(p["running_s"] for p in parts),
             "runs": sum(p["runs"] for p in parts),
             "server_s": None if None in server else sum(server),
+            "server_cpu_s": None if None in cpu else sum(cpu),
         }
 
     up = total(up_runs, up_gold)
@@ -431,7 +449,8 @@ def step_upload(b: Bench, files: dict[str, Path], n_docs: int) -> None:
         "first_complete_view",
         [first],
         TARGET_FIRST_VIEW_S,
-        "switch to upload + upload runs + upload gold, until the numbers are drawn and idle",
+        "switch to upload + upload runs + upload gold, until the numbers, the table by level and the levels "
+        "chart are drawn and idle",
     )
 
 
@@ -498,7 +517,8 @@ def step_run(b: Bench) -> None:
 
 def largest_tile(page) -> dict:
     tiles = page.locator(SEL["tiles"]).evaluate_all(TILES_JS)
-    tiles = [t for t in tiles if t["id"] not in ("root", "") and not t["id"].startswith("other")]
+    # a family's tile has the id "n<node>"; the root's id is a digest, an "Other" tile's "other:…"
+    tiles = [t for t in tiles if re.fullmatch(r"n\d+", t["id"])]
     if not tiles:
         raise RuntimeError("no tile to click in the icicle")
     return tiles[0]
@@ -631,7 +651,7 @@ def report(figures: dict, env: dict) -> None:
     print(f"upload: {env['upload']}")
     print(
         f"\n{'step':24} {'median s':>9} {'min s':>7} {'max s':>7} {'to run':>7} {'running':>8} {'server':>7} "
-        f"{'after':>6} {'n':>2}  target   met"
+        f"{'cpu':>5} {'after':>6} {'n':>2}  target   met  load (1 min, before–after)"
     )
     for name, f in figures.items():
         if "error" in f:
@@ -639,16 +659,18 @@ def report(figures: dict, env: dict) -> None:
             continue
         if "median_s" not in f:
             continue
-        target = f"≤ {f['target_s']:.0f} s" if f["target_s"] is not None else "—"
+        target = f"≤ {f['target_s']:g} s" if f["target_s"] is not None else "—"
+        load = "–".join(f"{x:.2f}" for x in f.get("load_1min", []))
         met = {True: "yes", False: "NO", None: ""}[f["met"]]
         part = {
             k: "" if f.get(k) is None else f"{f[k]:.2f}"
-            for k in ("to_run_median_s", "after_run_median_s", "server_median_s")
+            for k in ("to_run_median_s", "after_run_median_s", "server_median_s", "server_cpu_median_s")
         }
         print(
             f"{name:24} {f['median_s']:9.2f} {f['min_s']:7.2f} {f['max_s']:7.2f} {part['to_run_median_s']:>7} "
-            f"{f['running_median_s']:8.2f} {part['server_median_s']:>7} {part['after_run_median_s']:>6} "
-            f"{f['n']:>2}  {target:7}  {met}"
+            f"{f['running_median_s']:8.2f} {part['server_median_s']:>7} {part['server_cpu_median_s']:>5} "
+            f"{part['after_run_median_s']:>6} "
+            f"{f['n']:>2}  {target:7}  {met:3}  {load}"
         )
     phases = figures.get("shell_with_sample", {}).get("phases_s")
     if phases:
@@ -659,7 +681,8 @@ def report(figures: dict, env: dict) -> None:
     print(
         "\nmedians in s; to run: from the action until the script starts (the event reaching the server); "
         "running: the script running as the\npage sees it (the server-side rerun, and the browser taking its deltas "
-        "meanwhile); server: the script's own run time in the\nserver (with --server-timing); after: "
+        "meanwhile); server: the script's own run time in the\nserver (with --server-timing); cpu: the CPU time of "
+        "the script's thread in those runs (what they cost at any load,\nwith --server-timing); after: "
         "from the script's end until the step's state is drawn\nand seen here (chart rendering and the like). "
         "Composite rows (upload_to_numbers, first_complete_view) sum their parts' running time."
     )
@@ -741,12 +764,16 @@ def main() -> None:
             ]
             for name, step in steps:
                 print(f"measuring {name} …", flush=True)
+                known, load = set(figures), os.getloadavg()[0]
                 try:
                     step()
                 except (PWTimeout, RuntimeError) as e:
                     b.fail(name, "step", e)
                     if name in ("shell_with_sample", "first_complete_view"):
                         break  # the rest needs the upload on the page
+                finally:
+                    for new in set(figures) - known:  # the rows this step recorded: the load it ran under
+                        figures[new]["load_1min"] = [round(load, 2), round(os.getloadavg()[0], 2)]
             browser.close()
     except PWError as e:
         proc.terminate()

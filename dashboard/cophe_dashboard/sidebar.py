@@ -32,6 +32,7 @@ from cophe_dashboard.loading import (
     UPLOAD_TYPES,
     Inputs,
     content,
+    read_ahead,
     read_inputs,
     sample_inputs,
     scoring_for,
@@ -247,6 +248,8 @@ def upload_source(sb, name: str) -> Source:
         src.notice = (
             None if src.error else (urlstate.LINKED_UPLOAD if urlstate.linked_upload() else NO_UPLOAD)
         )
+        if not src.error:  # parsed while the user picks the other files
+            read_ahead(gold_ahead(gold_file), src.runs, doc_col=doc_col, code_col=code_col, header=header)
     elif not src.error:  # a file over its uploader's limit is said, and nothing is scored without it
         src.label = ", ".join([gold_file.name] + [r[1] for r in src.runs])
         try:
@@ -261,6 +264,17 @@ def upload_source(sb, name: str) -> Source:
         except InputError as e:
             src.error = said(e)
     return src
+
+
+def gold_ahead(gold_file) -> tuple[str, bytes] | None:
+    """The gold standard uploaded so far, to parse ahead: None when there is none, or when it is over its
+    uploader's limit (said once a run is there too, as before)."""
+    if gold_file is None:
+        return None
+    try:
+        return gold_file.name, content(gold_file, MAX_UPLOAD_MB)
+    except InputError:
+        return None
 
 
 def hierarchy_upload(sb, src: Source) -> None:

@@ -12,7 +12,17 @@ from cophe_core.output.level_chart import levels_chart_spec, levels_points
 from cophe_core.output.plotting import levels_bar
 from cophe_dashboard import components, state
 from cophe_dashboard.components import keep_choice, md
-from cophe_dashboard.texts import HELP, MEASURES, chart_words, helps, labeller, level, measure, term
+from cophe_dashboard.texts import (
+    HELP,
+    MEASURES,
+    chart_words,
+    helps,
+    labeller,
+    level,
+    measure,
+    technical,
+    term,
+)
 
 RESAMPLES, SEED = 1000, 0
 GAP = 0.005  # a level is described when right family and count falls this far below right family
@@ -61,8 +71,10 @@ def headline_table(t: pd.DataFrame, *, ready: bool, pending: str = PENDING):
     )
 
 
-def gap_line(ev, run: str, onto) -> str | None:
-    """Where right family and count falls below right family, ranked, in one sentence (:func:`gap_statement`)."""
+def gap_line(ev, run: str, onto, technical: bool) -> str | None:
+    """Where right family and count falls below right family, ranked, in one sentence (:func:`gap_statement`).
+    ``technical``: whether the words are the technical ones (:func:`texts.technical`), which the sentence is
+    worded in: part of the key under which :func:`state.memo` keeps it."""
     line = gap_statement(
         ev,
         run,
@@ -105,13 +117,18 @@ def show() -> None:
                 "minutes for millions of documents, whose intervals are narrow.",
             )
         ):
-            slot.table(headline_table(headlines(evals), ready=False, pending="on request"), hide_index=True)
+            slot.table(
+                headline_table(state.memo(headlines, evals), ready=False, pending="on request"),
+                hide_index=True,
+            )
             st.caption(
                 f"All levels up to {md(level(onto, ctx.max_level))} together. **Bold**: the best run in each "
                 f"column. {ctx.n_documents:,} documents: the 95% intervals are computed on request (above)."
             )
         elif counts_only:
-            slot.table(headline_table(headlines(evals), ready=False, pending="–"), hide_index=True)
+            slot.table(
+                headline_table(state.memo(headlines, evals), ready=False, pending="–"), hide_index=True
+            )
             st.caption(
                 f"All levels up to {md(level(onto, ctx.max_level))} together. **Bold**: the best run in each "
                 "column. No intervals: an aggregate analysis holds a slice's counts summed over its documents."
@@ -122,19 +139,19 @@ def show() -> None:
             missing = {r: ev for r, ev in evals.items() if not state.is_kept(run_interval, ev, r)}
             if missing:
                 if len(missing) * ctx.n_documents > PENDING_ABOVE:
-                    slot.table(headline_table(headlines(evals), ready=False), hide_index=True)
+                    slot.table(headline_table(state.memo(headlines, evals), ready=False), hide_index=True)
                 with st.spinner("Computing 95% intervals…"):
                     for r, table in bootstrap_runs(missing, n_resamples=RESAMPLES, seed=SEED).items():
                         state.put(table, run_interval, missing[r], r)
             cis = {r: state.memo(run_interval, ev, r) for r, ev in evals.items()}
-            slot.table(headline_table(headlines(evals, cis), ready=True), hide_index=True)
+            slot.table(headline_table(state.memo(headlines, evals, cis), ready=True), hide_index=True)
             st.caption(
                 f"All levels up to {md(level(onto, ctx.max_level))} together. **Bold**: the best run in each "
                 "column. 95% interval: 1,000 bootstrap resamples of the documents, seed 0."
             )
         # The levels at a glance, shown at once: F1 by level per run with its interval. Drawn by Vega-Lite, which
         # the page has already, so that the first view needs no plotly.js (4.7 MB of script).
-        points = levels_points(evals, cis or None)
+        points = state.memo(levels_points, evals, cis or None)
         data, spec = levels_chart_spec(
             points,
             level_name=lambda lv: level(onto, lv),
@@ -150,7 +167,7 @@ def show() -> None:
         with st.expander("What the columns mean"):
             st.markdown("\n".join(f"- {md(HELP[k])}" for k in (*MEASURES, "precision", "recall", "interval")))
 
-        table = levels_side_by_side(evals)
+        table = state.memo(levels_side_by_side, evals)
         names = {lv: level(onto, lv) for lv in dict.fromkeys(table.level)}
         # The chart is drawn on request: the first page then needs no plotly.js (4.7 MB of script for the
         # browser to load and compile), which kept opening the app slow while other sessions were busy. The
@@ -171,7 +188,9 @@ def show() -> None:
             st.plotly_chart(fig, key="levels_chart")
             components.figure_download(fig, "levels_chart", "dl_levels_chart", table=table)
 
-        gaps = [line for run, ev in evals.items() if (line := gap_line(ev, run, onto))]
+        gaps = [
+            line for run, ev in evals.items() if (line := state.memo(gap_line, ev, run, onto, technical()))
+        ]
         if gaps:
             st.markdown(
                 f"**Where {md(term('cophe').lower())} falls below {md(term('set_based').lower())}**: "

@@ -154,9 +154,14 @@ def offenders(ctx, ev) -> None:
         )
 
 
+def most(table: pd.DataFrame, count: str) -> pd.DataFrame:
+    """The :data:`RANKED` families of ``table`` with the largest ``count`` (above 0), ties by code."""
+    return table[table[count] > 0].sort_values([count, "code"], ascending=[False, True]).head(RANKED)
+
+
 def count_panel(table: pd.DataFrame, count: str, share: str, head: str, word: str, lv: str) -> None:
     """The families with the most extra (missed) codes, with their share of the run's."""
-    top = table[table[count] > 0].sort_values([count, "code"], ascending=[False, True]).head(RANKED)
+    top = state.memo(most, table, count)
     if top.empty:
         st.markdown(f"**{head}**: none. The run has no {word} at this level.")
         return
@@ -324,13 +329,17 @@ def other_panel(ev, sub: pd.DataFrame) -> None:
         )
 
 
-def children_table(ev, focus: int | None, head: str) -> None:
+def children(ev, focus: int | None) -> pd.DataFrame:
+    """The families right below ``focus`` (None: the top level's), the largest (gold + predicted) first."""
     nodes = ev.nodes
-    top = nodes.level == ev.levels[-1]
-    kids = nodes[top] if focus is None else nodes[nodes.parent == focus]
+    kids = nodes[nodes.level == ev.levels[-1]] if focus is None else nodes[nodes.parent == focus]
+    return kids.assign(mass=kids.gold + kids.predicted).sort_values("mass", ascending=False)
+
+
+def children_table(ev, focus: int | None, head: str) -> None:
+    kids = state.memo(children, ev, focus)
     if kids.empty:
         return
-    kids = kids.assign(mass=kids.gold + kids.predicted).sort_values("mass", ascending=False)
     st.subheader(f"Inside {md(head)}", anchor=False)
     cols = ["code", "title", "gold", "predicted", "tp", "fp", "fn", "f1", "docs_over", "docs_under"]
     shown = kids[cols + ["node"]]
@@ -397,6 +406,11 @@ def split_ids(examples: str) -> list[str]:
     return [d for d in str(examples).split(", ") if d]
 
 
+def family_documents(ev, node: int) -> pd.DataFrame:
+    """The documents in which the family ``node`` has gold or predicted codes (:meth:`node_documents`)."""
+    return ev.node_documents(node)
+
+
 def detail(ev, focus: int, *, documents: bool = True) -> None:
     """The family's counts in words, then (with ``documents``) the documents behind them."""
     onto = ev.ontology
@@ -415,7 +429,7 @@ def detail(ev, focus: int, *, documents: bool = True) -> None:
     )
     if not documents:
         return
-    docs = ev.node_documents(focus)
+    docs = state.memo(family_documents, ev, focus)
     which = st.segmented_control(
         "Show the documents with",
         ["extra codes", "missed codes", "any codes"],
@@ -469,6 +483,11 @@ def find_box(onto, col) -> None:
         st.session_state["_last_find"] = q
 
 
+def tiles_table(sub: pd.DataFrame) -> pd.DataFrame:
+    """The numbers the tree draws, as its CSV download holds them (without the lists "Other" tiles merge)."""
+    return sub.drop(columns="merged")
+
+
 def show() -> None:
     """Draw the page."""
     st.title("Code-family tree")
@@ -512,9 +531,9 @@ def show() -> None:
                 max_nodes=MAX_NODES,
                 min_share=MIN_SHARE,
             )
-            sub = per_gold_rates(
-                sub
-            )  # extra and missed codes per 100 gold codes, for the colours that show them
+            # extra and missed codes per 100 gold codes, for the colours that show them; kept, so that the
+            # figure, kept by this very table, is drawn once and not on every rerun
+            sub = state.memo(per_gold_rates, sub)
             words = {
                 k: texts.term(k)
                 for k in ("gold", "predicted", "tp", "fp", "fn", "f1", "set_f1", "error_share")
@@ -531,7 +550,7 @@ def show() -> None:
         )
         legend(sub, colour, "All codes" if focus is None else head)
         components.figure_download(
-            fig, f"tree_{ctx.run}", f"dl_tree_{focus}", table=sub.drop(columns="merged")
+            fig, f"tree_{ctx.run}", f"dl_tree_{focus}", table=state.memo(tiles_table, sub)
         )
         other_panel(ev, sub)
         children_table(ev, focus, head)
