@@ -290,17 +290,23 @@ FOLLOW_LINK_JS = """<script>(() => {{
 }})();</script><span data-nonce="{nonce}"></span>"""
 
 
+def follow_script(doc: str, nonce: int) -> str:
+    """The script that follows the page link to ``doc`` (:data:`FOLLOW_LINK_JS`). A document id is the user's
+    text: it goes in as a JavaScript string with no "<" or ">" that could end the script."""
+    want = json.dumps(f"Open document {doc}").replace("<", "\\u003c").replace(">", "\\u003e")
+    return FOLLOW_LINK_JS.format(label=want, nonce=int(nonce))
+
+
 def open_document(doc: str, key: str) -> None:
     """Open ``doc`` on One document in this session: its page link, followed at once by the browser (a link
     to click where the browser runs no script)."""
     st.session_state["doc_id"] = str(doc)
     st.session_state["doc_filter"] = "all"  # the document list's filter might leave it out
-    label = f"Open document {doc} →"
     st.page_link(
         pages.page(DOC_PAGE), label=f"Open document {label_md(doc)} →", icon=":material/description:"
     )
     nonce = st.session_state[f"{key}_opened"] = st.session_state.get(f"{key}_opened", 0) + 1
-    script = FOLLOW_LINK_JS.format(label=json.dumps(label.split(" →")[0]), nonce=nonce)
+    script = follow_script(str(doc), nonce)
     with contextlib.suppress(TypeError):  # a Streamlit whose st.html runs no script: the link stays, a click
         st.html(script, unsafe_allow_javascript=True)
 

@@ -198,3 +198,13 @@ def test_tree_colours_by_extra_codes_per_100_gold_codes():
     assert small and large, (ids[:5], gold[:5])
     assert all(colours[i] == OTHER_COLOUR for i in small)
     assert all(colours[i] != OTHER_COLOUR for i in large)
+
+
+def test_the_follow_script_holds_a_document_id_as_text():
+    """A document id from an upload cannot close the script that follows its link, nor add markup."""
+    from cophe_dashboard.components import follow_script
+
+    script = follow_script('D1</script><img src=x onerror="alert(1)">', 3)
+    body = script.split("<script>", 1)[1].rsplit("</script>", 1)[0]
+    assert "</script" not in body.lower() and "<img" not in body  # the id stays inside its string
+    assert '"Open document D1\\u003c/script\\u003e\\u003cimg src=x onerror=\\"alert(1)\\"\\u003e"' in body
