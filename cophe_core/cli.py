@@ -350,7 +350,7 @@ def _figure_parser(sub: Subcommands) -> None:
     f.add_argument("--width", default="one-column", choices=list(WIDTHS), help="default one-column (3.5 in)")
     f.add_argument("--statistic", default="f1", choices=["f1", "precision", "recall"], help="levels, compare")
     f.add_argument("--level", help="families: the level of the families (default: the highest)")
-    f.add_argument("--top", type=_positive, default=15, help="families: how many (default 15)")
+    f.add_argument("--top", type=_positive, help="families: how many (default 10 in one column, 12 in two)")
 
 
 def _report_parser(sub: Subcommands) -> None:

@@ -20,10 +20,12 @@ text at :data:`FONT_PT` points, and a PNG is drawn at :data:`PNG_DPI` dots per i
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from ..base.files import InputError
@@ -53,8 +55,11 @@ CSS_PX_PER_INCH = 96  # what Plotly's pixels are, and how Chromium prints them t
 PNG_DPI = 300
 FORMATS: dict[str, str] = {"svg": "image/svg+xml", "png": "image/png", "pdf": "application/pdf"}
 KINDS = ("levels", "compare", "tree", "families")
-LEVEL_ROW_PX = 40  # a level's bars in a printed levels chart: two bars tall enough for their values
-PANEL_EXTRA_PX = 50  # a panel's title and axis
+MAX_HEIGHT_IN = 4.5  # a printed figure's height for up to six runs: room for a caption on a letter page
+LINE = 1.4  # a line of text, in font sizes
+BAR_GAP = 0.15  # the gap between two levels' bars, as a share of a level's row
+FAMILIES_TOP: dict[str, int] = {"one-column": 10, "two-column": 12}  # families drawn by default
+TREE_CHILDREN = 10  # families kept under each tile of a printed tree, the rest one "Other" tile
 #: Browsers Kaleido can drive, looked for on the PATH in this order (choreographer's own list lacks the
 #: headless shell, which is what Debian ships for servers and what the browser tests use).
 BROWSERS = (
@@ -119,8 +124,32 @@ def publication(
             "l": 8,
             "r": 8,
         },
-        uniformtext={"minsize": max(size - 2, 6), "mode": "hide"},
+        # a text that would have to shrink below the print size is left out rather than drawn smaller
+        uniformtext={"minsize": size, "mode": "hide"},
     )
+    line = size * LINE
+    bottom = round(6 + line + 10 + line + 6)  # a colour bar's gap, title, bar and ticks
+    for trace in out.data:
+        marker = getattr(trace, "marker", None)
+        if marker is not None and "colorbar" in marker and marker.showscale:
+            # below the tiles, across the width, its title on one line at the print size (no <sup>)
+            # the scale's range is on its ticks: the title says what the colour is, on one line
+            title = _plain(re.sub(r"<br><sup>scale .*?</sup>", "", marker.colorbar.title.text or ""))
+            marker.colorbar = {
+                "orientation": "h",
+                "x": 0,
+                "xanchor": "left",
+                "len": 1,
+                "y": -6 / (round(tall) - bottom - out.layout.margin.t),  # 6 px below the tiles
+                "yref": "paper",
+                "yanchor": "top",
+                "ypad": 0,
+                "thickness": 10,
+                "tickformat": marker.colorbar.tickformat,
+                "title": {"text": title, "side": "top", "font": {"size": size}},
+                "tickfont": {"size": size},
+            }
+            out.update_layout(margin={"b": bottom})
     out.update_annotations(font={"size": size + 1})
     # the bars' values and the tiles' labels were sized for a screen; the trace types differ in their keys
     for trace in out.data:
@@ -132,18 +161,20 @@ def publication(
     return out
 
 
-def families_bar(table: pd.DataFrame, *, top: int = 15, title: str = "") -> go.Figure:
-    """The ``top`` families with most errors (:func:`cophe_core.breakdown.families.family_errors`): for each, bars of its
-    extra codes (written beyond the gold standard) and its missed codes (gold codes not written), the family
-    with most errors at the top.
+def families_bar(table: pd.DataFrame, *, top: int = 15, title: str = "", label: int = 32) -> go.Figure:
+    """The ``top`` families with most errors (:func:`cophe_core.breakdown.families.family_errors`), one row each,
+    the family with most errors at the top, named by its code and title (cut to ``label`` characters): its
+    extra codes (written beyond the gold standard) as a bar to the right of zero, its missed codes (gold
+    codes not written) to the left, each with its count. One bar thickness a family, not two side by side:
+    a printed figure stays short.
 
     >>> t = pd.DataFrame({"code": ["401", "428"], "title": ["Hypertension", "Heart failure"],
     ...                   "fp": [3, 0], "fn": [1, 2]})
     >>> fig = families_bar(t)
-    >>> [tr.name for tr in fig.data], list(fig.data[0].y)
-    (['Extra codes', 'Missed codes'], ['401 Hypertension', '428 Heart failure'])
+    >>> [tr.name for tr in fig.data], list(fig.data[0].y), list(fig.data[1].x), list(fig.data[1].text)
+    (['Extra codes (right)', 'Missed codes (left)'], ['401 Hypertension', '428 Heart failure'], [-1, -2], ['1', '2'])
     """
-    import html  # here: cophe's parser reads this module's KINDS, and a table needs no escaping
+    import html  # here, as every import of the breakdown: cophe's parser reads this module's KINDS
 
     import plotly.graph_objects as go
 
@@ -151,25 +182,40 @@ def families_bar(table: pd.DataFrame, *, top: int = 15, title: str = "") -> go.F
 
     t = table.assign(errors=table.fp + table.fn)
     t = t[t.errors > 0].sort_values(["errors", "code"], ascending=[False, True]).head(top)
-    names = [html.escape(f"{c} {_short(str(ti))}") for c, ti in zip(t.code, t.title)]
+    names = [html.escape(f"{c} {_short(str(ti), label)}") for c, ti in zip(t.code, t.title)]
     fig = go.Figure()
-    for col, name, colour in (("fp", "Extra codes", "#D55E00"), ("fn", "Missed codes", "#0072B2")):
+    for col, name, colour, sign in (
+        ("fp", "Extra codes (right)", "#D55E00", 1),
+        ("fn", "Missed codes (left)", "#0072B2", -1),
+    ):
+        counts = t[col].astype(int).tolist()
         fig.add_bar(
-            x=t[col],
+            x=[sign * v for v in counts],
             y=names,
             orientation="h",
             name=name,
             marker={"color": colour},
-            texttemplate="%{x:,}",
+            text=[f"{v:,}" if v else "" for v in counts],
             textposition="outside",
             cliponaxis=False,
-            hovertemplate="<b>%{y}</b><br>" + name + " %{x:,}<extra></extra>",
+            customdata=counts,
+            hovertemplate="<b>%{y}</b><br>" + name + " %{customdata:,}<extra></extra>",
         )
+    most = max([*t.fp, *t.fn, 1])
+    ticks = _ticks(most)
+    fig.add_vline(x=0, line_color="#444444", line_width=1)
     fig.update_yaxes(categoryorder="array", categoryarray=names, autorange="reversed", automargin=True)
-    fig.update_xaxes(title_text="Codes (summed over documents)", automargin=True, rangemode="tozero")
+    fig.update_xaxes(
+        title_text=None,  # the legend says which side is which
+        automargin=True,
+        # room beside the longest bars for their counts; the ticks count codes on both sides
+        range=[-1.3 * max([*t.fn, 1]) - 0.1 * most, 1.3 * max([*t.fp, 1]) + 0.1 * most],
+        tickvals=[-v for v in ticks[:0:-1]] + ticks,
+        ticktext=[f"{v:,}" for v in ticks[:0:-1]] + [f"{v:,}" for v in ticks],
+    )
     fig.update_layout(
-        barmode="group",
-        height=120 + 34 * len(t),
+        barmode="relative",
+        height=120 + 24 * len(t),
         margin={**MARGIN, "t": 60},
         title={"text": html.escape(title)} if title else None,
         legend={"orientation": "h", "yref": "container", "y": 1, "yanchor": "top", "x": 0},
@@ -177,8 +223,28 @@ def families_bar(table: pd.DataFrame, *, top: int = 15, title: str = "") -> go.F
     return fig
 
 
+def _ticks(most: float) -> list[int]:
+    """0 and round steps (1, 2 or 5 times a power of ten) up to ``most``, at most three steps.
+
+    >>> _ticks(552), _ticks(3), _ticks(1)
+    ([0, 200, 400], [0, 1, 2, 3], [0, 1])
+    """
+    power = 10 ** max(int(np.floor(np.log10(max(most, 1) / 3))), 0)
+    step = next(k * power for k in (1, 2, 5, 10) if most / (k * power) <= 3)
+    return list(range(0, int(most) + 1, int(step)))
+
+
 def _short(text: str, n: int = 32) -> str:
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def _plain(text: str) -> str:
+    """A Plotly title as one plain line: its first line break as ": ", the others as " · ", its tags gone.
+
+    >>> _plain("Extra vs missed<br><sup>per code</sup><br><sup>scale ±0.5</sup>")
+    'Extra vs missed: per code · scale ±0.5'
+    """
+    return re.sub(r"<[^>]+>", "", re.sub(r"<br\s*/?>", ": ", text, count=1).replace("<br>", " · "))
 
 
 def paper_figure(
@@ -190,17 +256,20 @@ def paper_figure(
     baseline: str | None = None,
     level: str | None = None,
     colour: str = "balance",
-    top: int = 15,
+    top: int | None = None,
 ) -> go.Figure:
-    """One of :data:`KINDS`, drawn for print ``width`` wide (:func:`publication`).
+    """One of :data:`KINDS`, drawn for print ``width`` wide (:func:`publication`), at most
+    :data:`MAX_HEIGHT_IN` inches tall for up to six runs, every text at :data:`FONT_PT` points.
 
-    - ``levels``: ``metric`` by level and measure, one panel per run (:func:`cophe_core.output.plotting.levels_bar`);
+    - ``levels``: ``metric`` by level and measure, one panel per run (:func:`cophe_core.output.plotting.levels_bar`),
+      one panel to a row for one run in one column, else two to a row in one column and three in two; the
+      bars thin as the runs grow, and carry their values while the bars are as thick as the text;
     - ``compare``: each run's difference from ``baseline`` (default: the first run) by level and measure
       (:func:`cophe_core.output.plotting.delta_bar`), of the second run when there are more;
-    - ``tree``: the family tree of the first run, coloured by ``colour``
-      (:func:`cophe_core.output.plotting.tree_figure`);
-    - ``families``: the ``top`` families with most errors at ``level`` (default: the highest level) of the
-      first run (:func:`families_bar`).
+    - ``tree``: the family tree of the first run, two levels deep from the top, coloured by ``colour``
+      (:func:`cophe_core.output.plotting.tree_figure`), its colour bar below;
+    - ``families``: the ``top`` families (default :data:`FAMILIES_TOP`) with most errors at ``level``
+      (default: the highest level) of the first run (:func:`families_bar`).
 
     Level ids are named as the dashboard names them (``Category (3 digits)``).
 
@@ -210,10 +279,11 @@ def paper_figure(
     >>> fig.layout.width, fig.layout.title.text
     (336, 'A: Section')
     """
-    from ..breakdown.compare import level_deltas, levels_side_by_side  # here: cophe's parser reads KINDS
+    import html
+
+    from ..breakdown.compare import level_deltas, levels_side_by_side
     from ..breakdown.families import family_errors
-    from ..breakdown.tree import focused_subtree
-    from .plotting import delta_bar, levels_bar, tree_figure
+    from .plotting import delta_bar, levels_bar
 
     if kind not in KINDS:
         raise ValueError(f"figure {kind!r}: give one of {', '.join(KINDS)}")
@@ -224,18 +294,23 @@ def paper_figure(
     onto = first.ontology
     levels = {lv: level_name(onto, lv) for lv in ("leaf", *onto.levels, "overall")}
     inches = _inches(width)
+    text = _font_pt(width) * CSS_PX_PER_INCH / 72
+    legend_rows = 3 if inches < WIDTHS["two-column"] else 1  # the three measures, as many lines
     if kind == "levels":
-        per_row = 1 if inches < WIDTHS["two-column"] else 2
+        per_row = (1 if len(names) == 1 else 2) if inches < WIDTHS["two-column"] else min(len(names), 3)
         table = levels_side_by_side(dict(evals))
         fig = levels_bar(table, metric, levels=levels, per_row=per_row)
-        # rows of print size, not of a screen's: a level's two bars in LEVEL_ROW_PX, each panel's axis below
         rows = -(-len(names) // per_row)
-        per_panel = LEVEL_ROW_PX * table.level.nunique() + PANEL_EXTRA_PX
-        tall = (fig.layout.margin.t or 0) + 30 + rows * per_panel
-        # the statistic's name under the bottom row only: under every panel it ran into the next one's title
-        for i in range((rows - 1) * per_row):
-            fig.layout[f"xaxis{'' if i == 0 else i + 1}"].title = None
-        return publication(fig, width, height=tall / CSS_PX_PER_INCH)
+        # the scale and the statistic's name under a panel with none below it only (the panels share their
+        # scale): between two panels they would take the room of a row of bars
+        for i in range(len(names) - per_row):
+            fig.layout[f"xaxis{'' if i == 0 else i + 1}"].update(title=None, showticklabels=False)
+        # a panel is titled by its run's name alone, cut to the panel's width (a title wider is cut at the edge)
+        fits = int(inches * CSS_PX_PER_INCH * 0.6 / per_row / (0.55 * (text + 1)))
+        for note, run in zip(fig.layout.annotations, names):
+            note.text = html.escape(_short(str(run), fits))
+        _print_bars(fig, text, legend_rows, rows=rows, per_row=per_row, levels=table.level.nunique())
+        return publication(fig, width, height=fig.layout.height / CSS_PX_PER_INCH)
     if kind == "compare":
         base = baseline or names[0]
         if base not in evals:
@@ -244,16 +319,144 @@ def paper_figure(
         if not others:
             raise ValueError("the compare figure needs two runs: give a second --run")
         other = others[0]
-        fig = delta_bar(level_deltas(evals[base], evals[other]), metric, a=base, b=other, levels=levels)
-        return publication(fig, width)
+        deltas = level_deltas(evals[base], evals[other])
+        fig = delta_bar(deltas, metric, a=base, b=other, levels=levels)
+        lo, hi = min(deltas[f"delta_{metric}"].min(), 0.0), max(deltas[f"delta_{metric}"].max(), 0.0)
+        pad = 0.3 * ((hi - lo) or 1.0)  # room for a value beside its bar
+        fig.update_xaxes(range=[lo - pad if lo < 0 else lo, hi + pad if hi > 0 else hi])
+        _print_bars(fig, text, legend_rows, rows=1, per_row=1, levels=deltas.level.nunique())
+        return publication(fig, width, height=fig.layout.height / CSS_PX_PER_INCH)
     if kind == "tree":
-        fig = tree_figure(focused_subtree(first.nodes, onto), colour, height=640)
-        return publication(fig, width, height=inches * 0.8)
+        return _print_tree(first, colour, width)
     lv = level or first.levels[-1]
     if lv not in first.levels:
         raise ValueError(f"level {lv!r}: give one of {', '.join(first.levels)}")
     title = f"{names[0]}: {levels.get(lv, lv)}"
-    return publication(families_bar(family_errors(first, lv), top=top, title=title), width)
+    one = inches < WIDTHS["two-column"]
+    n = top if top is not None else FAMILIES_TOP["one-column" if one else "two-column"]
+    fig = families_bar(family_errors(first, lv), top=n, title=title, label=22 if one else 40)
+    _print_families(fig, text)
+    return publication(fig, width, height=fig.layout.height / CSS_PX_PER_INCH)
+
+
+def _bar_px(text: float) -> float:
+    """How thick a bar must be to carry its value inside at ``text`` px (Plotly pads a bar's text 3 px a side)."""
+    return text * 1.3 + 6
+
+
+def _print_bars(
+    fig: go.Figure, text: float, legend_rows: int, *, rows: int, per_row: int, levels: int
+) -> None:
+    """Size the horizontal bar panels of :func:`cophe_core.output.plotting._bars` for print, in place: each level
+    a row two bars thick, the panels ``rows`` high stacked with room between them for a panel's ticks and
+    the next one's title, the whole at most :data:`MAX_HEIGHT_IN` tall; values inside the bars only while the
+    bars are thick enough for them (else none: a value hidden on some bars and not others misleads)."""
+    line = text * LINE
+    top = (
+        legend_rows * (text * 1.3 + 5) + 8 + line
+    )  # the legend (a line of it is 1.3 fonts and 5 px) above the first title
+    gap = line + 8  # between panels: the title of the one below (the one above has no ticks)
+    bottom = 2 * line + 6  # the bottom row's ticks and the statistic's name
+    fixed = top + bottom + (rows - 1) * gap
+    ideal = 2 * _bar_px(text) / (1 - BAR_GAP)  # a level's two bars, thick enough for their values
+    room = (MAX_HEIGHT_IN * CSS_PX_PER_INCH - fixed) / (rows * levels)
+    row = max(min(ideal, room), line)  # at least a line of text for the level's name
+    plot = rows * levels * row + (rows - 1) * gap
+    panel = levels * row / plot
+    for i in range(rows * per_row):
+        r = i // per_row
+        hi = 1 - r * (panel + gap / plot)
+        key = f"yaxis{'' if i == 0 else i + 1}"
+        if key in fig.layout:
+            fig.layout[key].domain = [max(hi - panel, 0), hi]
+            fig.layout[key].title = None  # the level names say what they are
+        if i < len(fig.layout.annotations) and fig.layout.annotations[i].yref == "paper":
+            fig.layout.annotations[i].y = hi
+    thick = row * (1 - BAR_GAP) / 2 >= _bar_px(text) - 0.01
+    if thick:  # a value too long for its bar stands beside it (inside the axis: see the ranges)
+        fig.update_traces(selector={"type": "bar"}, textposition="auto", cliponaxis=False)
+    else:
+        fig.update_traces(selector={"type": "bar"}, texttemplate="")
+    if row < 2 * line:  # a level's name on one line: two would run into the next level's
+        for trace in fig.data:
+            trace.y = [str(y).replace("<br>", " ") for y in trace.y]
+        for axis in fig.select_yaxes():
+            axis.categoryarray = [str(y).replace("<br>", " ") for y in axis.categoryarray]
+    fig.update_layout(
+        height=round(plot + fixed),
+        bargap=BAR_GAP,
+        margin={"t": round(top), "b": round(bottom)},
+        # across the whole figure, not the plot area beside the level names: two measures to a line in a column
+        # not grouped (a legend group takes a line of its own); a line as wide as the plot, no wider: a
+        # measure to a line in one column (two would be cut), all three on one in two columns
+        legend={
+            "title": None,
+            "xref": "container",
+            "x": 0,
+            "y": 1,
+            "yanchor": "top",
+            "traceorder": "normal",
+        },
+    )
+
+
+def _print_families(fig: go.Figure, text: float) -> None:
+    """Size :func:`families_bar` for print, in place: each family a row one bar thick enough for its counts,
+    the title and the legend on the line above."""
+    line = text * LINE
+    families = len(fig.data[0].y) if fig.data else 0
+    row = _bar_px(text) / (1 - BAR_GAP)
+    top = (text * 1.3 + 5) + (line + 4 if fig.layout.title.text else 0) + 8
+    bottom = 2 * line + 6
+    height = round(top + bottom + families * row)
+    below = (line + 4) / height if fig.layout.title.text else 0.0  # the legend on the title's next line
+    fig.update_layout(
+        height=height,
+        bargap=BAR_GAP,
+        margin={"t": round(top), "b": round(bottom)},
+        title={"y": 1, "yref": "container", "yanchor": "top", "x": 0, "xanchor": "left", "pad": {"t": 2}},
+        legend={"y": 1 - below, "yref": "container", "yanchor": "top", "xref": "container", "x": 0},
+    )
+
+
+def _print_tree(ev: Evaluation, colour: str, width: str | float) -> go.Figure:
+    """The tree of ``ev`` for print: the top families and theirs (depth 2, the largest few of each, the rest
+    one "Other" tile), as nested tiles over the whole width (an icicle of several top families spends a
+    column on an empty root), the colour bar on a line below."""
+    import html
+
+    import plotly.graph_objects as go
+
+    from ..breakdown.tree import focused_subtree
+    from .plotting import tree_figure, without_root
+
+    inches = _inches(width)
+    sub = focused_subtree(ev.nodes, ev.ontology, depth=2, max_children=TREE_CHILDREN)
+    fig = tree_figure(sub, colour, height=round(inches * 0.75 * CSS_PX_PER_INCH))
+    shown = without_root(sub)  # the tiles as the figure draws them
+    # a tile's code alone (a title fits few tiles at print size, and a label that does not fit is left
+    # out); "Other" tiles say how many families they hold (paper has no clicks)
+    labels = [
+        f"<b>{html.escape(c)}</b>" if c else f"Other ({len(m)})" if len(m) else html.escape(t)
+        for c, t, m in zip(shown.code, shown.title, shown.merged)
+    ]
+    icicle = fig.data[0]
+    tiles = go.Treemap(
+        ids=icicle.ids,
+        parents=icicle.parents,
+        labels=labels,
+        values=icicle.values,
+        branchvalues=icicle.branchvalues,
+        sort=False,
+        marker={"colors": icicle.marker.colors, "line": {"width": 1, "color": "#ffffff"}},
+        textinfo="label",
+        pathbar={"visible": False},
+        root={"color": "#ffffff"},
+        tiling={"pad": 2},
+        maxdepth=-1,
+    )
+    out = go.Figure(data=[tiles, *fig.data[1:]], layout=fig.layout)
+    return publication(out, width, height=min(inches * 0.75, MAX_HEIGHT_IN))
 
 
 def find_browser() -> str | None:

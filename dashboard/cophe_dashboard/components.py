@@ -3,8 +3,10 @@ question of the code system, and the download buttons of figures and tables."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
+import json
 import re
 from dataclasses import dataclass
 
@@ -274,13 +276,49 @@ def _set_system(system: str) -> None:
 
 
 DOC_PAGE = "document"  # the "One document" page
-CLICK_DOC = "Click a row, then its link, to open the document in One document."
+CLICK_DOC = "Click a row to open its document in One document."
+#: Follows the page link to One document as soon as it is drawn: the browser's own navigation between pages,
+#: which keeps the session's widgets (its uploaded files included); st.switch_page would reset them.
+FOLLOW_LINK_JS = """<script>(() => {{
+  const t0 = Date.now(), want = {label};
+  const go = () => {{
+    const a = [...document.querySelectorAll("[data-testid=stMain] a[data-testid=stPageLink-NavLink]")]
+      .find(x => x.innerText.includes(want));
+    if (a) a.click(); else if (Date.now() - t0 < 3000) setTimeout(go, 50);
+  }};
+  go();
+}})();</script><span data-nonce="{nonce}"></span>"""
+
+
+def follow_script(doc: str, nonce: int) -> str:
+    """The script that follows the page link to ``doc`` (:data:`FOLLOW_LINK_JS`). A document id is the user's
+    text: it goes in as a JavaScript string with no "<" or ">" that could end the script."""
+    want = json.dumps(f"Open document {doc}").replace("<", "\\u003c").replace(">", "\\u003e")
+    return FOLLOW_LINK_JS.format(label=want, nonce=int(nonce))
+
+
+def open_document(doc: str, key: str) -> None:
+    """Open ``doc`` on One document in this session: its page link, followed at once by the browser (a link
+    to click where the browser runs no script)."""
+    st.session_state["doc_id"] = str(doc)
+    st.session_state["doc_filter"] = "all"  # the document list's filter might leave it out
+    st.page_link(
+        pages.page(DOC_PAGE), label=f"Open document {label_md(doc)} →", icon=":material/description:"
+    )
+    nonce = st.session_state[f"{key}_opened"] = st.session_state.get(f"{key}_opened", 0) + 1
+    script = follow_script(str(doc), nonce)
+    with contextlib.suppress(TypeError):  # a Streamlit whose st.html runs no script: the link stays, a click
+        st.html(script, unsafe_allow_javascript=True)
 
 
 def document_table(data: pd.DataFrame, key: str, docs: list[list[str]] | list[str], **kw) -> None:
-    """A table whose rows are documents (or hold some): a click on a row gives the link to its document on
-    One document. A page link, not st.switch_page or a URL: both start the page afresh and lose the session's
-    uploaded files. ``docs``: per row, its document id or its document ids (then one is picked)."""
+    """A table whose rows are documents (or hold some): a click on a row opens its document on One document,
+    in the same session. ``docs``: per row, its document id, or its document ids: then the row's click
+    offers them, and a click on one opens it.
+
+    Not a column of links (``LinkColumn``): Streamlit opens those in a new browser tab, a new session
+    without the uploaded files; and not st.switch_page, which resets the session's widgets, the uploaded
+    files included."""
     picked = st.dataframe(
         data, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=key, **kw
     )
@@ -289,11 +327,10 @@ def document_table(data: pd.DataFrame, key: str, docs: list[list[str]] | list[st
         return
     chosen = docs[rows[0]]
     ids = [chosen] if isinstance(chosen, str) else list(chosen)
-    doc = ids[0]
-    if len(ids) > 1:
-        doc = st.pills("Document", ids, default=ids[0], key=f"{key}_pick_{rows[0]}") or ids[0]
-    st.session_state["doc_id"] = str(doc)
-    st.session_state["doc_filter"] = "all"  # the document list's filter might leave it out
-    st.page_link(
-        pages.page(DOC_PAGE), label=f"Open document {label_md(doc)} →", icon=":material/description:"
+    doc = (
+        ids[0]
+        if len(ids) == 1
+        else st.pills("Open a document", ids, default=None, key=f"{key}_pick_{rows[0]}")
     )
+    if doc:
+        open_document(doc, key)

@@ -193,8 +193,17 @@ def compare_report(ctx, cmp: Comparison, *, focus: int | None = None) -> str:
         if cmp.left_out
         else []
     )
+    # a family focused on another page limits the tree alone; said before any number, not only beside the tree
+    focus_line = (
+        []
+        if focus is None
+        else [
+            f"Family in focus on the tree: {onto.keys[focus]} {onto.titles[focus]}; only the last section "
+            "(where the change happens) is limited to it, every table covers every family."
+        ]
+    )
     sections = [
-        ("Settings", settings_lines(ctx, cmp.n_resamples)),
+        ("Settings", [*settings_lines(ctx, cmp.n_resamples), *focus_line]),
         (
             f"Every run against {cmp.baseline}",
             [

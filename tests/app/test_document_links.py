@@ -1,7 +1,8 @@
 """Document ids one click away, the document list's filters, and the tree's ranking per 100 gold codes.
 
-A row of a table of documents (the tree's "Documents behind", its "written instead" examples, Compare's
-disagreements) opens that document on One document in the same session; the filters list only the matching
+A click on a row of a table of documents (the tree's "Documents behind", Compare's disagreements; of the tree's
+"written instead" examples, then on one of the row's documents) opens that document on One document in the same
+session; the filters list only the matching
 documents, worked out here naively from the sample's files; the rate ranking is checked against a naive count.
 """
 
@@ -43,11 +44,14 @@ def select_row(at, key: str, row: int):
 
 
 def follow_link(at, doc: str):
-    """The page link the selection drew names ``doc``; following it (a page change in the same session) shows
-    One document on it."""
+    """The selection drew the page link to ``doc`` and the script that follows it at once in the browser (the
+    click itself is the browser test's: AppTest runs no script); following it (a page change in the same
+    session) shows One document on it."""
     links = [e for e in at.main if getattr(e, "type", "") == "page_link"]
     assert [e.proto.label for e in links] == [f"Open document {doc} →"]
     assert links[0].proto.page.endswith("document")
+    scripts = [e.proto.body for e in at.main.get("html") if "stPageLink-NavLink" in e.proto.body]
+    assert len(scripts) == 1 and f'"Open document {doc}"' in scripts[0]
     return goto(at, "views/document.py").run()
 
 
@@ -194,3 +198,13 @@ def test_tree_colours_by_extra_codes_per_100_gold_codes():
     assert small and large, (ids[:5], gold[:5])
     assert all(colours[i] == OTHER_COLOUR for i in small)
     assert all(colours[i] != OTHER_COLOUR for i in large)
+
+
+def test_the_follow_script_holds_a_document_id_as_text():
+    """A document id from an upload cannot close the script that follows its link, nor add markup."""
+    from cophe_dashboard.components import follow_script
+
+    script = follow_script('D1</script><img src=x onerror="alert(1)">', 3)
+    body = script.split("<script>", 1)[1].rsplit("</script>", 1)[0]
+    assert "</script" not in body.lower() and "<img" not in body  # the id stays inside its string
+    assert '"Open document D1\\u003c/script\\u003e\\u003cimg src=x onerror=\\"alert(1)\\"\\u003e"' in body

@@ -180,3 +180,29 @@ def test_the_report_has_no_nan_true_false_or_p_zero(page_and_report):
     runs = frames(report)[0].set_index("Run")
     assert (runs.loc["siblings", "Difference from siblings (95% interval)"] == "baseline").all()
     assert (runs.loc["siblings", "p-value, Holm"] == "–").all()
+
+
+def test_a_focus_set_on_the_tree_page_is_named_where_the_report_opens_and_limits_only_its_tree():
+    """Issue 26.5: the comparison report carries no focus from another view unless it says so. A family
+    focused on the tree page limits the report's last section (its tree) only, and the report says so in
+    its settings, before any number; every table is the one of the report made with no focus."""
+    at = run_app("views/tree.py")
+    at.text_input(key="tree_find").set_value("428").run()
+    onto = load_ontology("icd9")
+    assert at.session_state["focus"] == onto.codes["428"]
+    goto(at, "views/export.py").run()
+    at.button(key="dl_cmp_report_make").click().run()
+    assert not at.exception
+    focused = at.session_state[downloads.STORE]["dl_cmp_report"][1].decode()
+    text = plain(focused)
+    settings = text[: text.index("Every run against")]
+    assert "Family in focus on the tree: 428 Heart failure" in settings
+    assert "only the last section" in settings
+    assert "Within 428 Heart failure" in text[text.index("Where the change happens") :]
+    # the same report with no family in focus: the same tables, and no word of a focus
+    at.session_state["focus"] = None
+    at.run()
+    at.button(key="dl_cmp_report_make").click().run()
+    unfocused = at.session_state[downloads.STORE]["dl_cmp_report"][1].decode()
+    assert "in focus" not in plain(unfocused) and "Every code family." in plain(unfocused)
+    assert [f.to_dict() for f in frames(focused)] == [f.to_dict() for f in frames(unfocused)]

@@ -1,9 +1,8 @@
-"""A document id one click away in a real browser: after an upload, a click on a row of the tree's
-"Documents behind" table, then on its link, opens One document on that document, in the same session (the uploaded runs stay)."""
+"""A document id one click away in a real browser: after an upload, one click on a row of the tree's
+"Documents behind" table opens One document on that document, in the same session (the uploaded runs stay)."""
 
 from __future__ import annotations
 
-import re
 import shutil
 
 import pytest
@@ -14,6 +13,14 @@ pytestmark = pytest.mark.browser
 SAMPLE = ROOT / "sample_data" / "icd9"
 MAIN = "[data-testid=stMain]"
 OUT = ARTIFACTS / "docs-links"
+
+
+def first_document(page, table) -> str:
+    """The document id in the first row of ``table`` (the grid draws on a canvas; its cells are also in the
+    page for screen readers, the document column first)."""
+    cell = table.locator("[role=gridcell]").first
+    expect(cell).to_be_attached()
+    return cell.inner_text().strip()
 
 
 def test_a_document_row_opens_one_document_and_keeps_the_uploads(page, server):
@@ -36,11 +43,9 @@ def test_a_document_row_opens_one_document_and_keeps_the_uploads(page, server):
     table = page.locator(f"{MAIN} [data-testid=stDataFrame]").last
     table.scroll_into_view_if_needed()
     page.screenshot(path=OUT / "tree_documents_behind.png")
-    click_row(page, table, 0)
-    link = page.locator(MAIN).get_by_role("link", name=re.compile("^Open document"))
-    expect(link).to_be_visible()
-    want = link.inner_text().split("Open document ")[1].split(" ")[0].strip()
-    link.click()
+    want = first_document(page, table)
+    assert want.startswith("D1"), want  # a document id of the sample
+    click_row(page, table, 0)  # the one click
     settle(page, "h1:has-text('One document')")
     picked = page.get_by_label("Document (type to search)")
     expect(picked).to_be_visible()
