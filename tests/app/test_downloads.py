@@ -78,6 +78,7 @@ def second_click_at_run_start(arrived: list):
 
     def will_rerun(session_state, widget_states, *args, **kwargs):
         ctx = get_script_run_ctx()
+        assert ctx is not None and ctx.script_requests is not None  # the script's thread, under a runner
         if widget_states is not None and not arrived:
             arrived.append(True)
             values = WidgetStates()
@@ -104,3 +105,16 @@ def test_a_click_is_kept_when_another_arrives_as_its_run_starts(monkeypatch):
     ask(at, "dl_report_make")
     assert arrived and not at.exception
     assert any(x.startswith("Report for run siblings · ") for x in download_labels(at)), download_labels(at)
+
+
+def test_a_file_whose_inputs_change_is_made_again_only_when_asked_for():
+    """The pill that asked for a file is a value: once the file is made, a file made from other inputs (another
+    run) waits for its own pill to be chosen."""
+    at = run_app("views/export.py")
+    ask(at, "dl_report_make")
+    at.selectbox(key="run").set_value("overcoder").run()  # the report of another run: not made yet
+    assert not any(x.startswith("Report for run overcoder") for x in download_labels(at)), download_labels(at)
+    pill = next(g for g in at.button_group if g.options == ["Report for run overcoder"])
+    assert pill.value is None and pill.key
+    ask(at, pill.key)
+    assert any(x.startswith("Report for run overcoder · ") for x in download_labels(at)), download_labels(at)
