@@ -7,8 +7,9 @@ does not rerun the page (``on_click="ignore"``), so nothing can cancel it.
 
 - :func:`table` and :func:`file`: made at once, for cheap files (a table as CSV).
 - :func:`prepared`: for a costly file (an HTML report, a chart with plotly.js inside, a saved analysis), a
-  first button makes it, with a spinner; a download button with the same words and the file's size then
-  takes its place.
+  pill asks for it (a choice the browser sends with every rerun: a plain button's click can be dropped by
+  Streamlit, see :func:`_asked`); a spinner while it is made, then a download button with the same words
+  and the file's size, each in the other's place.
 
 The files of the buttons a page offers stay referenced from the very start of the session's next run
 (:func:`keep_offered`, called first thing by app.py): Streamlit drops a session's references to its files when
