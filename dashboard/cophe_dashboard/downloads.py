@@ -7,8 +7,9 @@ does not rerun the page (``on_click="ignore"``), so nothing can cancel it.
 
 - :func:`table` and :func:`file`: made at once, for cheap files (a table as CSV).
 - :func:`prepared`: for a costly file (an HTML report, a chart with plotly.js inside, a saved analysis), a
-  first button makes it, with a spinner; a download button with the same words and the file's size then
-  takes its place.
+  pill asks for it (a choice the browser sends with every rerun: a plain button's click can be dropped by
+  Streamlit, see :func:`_asked`); a spinner while it is made, then a download button with the same words
+  and the file's size, each in the other's place.
 
 The files of the buttons a page offers stay referenced from the very start of the session's next run
 (:func:`keep_offered`, called first thing by app.py): Streamlit drops a session's references to its files when
@@ -21,7 +22,6 @@ Files are kept per session under the button's key, while what they were made fro
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Callable
 from typing import Any
@@ -35,6 +35,7 @@ from cophe_core.output.report import safe_csv
 STORE = "_downloads"  # session key: button key → (what the file was made from, its bytes)
 OFFERED = "_downloads_offered"  # session key: button key → (bytes, file name, type) of the button last drawn
 ASKED = "_downloads_asked"  # session key: the keys of the costly files asked for and not made yet
+MADE = "_downloads_made"  # session key: button key → how many times its file was made (its pill's generation)
 KEPT_PER_SESSION = 12
 SMALL = {"type": "tertiary", "icon": ":material/download:"}
 
@@ -117,26 +118,60 @@ def prepared(
 ) -> None:
     """A costly file: a button labelled ``label`` asks for it, then a button "``label`` · size" downloads it.
 
+    The asking button is a one-option pill (:func:`_asked`), not a plain button: a pill is a value the browser
+    sends with every rerun, where a plain button's click rides on one request only, which Streamlit drops
+    when a second click reaches the server as that request's run starts (the first click was then lost).
     The request is kept in the session until the file is made, so a run cut short by another click makes
     it on the next run. The made file is kept while ``source`` is the same, so the download button stays
     across reruns.
     """
     file_name = safe_file_name(file_name)
     data = _kept(key, source)
+    slot = where.empty()  # the pill, then the spinner, then the download, each in the other's place
     if data is None:
-        if key not in st.session_state.get(ASKED, set()):
-            where.button(label, key=f"{key}_make", help=help, on_click=_ask, args=(key,), **button)
+        if not _asked(slot, label, key, help):
             return
-        inside = (
-            where if hasattr(where, "__enter__") else contextlib.nullcontext()
-        )  # a container, or st itself
         from cophe_dashboard import state  # here: state imports components, which imports this module
 
-        with inside, st.spinner(f"Preparing {file_name}…"), state.heavy():  # a turn for the making only
+        with slot.container(), st.spinner(f"Preparing {file_name}…"), state.heavy():  # a turn for the making
             data = _keep(key, source, make())
-        st.session_state[ASKED].discard(key)
+        _made(key)
     ready = {"icon": ":material/download:", **button}
-    _offer(where, f"{label} · {_size(len(data))}", data, file_name, mime, key=key, help=help, **ready)
+    _offer(slot, f"{label} · {_size(len(data))}", data, file_name, mime, key=key, help=help, **ready)
+
+
+def _asked(slot: Any, label: str, key: str, help: str | None) -> bool:
+    """Whether the file of ``key`` has been asked for: asked earlier and not made yet (a run cut short), or its
+    pill is chosen now.
+
+    Streamlit delivers a plain button's click in the one rerun request it sends, and drops that request
+    when another arrives between the start of its run and the widgets' update (the run is restarted with
+    the newer request): under load, the first of two quick clicks was lost. A pill's choice is a value,
+    which the browser sends with every request until the pill is gone, so the next run finds it. Its key
+    changes once the file is made, so that a file asked for again (its inputs changed) has a fresh pill.
+    """
+    asked = st.session_state.setdefault(ASKED, set())
+    if key in asked:
+        return True
+    made = st.session_state.setdefault(MADE, {}).get(key, 0)
+    chosen = slot.pills(
+        label,
+        [label],
+        key=f"{key}_make" if not made else f"{key}_make{made}",
+        help=help,
+        label_visibility="collapsed",
+    )
+    if chosen is None:
+        return False
+    asked.add(key)
+    return True
+
+
+def _made(key: str) -> None:
+    """The file of ``key`` is made: its request is done, and its next pill is a new one, not chosen."""
+    st.session_state[ASKED].discard(key)
+    made = st.session_state.setdefault(MADE, {})
+    made[key] = made.get(key, 0) + 1
 
 
 def _offer(
@@ -163,7 +198,3 @@ def keep_offered() -> None:
             continue
         data, file_name, mime = offered[key]
         files.add(data, mime, f"cophe-offered:{key}", file_name=file_name, is_for_static_download=True)
-
-
-def _ask(key: str) -> None:
-    st.session_state.setdefault(ASKED, set()).add(key)

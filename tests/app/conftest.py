@@ -88,3 +88,14 @@ def plotly_specs(at: AppTest) -> list[dict]:
 @pytest.fixture
 def sample_bytes():
     return {p.name: p.read_bytes() for p in SAMPLE.glob("*.csv")}
+
+
+def asking(at: AppTest) -> list[str]:
+    """The words of the buttons that ask for a file to be made (downloads.prepared draws them as pills)."""
+    return [g.options[0] for g in at.button_group if g.key and "_make" in g.key]
+
+
+def ask(at: AppTest, key: str) -> AppTest:
+    """Click the pill ``key`` that asks for a file to be made (its one option), then ``run()``."""
+    pill = at.button_group(key=key)
+    return pill.set_value(pill.options[0]).run()

@@ -6,9 +6,12 @@ import re
 
 import pandas as pd
 import pytest
+from streamlit.proto.WidgetStates_pb2 import WidgetStates
+from streamlit.runtime.scriptrunner import RerunData, get_script_run_ctx
+from streamlit.runtime.state import SafeSessionState
 
 from cophe_dashboard import downloads
-from tests.app.conftest import run_app
+from tests.app.conftest import ask, asking, run_app
 
 
 def download_labels(at) -> list[str]:
@@ -29,15 +32,15 @@ def test_no_download_is_made_on_click():
 
 def test_a_report_is_made_on_request_then_downloaded_and_kept():
     at = run_app("views/export.py")
-    assert "Report for run siblings" in [b.label for b in at.button]
-    at.button(key="dl_report_make").click().run()
+    assert "Report for run siblings" in asking(at)
+    ask(at, "dl_report_make")
     assert not at.exception
     label = next(x for x in download_labels(at) if x.startswith("Report for run siblings"))
     assert re.fullmatch(r"Report for run siblings · (\d[\d,]* KB|\d+\.\d MB)", label), label
     at.run()  # a rerun with the same inputs keeps the file: no second click
     assert label in download_labels(at)
     at.selectbox(key="run").set_value("overcoder").run()  # another run: its report is made on request again
-    assert "Report for run overcoder" in [b.label for b in at.button]
+    assert "Report for run overcoder" in asking(at)
     assert not any(x.startswith("Report for run") for x in download_labels(at))
 
 
@@ -64,3 +67,54 @@ def test_sources_compare_plain_values_by_equality(a, b, same):
 def test_sources_compare_objects_by_identity():
     t = pd.DataFrame({"a": [1]})
     assert downloads._same((t,), (t,)) and not downloads._same((t,), (t.copy(),))
+
+
+def second_click_at_run_start(arrived: list):
+    """``SafeSessionState.on_script_will_rerun`` with another click of the same browser reaching the server as the
+    run of a first click starts (before the widgets' values are applied), as it did under load. The browser
+    sends every widget's value with it, and not the first click of a plain button (sent once, with its own
+    request)."""
+    real = SafeSessionState.on_script_will_rerun
+
+    def will_rerun(session_state, widget_states, *args, **kwargs):
+        ctx = get_script_run_ctx()
+        assert ctx is not None and ctx.script_requests is not None  # the script's thread, under a runner
+        if widget_states is not None and not arrived:
+            arrived.append(True)
+            values = WidgetStates()
+            values.widgets.extend(
+                w for w in widget_states.widgets if w.WhichOneof("value") != "trigger_value"
+            )
+            ctx.script_requests.request_rerun(
+                RerunData(
+                    widget_states=values, page_script_hash=ctx.page_script_hash, query_string=ctx.query_string
+                )
+            )
+        return real(session_state, widget_states, *args, **kwargs)
+
+    return will_rerun
+
+
+def test_a_click_is_kept_when_another_arrives_as_its_run_starts(monkeypatch):
+    """Streamlit restarts a run whose request is followed at once by another, dropping the first request's
+    one-off values: a plain button's click was lost so (a second file asked for while the first was being made,
+    under load). The pill that asks for a file is a value, sent again with the second request."""
+    at = run_app("views/export.py")
+    arrived: list = []
+    monkeypatch.setattr(SafeSessionState, "on_script_will_rerun", second_click_at_run_start(arrived))
+    ask(at, "dl_report_make")
+    assert arrived and not at.exception
+    assert any(x.startswith("Report for run siblings · ") for x in download_labels(at)), download_labels(at)
+
+
+def test_a_file_whose_inputs_change_is_made_again_only_when_asked_for():
+    """The pill that asked for a file is a value: once the file is made, a file made from other inputs (another
+    run) waits for its own pill to be chosen."""
+    at = run_app("views/export.py")
+    ask(at, "dl_report_make")
+    at.selectbox(key="run").set_value("overcoder").run()  # the report of another run: not made yet
+    assert not any(x.startswith("Report for run overcoder") for x in download_labels(at)), download_labels(at)
+    pill = next(g for g in at.button_group if g.options == ["Report for run overcoder"])
+    assert pill.value is None and pill.key
+    ask(at, pill.key)
+    assert any(x.startswith("Report for run overcoder · ") for x in download_labels(at)), download_labels(at)

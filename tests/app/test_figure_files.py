@@ -8,33 +8,33 @@ import re
 import pytest
 
 from cophe_core.output.figures_export import find_browser
-from tests.app.conftest import run_app
+from tests.app.conftest import ask, asking, run_app
 
 
 @pytest.mark.skipif(find_browser() is None, reason="no Chrome or Chromium to draw figures")
 def test_the_tree_downloads_as_svg_png_and_pdf():
     at = run_app("views/tree.py")
-    labels = [b.label for b in at.button]
+    labels = asking(at)
     assert {"SVG", "PNG", "PDF"} <= set(labels), labels
-    svg = next(b for b in at.button if b.label == "SVG")
-    svg.click().run()
+    svg = next(g for g in at.button_group if g.options == ["SVG"])
+    svg.set_value("SVG").run()
     assert not at.exception, [e.value for e in at.exception]
     made = [b.label for b in at.get("download_button")]
     assert any(re.fullmatch(r"SVG · \d[\d,]* KB", x) for x in made), made
-    assert "PNG" in [b.label for b in at.button]  # the others are still made on request only
+    assert "PNG" in asking(at)  # the others are still made on request only
 
 
 def test_export_offers_the_paper_tables():
     at = run_app("views/export.py")
-    assert {"LaTeX", "Markdown", "Spreadsheet (CSV)", "Web page", "PDF"} <= {b.label for b in at.button}
-    at.button(key="dl_paper_tex_make").click().run()
+    assert {"LaTeX", "Markdown", "Spreadsheet (CSV)", "Web page", "PDF"} <= set(asking(at))
+    ask(at, "dl_paper_tex_make")
     assert not at.exception, [e.value for e in at.exception]
     assert any(b.label.startswith("LaTeX · ") for b in at.get("download_button"))
 
 
 def test_export_offers_the_coding_report():
     at = run_app("views/export.py")
-    at.button(key="dl_coder_html_make").click().run()
+    ask(at, "dl_coder_html_make")
     assert not at.exception, [e.value for e in at.exception]
     assert any(b.label.startswith("Coding report (web page) · ") for b in at.get("download_button"))
 

@@ -15,7 +15,7 @@ from cophe_core import __version__, load_ontology, score_files
 from cophe_core.breakdown.slices import code_frequency, code_frequency_slices
 from cophe_dashboard import downloads, reports, state
 from cophe_dashboard.texts import figure_name
-from tests.app.conftest import SAMPLE, goto, run_app
+from tests.app.conftest import SAMPLE, ask, goto, run_app
 
 RUNS = ["siblings", "overcoder", "conservative"]
 
@@ -117,7 +117,7 @@ def page_and_report():
     comparison.compare_runs, comparison.paired_significance, comparison.family_changes = map(counted, before)
     try:
         goto(at, "views/export.py").run()
-        at.button(key="dl_cmp_report_make").click().run()
+        ask(at, "dl_cmp_report_make")
     finally:
         comparison.compare_runs, comparison.paired_significance, comparison.family_changes = before
     assert not at.exception

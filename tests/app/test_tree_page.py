@@ -11,7 +11,7 @@ import pytest
 from cophe_core import score_files
 from cophe_core.breakdown.tree import focused_subtree
 from cophe_core.output.plotting import OTHER_COLOUR, colour_range, coloured
-from tests.app.conftest import PAGES, SAMPLE, plotly_specs, run_app
+from tests.app.conftest import PAGES, SAMPLE, asking, plotly_specs, run_app
 from tests.core.test_families import naive_family_errors
 
 SNAKE = re.compile(r"\b[a-z0-9]+(?:_[a-z0-9]+)+\b")
@@ -138,7 +138,7 @@ def screen_text(at) -> list[str]:
         "success",
     ):
         out += [str(e.value) for e in getattr(at, kind)]
-    out += expanders(at) + [m.label for m in at.metric] + [b.label for b in at.button]
+    out += expanders(at) + [m.label for m in at.metric] + [b.label for b in at.button] + asking(at)
     for kind in ("selectbox", "multiselect", "radio", "segmented_control"):
         for w in getattr(at, kind, []):  # AppTest gained segmented_control after 1.56
             out.append(w.label)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cophe_core import score_files
-from tests.app.conftest import SAMPLE, goto, plotly_specs, run_app, upload, upload_with_hierarchy
+from tests.app.conftest import SAMPLE, asking, goto, plotly_specs, run_app, upload, upload_with_hierarchy
 
 RUNS = ["siblings", "overcoder", "conservative"]  # plus "model", given as scores
 F1_COLUMNS = ["Exact codes (Flat) F1", "Right family (Set-based) F1", "Right family and count (CoPHE) F1"]
@@ -172,7 +172,7 @@ def test_export_view_offers_every_download():
         "Rows that were not scored",
     ):
         assert want in files
-    made = [b.label for b in at.button]
+    made = asking(at)
     for want in (
         "Levels chart, all runs",
         "Code-family tree · siblings (current focus)",

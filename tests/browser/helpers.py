@@ -4,6 +4,7 @@ chromium-headless-shell, and waiting for states (never for times)."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -90,6 +91,14 @@ def settle(pg, state: str) -> None:
     idle, so that the whole rerun has been drawn."""
     pg.wait_for_selector(state, timeout=WAIT_MS)
     pg.wait_for_selector(IDLE, timeout=WAIT_MS)
+
+
+def asking(pg, label: str):
+    """The pill that asks for a file to be made (downloads.prepared), by the start of its words: a choice the
+    browser sends with every rerun, drawn as a pill (a radio of one option), not a plain button."""
+    return pg.locator("[data-testid=stButtonGroup] button").filter(
+        has_text=re.compile("^" + re.escape(label))
+    )
 
 
 def timed(pg, action, state: str) -> float:

@@ -9,7 +9,7 @@ import re
 import pandas as pd
 
 from cophe_core.inputs.synthetic import generate_run
-from tests.browser.helpers import ARTIFACTS, ROOT, expect, playwright, settle, timed
+from tests.browser.helpers import ARTIFACTS, ROOT, asking, expect, playwright, settle, timed
 
 SAMPLE = ROOT / "sample_data" / "icd9"
 RUN_FILES = ["run_siblings.csv", "run_overcoder.csv", "run_conservative.csv", "scores_model.csv"]
@@ -76,7 +76,7 @@ def test_five_runs_a_slice_and_a_saved_analysis_round_trip(page, server, tmp_pat
     page.screenshot(path=ARTIFACTS / "11_compare_rare_codes.png", full_page=True)
 
     # Save the analysis, then open it in a fresh session
-    page.get_by_role("button", name="Save analysis").click()  # the file is made, then offered
+    asking(page, "Save analysis").click()  # the file is made, then offered
     with page.expect_download() as download:
         page.get_by_role("button", name=re.compile(r"Save analysis · ")).click()
     saved = tmp_path / "analysis.cophe"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.helpers import ARTIFACTS, PAGE_STATES, ROOT, WAIT_MS, expect, settle
+from tests.browser.helpers import ARTIFACTS, PAGE_STATES, ROOT, WAIT_MS, asking, expect, settle
 
 pytestmark = pytest.mark.browser
 
@@ -58,7 +58,7 @@ def test_no_user_string_reaches_another_host_or_runs(page, server, tmp_path):
         pg.get_by_role("button", name="Every code and family").click()
     assert table.value.failure() is None
     assert table.value.suggested_filename.endswith(".csv") and "/" not in table.value.suggested_filename
-    pg.get_by_role("button", name="Levels chart, all runs").click()
+    asking(pg, "Levels chart, all runs").click()
     ready = pg.get_by_role("button", name="Levels chart, all runs ·", exact=False)
     expect(ready).to_be_visible(timeout=WAIT_MS)
     with pg.expect_download(timeout=WAIT_MS) as chart:
