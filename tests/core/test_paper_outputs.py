@@ -135,7 +135,9 @@ def test_exported_files_are_valid_at_the_declared_widths(evals):
     assert root.tag.endswith("svg") and float(root.get("width")) == 336
     png = render(fig, "png")
     wide, tall = _png_size(png)
-    assert wide == 1050 and abs(tall - fig.layout.height * 300 / 96) < 1  # 3.5 in at 300 dpi (a part pixel cut)
+    assert (
+        wide == 1050 and abs(tall - fig.layout.height * 300 / 96) < 1
+    )  # 3.5 in at 300 dpi (a part pixel cut)
     pdf = render(fig, "pdf")
     assert pdf[:5] == b"%PDF-"
     box = re.search(rb"/MediaBox\s*\[\s*0 0 ([\d.]+) ([\d.]+)", pdf)
