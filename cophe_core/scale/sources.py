@@ -165,7 +165,9 @@ def label_chunks(
     if found is None or not all(c in names for c in found) or len(set(names)) < len(names):
         return None
     doc_type, code_type = (_value_type(schema.field(c).type) for c in found)
-    if not (_is_text(code_type) and (_is_text(doc_type) or pa.types.is_integer(doc_type))):
+    # integer ids only plain (pandas writes a dictionary column's integers as a categorical's, unlike Arrow's)
+    doc_raw = schema.field(found[0]).type
+    if not (_is_text(code_type) and (_is_text(doc_type) or pa.types.is_integer(doc_raw))):
         return None
     return _label_chunks(f, chunk_rows, found, [c for c in found if _is_text(schema.field(c).type)])
 

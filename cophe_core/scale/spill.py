@@ -167,7 +167,13 @@ class Spill:
 
 
 def bucket_documents(bucket: pa.Table) -> tuple[pa.Array, np.ndarray]:
-    """A bucket's distinct document ids and each row's number among them (its dictionaries unified)."""
+    """A bucket's distinct document ids and each row's number among them (its dictionaries unified).
+
+    >>> ids = pa.DictionaryArray.from_arrays(pa.array([1, 0, 1], pa.int32()), pa.array(["a", "b"], pa.large_string()))
+    >>> found, at = bucket_documents(pa.table({"doc_id": ids}))
+    >>> found.to_pylist(), at.tolist()
+    (['a', 'b'], [1, 0, 1])
+    """
     column = bucket["doc_id"]
     if not column.num_chunks:
         return pa.array([], pa.large_string()), np.zeros(0, np.int64)

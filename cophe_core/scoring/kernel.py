@@ -609,7 +609,6 @@ def _count_level(
     state = 3 * ((x > 0) & (y > 0)) + np.sign(x - y) + 1
     by_state = np.bincount(run_node * 6 + state, minlength=n * 6).reshape(n, 6).T
     both = by_state[_UNDER] + by_state[_EQUAL] + by_state[_OVER]
-    x_alone, y_alone = state == _OVER_ALONE, state == _UNDER_ALONE
     for key, value in (
         ("tp", _weighted(run_node, tp, n)),
         ("sx", by_state[_OVER_ALONE] + both),
@@ -617,8 +616,8 @@ def _count_level(
         ("both", both),
         ("over", by_state[_OVER_ALONE] + by_state[_OVER]),
         ("under", by_state[_UNDER_ALONE] + by_state[_UNDER]),
-        ("x_alone", _weighted(run_node[x_alone], x[x_alone], n)),  # x where y = 0
-        ("y_alone", _weighted(run_node[y_alone], y[y_alone], n)),
+        ("x_alone", _weighted(run_node, np.where(y == 0, x, 0), n)),  # x where y = 0 (no subset: cheaper)
+        ("y_alone", _weighted(run_node, np.where(x == 0, y, 0), n)),
     ):
         sums[key] += value
     if not documents:

@@ -226,6 +226,8 @@ def test_parquet_read_on_arrow_arrays_equals_the_row_by_row_reading(
     assert sv.warnings == reference.warnings and sv.rows == reference.rows
     if int_docs and any(d is None for d, _ in gold + pred):
         return  # a chunk's integer ids with a null read as floats (1.0), the whole file's in memory too
+    if any(c is not None and ";" in c for _, c in gold + pred):
+        return  # streamed, each chunk decides alone whether its cells join codes (as before the Arrow reading)
     s = score_files(g, {"pred": p}, ontology="icd9")
     assert_same(s.evaluation("pred"), sv)
     pd.testing.assert_frame_equal(sorted_rows(sv.rejected), sorted_rows(s.corpus.rejected))
