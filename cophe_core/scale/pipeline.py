@@ -7,16 +7,21 @@ last digit:
 
 1. **Spill.** Each source (a Parquet file, a folder of Parquet files, hive-partitioned or not, a glob, or
    a CSV/TSV file) is read in chunks of rows: Parquet by pyarrow's dataset scanner, one record batch at a
-   time; CSV/TSV in blocks of whole lines. Each chunk goes through the readers' own normalisation and
-   validation (:func:`cophe_core.inputs.readers.read_frame`), and its rows are hashed by document id into B
-   buckets, written as Arrow IPC files to a temporary folder. So every row of a document, gold and
-   predicted, ends up in the same bucket. The distinct code strings are collected.
+   time; CSV/TSV in blocks of whole lines. A Parquet file whose column names say it holds labels is read on
+   its two columns as dictionary-encoded Arrow arrays, and the readers' normalisation is applied to their
+   distinct values only (:func:`~cophe_core.scale.sources.label_chunks`); any other chunk goes through the
+   readers' own normalisation and validation (:func:`cophe_core.inputs.readers.read_frame`). Rows are hashed
+   by document id into B buckets, written as Arrow IPC streams to a temporary folder (each batch's ids once,
+   as a dictionary). So every row of a document, gold and predicted, ends up in the same bucket. The
+   distinct code strings are collected.
 2. **Resolve.** The distinct codes (thousands, not millions) are placed in the ontology once
    (:func:`~cophe_core.scoring.kernel.resolve_table`), as :func:`cophe_core.scoring.labels.encode` places them: the same extension of the
    ontology for unlisted codes, the same node ids, the same rejected codes with their reasons.
-3. **Count.** Each bucket is counted by :func:`~cophe_core.scoring.kernel.count_partition`, a pure function of two pandas DataFrames
-   (gold and predicted rows of the same documents); the per-node counts (:class:`~cophe_core.metrics.NodeCounts`)
-   are summed, and the per-document table (documents × levels × TP/FP/FN, small) is kept.
+3. **Count.** Each bucket is counted on integers by :func:`~cophe_core.scoring.kernel.count_rows` (each row's
+   document and node numbers: one sort, then run lengths per level); with the ICM suite or a DAG ontology, by
+   :func:`~cophe_core.scoring.kernel.count_partition` on pandas frames. The per-node counts
+   (:class:`~cophe_core.metrics.NodeCounts`) are summed, and the per-document table (documents × levels ×
+   TP/FP/FN, small) is kept.
 
 The result, :class:`StreamedEvaluation`, offers the figures of :class:`~cophe_core.metrics.Evaluation`
 (levels, macro, node and document tables, ``to_dict``) and the bootstrap; the tables are the metrics
