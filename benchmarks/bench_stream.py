@@ -15,6 +15,11 @@ Each size runs the CLI (``cophe score --gold DIR --pred DIR --format json``) in 
 prints rows, wall and CPU seconds (user + system), rows per wall second and per CPU second (per core),
 and peak resident MB.
 
+The input floor, in the same run: a child process that reads both sides' ``doc_id`` and ``code`` columns with
+pyarrow's dataset scanner, one record batch at a time, and dictionary-encodes each (what any reader of the
+files must do at least), timed the same way; the table prints its figures and cophe's CPU and wall seconds
+over the floor's (the issue's target: at most 2x).
+
 DuckDB, the yardstick (``pip install cophe[bench]``; skipped with a note where it is missing): on the same
 Parquet files, one SQL query computes the same per-level CoPHE counts (distinct codes per document and side,
 joined to a code-to-ancestor table built from the ontology beforehand and not timed, counted per document and
@@ -186,6 +191,27 @@ def write_ancestors(folder: Path) -> Path:
     return folder / "ancestors.parquet"
 
 
+def floor_worker(folder: str) -> None:
+    """Child process: read both sides' ``doc_id`` and ``code`` columns batch by batch and dictionary-encode
+    them (the input floor); prints the rows read."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    rows = 0
+    for side in ("gold", "pred"):
+        for batch in ds.dataset(f"{folder}/{side}", format="parquet").to_batches(columns=["doc_id", "code"]):
+            for column in batch.columns:
+                pc.dictionary_encode(column)
+            rows += batch.num_rows
+    print(rows)
+
+
+def run_floor(folder: Path) -> dict:
+    """:func:`floor_worker` in a child process, timed as the CLI is."""
+    figures, stdout = timed([sys.executable, __file__, "--floor-worker", str(folder)])
+    return {**figures, "rows": int(stdout)}
+
+
 def duckdb_worker(folder: str, threads: int) -> None:
     """Child process: the per-level counts of :data:`DUCKDB_QUERY` on ``folder``, printed as JSON."""
     import duckdb
@@ -233,6 +259,9 @@ def main() -> None:
     if sys.argv[1:2] == ["--duckdb-worker"]:
         duckdb_worker(sys.argv[2], int(sys.argv[3]))
         return
+    if sys.argv[1:2] == ["--floor-worker"]:
+        floor_worker(sys.argv[2])
+        return
     args, sizes = parse_size_options(__doc__ or "", [1e5, 1e6, 1e7], "+")
     has_duckdb = importlib.util.find_spec("duckdb") is not None
     if not has_duckdb:
@@ -256,6 +285,7 @@ def main() -> None:
                 f"{data['rows'] / r['cpu_s']:>12,.0f} {r['peak_mb']:>8.0f} {os.getloadavg()[0]:>5.2f}",
                 flush=True,
             )
+            compare_floor(folder, data["rows"], r)
             if has_duckdb:
                 compare_duckdb(folder, data["rows"], r)
     if len(done) > 1:  # the cost of one more row, start-up (imports, ontology) left out
@@ -263,6 +293,18 @@ def main() -> None:
         print(
             f"marginal, {r1:,} → {r2:,} rows: {(r2 - r1) / (w2 - w1):,.0f} rows/s wall, {(r2 - r1) / (c2 - c1):,.0f} per CPU second"
         )
+
+
+def compare_floor(folder: Path, rows: int, cophe: dict) -> None:
+    """Time the input floor (:func:`floor_worker`) and print cophe's CPU and wall seconds over it."""
+    f = run_floor(folder)
+    print(
+        f"{'input floor (Arrow read + encode)':>38} {f['wall_s']:>7.1f} {f['cpu_s']:>7.1f} "
+        f"{rows / f['wall_s']:>12,.0f} {rows / f['cpu_s']:>12,.0f} {f['peak_mb']:>8.0f} "
+        f"{os.getloadavg()[0]:>5.2f}  cophe {cophe['cpu_s'] / f['cpu_s']:.2f}x the floor's CPU, "
+        f"{cophe['seconds'] / f['wall_s']:.2f}x its wall",
+        flush=True,
+    )
 
 
 def compare_duckdb(folder: Path, rows: int, cophe: dict) -> None:

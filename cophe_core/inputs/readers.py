@@ -82,6 +82,9 @@ __all__ = [
     "read_labels",
     "read_scores",
     "read_frame",
+    "label_columns",
+    "label_values",
+    "LabelValues",
     "input_kind",
     "DOC_COLUMNS",
     "CODE_COLUMNS",
@@ -266,6 +269,99 @@ def read_frame(
     if kind == "wide":
         return _bounded(_wide_scores(frame, name, doc_col, *detail))
     return _bounded(_from_frame(frame, name, doc_col, code_col, joiner))
+
+
+def label_columns(
+    columns: Sequence[str],
+    name: str,
+    *,
+    labels_only: bool = False,
+    doc_col: str | None = None,
+    code_col: str | None = None,
+) -> tuple[str, str] | None:
+    """The document and code columns :func:`read_frame` reads a table with these ``columns`` by, when the
+    names alone decide that it holds labels, one code per row (no score column, not possibly a wide matrix
+    of scores, no CAML ``labels`` column of joined codes); None when :func:`read_frame` must look at the
+    values, or would refuse the names (it then says why). Streamed scoring reads such a table's two columns
+    as Arrow arrays (:func:`label_values` on their distinct values).
+
+    >>> label_columns(["HADM_ID", "ICD9_CODE", "is_primary"], "g.parquet")
+    ('HADM_ID', 'ICD9_CODE')
+    >>> label_columns(["doc_id", "code", "score"], "p.parquet") is None
+    True
+    """
+    cols = [str(c) for c in columns]
+    if not labels_only:
+        lower = {c.lower().strip(): c for c in cols}
+        if any(c in lower for c in SCORE_COLUMNS):
+            return None
+        if code_col is None or code_col.lower().strip() not in lower:
+            ids = {c for c in cols if c.lower().strip() in ID_COLUMNS}
+            if doc_col is not None and doc_col.lower().strip() in lower:
+                ids.add(lower[doc_col.lower().strip()])
+            rest = [c for c in cols if c not in ids]
+            if ids and rest and all(_named_like_code(c) for c in rest):
+                return None  # perhaps a wide matrix of scores: its values decide
+    try:
+        doc = pick_column(cols, doc_col, DOC_COLUMNS, "document id", name)
+        code = pick_column([c for c in cols if c != doc], code_col, CODE_COLUMNS, "code", name)
+    except InputError:
+        return None
+    if code.lower() in ("labels", "codes", "targets") or len(set(cols)) < len(cols):
+        return None
+    return doc, code
+
+
+@dataclass(frozen=True)
+class LabelValues:
+    """The distinct values of a labels table's document and code columns, normalised as
+    :func:`read_frame` normalises every row (:func:`label_values`).
+
+    Attributes
+    ----------
+    doc : ndarray of str
+        Each document id stripped of surrounding blanks (as read for a null: ``"None"``).
+    no_doc, long_doc : ndarray of bool
+        The id is missing (null, empty, ``nan`` or ``None``: "empty document id"), or longer than
+        :data:`MAX_ID_CHARS`.
+    code : ndarray of str
+        Each code as written (a null: ``""``).
+    empty_code, long_code : ndarray of bool
+        The code is blank ("empty code"), or longer than :data:`MAX_CODE_CHARS`.
+    joined : bool
+        Some code holds the ``joiner``: the table is read row by row (:func:`read_frame` splits it).
+    """
+
+    doc: np.ndarray
+    no_doc: np.ndarray
+    long_doc: np.ndarray
+    code: np.ndarray
+    empty_code: np.ndarray
+    long_code: np.ndarray
+    joined: bool
+
+
+def label_values(docs: pd.Series, codes: pd.Series, joiner: str = ";") -> LabelValues:
+    """The normalisation of :func:`read_frame` applied to distinct values only (a large table's thousands of
+    codes and ids, not its rows), by the same operations on columns of the same type: ids stripped, missing
+    and over-long ids and blank and over-long codes marked.
+
+    >>> v = label_values(pd.Series([" 7 ", None, "nan"]), pd.Series(["401.9", " ", None, "4" * 65]))
+    >>> v.doc.tolist()[0], v.no_doc.tolist(), v.empty_code.tolist(), v.long_code.tolist()
+    ('7', [False, True, True], [False, True, True, False], [False, False, False, True])
+    """
+    doc = docs.astype(str).str.strip()
+    code = _text(codes)
+    no_doc = (doc.isna() | doc.isin(["", "nan", "None"])).to_numpy(dtype=bool)
+    return LabelValues(
+        doc=doc.to_numpy(dtype=object),
+        no_doc=no_doc,
+        long_doc=~no_doc & (doc.str.len() > MAX_ID_CHARS).to_numpy(dtype=bool),
+        code=code.astype(str).to_numpy(dtype=object),
+        empty_code=(code.isna() | (code.astype(str).str.strip() == "")).to_numpy(dtype=bool),
+        long_code=(code.astype(str).str.len() > MAX_CODE_CHARS).to_numpy(dtype=bool),
+        joined=bool(code.str.contains(joiner, regex=False).any()),
+    )
 
 
 def input_kind(source: Source, *, name: str | None = None, **options: Any) -> str:

@@ -7,16 +7,21 @@ last digit:
 
 1. **Spill.** Each source (a Parquet file, a folder of Parquet files, hive-partitioned or not, a glob, or
    a CSV/TSV file) is read in chunks of rows: Parquet by pyarrow's dataset scanner, one record batch at a
-   time; CSV/TSV in blocks of whole lines. Each chunk goes through the readers' own normalisation and
-   validation (:func:`cophe_core.inputs.readers.read_frame`), and its rows are hashed by document id into B
-   buckets, written as Arrow IPC files to a temporary folder. So every row of a document, gold and
-   predicted, ends up in the same bucket. The distinct code strings are collected.
+   time; CSV/TSV in blocks of whole lines. A Parquet file whose column names say it holds labels is read on
+   its two columns as dictionary-encoded Arrow arrays, and the readers' normalisation is applied to their
+   distinct values only (:func:`~cophe_core.scale.sources.label_chunks`); any other chunk goes through the
+   readers' own normalisation and validation (:func:`cophe_core.inputs.readers.read_frame`). Rows are hashed
+   by document id into B buckets, written as Arrow IPC streams to a temporary folder (each batch's ids once,
+   as a dictionary). So every row of a document, gold and predicted, ends up in the same bucket. The
+   distinct code strings are collected.
 2. **Resolve.** The distinct codes (thousands, not millions) are placed in the ontology once
    (:func:`~cophe_core.scoring.kernel.resolve_table`), as :func:`cophe_core.scoring.labels.encode` places them: the same extension of the
    ontology for unlisted codes, the same node ids, the same rejected codes with their reasons.
-3. **Count.** Each bucket is counted by :func:`~cophe_core.scoring.kernel.count_partition`, a pure function of two pandas DataFrames
-   (gold and predicted rows of the same documents); the per-node counts (:class:`~cophe_core.metrics.NodeCounts`)
-   are summed, and the per-document table (documents × levels × TP/FP/FN, small) is kept.
+3. **Count.** Each bucket is counted on integers by :func:`~cophe_core.scoring.kernel.count_rows` (each row's
+   document and node numbers: one sort, then run lengths per level); with the ICM suite or a DAG ontology, by
+   :func:`~cophe_core.scoring.kernel.count_partition` on pandas frames. The per-node counts
+   (:class:`~cophe_core.metrics.NodeCounts`) are summed, and the per-document table (documents × levels ×
+   TP/FP/FN, small) is kept.
 
 The result, :class:`StreamedEvaluation`, offers the figures of :class:`~cophe_core.metrics.Evaluation`
 (levels, macro, node and document tables, ``to_dict``) and the bootstrap; the tables are the metrics
@@ -67,6 +72,7 @@ from ..scoring.kernel import (
     PartitionCounts,
     concat_rows,
     count_partition,
+    count_rows,
     nothing_scorable,
     rejected_codes,
     resolve_tables,
@@ -84,8 +90,17 @@ from ..scoring.labels import (
     undotted_mask,
 )
 from ..scoring.suite import Frequencies, left_out_note, suite_of_sums, sum_frequencies
-from .sources import ColumnNames, SourceFile, estimate_rows, source_files, source_frames, source_name
-from .spill import Spill, arrow_strings, bucket_frames
+from .sources import (
+    ColumnNames,
+    LabelChunk,
+    SourceFile,
+    estimate_rows,
+    label_chunks,
+    source_files,
+    source_frames,
+    source_name,
+)
+from .spill import FILE_SHIFT, LINE_MASK, Spill, arrow_strings, bucket_documents, bucket_frames
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -353,9 +368,30 @@ def score_dataset(
         spill = Spill(folder, n_buckets, len(files))
         for index, f in enumerate(files):
             side = 0 if index < len(sides[0]) else 1
-            for frame in source_frames(f, chunk_rows, ColumnNames(header, doc_col, code_col)):
+            chunks = label_chunks(f, chunk_rows, labels_only=side == 0, doc_col=doc_col, code_col=code_col)
+            for frame in chunks or source_frames(f, chunk_rows, ColumnNames(header, doc_col, code_col)):
+                if isinstance(frame, LabelChunk):  # read on Arrow arrays
+                    if len(frame.rejected):
+                        read_rejected.append(frame.rejected)
+                    spill.add_ids(
+                        side,
+                        index,
+                        frame.docs,
+                        frame.doc_at,
+                        frame.codes,
+                        frame.code_at,
+                        frame.lines,
+                        frame.alone,
+                    )
+                    continue
+                # a chunk of joined codes from the Arrow reading holds these two columns only
+                wanted = ("doc_id", "code") if chunks is not None else (doc_col, code_col)
                 raw = read_frame(
-                    frame, name=f.name, labels_only=side == 0, doc_col=doc_col, code_col=code_col
+                    frame,
+                    name=f.name,
+                    labels_only=side == 0 or chunks is not None,
+                    doc_col=wanted[0],
+                    code_col=wanted[1],
                 )
                 if isinstance(raw, RawScores):
                     raise InputError(
@@ -384,7 +420,15 @@ def score_dataset(
         parts = []
         found: list[Frequencies] = []
         counts: NodeCounts | None = None
+        on_ids = not suite and not table.ontology.is_dag  # the integer kernel; else the in-memory evaluation
         for bucket in spill.buckets():
+            if on_ids:
+                kept, bucket_counts = _count_bucket(
+                    bucket, to_table, tables, file_names, max_level, keep_documents
+                )
+                counts = bucket_counts if counts is None else counts + bucket_counts
+                parts.append(kept)
+                continue
             gold_rows, pred_rows = bucket_frames(bucket, to_table, categories, file_names)
             part = count_partition(
                 gold_rows, pred_rows, tables, max_level=max_level, documents=keep_documents, frequencies=suite
@@ -535,6 +579,108 @@ class _Kept:
             p.only_gold,
             p.only_pred,
         )
+
+
+def _count_bucket(
+    bucket: pa.Table,
+    to_table: Sequence[np.ndarray],
+    tables: tuple[CodeTable, ...],
+    file_names: list[str],
+    max_level: str,
+    keep_documents: bool,
+) -> tuple[_Kept, NodeCounts]:
+    """One spilled bucket counted on integers (:func:`~cophe_core.scoring.kernel.count_rows`): each row's
+    document a number into the bucket's distinct ids, its node and status looked up by its code's number in
+    its side's table; only the rejected and flagged rows (few) become table rows. The same as
+    :func:`count_partition` on :func:`bucket_frames`."""
+    ids, doc = bucket_documents(bucket)
+    side = bucket["side"].to_numpy()
+    code = bucket["code"].to_numpy()
+    book = len(to_table[0])
+    # per side, per code number (the last: no code): its position in the side's table, node and status
+    pos = np.stack([np.append(t, -1) for t in to_table]).astype(np.int64)
+    node_of = np.stack(
+        [
+            np.where(p >= 0, t.nodes[np.maximum(p, 0)], -1) if len(t.nodes) else np.full(len(p), -1)
+            for p, t in zip(pos, tables)
+        ]
+    )
+    flag_of = np.stack(
+        [
+            (p >= 0) & (t.flag != "")[np.maximum(p, 0)] if len(t.codes) else np.zeros(len(p), bool)
+            for p, t in zip(pos, tables)
+        ]
+    )
+    status_of = np.where(
+        node_of >= 0, np.where(flag_of, _FLAGGED, _SCORED), np.where(pos >= 0, _REJECTED, _SCORED)
+    )
+    cell = side.astype(np.int64) * (book + 1) + np.where(code >= 0, code, book)
+    node = node_of.ravel()[cell]
+    got = count_rows(
+        doc,
+        node,
+        side.astype(bool),
+        len(ids),
+        tables[0].ontology,
+        max_level=max_level,
+        documents=keep_documents,
+    )
+    status = status_of.ravel()[cell]
+    listed = [
+        _listed(tables, pos, side, code, bucket["line"], status, kind, file_names)
+        for kind in (_REJECTED, _FLAGGED)
+    ]
+    in_side = np.bincount(doc * 2 + side, minlength=2 * len(ids)).reshape(-1, 2) > 0
+    kept = _Kept(
+        ids.cast(pa.large_string()),
+        None if got.documents is None else got.documents.astype(np.int32),
+        got.columns,
+        listed[0],
+        listed[1],
+        got.duplicates,
+        int((in_side[:, 0] & ~in_side[:, 1]).sum()),
+        int((in_side[:, 1] & ~in_side[:, 0]).sum()),
+    )
+    return kept, got.counts
+
+
+_SCORED, _REJECTED, _FLAGGED = 0, 1, 2
+
+
+def _listed(
+    tables: tuple[CodeTable, ...],
+    pos: np.ndarray,
+    side: np.ndarray,
+    code: np.ndarray,
+    lines: pa.ChunkedArray,
+    status: np.ndarray,
+    kind: int,
+    file_names: list[str],
+) -> pd.DataFrame:
+    """A bucket's rows of one status (rejected or flagged), each side's by its table, as the rejected table
+    lists them; ``lines`` hold each row's file index in their high bits."""
+    at = np.flatnonzero(status == kind)
+    if not len(at):
+        return pd.DataFrame(columns=REJECTED_COLUMNS)
+    line = lines.take(pa.array(at)).to_numpy()
+    frames = []
+    for s, table in enumerate(tables):
+        mine = side[at] == s
+        p = pos[s][code[at][mine]]
+        text, why = (table.reason, table.reason_kind) if kind == _REJECTED else (table.flag, table.flag_kind)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "file": np.asarray(file_names, dtype=object)[line[mine] >> FILE_SHIFT],
+                    "line": line[mine] & LINE_MASK,
+                    "value": table.codes[p],
+                    "reason": text[p],
+                    "kind": why[p],
+                },
+                columns=REJECTED_COLUMNS,
+            )
+        )
+    return concat_rows(frames)
 
 
 def _check_scorable(

@@ -13,10 +13,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from ..base.files import (
     InputError,
+    Reason,
     binary_as_text,
     check_width,
     decode_text,
@@ -25,9 +27,21 @@ from ..base.files import (
     sniff_separator,
 )
 from ..inputs.datasets import dataset_files, glob_root
-from ..inputs.readers import headerless_columns
+from ..inputs.readers import (
+    MAX_CODE_CHARS,
+    MAX_ID_CHARS,
+    REJECTED_COLUMNS,
+    headerless_columns,
+    label_columns,
+    label_values,
+)
 
-__all__ = ["STREAMED_FORMATS", "ColumnNames", "SourceFile"]  # the functions serve scale/pipeline.py
+__all__ = [
+    "STREAMED_FORMATS",
+    "ColumnNames",
+    "LabelChunk",
+    "SourceFile",
+]  # the functions serve scale/pipeline.py
 
 STREAMED_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv", ".txt": "csv"}
 
@@ -106,6 +120,239 @@ def _parquet_frames(f: SourceFile, chunk_rows: int) -> Iterator[pd.DataFrame]:
     except (pa.ArrowException, OSError) as e:
         detail = " ".join(str(e).split())[:160]
         raise InputError(f"{f.name}: cannot read as Parquet ({type(e).__name__}: {detail})") from None
+
+
+@dataclass(frozen=True)
+class LabelChunk:
+    """A chunk of a labels file read on Arrow arrays (:func:`label_chunks`): its scored rows as numbers into
+    its distinct values, and the rows the readers reject, as :func:`cophe_core.inputs.readers.read_frame`
+    would read the same rows.
+
+    ``docs`` are the distinct document ids (normalised), ``codes`` the distinct codes; per kept row,
+    ``doc_at`` and ``code_at`` index them and ``lines`` holds its line; ``alone`` indexes the documents
+    without a kept row (their rows have empty or over-long codes: evaluated documents all the same).
+    """
+
+    docs: np.ndarray
+    doc_at: np.ndarray
+    codes: np.ndarray
+    code_at: np.ndarray
+    lines: np.ndarray
+    alone: np.ndarray
+    rejected: pd.DataFrame
+
+
+def label_chunks(
+    f: SourceFile, chunk_rows: int, *, labels_only: bool, doc_col: str | None, code_col: str | None
+) -> Iterator[LabelChunk | pd.DataFrame] | None:
+    """A Parquet file of labels in chunks read on Arrow arrays, each a :class:`LabelChunk`, or None when its
+    schema does not say it is one (:func:`cophe_core.inputs.readers.label_columns`: read it by
+    :func:`source_frames`). The document and code columns alone are read, dictionary-encoded, and only their
+    distinct values are normalised (:func:`cophe_core.inputs.readers.label_values`). A chunk whose codes are
+    joined in cells (``401.9;428.0``) comes as the frame :func:`cophe_core.inputs.readers.read_frame` reads
+    (its two columns, named ``doc_id`` and ``code``, indexed by row number)."""
+    if f.fmt != "parquet":
+        return None
+    try:
+        schema = ds.dataset(str(f.path), format="parquet").schema
+    except (pa.ArrowException, OSError):
+        return None  # source_frames says why
+    names = [str(n) for n in schema.names]
+    if any(pa.types.is_binary(t) or pa.types.is_large_binary(t) for t in schema.types):
+        return None  # the readers check every text column's UTF-8
+    columns = names + [k for k in f.partition if k not in names]
+    found = label_columns(columns, f.name, labels_only=labels_only, doc_col=doc_col, code_col=code_col)
+    if found is None or not all(c in names for c in found) or len(set(names)) < len(names):
+        return None
+    doc_type, code_type = (_value_type(schema.field(c).type) for c in found)
+    # integer ids only plain (pandas writes a dictionary column's integers as a categorical's, unlike Arrow's)
+    doc_raw = schema.field(found[0]).type
+    if not (_is_text(code_type) and (_is_text(doc_type) or pa.types.is_integer(doc_raw))):
+        return None
+    return _label_chunks(f, chunk_rows, found, [c for c in found if _is_text(schema.field(c).type)])
+
+
+def _value_type(t: pa.DataType) -> pa.DataType:
+    return t.value_type if pa.types.is_dictionary(t) else t
+
+
+def _is_text(t: pa.DataType) -> bool:
+    return bool(pa.types.is_string(_value_type(t)) or pa.types.is_large_string(_value_type(t)))
+
+
+def _label_chunks(
+    f: SourceFile, chunk_rows: int, columns: tuple[str, str], text: list[str]
+) -> Iterator[LabelChunk | pd.DataFrame]:
+    options = ds.ParquetReadOptions(dictionary_columns=set(text))
+    try:
+        fragments = list(
+            ds.dataset(str(f.path), format=ds.ParquetFileFormat(read_options=options)).get_fragments()
+        )
+        start = 1
+        for fragment in fragments:
+            for batch in fragment.to_batches(columns=list(columns), batch_size=chunk_rows):
+                yield _label_chunk(batch, f.name, start, columns)
+                start += batch.num_rows
+    except (pa.ArrowException, OSError) as e:
+        detail = " ".join(str(e).split())[:160]
+        raise InputError(f"{f.name}: cannot read as Parquet ({type(e).__name__}: {detail})") from None
+
+
+def _encoded(values: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """Distinct values and each row's index into them; a null is a value of its own (the last)."""
+    if not pa.types.is_dictionary(values.type):
+        values = pc.dictionary_encode(values)
+    distinct, at = values.dictionary, values.indices
+    if at.null_count:
+        at = pc.fill_null(at, len(distinct))
+        distinct = pa.concat_arrays([distinct, pa.nulls(1, distinct.type)])
+    return distinct, at.to_numpy().astype(np.int64)
+
+
+def _label_chunk(
+    batch: pa.RecordBatch, name: str, start: int, columns: tuple[str, str]
+) -> LabelChunk | pd.DataFrame:
+    """One record batch of a labels file, as :func:`cophe_core.inputs.readers.read_frame` reads it (see
+    ``_from_frame`` and ``_bounded`` there: the rows with an empty id, then those with an empty code, then
+    the over-long ones are rejected), on the distinct values."""
+    (doc_values, di), (code_values, ci) = (_encoded(batch.column(i)) for i in range(2))
+    values = _label_values(doc_values, code_values)
+    if values.joined:  # cells of several codes: split by the readers, row by row
+        frame = pa.table(
+            [pc.cast(c, c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in batch.columns],
+            names=["doc_id", "code"],
+        ).to_pandas()
+        frame.index = pd.RangeIndex(start, start + len(frame))
+        return frame
+    line = np.arange(start, start + batch.num_rows, dtype=np.int64)
+    no_doc = values.no_doc[di]
+    empty = ~no_doc & values.empty_code[ci]
+    kept = ~no_doc & ~empty
+    long_doc = kept & values.long_doc[di]
+    bad = long_doc | (kept & values.long_code[ci])
+    scored = kept & ~bad
+    if values.stripped:
+        doc_of, docs = pd.factorize(values.doc)  # ids equal once stripped are one document
+    else:
+        doc_of, docs = np.arange(len(values.doc)), values.doc
+    nd = doc_of[di]
+    listed = np.bincount(nd[~no_doc & ~values.long_doc[di]], minlength=len(docs)) > 0
+    alone = np.flatnonzero(listed & ~(np.bincount(nd[scored], minlength=len(docs)) > 0))
+    return LabelChunk(
+        np.asarray(docs, dtype=object),
+        nd[scored],
+        values.code,
+        ci[scored],
+        line[scored],
+        alone,
+        _chunk_rejected(name, line, values, (di, ci), no_doc, empty, long_doc, bad),
+    )
+
+
+# A value that begins and ends with an ASCII letter or digit, of at most this many bytes, is left as it is by
+# the readers' normalisation (nothing to strip, not blank, "nan" or "None", not too long, no joiner): only the
+# other distinct values go through it (:func:`cophe_core.inputs.readers.label_values`).
+_PLAIN = r"(?s)^[0-9A-Za-z]([^;]*[0-9A-Za-z])?$"
+
+
+@dataclass(frozen=True)
+class _Values:
+    """:class:`~cophe_core.inputs.readers.LabelValues` of a chunk, and whether stripping changed an id."""
+
+    doc: np.ndarray
+    no_doc: np.ndarray
+    long_doc: np.ndarray
+    code: np.ndarray
+    empty_code: np.ndarray
+    long_code: np.ndarray
+    joined: bool
+    stripped: bool
+
+
+def _label_values(docs: pa.Array, codes: pa.Array) -> _Values:
+    """:func:`cophe_core.inputs.readers.label_values` of the distinct ids and codes, with the plain ones (most)
+    found by Arrow and kept as they are; integer ids are all read by the readers' rule (as text they are
+    written by pandas)."""
+    doc_plain = (
+        _plain(docs, MAX_ID_CHARS, ["nan", "None"]) if _is_text(docs.type) else np.zeros(len(docs), bool)
+    )
+    code_plain = _plain(codes, MAX_CODE_CHARS, [])
+    doc = docs.to_numpy(zero_copy_only=False).astype(object) if doc_plain.all() else None
+    code = codes.to_numpy(zero_copy_only=False).astype(object)
+    odd_doc, odd_code = np.flatnonzero(~doc_plain), np.flatnonzero(~code_plain)
+    ruled = label_values(
+        (docs.take(pa.array(odd_doc)) if doc is not None else docs).to_pandas(),
+        codes.take(pa.array(odd_code)).to_pandas(),
+    )
+    no_doc, long_doc = np.zeros(len(docs), bool), np.zeros(len(docs), bool)
+    if doc is None:  # every id by the rule (integers, or a chunk of odd ids)
+        doc, no_doc, long_doc = ruled.doc, ruled.no_doc, ruled.long_doc
+        stripped = True
+    else:
+        stripped = False
+    empty_code, long_code = np.zeros(len(codes), bool), np.zeros(len(codes), bool)
+    code[odd_code], empty_code[odd_code], long_code[odd_code] = ruled.code, ruled.empty_code, ruled.long_code
+    return _Values(doc, no_doc, long_doc, code, empty_code, long_code, ruled.joined, stripped)
+
+
+def _plain(values: pa.Array, max_bytes: int, missing: list[str]) -> np.ndarray:
+    """Which values are plain (:data:`_PLAIN`, not one of ``missing``): what the readers' normalisation leaves
+    alone."""
+    plain = pc.and_(
+        pc.match_substring_regex(values, _PLAIN), pc.less_equal(pc.binary_length(values), max_bytes)
+    )
+    if missing:
+        plain = pc.and_(plain, pc.invert(pc.is_in(values, pa.array(missing, values.type))))
+    return np.asarray(plain.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _chunk_rejected(
+    name: str,
+    line: np.ndarray,
+    values: _Values,
+    at: tuple[np.ndarray, np.ndarray],
+    no_doc: np.ndarray,
+    empty: np.ndarray,
+    long_doc: np.ndarray,
+    bad: np.ndarray,
+) -> pd.DataFrame:
+    """The rejected rows of a chunk, in the readers' order and words: empty ids, empty codes, then the
+    over-long values (the id's reason first)."""
+    if not (no_doc.any() or empty.any() or bad.any()):
+        return _NO_ROWS
+    di, ci = at
+    parts = [
+        _rows(
+            name,
+            line[no_doc],
+            [excerpt(c) for c in values.code[ci[no_doc]]],
+            "empty document id",
+            Reason.EMPTY_ID,
+        ),
+        _rows(name, line[empty], [""] * int(empty.sum()), "empty code", Reason.EMPTY_CODE),
+    ]
+    if bad.any():
+        is_doc = long_doc[bad]
+        shown = np.where(is_doc, values.doc[di[bad]], values.code[ci[bad]])
+        reason = np.where(
+            is_doc,
+            f"a document id longer than {MAX_ID_CHARS} characters",
+            f"longer than {MAX_CODE_CHARS} characters: not a code",
+        )
+        parts.append(_rows(name, line[bad], [excerpt(v) for v in shown], reason, Reason.TOO_LONG))
+    full = [p for p in parts if len(p)]
+    return pd.concat(full, ignore_index=True) if full else pd.DataFrame(columns=REJECTED_COLUMNS)
+
+
+_NO_ROWS = pd.DataFrame(columns=REJECTED_COLUMNS)
+
+
+def _rows(
+    name: str, line: np.ndarray, value: list[str], reason: str | np.ndarray, kind: Reason
+) -> pd.DataFrame:
+    return pd.DataFrame(
+        {"file": name, "line": line, "value": value, "reason": reason, "kind": kind}, columns=REJECTED_COLUMNS
+    )
 
 
 def _delimited_frames(f: SourceFile, chunk_rows: int, names: ColumnNames) -> Iterator[pd.DataFrame]:

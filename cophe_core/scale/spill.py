@@ -13,7 +13,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["FILE_SHIFT", "LINE_MASK", "SPILL_SCHEMA", "Spill"]  # the functions serve scale/pipeline.py
+__all__ = [
+    "FILE_SHIFT",
+    "LINE_MASK",
+    "SPILL_SCHEMA",
+    "Spill",
+    "bucket_documents",
+]  # the functions serve scale/pipeline.py
 
 # a spilled row's line holds its file's index in the high bits: one int64 column says file and line
 FILE_SHIFT = 40
@@ -28,8 +34,15 @@ def arrow_strings(values: pd.Series | np.ndarray) -> pa.Array:
 
 # ------------------------------------------------------------------ pass 1: spill into buckets
 
+# a batch's document ids are numbers into a dictionary of its own distinct ids (an IPC stream replaces it
+# batch by batch): the ids are written once per chunk and bucket, not once per row
 SPILL_SCHEMA = pa.schema(
-    [("side", pa.int8()), ("doc_id", pa.large_string()), ("code", pa.int32()), ("line", pa.int64())]
+    [
+        ("side", pa.int8()),
+        ("doc_id", pa.dictionary(pa.int32(), pa.large_string())),
+        ("code", pa.int32()),
+        ("line", pa.int64()),
+    ]
 )
 
 
@@ -48,11 +61,8 @@ class Spill:
 
     def add(self, side: int, file_index: int, pairs: pd.DataFrame, docs: np.ndarray) -> None:
         """Spill one chunk's rows (a reader's ``pairs``) and its documents without a code row. String work
-        is done on the distinct values (codes, document ids), which pyarrow finds; rows are only indexed."""
+        is done on the distinct values (codes, document ids), which pandas finds; rows are only indexed."""
         code_at, distinct = pd.factorize(pairs["code"])
-        ids = self._book_ids(np.asarray(distinct, dtype=object))
-        self.file_codes[file_index].update(ids.tolist())
-        self.rows[file_index] += len(pairs)
         doc_at, doc_distinct = pd.factorize(pairs["doc_id"])
         doc_distinct = np.asarray(doc_distinct, dtype=object)
         # documents without a code row in this chunk (an empty code): kept as rows without a code, since
@@ -62,35 +72,75 @@ class Spill:
             if len(docs) > len(doc_distinct)
             else docs[:0]
         )
-        doc = pa.concat_arrays([arrow_strings(pairs["doc_id"]), arrow_strings(alone)])
-        code = np.concatenate([ids[code_at], np.full(len(alone), -1, np.int32)])
-        lines = pairs["line"].to_numpy(dtype=np.int64)
-        line = np.concatenate([lines, np.zeros(len(alone), np.int64)]) | (np.int64(file_index) << FILE_SHIFT)
-        if not len(doc):
+        self.add_ids(
+            side,
+            file_index,
+            np.concatenate([doc_distinct, np.asarray(alone, dtype=object)]),
+            doc_at,
+            np.asarray(distinct, dtype=object),
+            code_at,
+            pairs["line"].to_numpy(dtype=np.int64),
+            np.arange(len(doc_distinct), len(doc_distinct) + len(alone)),
+        )
+
+    def add_ids(
+        self,
+        side: int,
+        file_index: int,
+        doc_values: np.ndarray,
+        doc_at: np.ndarray,
+        code_values: np.ndarray,
+        code_at: np.ndarray,
+        lines: np.ndarray,
+        alone: np.ndarray,
+    ) -> None:
+        """Spill one chunk's rows given as numbers: each row's document (``doc_at``, in the distinct
+        ``doc_values``), code (``code_at``, in ``code_values``) and line, and the documents without a code
+        row (``alone``, in ``doc_values``). Strings are only hashed and looked up as distinct values; the rows'
+        ids are gathered by Arrow."""
+        used = pd.unique(code_at)  # in order of first appearance, as the book numbers new codes
+        book = np.full(len(code_values), -1, dtype=np.int32)
+        book[used] = self._book_ids(code_values[used])
+        self.file_codes[file_index].update(book[used].tolist())
+        self.rows[file_index] += len(code_at)
+        at = np.concatenate([doc_at, alone]).astype(np.int64)
+        if not len(at):
             return
         self.docs[side] = True
-        buckets = np.uint64(self.n_buckets)
-        bucket = np.concatenate(
-            [
-                (pd.util.hash_array(doc_distinct) % buckets)[doc_at],
-                pd.util.hash_array(np.asarray(alone, dtype=object)) % buckets,
-            ]
-        )
-        order = np.argsort(bucket, kind="stable")
-        bounds = np.searchsorted(bucket[order], np.arange(self.n_buckets + 1, dtype=np.uint64))
-        batch = pa.record_batch(
-            [
-                pa.array(np.full(len(doc), side, np.int8)),
-                doc.take(pa.array(order)),
-                pa.array(code[order]),
-                pa.array(line[order]),
-            ],
-            schema=SPILL_SCHEMA,
-        )
+        code = np.concatenate([book[code_at], np.full(len(alone), -1, np.int32)])
+        line = np.concatenate([lines, np.zeros(len(alone), np.int64)]) | (np.int64(file_index) << FILE_SHIFT)
+        n_buckets = np.uint64(self.n_buckets)
+        used_docs = np.flatnonzero(np.bincount(at, minlength=len(doc_values)))
+        ids = pa.array(np.asarray(doc_values, dtype=object)[used_docs], pa.large_string())
+        renumber = np.zeros(len(doc_values), dtype=np.int64)
+        renumber[used_docs] = np.arange(len(used_docs))
+        at = renumber[at]  # each row's document among the used ids
+        doc_bucket = _small(_string_hashes(ids) % n_buckets, self.n_buckets)
+        # the used ids by bucket, each row's id numbered within its bucket's ids
+        by_bucket = np.argsort(doc_bucket, kind="stable")
+        doc_bounds = np.searchsorted(doc_bucket[by_bucket], np.arange(self.n_buckets + 1))
+        within = np.empty(len(ids), dtype=np.int32)
+        within[by_bucket] = np.arange(len(ids)) - doc_bounds[doc_bucket[by_bucket]]
+        bucket = doc_bucket[at]
+        order = np.argsort(bucket, kind="stable")  # 16-bit keys: a radix sort
+        bounds = np.searchsorted(bucket[order], np.arange(self.n_buckets + 1))
+        side_col = np.full(len(at), side, np.int8)
+        doc_col, code_col, line_col = within[at[order]], code[order], line[order]
         for b in np.flatnonzero(np.diff(bounds)).tolist():
             if b not in self.writers:
-                self.writers[b] = pa.ipc.new_file(str(self.folder / f"bucket-{b:05d}.arrow"), SPILL_SCHEMA)
-            self.writers[b].write_batch(batch.slice(bounds[b], bounds[b + 1] - bounds[b]))
+                self.writers[b] = pa.ipc.new_stream(str(self.folder / f"bucket-{b:05d}.arrow"), SPILL_SCHEMA)
+            rows = slice(bounds[b], bounds[b + 1])
+            names = ids.take(pa.array(by_bucket[doc_bounds[b] : doc_bounds[b + 1]]))
+            batch = pa.record_batch(
+                [
+                    pa.array(side_col[rows]),
+                    pa.DictionaryArray.from_arrays(pa.array(doc_col[rows]), names),
+                    pa.array(code_col[rows]),
+                    pa.array(line_col[rows]),
+                ],
+                schema=SPILL_SCHEMA,
+            )
+            self.writers[b].write_batch(batch)
 
     def _book_ids(self, distinct: np.ndarray) -> np.ndarray:
         """The code book's number of each distinct code of a chunk, new codes numbered on (looked up in one
@@ -110,9 +160,56 @@ class Spill:
         return list(self.book)
 
     def buckets(self) -> Iterator[pa.Table]:
+        """Each bucket's rows, its batches' dictionaries of document ids unified into one."""
         for b in sorted(self.writers):
             with pa.memory_map(str(self.folder / f"bucket-{b:05d}.arrow")) as source:
-                yield pa.ipc.open_file(source).read_all()
+                yield pa.ipc.open_stream(source).read_all().unify_dictionaries()
+
+
+def bucket_documents(bucket: pa.Table) -> tuple[pa.Array, np.ndarray]:
+    """A bucket's distinct document ids and each row's number among them (its dictionaries unified).
+
+    >>> ids = pa.DictionaryArray.from_arrays(pa.array([1, 0, 1], pa.int32()), pa.array(["a", "b"], pa.large_string()))
+    >>> found, at = bucket_documents(pa.table({"doc_id": ids}))
+    >>> found.to_pylist(), at.tolist()
+    (['a', 'b'], [1, 0, 1])
+    """
+    column = bucket["doc_id"]
+    if not column.num_chunks:
+        return pa.array([], pa.large_string()), np.zeros(0, np.int64)
+    at = np.concatenate([c.indices.to_numpy() for c in column.chunks]).astype(np.int64)
+    return column.chunk(0).dictionary, at
+
+
+def _small(values: np.ndarray, n_buckets: int) -> np.ndarray:
+    """Bucket numbers as 16 bits when they fit, where numpy's stable sort is a radix sort."""
+    return values.astype(np.uint16 if n_buckets <= 1 << 16 else np.int64)
+
+
+def _string_hashes(values: pa.Array) -> np.ndarray:
+    """A 64-bit hash of each string (no nulls) from its UTF-8 bytes, by array arithmetic over Arrow's buffers:
+    the bytes weighted by powers of an odd number, summed per string (wrapping), then mixed.
+
+    >>> h = _string_hashes(pa.array(["a", "ab", "", "ab"], pa.large_string()))
+    >>> bool(h[1] == h[3]), len(set(h.tolist()))
+    (True, 3)
+    """
+    offsets = np.frombuffer(values.buffers()[1], np.int64)[values.offset : values.offset + len(values) + 1]
+    data = values.buffers()[2]
+    raw = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    raw = raw[offsets[0] : offsets[-1]].astype(np.uint64)
+    starts = offsets[:-1] - offsets[0]
+    lengths = np.diff(offsets)
+    position = np.arange(len(raw), dtype=np.int64) - np.repeat(starts, lengths)
+    powers = np.cumprod(np.full(max(int(lengths.max(initial=0)), 1), 0x100000001B3, np.uint64))  # wraps
+    terms = (raw + np.uint64(1)) * powers[position]
+    sums = np.zeros(len(values), np.uint64)
+    filled = lengths > 0
+    if filled.any():
+        sums[filled] = np.add.reduceat(terms, starts[filled])
+    h = np.bitwise_xor(np.bitwise_xor(sums, np.right_shift(sums, np.uint64(29))), lengths.astype(np.uint64))
+    h = np.multiply(h, np.uint64(0xBF58476D1CE4E5B9))
+    return np.asarray(np.bitwise_xor(h, np.right_shift(h, np.uint64(32))), dtype=np.uint64)
 
 
 def bucket_frames(
@@ -128,7 +225,7 @@ def bucket_frames(
         frames.append(
             pd.DataFrame(
                 {
-                    "doc_id": rows["doc_id"].to_pandas(),
+                    "doc_id": rows["doc_id"].cast(pa.large_string()).to_pandas(),
                     "code": pd.Categorical.from_codes(
                         np.where(code >= 0, to_table[side][np.maximum(code, 0)], -1), categories[side]
                     ),

@@ -1,0 +1,250 @@
+"""Streamed counting on Arrow arrays and integers (issue 28): the integer kernel (count_ids) gives the counts of
+the sparse evaluation, and a Parquet labels file read on its dictionary-encoded columns gives the figures, the
+rejected rows (in the same order, with the same lines) and the notes of the readers' row-by-row reading."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cophe_core import score_files
+from cophe_core.inputs.readers import InputError, label_columns, label_values
+from cophe_core.metrics import evaluate
+from cophe_core.ontology import icd9_ontology
+from cophe_core.ontology.custom import hierarchy_from_edges
+from cophe_core.scale import pipeline
+from cophe_core.scale.pipeline import score_dataset
+from cophe_core.scale.sources import LabelChunk, label_chunks, source_files
+from cophe_core.scoring.kernel import count_ids
+from tests.core.test_stream import assert_same, sorted_rows
+
+ICD9 = icd9_ontology()
+# a small tree of three levels, where a label may sit at any level
+TREE = hierarchy_from_edges(
+    [("r", "", "", 1), ("a", "r", "", 2), ("b", "r", "", 3), ("a1", "a", "", 4), ("a2", "a", "", 5)]
+    + [("b1", "b", "", 6), ("a11", "a1", "", 7), ("a12", "a1", "", 8), ("b11", "b1", "", 9)]
+)
+
+
+# ------------------------------------------------------------------ the integer kernel
+
+
+def _matrix(doc: np.ndarray, node: np.ndarray, n_docs: int, n_nodes: int) -> sp.csr_matrix:
+    m = sp.csr_matrix((np.ones(len(doc), np.int32), (doc, node)), shape=(n_docs, n_nodes))
+    m.sum_duplicates()
+    return m
+
+
+def _rows(n_docs: int, nodes: list[int]) -> st.SearchStrategy:
+    pair = st.tuples(st.integers(0, n_docs - 1), st.sampled_from(nodes))
+    return st.lists(pair, max_size=60).map(
+        lambda r: (np.array([d for d, _ in r], int), np.array([n for _, n in r], int))
+    )
+
+
+ICD9_NODES = [
+    int(ICD9.codes[c]) for c in ("401.9", "401.1", "401", "428.0", "428", "250.00", "250.01", "V45.81")
+]
+ICD9_NODES += [int(n) for n in np.flatnonzero(ICD9.level == ICD9.level.max())[:2]]  # top-level nodes too
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=st.data(),
+    n_docs=st.integers(1, 6),
+    tree=st.sampled_from(["icd9", "tree"]),
+    documents=st.booleans(),
+)
+def test_count_ids_gives_the_counts_of_the_sparse_evaluation(data, n_docs, tree, documents):
+    """Every node count, the per-document table and the repeated rows equal evaluate()'s (label matrices times
+    the ancestor closure), at every maximum level, whatever the rows (repeats, labels at any level)."""
+    onto = ICD9 if tree == "icd9" else TREE
+    nodes = ICD9_NODES if tree == "icd9" else list(range(TREE.n_nodes))
+    gold, pred = data.draw(_rows(n_docs, nodes)), data.draw(_rows(n_docs, nodes))
+    max_level = data.draw(st.sampled_from([None, *onto.levels]))
+    g, p = _matrix(gold[0], gold[1], n_docs, onto.n_nodes), _matrix(pred[0], pred[1], n_docs, onto.n_nodes)
+    ev = evaluate(g, p, onto, max_level=max_level)
+    got = count_ids(gold, pred, n_docs, onto, max_level=max_level, documents=documents)
+    for f in dataclasses.fields(ev.node_counts):
+        assert np.array_equal(getattr(ev.node_counts, f.name), getattr(got.counts, f.name)), f.name
+    assert got.duplicates == (len(gold[0]) - g.nnz, len(pred[0]) - p.nnz)
+    assert got.columns == list(ev.documents.columns[1:])
+    if documents:
+        assert got.documents is not None
+        assert np.array_equal(got.documents, ev.documents[got.columns].to_numpy())
+    else:
+        assert got.documents is None
+
+
+def test_count_ids_by_hand():
+    """One document, gold 401.9 and 428.0, predicted 401.1 twice: at e0 (category) 401 is a hit and 428 a
+    miss; at e1 401.1 and 401.9 differ; the repeated prediction is collapsed."""
+    o = ICD9
+    gold = (np.array([0, 0]), np.array([o.codes["401.9"], o.codes["428.0"]]))
+    pred = (np.array([0, 0]), np.array([o.codes["401.1"], o.codes["401.1"]]))
+    got = count_ids(gold, pred, 1, o, max_level="e0")
+    assert got.documents is not None
+    row = dict(zip(got.columns, got.documents[0].tolist()))
+    assert (row["e0_tp"], row["e0_fp"], row["e0_fn"]) == (1, 0, 1)
+    assert (row["e1_tp"], row["e1_fp"], row["e1_fn"]) == (0, 1, 2)
+    assert (row["n_gold"], row["n_predicted"], row["flat_tp"]) == (2, 1, 0)
+    assert got.duplicates == (0, 1)
+    under, shared = got.counts.docs_under, got.counts.shared_gold
+    assert under is not None and shared is not None
+    assert under[o.codes["428"]] == 1 and shared[o.codes["401"]] == 1
+
+
+def test_count_ids_refuses_a_dag():
+    dag = hierarchy_from_edges(
+        [("r", "", "", 1), ("a", "r", "", 2), ("b", "r", "", 3), ("x", "a", "", 4), ("x", "b", "", 5)]
+    )
+    with pytest.raises(ValueError, match="tree"):
+        count_ids((np.array([0]), np.array([1])), (np.array([0]), np.array([1])), 1, dag)
+
+
+# ------------------------------------------------------------------ Parquet read on Arrow arrays
+
+
+def test_the_names_alone_decide_a_labels_table():
+    assert label_columns(["HADM_ID", "ICD9_CODE"], "g.parquet") == ("HADM_ID", "ICD9_CODE")
+    assert label_columns(["doc_id", "code", "score"], "p.parquet") is None  # scores
+    assert label_columns(["doc_id", "code", "score"], "g.parquet", labels_only=True) == ("doc_id", "code")
+    assert label_columns(["_id", "401.9", "428.0"], "p.parquet") is None  # perhaps a wide matrix
+    assert label_columns(["doc_id", "labels"], "g.parquet") is None  # CAML's joined codes
+    assert label_columns(["doc_id", "text"], "g.parquet") is None  # no code column: the readers say so
+    assert label_columns(["id", "code"], "g.parquet", doc_col="nope") is None
+
+
+def test_distinct_values_are_normalised_as_rows_are():
+    v = label_values(
+        pd.Series([" d1 ", "", "None", "nan", None, "x" * 257]), pd.Series(["401.9", " ", None, "4" * 65])
+    )
+    assert v.doc.tolist()[0] == "d1"
+    assert v.no_doc.tolist() == [False, True, True, True, True, False]
+    assert v.long_doc.tolist() == [False, False, False, False, False, True]
+    assert v.empty_code.tolist() == [False, True, True, False] and v.long_code.tolist() == [False] * 3 + [
+        True
+    ]
+    assert not v.joined and label_values(pd.Series(["1"]), pd.Series(["401.9;428.0"])).joined
+
+
+def _write(path, rows: list[tuple], *, dictionary: bool, int_docs: bool, row_group: int) -> None:
+    docs = [d for d, _ in rows]
+    if int_docs:
+        doc_array = pa.array([None if d is None else int(d) for d in docs], pa.int64())
+    else:
+        doc_array = pa.array(docs, pa.string())
+    table = pa.table(
+        {
+            "doc_id": doc_array,
+            "code": pa.array([c for _, c in rows], pa.string()),
+            "extra": pa.array(range(len(rows))),
+        }
+    )
+    if dictionary:
+        table = table.set_column(1, "code", pc_dictionary(table["code"]))
+    pq.write_table(table, path, row_group_size=max(row_group, 1))
+
+
+def pc_dictionary(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    import pyarrow.compute as pc
+
+    return pc.dictionary_encode(column)
+
+
+def _row_by_row(monkeypatch, *args, **kw):
+    """The streamed scoring with every file read by the readers row by row (no Arrow reading)."""
+    with monkeypatch.context() as m:
+        m.setattr(pipeline, "label_chunks", lambda *a, **k: None)
+        return score_dataset(*args, **kw)
+
+
+HOSTILE_DOCS = st.sampled_from(
+    ["d0", "d1", "d2", "d3", " d1 ", "d1 ", "", "  ", "nan", "None", None, "x" * 300]
+)
+HOSTILE_CODES = st.sampled_from(
+    [
+        "401.9",
+        "428.0",
+        "4019",
+        "v45.81",
+        "25000",
+        "XYZ",
+        "888.8",
+        "",
+        " ",
+        None,
+        "9" * 70,
+        "401.9;428.0",
+        "684",
+    ]
+)
+INT_DOCS = st.sampled_from(["1", "2", "3", "12", None])
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    int_docs=st.booleans(),
+    data=st.data(),
+    dictionary=st.booleans(),
+    row_group=st.integers(1, 12),
+    chunk=st.integers(1, 20),
+)
+def test_parquet_read_on_arrow_arrays_equals_the_row_by_row_reading(
+    tmp_path_factory, monkeypatch, int_docs, data, dictionary, row_group, chunk
+):
+    """Blank, null, padded, "nan" and over-long ids; blank, null, over-long, joined, lowercase and undotted
+    codes; integer ids with and without nulls; dictionary columns; row groups and chunks of any size: the same
+    figures, rejected and flagged rows (in the same order) and notes as the readers' reading, and the figures of
+    the in-memory path."""
+    docs = INT_DOCS if int_docs else HOSTILE_DOCS
+    gold = data.draw(st.lists(st.tuples(docs, HOSTILE_CODES), min_size=1, max_size=25))
+    pred = data.draw(st.lists(st.tuples(docs, HOSTILE_CODES), max_size=25))
+    root = tmp_path_factory.mktemp("arrow")
+    for name, rows in (("g.parquet", gold), ("p.parquet", pred)):
+        _write(root / name, rows, dictionary=dictionary, int_docs=int_docs, row_group=row_group)
+    g, p = root / "g.parquet", root / "p.parquet"
+    try:
+        reference = _row_by_row(monkeypatch, g, p, ontology="icd9", chunk_rows=chunk)
+    except InputError as e:
+        with pytest.raises(InputError) as streamed:
+            score_dataset(g, p, ontology="icd9", chunk_rows=chunk)
+        assert str(streamed.value) == str(e)
+        return
+    sv = score_dataset(g, p, ontology="icd9", chunk_rows=chunk)
+    assert_same(reference, sv)  # (a streamed evaluation has every table assert_same reads)
+    pd.testing.assert_frame_equal(sv.rejected, reference.rejected)
+    pd.testing.assert_frame_equal(sv.flagged, reference.flagged)
+    assert sv.warnings == reference.warnings and sv.rows == reference.rows
+    if int_docs and any(d is None for d, _ in gold + pred):
+        return  # a chunk's integer ids with a null read as floats (1.0), the whole file's in memory too
+    if any(c is not None and ";" in c for _, c in gold + pred):
+        return  # streamed, each chunk decides alone whether its cells join codes (as before the Arrow reading)
+    s = score_files(g, {"pred": p}, ontology="icd9")
+    assert_same(s.evaluation("pred"), sv)
+    pd.testing.assert_frame_equal(sorted_rows(sv.rejected), sorted_rows(s.corpus.rejected))
+
+
+def test_a_plain_labels_file_is_read_on_arrow_arrays_and_others_are_not(tmp_path):
+    pq.write_table(pa.table({"doc_id": ["1", "2"], "code": ["401.9", " "]}), tmp_path / "g.parquet")
+    (f,) = source_files(tmp_path / "g.parquet")
+    chunks = label_chunks(f, 10, labels_only=True, doc_col=None, code_col=None)
+    assert chunks is not None
+    (chunk,) = list(chunks)
+    assert isinstance(chunk, LabelChunk)
+    assert chunk.lines.tolist() == [1] and chunk.rejected.line.tolist() == [2]
+    assert chunk.docs[chunk.alone].tolist() == ["2"]  # its only row has an empty code: still a document
+    pq.write_table(pa.table({"doc_id": ["1"], "code": [b"401.9"]}), tmp_path / "b.parquet")  # bytes
+    pq.write_table(pa.table({"doc_id": ["1"], "code": ["401.9"], "score": [0.5]}), tmp_path / "s.parquet")
+    pq.write_table(pa.table({"doc_id": ["1"], "code": [4019]}), tmp_path / "n.parquet")  # numbers
+    for name in ("b.parquet", "s.parquet", "n.parquet"):
+        (f,) = source_files(tmp_path / name)
+        assert label_chunks(f, 10, labels_only=False, doc_col=None, code_col=None) is None, name
