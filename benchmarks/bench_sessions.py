@@ -52,7 +52,7 @@ def new_session_runs(runs: Path, since: float, known: set[str]) -> tuple[float, 
     the seconds from ``since`` until the first of them started (the page loading and connecting)."""
     mine = [
         (start, d)
-        for start, d, session in script_runs(runs)
+        for start, d, session, _ in script_runs(runs)
         if start >= since - 0.01 and session not in known
     ]
     first = min((start for start, _ in mine), default=since)
@@ -60,7 +60,7 @@ def new_session_runs(runs: Path, since: float, known: set[str]) -> tuple[float, 
 
 
 def sessions_seen(runs: Path) -> set[str]:
-    return {session for _, _, session in script_runs(runs)}
+    return {session for _, _, session, _ in script_runs(runs)}
 
 
 def session_files(folder: Path, i: int) -> list[Path]:
@@ -122,7 +122,7 @@ def opening_while_busy(
         end = w0 + times[-1]
         others = sum(
             min(s + d, end) - max(s, w0)
-            for s, d, who in script_runs(runs)
+            for s, d, who, _ in script_runs(runs)
             if who in known and s < end and s + d > w0
         )
         print(
