@@ -350,7 +350,7 @@ def label_values(docs: pd.Series, codes: pd.Series, joiner: str = ";") -> LabelV
     >>> v.doc.tolist()[0], v.no_doc.tolist(), v.empty_code.tolist(), v.long_code.tolist()
     ('7', [False, True, True], [False, True, True, False], [False, False, False, True])
     """
-    doc = docs.astype(str).str.strip()
+    doc = _ids_as_text(docs).str.strip()
     code = _text(codes)
     no_doc = (doc.isna() | doc.isin(["", "nan", "None"])).to_numpy(dtype=bool)
     return LabelValues(
@@ -773,7 +773,7 @@ def _long_scores(
     doc = pick_column(cols, doc_col, DOC_COLUMNS, "document id", name)
     code = pick_column([c for c in cols if c != doc], code_col, CODE_COLUMNS, "code", name)
     _codes_as_text(frame[code], code, name)
-    doc_ids = frame[doc].astype(str).str.strip()
+    doc_ids = _ids_as_text(frame[doc]).str.strip()
     codes = frame[code].astype(str)
     raw = frame[score]
     values = (
@@ -832,7 +832,7 @@ def _wide_scores(
     codes = set(code_cols)  # a set: a list's `in` made this quadratic (9,000 code columns took 1.4 s)
     doc = pick_column([c for c in frame.columns if c not in codes], doc_col, DOC_COLUMNS, "document id", name)
     ids = frame[doc]
-    doc_ids = ids.astype(str).str.strip().to_numpy(dtype=object)
+    doc_ids = _ids_as_text(ids).str.strip().to_numpy(dtype=object)
     lines = frame.index.to_numpy(dtype=np.int64)
     empty = np.isnan(values) & ~not_number
     notes = []
@@ -1018,6 +1018,25 @@ def _codes_as_text(values: pd.Series, column: str, name: str) -> None:
     )
 
 
+def _ids_as_text(ids: pd.Series) -> pd.Series:
+    """Document ids as text, a missing id as a missing value. A typed file's (Parquet, Feather, JSON) integer
+    ids with one missing come as floats, pandas having no integer NaN: they are written as the integers they
+    are, ``1`` and not ``1.0``, or they would match no id of the other file.
+
+    >>> _ids_as_text(pd.Series([1.0, None, 20.0])).tolist()
+    ['1', nan, '20']
+    >>> _ids_as_text(pd.Series([1.5, 2.0])).tolist()
+    ['1.5', '2.0']
+    """
+    if pd.api.types.is_float_dtype(ids.dtype):
+        v = ids.to_numpy(dtype=float)
+        known = v[~np.isnan(v)]
+        # below 2**53 a float holds its integer exactly; larger ids have lost digits and are left as they read
+        if len(known) and (known == np.floor(known)).all() and (np.abs(known) < 2**53).all():
+            return ids.astype("Int64").astype(str).where(ids.notna(), None)
+    return ids.astype(str)
+
+
 def _split_codes(frame: pd.DataFrame, doc: str, code: str, joiner: str) -> tuple[pd.DataFrame, bool]:
     """Explode ``;``-joined cells into one row per code; say whether the file is in the joined format, one
     row per document (an empty cell is then a document without codes, not an empty code).
@@ -1030,9 +1049,11 @@ def _split_codes(frame: pd.DataFrame, doc: str, code: str, joiner: str) -> tuple
     joined_cells = bool(col.str.contains(joiner, regex=False).any())
     named = code.lower() in ("labels", "codes", "targets")
     if not joined_cells and not named:
-        return pd.DataFrame({"doc_id": frame[doc].astype(str), "code": col, "line": frame.index}), False
+        return pd.DataFrame({"doc_id": _ids_as_text(frame[doc]), "code": col, "line": frame.index}), False
     parts = col.str.split(joiner, regex=False)
-    out = pd.DataFrame({"doc_id": frame[doc].astype(str), "code": parts, "line": frame.index}).explode("code")
+    out = pd.DataFrame({"doc_id": _ids_as_text(frame[doc]), "code": parts, "line": frame.index}).explode(
+        "code"
+    )
     out["code"] = out["code"].fillna("")
     return out, named or not frame[doc].duplicated().any()
 
@@ -1052,7 +1073,7 @@ def _from_frame(
     ):
         exploded = frame[[doc, code]].explode(code)
         pairs = pd.DataFrame(
-            {"doc_id": exploded[doc].astype(str), "code": exploded[code], "line": exploded.index}
+            {"doc_id": _ids_as_text(exploded[doc]), "code": exploded[code], "line": exploded.index}
         )
         wide = True
     else:
