@@ -88,10 +88,11 @@ body { font-family: Arial, Helvetica, 'Liberation Sans', sans-serif; font-size: 
 h1 { font-size: 16pt; } h2 { font-size: 13pt; margin-top: 18pt; border-bottom: 1px solid #999; }
 h3 { font-size: 11pt; margin-bottom: 4pt; page-break-after: avoid; }
 table { border-collapse: collapse; width: 100%; table-layout: fixed; margin: 4pt 0 10pt; }
-th, td { border-bottom: 0.5pt solid #bbb; padding: 2pt 4pt; text-align: left; vertical-align: top;
-         overflow-wrap: anywhere; }
-th { background: #f0f0f0; }
-td.n, th.n { text-align: right; width: 16mm; }
+th, td { border-bottom: 0.5pt solid #bbb; padding: 2pt 4pt; text-align: left; vertical-align: top; }
+td { overflow-wrap: anywhere; }
+th { background: #f0f0f0; font-size: 9pt; }
+td.n, th.n { text-align: right; width: 20mm; }
+thead { display: table-header-group; }
 .examples { font-size: 8.5pt; color: #333; }
 section.run { page-break-before: always; } section.run:first-of-type { page-break-before: auto; }
 tr { page-break-inside: avoid; }
@@ -119,9 +120,10 @@ def _family_table(ev: Evaluation, t: pd.DataFrame, kind: str) -> str:
     rate, count, what = (
         ("extra_per_100", "fp", "Extra codes") if kind == "over" else ("missed_per_100", "fn", "Missed codes")
     )
+    # a header row in <thead>: printed again at the top of every page the table runs onto
     head = (
-        "<tr style='page-break-after: avoid'><th style='width:52mm'>Family</th><th class='n'>per 100 gold codes</th>"
-        f"<th class='n'>{what}</th><th class='n'>Gold codes</th><th>Example documents</th></tr>"
+        "<thead><tr><th style='width:52mm'>Family</th><th class='n'>Per 100 gold codes</th>"
+        f"<th class='n'>{what}</th><th class='n'>Gold codes</th><th>Example documents</th></tr></thead>"
     )
     rows = "".join(
         f"<tr><td><b>{html.escape(r.code)}</b> {html.escape(r.title)}</td><td class='n'>{getattr(r, rate):.0f}"
@@ -137,8 +139,8 @@ def _instead_table(ev: Evaluation, level: str, top: int) -> str:
     if t.empty:
         return "<p>The run never wrote another code of the right family in place of a missed one.</p>"
     head = (
-        "<tr><th>Gold standard has</th><th>Written instead</th><th class='n'>Documents</th>"
-        "<th class='n'>Of the gold code's</th><th style='width:30mm'>Examples</th></tr>"
+        "<thead><tr><th>Gold standard has</th><th>Written instead</th><th class='n'>Documents</th>"
+        "<th class='n'>Share of the gold code's documents</th><th style='width:30mm'>Examples</th></tr></thead>"
     )
     rows = "".join(
         f"<tr><td><b>{html.escape(r.gold_code)}</b> {html.escape(r.gold_title)}</td>"

@@ -221,13 +221,14 @@ def to_latex(t: pd.DataFrame, *, baseline: str, n_resamples: int, alpha: float =
         "Measure & Level & " + " & ".join(tex_escape(r) for r in runs) + r" \\",
         r"\midrule",
     ]
-    previous = None
+    previous, shown_last = None, None
     for row in _rows(t):
         m, lv = _row_label(t, row, multi)
         if previous is not None and row[0] != previous:
             lines.append(r"\midrule")
-        shown = tex_escape(m) if row[0] != previous else ""
-        previous = row[0]
+        # a row's label whenever it changes: with several statistics, a measure's rows name each one
+        shown = tex_escape(m) if m != shown_last else ""
+        previous, shown_last = row[0], m
         lines.append(f"{shown} & {tex_escape(lv)} & " + " & ".join(cells.at[row, r] for r in runs) + r" \\")
     lines += [
         r"\bottomrule",
@@ -324,12 +325,12 @@ def to_html(
     cells = _cells(t, "html")
     multi = t.statistic.nunique() > 1
     head = "".join(f"<th>{html.escape(r)}</th>" for r in runs)
-    body, previous = [], None
+    body, previous, shown_last = [], None, None
     for row in _rows(t):
         m, lv = _row_label(t, row, multi)
         group = " class='group'" if previous is not None and row[0] != previous else ""
-        shown = html.escape(m) if row[0] != previous else ""
-        previous = row[0]
+        shown = html.escape(m) if m != shown_last else ""
+        previous, shown_last = row[0], m
         body.append(
             f"<tr{group}><td>{shown}</td><td>{html.escape(lv)}</td>"
             + "".join(f"<td>{cells.at[row, r]}</td>" for r in runs)

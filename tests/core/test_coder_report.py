@@ -68,3 +68,13 @@ def test_cli_writes_the_coder_report(tmp_path, capsys, ev):
     assert main([*args[:-1], str(tmp_path / "coder.tex")]) == 2
     assert ".html, .pdf" in capsys.readouterr().err
     assert coder_report({"A": ev}, "html").startswith(b"<!doctype html>")
+
+
+def test_headers_repeat_on_every_page_and_never_break_inside_a_word(ev):
+    """Printed, a table that runs onto the next page repeats its header there (a <thead>), and a header's
+    words wrap between words only: "Documents" once broke as "Docume / nts" in a narrow column."""
+    page = coder_report_html({"run": ev})
+    tables = re.findall(r"<table>(.*?)</table>", page, flags=re.S)
+    assert tables and all(t.startswith("<thead><tr><th") for t in tables)
+    breaking = re.findall(r"([^{}]+)\{[^}]*overflow-wrap:\s*anywhere", page)
+    assert [s.strip() for s in breaking] == ["td"]  # cells may break long codes anywhere; headers may not

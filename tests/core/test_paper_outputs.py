@@ -187,3 +187,24 @@ def test_write_table_csv_is_the_wide_table(evals):
     t = paper_table(evals, baseline="base", n_resamples=200)
     assert data == to_wide_csv(t)
     assert np.isnan(t[t.run == "base"].p_holm).all()
+
+
+def test_with_several_statistics_every_row_names_its_own(table):
+    """Each row's label is shown whenever it changes: a measure's P, R and F1 rows (and the P, R and F1 of
+    "all levels together") each say which they are, in every format, as the Markdown table does."""
+    from cophe_core.output.paper_tables import to_html
+
+    rows = list(dict.fromkeys(zip(table.measure, table.level, table.statistic)))
+    tex = to_latex(table, baseline="base", n_resamples=300)
+    body = tex.split(r"\midrule", 1)[1].split(r"\bottomrule")[0]
+    tex_labels = [ln.split(" & ")[0] for ln in body.splitlines() if ln.endswith(r"\\")]
+    page = to_html(table, baseline="base", n_resamples=300)
+    html_labels = re.findall(r"<tr[^>]*><td>([^<]*)</td>", page)
+    for labels in (tex_labels, html_labels):
+        assert len(labels) == len(rows)
+        named, last = [], ""
+        for label in labels:  # a blank label repeats the one above it
+            last = label or last
+            named.append(last)
+        stat = {"precision": " P", "recall": " R", "f1": " F1"}
+        assert [n.endswith(stat[s]) for n, (_, _, s) in zip(named, rows)] == [True] * len(rows)
