@@ -31,6 +31,7 @@ from ..inputs.readers import (
     MAX_CODE_CHARS,
     MAX_ID_CHARS,
     REJECTED_COLUMNS,
+    LabelValues,
     headerless_columns,
     label_columns,
     label_values,
@@ -256,16 +257,9 @@ _PLAIN = r"(?s)^[0-9A-Za-z]([^;]*[0-9A-Za-z])?$"
 
 
 @dataclass(frozen=True)
-class _Values:
+class _Values(LabelValues):
     """:class:`~cophe_core.inputs.readers.LabelValues` of a chunk, and whether stripping changed an id."""
 
-    doc: np.ndarray
-    no_doc: np.ndarray
-    long_doc: np.ndarray
-    code: np.ndarray
-    empty_code: np.ndarray
-    long_code: np.ndarray
-    joined: bool
     stripped: bool
 
 
