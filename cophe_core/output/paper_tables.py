@@ -45,6 +45,7 @@ __all__ = [
 
 STATISTICS = ("precision", "recall", "f1")
 STAT_NAMES = {"precision": "P", "recall": "R", "f1": "F1"}
+STAT_WORDS = {"precision": "precision", "recall": "recall", "f1": "F1"}
 TABLE_FORMATS = ("tex", "md", "csv", "html", "pdf")
 DECIMALS = 3
 MARK = "*"
@@ -133,8 +134,13 @@ def _measure(m: str) -> str:
 
 def _note(t: pd.DataFrame, baseline: str, n_resamples: int, alpha: float) -> str:
     runs = list(dict.fromkeys(t.run))
+    stats = list(dict.fromkeys(t.statistic))
+    words = [STAT_WORDS[s] for s in stats]
+    named = ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
+    # a statistic other than F1 is given for the flat scores and all levels together only (paper_table)
+    where = "" if stats == ["f1"] else "; F1 at each level, the others for flat and all levels together"
     return (
-        f"Micro-averaged scores, {DECIMALS} decimals, with 95% percentile intervals from {n_resamples:,} "
+        f"Micro-averaged {named}{where}, {DECIMALS} decimals, with 95% percentile intervals from {n_resamples:,} "
         f"bootstrap resamples of the documents. Bold: the best run of each row. {MARK}: differs from the "
         f"baseline {baseline} (paired bootstrap test, p < {alpha:g} after Holm's adjustment over the "
         f"{len(runs) - 1} run{'s' if len(runs) != 2 else ''} compared with it, and a 95% interval of the "
@@ -234,6 +240,7 @@ def to_latex(t: pd.DataFrame, *, baseline: str, n_resamples: int, alpha: float =
         r"\bottomrule",
         r"\end{tabular}",
         r"\caption{" + tex_escape(_note(t, baseline, n_resamples, alpha)) + "}",
+        r"\label{tab:cophe}",  # for \ref; rename it when a paper has two such tables
         r"\end{table*}",
     ]
     return "\n".join(lines) + "\n"

@@ -208,3 +208,14 @@ def test_with_several_statistics_every_row_names_its_own(table):
             named.append(last)
         stat = {"precision": " P", "recall": " R", "f1": " F1"}
         assert [n.endswith(stat[s]) for n, (_, _, s) in zip(named, rows)] == [True] * len(rows)
+
+
+def test_the_caption_names_the_statistics_and_the_table_has_a_label(table):
+    f1 = table[table.statistic == "f1"]
+    tex = to_latex(f1, baseline="base", n_resamples=300)
+    assert r"\caption{Micro-averaged F1, 3 decimals" in tex and r"\label{tab:cophe}" in tex
+    every = to_latex(table, baseline="base", n_resamples=300)
+    assert (
+        "Micro-averaged precision, recall and F1; F1 at each level, the others for flat and all levels"
+        in every
+    )
