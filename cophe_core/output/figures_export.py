@@ -247,6 +247,21 @@ def _plain(text: str) -> str:
     return re.sub(r"<[^>]+>", "", re.sub(r"<br\s*/?>", ": ", text, count=1).replace("<br>", " · "))
 
 
+def _with_intervals(
+    table: pd.DataFrame, evals: Mapping[str, Evaluation], metric: str, n_resamples: int
+) -> pd.DataFrame:
+    """``table`` (:func:`~cophe_core.breakdown.compare.levels_side_by_side`) with each F1's 95% interval as
+    ``low`` and ``high`` (the first page's chart's, :func:`~cophe_core.output.level_chart.levels_points`),
+    when the figure shows F1 and every run has its per-document counts."""
+    if metric != "f1" or n_resamples < 1 or not all(ev.has_documents for ev in evals.values()):
+        return table
+    from ..breakdown.stats import bootstrap  # here: cophe's parser reads this module's KINDS
+    from .level_chart import levels_points
+
+    points = levels_points(evals, {r: bootstrap(ev, n_resamples=n_resamples) for r, ev in evals.items()})
+    return table.assign(low=points.low.to_numpy(), high=points.high.to_numpy())  # the same rows, in order
+
+
 def paper_figure(
     kind: str,
     evals: Mapping[str, Evaluation],
@@ -257,9 +272,12 @@ def paper_figure(
     level: str | None = None,
     colour: str = "balance",
     top: int | None = None,
+    n_resamples: int = 1000,
 ) -> go.Figure:
     """One of :data:`KINDS`, drawn for print ``width`` wide (:func:`publication`), at most
-    :data:`MAX_HEIGHT_IN` inches tall for up to six runs, every text at :data:`FONT_PT` points.
+    :data:`MAX_HEIGHT_IN` inches tall for up to six runs, every text at :data:`FONT_PT` points. The levels
+    figure's F1 bars carry their 95% intervals (percentile bootstrap of the documents, ``n_resamples``
+    resamples; 0, or runs without per-document counts: none).
 
     - ``levels``: ``metric`` by level and measure, one panel per run (:func:`cophe_core.output.plotting.levels_bar`),
       one panel to a row for one run in one column, else two to a row in one column and three in two; the
@@ -298,7 +316,7 @@ def paper_figure(
     legend_rows = 3 if inches < WIDTHS["two-column"] else 1  # the three measures, as many lines
     if kind == "levels":
         per_row = (1 if len(names) == 1 else 2) if inches < WIDTHS["two-column"] else min(len(names), 3)
-        table = levels_side_by_side(dict(evals))
+        table = _with_intervals(levels_side_by_side(dict(evals)), evals, metric, n_resamples)
         fig = levels_bar(table, metric, levels=levels, per_row=per_row)
         rows = -(-len(names) // per_row)
         # the scale and the statistic's name under a panel with none below it only (the panels share their

@@ -137,6 +137,27 @@ def _grid(titles: list[str], per_row: int) -> dict[str, Any]:
     return layout
 
 
+def _error_bars(
+    x: np.ndarray, low: np.ndarray | None, high: np.ndarray | None, rows: np.ndarray
+) -> dict[str, Any]:
+    """A horizontal bar trace's ``error_x`` from each bar to its interval's ends (none without intervals)."""
+    if low is None or high is None or np.isnan(low[rows]).all():
+        return {}
+    plus = np.nan_to_num(high[rows] - x.astype(float), nan=0.0)
+    minus = np.nan_to_num(x.astype(float) - low[rows], nan=0.0)
+    return {
+        "error_x": {
+            "type": "data",
+            "symmetric": False,
+            "array": np.maximum(plus, 0.0),
+            "arrayminus": np.maximum(minus, 0.0),
+            "color": "#333333",
+            "thickness": 1,
+            "width": 2,
+        }
+    }
+
+
 def _bars(
     df: pd.DataFrame,
     x: str,
@@ -168,6 +189,8 @@ def _bars(
     titles = [f"{html.escape(w['run'])}: {html.escape(str(g))}" for g in groups] if panel else []
     grid = _grid(titles, per_row)
     values, of_measure = df[x].to_numpy(), df.measure.to_numpy()
+    # an interval's arms about each bar where the table has them (NaN: none drawn)
+    low, high = (df[c].to_numpy(dtype=float) if c in df else None for c in ("low", "high"))
     level_names = np.array([names[lv] for lv in df.level], dtype=object)
     custom = df[custom_data].to_numpy(dtype=object)
     traces = []
@@ -196,6 +219,7 @@ def _bars(
                     "textfont": {"size": 11},
                     "customdata": custom[rows],
                     "hovertemplate": hover,
+                    **_error_bars(values[rows], low, high, rows),
                 }
             )
     for key in grid:  # every axis sized to its tick labels and titles (also in an exported HTML file)

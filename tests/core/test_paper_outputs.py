@@ -219,3 +219,20 @@ def test_the_caption_names_the_statistics_and_the_table_has_a_label(table):
         "Micro-averaged precision, recall and F1; F1 at each level, the others for flat and all levels"
         in every
     )
+
+
+def test_the_levels_figure_carries_each_f1s_interval(evals):
+    """A paper's figure shows its uncertainty: each F1 bar's arms reach the ends of its 95% bootstrap interval
+    (the first page's chart's), and none are drawn without resamples."""
+    from cophe_core.breakdown.stats import bootstrap
+
+    fig = paper_figure("levels", evals, width="two-column", n_resamples=200)
+    base = bootstrap(evals["base"], n_resamples=200).set_index("figure")
+    overall = next(t for t in fig.data if t.name.endswith("(CoPHE)") and t.xaxis == "x")
+    i = list(overall.y).index("All levels together")
+    x = float(overall.x[i])
+    lo, hi = base.at["cophe overall f1", "low"], base.at["cophe overall f1", "high"]
+    assert lo < hi  # a real interval: the base run misses the last ten documents' codes
+    assert (x - overall.error_x.arrayminus[i], x + overall.error_x.array[i]) == pytest.approx((lo, hi))
+    bare = paper_figure("levels", evals, width="two-column", n_resamples=0)
+    assert all(t.error_x.array is None for t in bare.data)
