@@ -1023,8 +1023,9 @@ def _ids_as_text(ids: pd.Series) -> pd.Series:
     ids with one missing come as floats, pandas having no integer NaN: they are written as the integers they
     are, ``1`` and not ``1.0``, or they would match no id of the other file.
 
-    >>> _ids_as_text(pd.Series([1.0, None, 20.0])).tolist()
-    ['1', nan, '20']
+    >>> ids = _ids_as_text(pd.Series([1.0, None, 20.0]))
+    >>> ids.dropna().tolist(), ids.isna().tolist()
+    (['1', '20'], [False, True, False])
     >>> _ids_as_text(pd.Series([1.5, 2.0])).tolist()
     ['1.5', '2.0']
     """
