@@ -262,6 +262,24 @@ def _with_intervals(
     return table.assign(low=points.low.to_numpy(), high=points.high.to_numpy())  # the same rows, in order
 
 
+def _delta_intervals(
+    deltas: pd.DataFrame, a: Evaluation, b: Evaluation, metric: str, n_resamples: int
+) -> pd.DataFrame:
+    """``deltas`` (:func:`~cophe_core.breakdown.compare.level_deltas`) with each F1 difference's 95% interval
+    as ``low`` and ``high``: the paired bootstrap's (:func:`~cophe_core.breakdown.stats.paired_bootstrap`,
+    both runs on the same document resamples), when the figure shows F1 and both runs have their
+    per-document counts."""
+    if metric != "f1" or n_resamples < 1 or not (a.has_documents and b.has_documents):
+        return deltas
+    from ..breakdown.stats import paired_bootstrap  # here: cophe's parser reads this module's KINDS
+
+    ci = paired_bootstrap(a, b, n_resamples=n_resamples).set_index("figure")
+    names = ["flat f1" if m == "flat" else f"{m} {lv} f1" for m, lv in zip(deltas.measure, deltas.level)]
+    return deltas.assign(
+        low=ci.low.reindex(names).to_numpy(dtype=float), high=ci.high.reindex(names).to_numpy(dtype=float)
+    )
+
+
 def paper_figure(
     kind: str,
     evals: Mapping[str, Evaluation],
@@ -277,7 +295,8 @@ def paper_figure(
     """One of :data:`KINDS`, drawn for print ``width`` wide (:func:`publication`), at most
     :data:`MAX_HEIGHT_IN` inches tall for up to six runs, every text at :data:`FONT_PT` points. The levels
     figure's F1 bars carry their 95% intervals (percentile bootstrap of the documents, ``n_resamples``
-    resamples; 0, or runs without per-document counts: none).
+    resamples; 0, or runs without per-document counts: none), and so do the compare figure's differences
+    in F1 (the paired bootstrap's: both runs on the same resamples).
 
     - ``levels``: ``metric`` by level and measure, one panel per run (:func:`cophe_core.output.plotting.levels_bar`),
       one panel to a row for one run in one column, else two to a row in one column and three in two; the
@@ -337,9 +356,13 @@ def paper_figure(
         if not others:
             raise ValueError("the compare figure needs two runs: give a second --run")
         other = others[0]
-        deltas = level_deltas(evals[base], evals[other])
+        deltas = _delta_intervals(
+            level_deltas(evals[base], evals[other]), evals[base], evals[other], metric, n_resamples
+        )
         fig = delta_bar(deltas, metric, a=base, b=other, levels=levels)
-        lo, hi = min(deltas[f"delta_{metric}"].min(), 0.0), max(deltas[f"delta_{metric}"].max(), 0.0)
+        # the axis holds the bars and their intervals' ends
+        ends = [deltas[f"delta_{metric}"], *(deltas[c] for c in ("low", "high") if c in deltas)]
+        lo, hi = min(min(e.min() for e in ends), 0.0), max(max(e.max() for e in ends), 0.0)
         pad = 0.3 * ((hi - lo) or 1.0)  # room for a value beside its bar
         fig.update_xaxes(range=[lo - pad if lo < 0 else lo, hi + pad if hi > 0 else hi])
         _print_bars(fig, text, legend_rows, rows=1, per_row=1, levels=deltas.level.nunique())

@@ -236,3 +236,33 @@ def test_the_levels_figure_carries_each_f1s_interval(evals):
     assert (x - overall.error_x.arrayminus[i], x + overall.error_x.array[i]) == pytest.approx((lo, hi))
     bare = paper_figure("levels", evals, width="two-column", n_resamples=0)
     assert all(t.error_x.array is None for t in bare.data)
+
+
+def test_the_compare_figure_carries_each_f1_differences_interval(evals):
+    """Each bar of the compare figure (a run's F1 minus the baseline's) reaches to the ends of its 95% paired
+    bootstrap interval, both runs on the same resamples (as cophe compare tests it); none without resamples."""
+    from cophe_core.breakdown.stats import paired_bootstrap
+
+    fig = paper_figure("compare", evals, width="two-column", baseline="base", n_resamples=200)
+    ci = paired_bootstrap(evals["base"], evals["same"], n_resamples=200).set_index("figure")
+    overall = next(t for t in fig.data if t.name.endswith("(CoPHE)"))
+    i = list(overall.y).index("All levels together")
+    x = float(overall.x[i])
+    # "same" is "base" again: a difference of 0 with an interval of [0, 0] on every resample
+    assert x == 0.0 and (ci.at["cophe overall f1", "low"], ci.at["cophe overall f1", "high"]) == (0.0, 0.0)
+    assert overall.error_x.array is not None and overall.error_x.array[i] == 0.0
+    wrong = paper_figure("compare", {"base": evals["base"], "w": evals["run_a&b"]}, n_resamples=200)
+    ci = paired_bootstrap(evals["base"], evals["run_a&b"], n_resamples=200).set_index("figure")
+    for trace in wrong.data:
+        measure = {"Flat": "flat", "Set-based": "set_based", "CoPHE": "cophe"}[trace.name.split("(")[-1][:-1]]
+        for y, x, plus, minus in zip(trace.y, trace.x, trace.error_x.array, trace.error_x.arrayminus):
+            level = {"Codes as given": "leaf", "All levels together": "overall"}.get(y.replace("<br>", " "))
+            name = "flat f1" if measure == "flat" else f"{measure} {level} f1"
+            if level is None:
+                continue  # a level named by the ontology: the two named rows suffice
+            assert (x - minus, x + plus) == pytest.approx((ci.at[name, "low"], ci.at[name, "high"]))
+            assert ci.at[name, "low"] < ci.at[name, "high"]  # a real interval: the runs differ
+    lo, hi = wrong.layout.xaxis.range
+    assert lo <= ci.low.min() and hi >= 0  # the axis holds every interval
+    bare = paper_figure("compare", evals, baseline="base", n_resamples=0)
+    assert all(t.error_x.array is None for t in bare.data)
