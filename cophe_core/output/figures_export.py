@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..base.files import InputError
-from ..metrics import Evaluation
+from ..metrics import MEASURE_WORDS, Evaluation
 from ..ontology.levels import level_name
 
 if TYPE_CHECKING:  # Plotly is the optional extra "plot": imported where a figure is made
@@ -43,6 +43,7 @@ __all__ = [
     "PNG_DPI",
     "BROWSERS",
     "publication",
+    "panels_per_row",
     "paper_figure",
     "families_bar",
     "find_browser",
@@ -56,6 +57,10 @@ PNG_DPI = 300
 FORMATS: dict[str, str] = {"svg": "image/svg+xml", "png": "image/png", "pdf": "application/pdf"}
 KINDS = ("levels", "compare", "tree", "families")
 MAX_HEIGHT_IN = 4.5  # a printed figure's height for up to six runs: room for a caption on a letter page
+COLUMN_HEIGHT_IN = 3.5  # a one-column levels figure of thin bars: a column holds it and a long caption
+PANELS_PER_ROW: dict[str, int] = {"one-column": 3, "two-column": 5}  # the most runs side by side
+PANEL_GAP = 10  # px between two narrow panels: the "1" of one scale and the "0" of the next stay apart
+VALUE_PANEL = 100  # px: a panel narrower than this carries no values (one beside a short bar runs over)
 LINE = 1.4  # a line of text, in font sizes
 BAR_GAP = 0.15  # the gap between two levels' bars, as a share of a level's row
 FAMILIES_TOP: dict[str, int] = {"one-column": 10, "two-column": 12}  # families drawn by default
@@ -316,11 +321,10 @@ def paper_figure(
     >>> fig.layout.width, fig.layout.title.text
     (336, 'A: Section')
     """
-    import html
 
-    from ..breakdown.compare import level_deltas, levels_side_by_side
+    from ..breakdown.compare import level_deltas
     from ..breakdown.families import family_errors
-    from .plotting import delta_bar, levels_bar
+    from .plotting import delta_bar
 
     if kind not in KINDS:
         raise ValueError(f"figure {kind!r}: give one of {', '.join(KINDS)}")
@@ -334,20 +338,7 @@ def paper_figure(
     text = _font_pt(width) * CSS_PX_PER_INCH / 72
     legend_rows = 3 if inches < WIDTHS["two-column"] else 1  # the three measures, as many lines
     if kind == "levels":
-        per_row = (1 if len(names) == 1 else 2) if inches < WIDTHS["two-column"] else min(len(names), 3)
-        table = _with_intervals(levels_side_by_side(dict(evals)), evals, metric, n_resamples)
-        fig = levels_bar(table, metric, levels=levels, per_row=per_row)
-        rows = -(-len(names) // per_row)
-        # the scale and the statistic's name under a panel with none below it only (the panels share their
-        # scale): between two panels they would take the room of a row of bars
-        for i in range(len(names) - per_row):
-            fig.layout[f"xaxis{'' if i == 0 else i + 1}"].update(title=None, showticklabels=False)
-        # a panel is titled by its run's name alone, cut to the panel's width (a title wider is cut at the edge)
-        fits = int(inches * CSS_PX_PER_INCH * 0.6 / per_row / (0.55 * (text + 1)))
-        for note, run in zip(fig.layout.annotations, names):
-            note.text = html.escape(_short(str(run), fits))
-        _print_bars(fig, text, legend_rows, rows=rows, per_row=per_row, levels=table.level.nunique())
-        return publication(fig, width, height=fig.layout.height / CSS_PX_PER_INCH)
+        return _print_levels(evals, names, levels, width, metric, n_resamples)
     if kind == "compare":
         base = baseline or names[0]
         if base not in evals:
@@ -380,18 +371,129 @@ def paper_figure(
     return publication(fig, width, height=fig.layout.height / CSS_PX_PER_INCH)
 
 
+def panels_per_row(n: int, width: str | float = "one-column") -> int:
+    """Runs' panels to a row of the printed levels figure: every run on one row while they fit
+    (:data:`PANELS_PER_ROW`), else as few rows as fit, shared out evenly (six runs in one column: three and
+    three, not two rows of two and one of two, nor a row of four over an empty half-row).
+
+    >>> [panels_per_row(n) for n in range(1, 8)], [panels_per_row(n, "two-column") for n in (4, 6, 7)]
+    ([1, 2, 3, 2, 3, 3, 3], [4, 3, 4])
+    """
+    most = PANELS_PER_ROW["one-column" if _inches(width) < WIDTHS["two-column"] else "two-column"]
+    rows = -(-max(n, 1) // most)
+    return -(-max(n, 1) // rows)
+
+
+def _print_levels(
+    evals: Mapping[str, Evaluation],
+    names: list[str],
+    levels: dict[str, str],
+    width: str | float,
+    metric: str,
+    n_resamples: int,
+) -> go.Figure:
+    """The levels figure for print: :func:`panels_per_row` runs to a row; the scale and the statistic's name
+    under the bottom panel of each column; a legend of one line (in one column, the measures by the papers'
+    names, as the paper tables name them), or in the empty cell a last short row leaves."""
+    import html
+
+    from ..breakdown.compare import levels_side_by_side
+    from .plotting import levels_bar
+
+    inches = _inches(width)
+    one = inches < WIDTHS["two-column"]
+    text = _font_pt(width) * CSS_PX_PER_INCH / 72
+    n = len(names)
+    per_row = panels_per_row(n, width)
+    rows = -(-n // per_row)
+    empty = rows * per_row - n
+    words = {m: paper for m, (_, paper) in MEASURE_WORDS.items()} if one else None
+    table = _with_intervals(levels_side_by_side(dict(evals)), evals, metric, n_resamples)
+    fig = levels_bar(table, metric, levels=levels, per_row=per_row, words=words)
+    for i in range(n - per_row):  # a panel with one below: its scale is the one below's
+        fig.layout[f"xaxis{'' if i == 0 else i + 1}"].update(title=None, showticklabels=False)
+    for i in range(max(n - per_row, 0), (rows - 1) * per_row):  # above an empty cell: the scale, no title
+        fig.layout[f"xaxis{'' if i == 0 else i + 1}"].update(title=None)
+    # the level names' column on one line, and what is left of the width for the panels
+    full = inches * CSS_PX_PER_INCH - 16
+    label = max(len(v) for v in levels.values()) * 0.5 * text + 8
+    narrow = (full - label) / per_row - 0.02 * full < VALUE_PANEL
+    _print_bars(
+        fig,
+        text,
+        0 if empty and not narrow else 1,
+        rows=rows,
+        per_row=per_row,
+        levels=table.level.nunique(),
+        values=not narrow,
+        max_in=COLUMN_HEIGHT_IN if one and narrow else MAX_HEIGHT_IN,
+    )
+    # the names as drawn (on two lines where the rows allow), the panels beside them
+    drawn = [line for name in fig.layout.yaxis.categoryarray for line in str(name).split("<br>")]
+    plot = full - (max(map(len, drawn)) * 0.5 * text + 8)
+    gap = (PANEL_GAP / plot) if narrow else 0.02  # narrow panels: apart enough for their scales' ends
+    cell = (1 - gap * (per_row - 1)) / per_row
+    for i in range(n):
+        x0 = (i % per_row) * (cell + gap)
+        fig.layout[f"xaxis{'' if i == 0 else i + 1}"].domain = [x0, x0 + cell]
+        fig.layout.annotations[i].x = x0 + cell / 2
+    # a panel is titled by its run's name alone, cut to the panel's width (a title wider is cut at the edge)
+    fits = max(int(cell * plot / (0.55 * (text + 1))), 4)
+    for note, run in zip(fig.layout.annotations, names):
+        note.text = html.escape(_short(str(run), fits))
+    in_cell = empty and not narrow  # a narrow cell is narrower than the legend: it would shrink the panels
+    if one and not in_cell:
+        # the legend on one line from the figure's left edge, above the panels' titles: Plotly wraps a legend
+        # at the plot's width (the width beside the level names) unless it starts left of the plot
+        high = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+        name = max(map(len, drawn)) * 0.5 * text
+        fig.update_layout(
+            legend={
+                "xref": "paper",
+                "yref": "paper",
+                "x": -0.9 * name / plot,
+                "y": 1 + (text * LINE + 2) / high,
+                "xanchor": "left",
+                "yanchor": "bottom",
+            }
+        )
+    if in_cell:  # the legend, a measure to a line, in the cell the last row leaves empty
+        last = fig.layout[f"yaxis{(rows - 1) * per_row + 1}"].domain
+        fig.update_layout(
+            legend={
+                "orientation": "v",
+                "xref": "paper",
+                "yref": "paper",
+                "x": (per_row - empty) * (cell + gap) + gap,
+                "y": last[1],
+                "xanchor": "left",
+                "yanchor": "top",
+            }
+        )
+    return publication(fig, width, height=fig.layout.height / CSS_PX_PER_INCH)
+
+
 def _bar_px(text: float) -> float:
     """How thick a bar must be to carry its value inside at ``text`` px (Plotly pads a bar's text 3 px a side)."""
     return text * 1.3 + 6
 
 
 def _print_bars(
-    fig: go.Figure, text: float, legend_rows: int, *, rows: int, per_row: int, levels: int
+    fig: go.Figure,
+    text: float,
+    legend_rows: int,
+    *,
+    rows: int,
+    per_row: int,
+    levels: int,
+    values: bool = True,
+    max_in: float = MAX_HEIGHT_IN,
 ) -> None:
     """Size the horizontal bar panels of :func:`cophe_core.output.plotting._bars` for print, in place: each level
     a row two bars thick, the panels ``rows`` high stacked with room between them for a panel's ticks and
-    the next one's title, the whole at most :data:`MAX_HEIGHT_IN` tall; values inside the bars only while the
-    bars are thick enough for them (else none: a value hidden on some bars and not others misleads)."""
+    the next one's title, the whole at most ``max_in`` inches tall; with ``values``, values inside the bars
+    only while the bars are thick enough for them (else none: a value hidden on some bars and not others
+    misleads); without, a level's row is as tall as its name on two lines."""
     line = text * LINE
     top = (
         legend_rows * (text * 1.3 + 5) + 8 + line
@@ -399,8 +501,9 @@ def _print_bars(
     gap = line + 8  # between panels: the title of the one below (the one above has no ticks)
     bottom = 2 * line + 6  # the bottom row's ticks and the statistic's name
     fixed = top + bottom + (rows - 1) * gap
-    ideal = 2 * _bar_px(text) / (1 - BAR_GAP)  # a level's two bars, thick enough for their values
-    room = (MAX_HEIGHT_IN * CSS_PX_PER_INCH - fixed) / (rows * levels)
+    # a level's two bars, thick enough for their values; or its name on two lines
+    ideal = 2 * _bar_px(text) / (1 - BAR_GAP) if values else 2 * line
+    room = (max_in * CSS_PX_PER_INCH - fixed) / (rows * levels)
     row = max(min(ideal, room), line)  # at least a line of text for the level's name
     plot = rows * levels * row + (rows - 1) * gap
     panel = levels * row / plot
@@ -413,7 +516,7 @@ def _print_bars(
             fig.layout[key].title = None  # the level names say what they are
         if i < len(fig.layout.annotations) and fig.layout.annotations[i].yref == "paper":
             fig.layout.annotations[i].y = hi
-    thick = row * (1 - BAR_GAP) / 2 >= _bar_px(text) - 0.01
+    thick = values and row * (1 - BAR_GAP) / 2 >= _bar_px(text) - 0.01
     if thick:  # a value too long for its bar stands beside it (inside the axis: see the ranges)
         fig.update_traces(selector={"type": "bar"}, textposition="auto", cliponaxis=False)
     else:
@@ -424,7 +527,7 @@ def _print_bars(
         for axis in fig.select_yaxes():
             axis.categoryarray = [str(y).replace("<br>", " ") for y in axis.categoryarray]
     fig.update_layout(
-        height=round(plot + fixed),
+        height=round(plot + top + bottom),  # plot holds the gaps between rows
         bargap=BAR_GAP,
         margin={"t": round(top), "b": round(bottom)},
         # across the whole figure, not the plot area beside the level names: two measures to a line in a column

@@ -196,3 +196,42 @@ def test_drawn_levels_are_exactly_the_width_with_legible_uncut_text(evals, width
 @pytest.mark.parametrize("kind", ["compare", "tree", "families"])
 def test_drawn_figures_have_legible_uncut_text(evals, kind, width):
     _check_drawn(render(paper_figure(kind, first(evals, 3), width=width), "svg"), width)
+
+
+def _grid(fig) -> list[tuple[float, float, float, float, bool]]:
+    """Each panel's (x0, x1, y0, y1, titled scale) in the order of the runs."""
+    out = []
+    for i in range(len(fig.layout.annotations)):
+        x, y = fig.layout[f"xaxis{'' if i == 0 else i + 1}"], fig.layout[f"yaxis{'' if i == 0 else i + 1}"]
+        out.append((*x.domain, *y.domain, bool(x.title.text)))
+    return out
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("n", [2, 3, 4, 6])
+def test_the_panels_fill_their_grid_and_each_scale_title_sits_under_its_own_panel(evals, width, n):
+    """No empty cell: the runs fill every row (three runs in one column are one row of three, not two over one
+    and an empty cell), and a statistic's name is written under a panel of the bottom row only, the row its
+    scale is drawn under (an empty cell once left one floating beside the next row)."""
+    fig = paper_figure("levels", first(evals, n), width=width, n_resamples=0)
+    panels = _grid(fig)
+    rows = sorted({(y0, y1) for _, _, y0, y1, _ in panels}, reverse=True)
+    columns = sorted({(x0, x1) for x0, x1, _, _, _ in panels})
+    assert len(rows) * len(columns) == n  # every cell holds a run
+    if n == 3:
+        assert len(rows) == 1
+    bottom = rows[-1]
+    assert [titled for *_, titled in panels] == [(y0, y1) == bottom for _, _, y0, y1, _ in panels]
+    # panels side by side do not touch: their scales' end labels stay apart
+    assert all(a1 < b0 for (_, a1), (b0, _) in zip(columns, columns[1:]))
+
+
+@pytest.mark.parametrize("n", [4, 5, 6])
+def test_four_to_six_runs_fit_a_column_with_a_legend_on_one_line(evals, n):
+    """Up to six runs in one column: at most 3.5 in tall, the three measures named as the papers (and the paper
+    tables) name them, on one line above the panels, every text still at least 7 pt."""
+    fig = paper_figure("levels", first(evals, n), width="one-column", n_resamples=0)
+    assert fig.layout.height <= 3.5 * 96
+    assert [t.name for t in fig.data if t.showlegend] == ["Flat", "Set-based", "CoPHE"]
+    assert fig.layout.legend.orientation == "h" and fig.layout.legend.y > 1  # above the plot, one line
+    assert smallest_pt_in_layout(fig, "one-column") >= MIN_PT
