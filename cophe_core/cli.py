@@ -378,12 +378,24 @@ def _report_parser(sub: Subcommands) -> None:
     )
     r.add_argument(
         "--statistic",
-        action="append",
-        choices=["precision", "recall", "f1"],
-        help="which statistics, repeatable (default f1)",
+        action="extend",
+        type=_statistics,
+        metavar="f1,precision,recall",
+        help="which statistics at every level, comma-separated or repeated (default f1)",
     )
     r.add_argument("--bootstrap", type=_positive, default=1000, metavar="N", help="resamples (default 1000)")
     r.add_argument("--seed", type=_count, default=0, help="seed of the resampling (default 0)")
+
+
+def _statistics(text: str) -> list[str]:
+    """``--statistic``: one or more of precision, recall and f1, comma-separated."""
+    said = [s.strip().lower() for s in text.split(",") if s.strip()]
+    wrong = [s for s in said if s not in ("precision", "recall", "f1")]
+    if wrong or not said:
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(wrong) or repr(text)}: give f1, precision or recall, comma-separated (f1,precision,recall)"
+        )
+    return said
 
 
 def _header_argument(p: argparse.ArgumentParser) -> None:
@@ -897,7 +909,7 @@ def _report(args: argparse.Namespace) -> int:
                 evals,
                 fmt,
                 baseline=args.baseline,
-                statistics=args.statistic or ["f1"],
+                statistics=list(dict.fromkeys(args.statistic or ["f1"])),
                 n_resamples=args.bootstrap,
                 seed=args.seed,
             )

@@ -40,7 +40,7 @@ example-based values of a run in a comparison are those of that union.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
@@ -96,7 +96,12 @@ BUDGET = 20_000_000  # cells of one chunk's (resamples × documents) weight matr
 KEPT_CELLS = 4_000_000
 
 
-def _table(ev: Figures, with_suite: bool) -> _Table:
+def _table(ev: Figures, with_suite: bool, level_statistics: tuple[str, ...] = ("f1",)) -> _Table:
+    """The per-document counts of every micro figure: precision, recall and F1 of flat and of each measure
+    over all levels, and ``level_statistics`` at each level (any of precision, recall and F1, in that
+    order; the statistics share their counts, so a figure's value does not depend on which others are
+    asked for)."""
+
     def stacked(measure: str, level: str) -> np.ndarray:
         c = ev.document_counts(measure, level)
         return np.column_stack([c.tp, c.fp, c.fn])
@@ -106,12 +111,13 @@ def _table(ev: Figures, with_suite: bool) -> _Table:
         per_level = [stacked(measure, lv) for lv in ev.levels]
         groups.append((f"{measure} overall", np.sum(per_level, axis=0)))
         groups += [(f"{measure} {lv}", m) for lv, m in zip(ev.levels, per_level)]
-    names, ratio_index = [], []
+    names: list[str] = []
+    ratio_index: list[tuple[int, str]] = []
     for gi, (label, _) in enumerate(groups):
         stats = (
             ("precision", "recall", "f1")
             if label in ("flat", "set_based overall", "cophe overall")
-            else ("f1",)
+            else tuple(k for k in ("precision", "recall", "f1") if k in level_statistics)
         )
         for stat in stats:
             names.append(f"{label} {stat}")
@@ -407,7 +413,9 @@ def _same_documents(a: Figures, b: Figures) -> bool:
     return len(a.docs) == len(b.docs) and np.array_equal(np.asarray(a.docs), np.asarray(b.docs))
 
 
-def _paired_tables(evals: Mapping[str, Figures], with_suite: bool) -> dict[str, _Table]:
+def _paired_tables(
+    evals: Mapping[str, Figures], with_suite: bool, level_statistics: tuple[str, ...] = ("f1",)
+) -> dict[str, _Table]:
     """Each run's per-document table on the union of the runs' documents, in the same order: evaluations
     with their matrices are put there by :func:`~cophe_core.metrics.on_shared_documents`; evaluations known
     by their per-document counts only (streamed or aggregate) get zero counts on a document they lack (it
@@ -417,8 +425,8 @@ def _paired_tables(evals: Mapping[str, Figures], with_suite: bool) -> dict[str, 
         raise ValueError("paired tests need two runs scored on the same levels")
     if all(ev.has_codes for ev in evals.values()):
         shared = on_shared_documents({r: ev.with_codes() for r, ev in evals.items()})
-        return {r: _table(ev, with_suite) for r, ev in shared.items()}
-    tables = {r: _table(ev, with_suite) for r, ev in evals.items()}
+        return {r: _table(ev, with_suite, level_statistics) for r, ev in shared.items()}
+    tables = {r: _table(ev, with_suite, level_statistics) for r, ev in evals.items()}
     if all(_same_documents(first, ev) for ev in evals.values()):
         return tables
     docs = np.unique(np.concatenate([np.asarray(ev.docs).astype(str) for ev in evals.values()]))
@@ -639,12 +647,14 @@ def compare_runs(
     confidence: float = 0.95,
     alpha: float = 0.05,
     macro: bool = True,
+    level_statistics: Sequence[str] = ("f1",),
 ) -> pd.DataFrame:
     """Every run's figures with bootstrap intervals, and each run's difference from a baseline, tested.
 
     All runs are resampled on the same documents, the union of theirs (gold ∪ every run's own; see the module
     docs), so every interval, and every difference from the ``baseline`` (default: the first run), is paired. The figures are those of :func:`bootstrap`
-    (micro P/R/F1 of each measure, overall and per level) and, with ``macro``, the mean per-code F1 of
+    (micro P/R/F1 of flat and of each measure over all levels, and ``level_statistics`` at each level: F1 by
+    default, ``("precision", "recall", "f1")`` for all three) and, with ``macro``, the mean per-code F1 of
     the flat codes and of each level's nodes for set-based and CoPHE scoring (``"cophe e0 macro_f1"``),
     over the codes in play as in :attr:`Evaluation.macro_table`. Micro figures resample documents; a
     macro average is a mean over codes, so its interval resamples the codes (``resampled`` says which).
@@ -674,7 +684,10 @@ def compare_runs(
     baseline = names[0] if baseline is None else baseline
     if baseline not in evals:
         raise ValueError(f"baseline {baseline!r} is not one of the runs: {', '.join(names)}")
-    tables = _paired_tables(evals, False)
+    unknown = set(level_statistics) - {"precision", "recall", "f1"}
+    if unknown:
+        raise ValueError(f"level statistics {sorted(unknown)}: give precision, recall or f1")
+    tables = _paired_tables(evals, False, tuple(level_statistics))
     n = tables[names[0]].counts.shape[0]
     if n == 0:
         raise ValueError("no documents to resample")

@@ -38,6 +38,7 @@ __all__ = [
     "to_latex",
     "to_markdown",
     "to_wide_csv",
+    "p_floor",
     "to_html",
     "html_to_pdf",
     "write_table",
@@ -62,7 +63,7 @@ def paper_table(
 ) -> pd.DataFrame:
     """One row per (run, measure, level, statistic) of the micro figures, in the order runs were given, flat
     first, then set-based and CoPHE from the finest level to ``overall``. Each of ``statistics`` is given for
-    flat and for every measure over all levels; F1 at each level too (the bootstrap's figures).
+    flat, for every measure at each level and over all levels.
 
     Columns: ``run, measure, level, level_name, statistic, value, low, high, p_holm, marked, best``, the
     figures rounded to :data:`DECIMALS`. ``low``–``high`` is the 95% percentile interval of ``n_resamples``
@@ -83,7 +84,13 @@ def paper_table(
         if s not in STATISTICS:
             raise ValueError(f"statistic {s!r}: give one of {', '.join(STATISTICS)}")
     table = compare_runs(
-        dict(evals), baseline=baseline, n_resamples=n_resamples, seed=seed, alpha=alpha, macro=False
+        dict(evals),
+        baseline=baseline,
+        n_resamples=n_resamples,
+        seed=seed,
+        alpha=alpha,
+        macro=False,
+        level_statistics=tuple(statistics),
     )
     parts = [figure_parts(f) for f in table.figure]
     t = table.assign(
@@ -137,10 +144,8 @@ def _note(t: pd.DataFrame, baseline: str, n_resamples: int, alpha: float) -> str
     stats = list(dict.fromkeys(t.statistic))
     words = [STAT_WORDS[s] for s in stats]
     named = ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
-    # a statistic other than F1 is given for the flat scores and all levels together only (paper_table)
-    where = "" if stats == ["f1"] else "; F1 at each level, the others for flat and all levels together"
     return (
-        f"Micro-averaged {named}{where}, {DECIMALS} decimals, with 95% percentile intervals from {n_resamples:,} "
+        f"Micro-averaged {named}, {DECIMALS} decimals, with 95% percentile intervals from {n_resamples:,} "
         f"bootstrap resamples of the documents. Bold: the best run of each row. {MARK}: differs from the "
         f"baseline {baseline} (paired bootstrap test, p < {alpha:g} after Holm's adjustment over the "
         f"{len(runs) - 1} run{'s' if len(runs) != 2 else ''} compared with it, and a 95% interval of the "
@@ -271,30 +276,60 @@ def to_markdown(t: pd.DataFrame, *, baseline: str, n_resamples: int, alpha: floa
     return "\n".join(lines) + "\n\n" + _md_escape(_note(t, baseline, n_resamples, alpha)) + "\n"
 
 
-def to_wide_csv(t: pd.DataFrame) -> str:
+def p_floor(n_resamples: int, compared: int = 1) -> float:
+    """The smallest Holm-adjusted p-value the wide CSV writes as a number: a paired bootstrap of
+    ``n_resamples`` resamples cannot resolve a p-value below 1/(n + 1) (none of its resamples as far from 0
+    as the observed difference), Holm's adjustment over ``compared`` runs multiplies it by up to that
+    many, and the table's 3 decimals cannot show less than 0.001. A p-value below it is written as it.
+
+    >>> p_floor(1000), p_floor(1000, compared=2), p_floor(200)
+    (0.001, 0.002, 0.005)
+    """
+    bound = min(1.0, max(compared, 1) / (n_resamples + 1))
+    return max(10.0**-DECIMALS, float(np.ceil(bound * 10**DECIMALS) / 10**DECIMALS))
+
+
+def _p_cells(p: float, floor: float) -> tuple[object, str]:
+    """(number, text) of a Holm-adjusted p-value in the wide CSV: no test (the baseline) is empty; a p below
+    ``floor`` is the floor as a number and ``< floor`` as text; else both to 3 decimals."""
+    if np.isnan(p):
+        return "", ""
+    if p < floor:
+        return floor, f"< {floor:.{DECIMALS}f}"
+    return round(float(p), DECIMALS), f"{p:.{DECIMALS}f}"
+
+
+def to_wide_csv(t: pd.DataFrame, *, n_resamples: int = 1000) -> str:
     """One row per run; for each measure, level and statistic, columns of the value, the 95% interval's
     bounds, the Holm-adjusted p-value against the baseline and whether the difference is clear, named in
     words (``CoPHE F1, Category (3 digits)``). Cells a spreadsheet would run as a formula are defused.
+
+    A bootstrap p-value is never 0: a p-value below what ``n_resamples`` resamples can resolve
+    (:func:`p_floor`: 0.001 for 1,000 resamples and one run against the baseline) is written as that bound,
+    so that the column stays numeric (sortable, plottable) and no p-value reads 0.0; the column
+    ``… p vs baseline (Holm), as text`` says the same in words, ``< 0.001``, as a reader would quote it.
 
     >>> from cophe_core import score_files
     >>> gold = b"doc_id,code\\n1,401.9\\n2,428.0\\n"
     >>> s = score_files(gold, {"A": gold, "B": b"doc_id,code\\n1,401.9\\n2,401.1\\n"})
     >>> t = paper_table({r: s.evaluation(r) for r in "AB"}, n_resamples=20)
     >>> import io
-    >>> w = pd.read_csv(io.StringIO(to_wide_csv(t)))
+    >>> w = pd.read_csv(io.StringIO(to_wide_csv(t, n_resamples=20)))
     >>> w[["run", "Flat F1, Codes as given", "Flat F1, Codes as given, best"]].values.tolist()
     [['A', 1.0, 'yes'], ['B', 0.5, nan]]
     """
+    floor = p_floor(n_resamples, t.run.nunique() - 1)
     wide: dict[str, dict[str, object]] = {}
     for r in t.itertuples():
         name = f"{_measure(r.measure)} {STAT_NAMES[r.statistic]}, {r.level_name}"
         row = wide.setdefault(r.run, {"run": r.run})
-        p = "" if np.isnan(r.p_holm) else round(float(r.p_holm), DECIMALS)
+        p, said = _p_cells(float(r.p_holm), floor)
         row |= {
             name: r.value,
             f"{name}, 95% low": r.low,
             f"{name}, 95% high": r.high,
             f"{name}, p vs baseline (Holm)": p,
+            f"{name}, p vs baseline (Holm), as text": said,
             f"{name}, differs from baseline": "yes" if r.marked else "",
             f"{name}, best": "yes" if r.best else "",
         }
@@ -415,6 +450,6 @@ def write_table(
     if fmt == "md":
         return to_markdown(t, baseline=base, n_resamples=n_resamples, alpha=alpha).encode("utf-8")
     if fmt == "csv":
-        return to_wide_csv(t).encode("utf-8")
+        return to_wide_csv(t, n_resamples=n_resamples).encode("utf-8")
     page = to_html(t, baseline=base, n_resamples=n_resamples, alpha=alpha)
     return page.encode("utf-8") if fmt == "html" else html_to_pdf(page)

@@ -45,8 +45,8 @@ def table(evals):
 
 
 def test_values_are_the_evaluations_own_rounded_to_three_decimals(evals, table):
-    # per run: flat P, R, F1; for each of set-based and CoPHE, P, R and F1 over all levels and F1 at each level
-    assert len(table) == 3 * (3 + 2 * (3 + len(evals["base"].levels)))
+    # per run: flat P, R, F1; for each of set-based and CoPHE, P, R and F1 at each level and over all levels
+    assert len(table) == 3 * (3 + 2 * 3 * (1 + len(evals["base"].levels)))
     for r in table.itertuples():
         own = getattr(evals[r.run].score(r.measure, r.level), r.statistic)
         assert r.value == round(own, 3), r
@@ -185,7 +185,7 @@ def test_cli_refuses_an_unknown_format_or_baseline(tmp_path, capsys):
 def test_write_table_csv_is_the_wide_table(evals):
     data = write_table(evals, "csv", baseline="base", n_resamples=200).decode()
     t = paper_table(evals, baseline="base", n_resamples=200)
-    assert data == to_wide_csv(t)
+    assert data == to_wide_csv(t, n_resamples=200)
     assert np.isnan(t[t.run == "base"].p_holm).all()
 
 
@@ -215,10 +215,7 @@ def test_the_caption_names_the_statistics_and_the_table_has_a_label(table):
     tex = to_latex(f1, baseline="base", n_resamples=300)
     assert r"\caption{Micro-averaged F1, 3 decimals" in tex and r"\label{tab:cophe}" in tex
     every = to_latex(table, baseline="base", n_resamples=300)
-    assert (
-        "Micro-averaged precision, recall and F1; F1 at each level, the others for flat and all levels"
-        in every
-    )
+    assert r"\caption{Micro-averaged precision, recall and F1, 3 decimals" in every
 
 
 def test_the_levels_figure_carries_each_f1s_interval(evals):
@@ -266,3 +263,74 @@ def test_the_compare_figure_carries_each_f1_differences_interval(evals):
     assert lo <= ci.low.min() and hi >= 0  # the axis holds every interval
     bare = paper_figure("compare", evals, baseline="base", n_resamples=0)
     assert all(t.error_x.array is None for t in bare.data)
+
+
+def test_precision_and_recall_at_every_level_with_intervals_and_the_best_in_bold(evals, table):
+    """P and R are given at each level as F1 is: each the evaluation's own (cross-checked above), with its 95%
+    interval and the best run of its row in bold; asking for them leaves every F1 figure as it was."""
+    at_e0 = table[(table.measure == "cophe") & (table.level == "e0")]
+    assert sorted(set(at_e0.statistic)) == ["f1", "precision", "recall"]
+    # by hand: "base" writes the 90 codes of the first 30 documents, all right: at the category, P 1, R 0.75
+    base = at_e0[at_e0.run == "base"].set_index("statistic").value
+    assert (base["precision"], base["recall"]) == (1.0, 0.75)
+    assert (at_e0.low <= at_e0.value).all() and (at_e0.value <= at_e0.high).all() and at_e0.low.notna().all()
+    recall = at_e0[at_e0.statistic == "recall"].set_index("run")
+    # "run_a&b" has every family of every document right at the category: recall 1, the best, bold
+    assert recall.value.to_dict() == {"base": 0.75, "same": 0.75, "run_a&b": 1.0}
+    assert recall.best.to_dict() == {"base": False, "same": False, "run_a&b": True}
+    tex = to_latex(table, baseline="base", n_resamples=300)
+    assert tex.count("CoPHE R ") == 1 + len(evals["base"].levels) and r"\textbf{1.000}" in tex
+    md = to_markdown(table, baseline="base", n_resamples=300)
+    # a proportion of 30 of 40 documents: about 0.75 ± 2 · 0.068, as the bootstrap gives; marked, bold
+    lines = [ln for ln in md.splitlines() if ln.startswith("| CoPHE R | Category")]
+    assert lines == [
+        "| CoPHE R | Category (3 digits) | 0.750 [0.600, 0.888] | 0.750 [0.600, 0.888] | **1.000**\\* [1.000, 1.000] |"
+    ]
+    f1 = paper_table(evals, baseline="base", n_resamples=300)
+    both = table[table.statistic == "f1"].reset_index(drop=True)
+    assert both.equals(f1)  # the F1 rows, intervals and p-values are those of the table of F1 alone
+
+
+def test_the_wide_csv_never_writes_a_p_value_of_zero(evals):
+    """A bootstrap p-value is never 0: below what the resamples resolve, the CSV writes that bound as a number
+    (1/(n + 1) times Holm's factor, at least 0.001) and "< bound" in a text column, as papers quote it."""
+    import io
+
+    import pandas as pd
+
+    from cophe_core.output.paper_tables import p_floor
+
+    t = paper_table(evals, baseline="base", n_resamples=1000)
+    other = t[(t.run == "run_a&b") & (t.measure == "flat")]
+    assert other.p_holm.iloc[0] == 0.0  # no resample as far from 0: the test's own value is 0
+    w = pd.read_csv(io.StringIO(to_wide_csv(t, n_resamples=1000))).set_index("run")
+    p = w["Flat F1, Codes as given, p vs baseline (Holm)"]
+    said = w["Flat F1, Codes as given, p vs baseline (Holm), as text"]
+    assert p_floor(1000, compared=2) == 0.002  # two runs against the baseline: Holm doubles the smallest
+    assert p["run_a&b"] == 0.002 and said["run_a&b"] == "< 0.002"
+    assert p["same"] == 1.0 and said["same"] == "1.000"
+    assert np.isnan(p["base"]) and pd.isna(said["base"])  # the baseline has no test
+    numbers = w[[c for c in w.columns if c.endswith("p vs baseline (Holm)")]]
+    assert numbers.dtypes.map(lambda d: d.kind == "f").all()  # numeric columns, for a spreadsheet
+    assert (numbers.stack().dropna() > 0).all()
+    one = paper_table({r: evals[r] for r in ("base", "run_a&b")}, baseline="base", n_resamples=200)
+    w = pd.read_csv(
+        io.StringIO(write_table({r: evals[r] for r in ("base", "run_a&b")}, "csv", n_resamples=200).decode())
+    )
+    assert one.p_holm.min() == 0.0
+    assert (
+        w["Flat F1, Codes as given, p vs baseline (Holm), as text"].iloc[1] == "< 0.005"
+    )  # 1/201, rounded up
+
+
+def test_cli_takes_the_statistics_comma_separated(tmp_path, capsys):
+    gold, a = tmp_path / "gold.csv", tmp_path / "a.csv"
+    gold.write_bytes(long_csv(GOLD))
+    a.write_bytes(long_csv(RUNS["base"]))
+    md = tmp_path / "t.md"
+    args = ["report", "--gold", str(gold), "--run", f"base={a}", "--bootstrap", "50", "--out", str(md)]
+    assert main([*args, "--statistic", "f1,precision,recall"]) == 0
+    assert "| CoPHE P | Category (3 digits) |" in md.read_text()
+    with pytest.raises(SystemExit):
+        main([*args, "--statistic", "f1,accuracy"])
+    assert "accuracy: give f1, precision or recall" in capsys.readouterr().err
