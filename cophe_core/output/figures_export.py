@@ -301,7 +301,8 @@ def paper_figure(
     :data:`MAX_HEIGHT_IN` inches tall for up to six runs, every text at :data:`FONT_PT` points. The levels
     figure's F1 bars carry their 95% intervals (percentile bootstrap of the documents, ``n_resamples``
     resamples; 0, or runs without per-document counts: none), and so do the compare figure's differences
-    in F1 (the paired bootstrap's: both runs on the same resamples).
+    in F1 (the paired bootstrap's: both runs on the same resamples; its bars then carry no values, which
+    the arms would cross).
 
     - ``levels``: ``metric`` by level and measure, one panel per run (:func:`cophe_core.output.plotting.levels_bar`),
       one panel to a row for one run in one column, else two to a row in one column and three in two; the
@@ -354,9 +355,12 @@ def paper_figure(
         # the axis holds the bars and their intervals' ends
         ends = [deltas[f"delta_{metric}"], *(deltas[c] for c in ("low", "high") if c in deltas)]
         lo, hi = min(min(e.min() for e in ends), 0.0), max(max(e.max() for e in ends), 0.0)
-        pad = 0.3 * ((hi - lo) or 1.0)  # room for a value beside its bar
+        # values where there are no intervals: an interval's arms would run through them (the paper table
+        # gives each difference with its interval)
+        values = "low" not in deltas
+        pad = (0.3 if values else 0.05) * ((hi - lo) or 1.0)  # room for a value beside its bar
         fig.update_xaxes(range=[lo - pad if lo < 0 else lo, hi + pad if hi > 0 else hi])
-        _print_bars(fig, text, legend_rows, rows=1, per_row=1, levels=deltas.level.nunique())
+        _print_bars(fig, text, legend_rows, rows=1, per_row=1, levels=deltas.level.nunique(), values=values)
         return publication(fig, width, height=fig.layout.height / CSS_PX_PER_INCH)
     if kind == "tree":
         return _print_tree(first, colour, width)

@@ -334,3 +334,10 @@ def test_cli_takes_the_statistics_comma_separated(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([*args, "--statistic", "f1,accuracy"])
     assert "accuracy: give f1, precision or recall" in capsys.readouterr().err
+
+
+def test_the_compare_figure_writes_no_value_an_interval_would_cross(evals):
+    """With intervals, the difference bars carry no values (the arms ran through them); without, they do."""
+    both = {"base": evals["base"], "w": evals["run_a&b"]}
+    assert not any(t.texttemplate for t in paper_figure("compare", both, n_resamples=200).data)
+    assert all(t.texttemplate for t in paper_figure("compare", both, n_resamples=0).data)
