@@ -222,10 +222,12 @@ def _first_of_each_kind(rejected: pd.DataFrame) -> list[tuple[str, pd.Series]]:
 def figure_download(fig, name: str, key: str, table=None) -> None:
     """Small buttons under a chart: the figure as a standalone interactive HTML file (made on request: it
     holds plotly.js), as SVG, PNG and PDF for a paper (7 in wide, print-sized text; each drawn on request by
-    the server's browser), and with ``table`` the numbers it draws as CSV."""
-    html_col, svg, png, pdf, right = st.columns([1.3, 1, 1, 1, 1.5])
+    the server's browser), and with ``table`` the numbers it draws as CSV. The buttons sit in one row, each as
+    wide as its words, and wrap onto a second row where a half-width column cannot hold them (fixed columns
+    cut "Chart as HTML" at 1280 px)."""
+    row = st.container(horizontal=True, gap="small")
     downloads.prepared(
-        html_col,
+        row,
         "Chart as HTML",
         lambda: figure_html(fig),
         f"{name}.html",
@@ -235,9 +237,9 @@ def figure_download(fig, name: str, key: str, table=None) -> None:
         **downloads.SMALL,
     )
     if static_figures_ready():
-        for where, fmt in ((svg, "svg"), (png, "png"), (pdf, "pdf")):
+        for fmt in ("svg", "png", "pdf"):
             downloads.prepared(
-                where,
+                row,
                 fmt.upper(),
                 functools.partial(_static_figure, fig, fmt),
                 f"{name}.{fmt}",
@@ -249,9 +251,9 @@ def figure_download(fig, name: str, key: str, table=None) -> None:
                 **downloads.SMALL,
             )
     else:
-        svg.caption("SVG, PNG and PDF need a Chrome or Chromium browser on the server.")
+        row.caption("SVG, PNG and PDF need a Chrome or Chromium browser on the server.")
     if table is not None:
-        table_download(table, name, f"{key}_csv", label="Its numbers (CSV)", where=right)
+        table_download(table, name, f"{key}_csv", label="Its numbers (CSV)", where=row)
 
 
 def _static_figure(fig, fmt: str) -> bytes:

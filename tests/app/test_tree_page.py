@@ -82,7 +82,7 @@ def test_other_opens_into_the_list_of_what_it_merged(overcoder):
     at.session_state["other_open"] = bucket
     at.run()
     sub = focused_subtree(
-        overcoder.nodes, overcoder.ontology, None, depth=2, max_children=30, min_share=0.012
+        overcoder.nodes, overcoder.ontology, None, depth=2, max_children=30, min_share=0.018
     )
     merged = set(sub.set_index("id").loc[bucket, "merged"])
     listed = next(d.value for d in at.dataframe if set(d.value.get("node", [])) == merged)
@@ -94,7 +94,7 @@ def test_colour_scales_are_fitted_and_stated(overcoder):
     at = run_app("views/tree.py", run="overcoder")
     tiles, bar = plotly_specs(at)[0]["data"]
     sub = focused_subtree(
-        overcoder.nodes, overcoder.ontology, None, depth=2, max_children=30, min_share=0.012
+        overcoder.nodes, overcoder.ontology, None, depth=2, max_children=30, min_share=0.018
     )
     shown = coloured(sub)
     lo, hi = colour_range(shown.balance, shown.value, signed=True)

@@ -25,7 +25,7 @@ from cophe_dashboard.components import keep_choice, md
 
 MAX_NODES = 2000  # the browser never gets more tiles than this (SPEC §6)
 MAX_CHILDREN = 30  # per parent, largest first; the rest fold into "Other"
-MIN_SHARE = 0.012  # so do children under 1.2% of the view: at 900 px such a tile is too thin for its label
+MIN_SHARE = 0.018  # so do children under 1.8% of the view: at 900 px, 16 px, the thinnest tile holding a label
 HEIGHT = 900
 DETAIL_ROWS = 100  # documents listed behind a family; the rest are one click away in the document view
 RANKED = 6  # families per ranked list
