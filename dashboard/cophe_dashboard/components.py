@@ -9,6 +9,7 @@ import importlib.util
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -313,10 +314,10 @@ def open_document(doc: str, key: str) -> None:
         st.html(script, unsafe_allow_javascript=True)
 
 
-def document_table(data: pd.DataFrame, key: str, docs: list[list[str]] | list[str], **kw) -> None:
-    """A table whose rows are documents (or hold some): a click on a row opens its document on One document,
-    in the same session. ``docs``: per row, its document id, or its document ids: then the row's click
-    offers them, and a click on one opens it.
+def document_table(data: Any, key: str, docs: list[str], **kw: Any) -> None:
+    """A table whose rows are documents (``data``, a frame or its Styler): one click on a row opens its
+    document (``docs``, one id per row) on One document, in the same session. Every document gets a row of its
+    own: a row listing several documents needed a second click, on one of them.
 
     Not a column of links (``LinkColumn``): Streamlit opens those in a new browser tab, a new session
     without the uploaded files; and not st.switch_page, which resets the session's widgets, the uploaded
@@ -325,14 +326,5 @@ def document_table(data: pd.DataFrame, key: str, docs: list[list[str]] | list[st
         data, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=key, **kw
     )
     rows = picked.selection.get("rows", []) if picked else []
-    if not rows:
-        return
-    chosen = docs[rows[0]]
-    ids = [chosen] if isinstance(chosen, str) else list(chosen)
-    doc = (
-        ids[0]
-        if len(ids) == 1
-        else st.pills("Open a document", ids, default=None, key=f"{key}_pick_{rows[0]}")
-    )
-    if doc:
-        open_document(doc, key)
+    if rows:
+        open_document(str(docs[rows[0]]), key)

@@ -19,6 +19,7 @@ from cophe_dashboard.texts import (
     helps,
     level,
     measure,
+    styled,
     technical,
     term,
 )
@@ -196,7 +197,11 @@ def show() -> None:
         nothing = (shown.tp + shown.fp + shown.fn == 0).to_numpy()
         shown.loc[nothing, ["precision", "recall", "f1"]] = np.nan
         st.dataframe(
-            shown.style.format("{:.3f}", subset=["precision", "recall", "f1"], na_rep="–"),
+            styled(  # counts with separators, figures to 3 decimals, "–" where there is none
+                shown,
+                **dict.fromkeys(("tp", "fp", "fn"), "count"),
+                **dict.fromkeys(("precision", "recall", "f1"), "decimal"),
+            ),
             hide_index=True,
             width="stretch",
             column_config={
@@ -259,7 +264,10 @@ def show() -> None:
             )
             macro = macro[["run", *macro.columns.drop("run")]]
             st.dataframe(
-                macro.assign(measure=macro.measure.map(measure), level=macro.level.map(names)),
+                styled(
+                    macro.assign(measure=macro.measure.map(measure), level=macro.level.map(names)),
+                    n_codes="count",
+                ),
                 hide_index=True,
                 width="stretch",
                 column_config={
