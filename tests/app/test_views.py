@@ -53,7 +53,7 @@ def test_levels_view_shows_the_sample_numbers(sample, model):
         "Run overcoder: right family and count F1 falls below right family most at Category (3 digits)"
         in text
     )
-    assert "42% more codes than the gold standard" in text
+    assert "42.3% more codes than the gold standard" in text
     assert "Category (3 digits)" in text and "At e0" not in text
     table = at.dataframe[0].value
     assert set(table.run) == set(RUNS) | {"model"} and len(table) == 4 * 11

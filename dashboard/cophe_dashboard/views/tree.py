@@ -99,6 +99,9 @@ NUMBERS: dict[str, str | tuple[str, int]] = {
     "extra_share": "percent",
     "missed_share": "percent",
 }
+# The ranked lists' columns (px) at half the page at 1280 px (385 px): the numbers' and the code's narrow, the
+# title what they leave, on up to three lines (the grid stretches them all at wider pages)
+RANK_NUMBER, RANK_TITLE = 60, 168
 WRAP_ROW = 68  # px: Streamlit wraps a cell's text in rows taller than 4rem (64 px); three lines of a title
 
 
@@ -192,12 +195,14 @@ def count_panel(table: pd.DataFrame, count: str, share: str, head: str, word: st
         wrap=True,
         column_config={
             # half the page at 1280 px: the title takes what the numbers leave, the code pinned
-            "code": st.column_config.TextColumn(texts.term("code"), width="small", pinned=True),
-            "title": st.column_config.TextColumn(texts.term("title")),  # what the numbers leave, wrapped
-            count: st.column_config.NumberColumn(texts.term(count), help=texts.HELP[count], width="small"),
+            "code": st.column_config.TextColumn(texts.term("code"), width=RANK_NUMBER, pinned=True),
+            "title": st.column_config.TextColumn(texts.term("title"), width=RANK_TITLE),  # wrapped
+            count: st.column_config.NumberColumn(
+                texts.term(count), help=texts.HELP[count], width=RANK_NUMBER
+            ),
             share: st.column_config.NumberColumn(
                 "Share",
-                width="small",
+                width=RANK_NUMBER,
                 help=f"This family's {word} as a share of all the run's {word} at this level.",
             ),
             "node": None,
@@ -230,15 +235,21 @@ def rate_panel(table: pd.DataFrame, top: pd.DataFrame, count: str, rate: str, wo
         wrap=True,
         column_config={
             # half the page at 1280 px: the title takes what the numbers leave, the code pinned
-            "code": st.column_config.TextColumn(texts.term("code"), width="small", pinned=True),
-            "title": st.column_config.TextColumn(texts.term("title")),  # what the numbers leave, wrapped
+            "code": st.column_config.TextColumn(texts.term("code"), width=RANK_NUMBER, pinned=True),
+            "title": st.column_config.TextColumn(
+                texts.term("title"), width=RANK_TITLE - RANK_NUMBER
+            ),  # wrapped
             rate: st.column_config.NumberColumn(
                 "Per 100",
-                width="small",
+                width=RANK_NUMBER,
                 help=f"{word.capitalize()} for every 100 codes of this family in the gold standard.",
             ),
-            count: st.column_config.NumberColumn(texts.term(count), help=texts.HELP[count], width="small"),
-            "gold": st.column_config.NumberColumn(texts.term("gold"), help=texts.HELP["gold"], width="small"),
+            count: st.column_config.NumberColumn(
+                texts.term(count), help=texts.HELP[count], width=RANK_NUMBER
+            ),
+            "gold": st.column_config.NumberColumn(
+                texts.term("gold"), help=texts.HELP["gold"], width=RANK_NUMBER
+            ),
             "node": None,
         },
     )
@@ -357,7 +368,11 @@ def children_table(ev, focus: int | None, head: str) -> None:
     cols = ["code", "title", "gold", "predicted", "tp", "fp", "fn", "f1", "docs_over", "docs_under"]
     shown = kids[cols + ["node"]]
     family_table(
-        shown, f"kids_{view()}", height=min(420, 38 + 35 * len(kids)), column_config=count_columns(cols)
+        shown,
+        f"kids_{view()}",
+        wrap=True,  # the title pinned beside the counts: on up to three lines, not cut
+        height=min(480, 38 + WRAP_ROW * len(kids)),
+        column_config=count_columns(cols),
     )
     st.caption(
         f"{len(kids):,} families, largest first. Click one to focus on it. Each row counts at its own "
@@ -396,8 +411,8 @@ def written_instead(ctx, ev, focus: int | None, head: str) -> None:
         row_height=WRAP_ROW,  # a code and its title, wrapped: cut, the two titles of a pair read alike
         key=f"instead_pairs_{view()}",
         column_config={
-            "gold": st.column_config.TextColumn("Gold code", pinned=True, width="large"),
-            "written": st.column_config.TextColumn("Written instead", width="large"),
+            "gold": st.column_config.TextColumn("Gold code", pinned=True, width="medium"),
+            "written": st.column_config.TextColumn("Written instead", width="medium"),
             "documents": st.column_config.NumberColumn(
                 "Documents",
                 width="small",
