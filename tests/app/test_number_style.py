@@ -37,7 +37,9 @@ def faults(table) -> list[str]:
         needs_style = (values < 0).any() or (values.abs() >= 1000).any()
         if own_format or shown is None:
             if needs_style and not (own_format or "").endswith("%"):
-                out.append(f"{col}: formatted by the grid ({own_format or 'default'}), hyphen or no separators")
+                out.append(
+                    f"{col}: formatted by the grid ({own_format or 'default'}), hyphen or no separators"
+                )
             continue
         for v, text in zip(values, shown.iloc[:, i].astype(str)):
             if pd.isna(v):
@@ -51,7 +53,9 @@ def faults(table) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("page", [None, "views/tree.py", "views/compare.py"], ids=["levels", "tree", "compare"])
+@pytest.mark.parametrize(
+    "page", [None, "views/tree.py", "views/compare.py"], ids=["levels", "tree", "compare"]
+)
 def test_every_table_shows_its_numbers_in_one_style(page):
     at = run_app(page)
     assert not at.exception

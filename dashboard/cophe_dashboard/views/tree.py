@@ -441,8 +441,8 @@ def written_instead(ctx, ev, focus: int | None, head: str) -> None:
         height=min(420, 40 + WRAP_ROW * len(examples)),
         column_config={
             "doc_id": st.column_config.TextColumn(texts.term("doc_id"), pinned=True, width="small"),
-            "gold": st.column_config.TextColumn("Gold code", width="large"),
-            "written": st.column_config.TextColumn("Written instead", width="large"),
+            "gold": st.column_config.TextColumn("Gold code", width="medium"),  # the two share what is left
+            "written": st.column_config.TextColumn("Written instead", width="medium"),
         },
     )
     st.caption(components.CLICK_DOC)
