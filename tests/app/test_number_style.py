@@ -35,6 +35,9 @@ def faults(table) -> list[str]:
             continue
         own_format = settings.get("type_config", {}).get("format")
         needs_style = (values < 0).any() or (values.abs() >= 1000).any()
+        if shown is None and not own_format and (values % 1 != 0).any():
+            out.append(f"{col}: decimals as the grid trims them (0.9979 beside 0.003)")
+            continue
         if own_format or shown is None:
             if needs_style and not (own_format or "").endswith("%"):
                 out.append(
@@ -50,11 +53,18 @@ def faults(table) -> list[str]:
                 out.append(f"{col}: {text!r} has no thousands separator")
             if text.endswith("%") and not re.fullmatch(r"[−+]?[\d,]+\.\d%", text):
                 out.append(f"{col}: {text!r} is not a percentage to one decimal")
+        decimals = {
+            len(t.split(".")[1]) for t in shown.iloc[:, i].astype(str) if re.fullmatch(r"[−+]?[\d,]+\.\d+", t)
+        }
+        if len(decimals) > 1:
+            out.append(f"{col}: numbers to {sorted(decimals)} decimals in one column")
     return out
 
 
 @pytest.mark.parametrize(
-    "page", [None, "views/tree.py", "views/compare.py"], ids=["levels", "tree", "compare"]
+    "page",
+    [None, "views/tree.py", "views/compare.py", "views/metrics.py"],
+    ids=["levels", "tree", "compare", "more-metrics"],
 )
 def test_every_table_shows_its_numbers_in_one_style(page):
     at = run_app(page)
