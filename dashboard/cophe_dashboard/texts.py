@@ -88,8 +88,6 @@ HELP = {
     "Edin et al. 2023 report it).",
     "interval": "95% interval: the range the figure keeps in 95% of 1,000 bootstrap resamples of the "
     "documents (seed 0). Two runs whose intervals overlap may still differ: Compare runs tests them.",
-    "levels_chart": "Bars of F1 (or precision, recall) for each way of scoring, level by level, run beside "
-    "run; with a button to download it.",
     "n_codes": "The codes (or families) in the gold standard or the predictions at this level: the average runs "
     "over them.",
     "p_value": "The share of random swaps of the two runs' outputs, document by document, that give a change "
