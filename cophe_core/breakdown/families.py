@@ -113,9 +113,9 @@ def describe_gaps(
             continue
         parts = []
         if r.over_share >= threshold:
-            parts.append(f"predicts {r.over_share:.0%} more codes than the gold standard")
+            parts.append(f"predicts {r.over_share:.1%} more codes than the gold standard")
         if r.under_share >= threshold:
-            parts.append(f"misses {r.under_share:.0%} of the gold codes")
+            parts.append(f"misses {r.under_share:.1%} of the gold codes")
         if not parts:
             parts.append("often predicts several codes in families the gold standard does not have")
         lines.append(
@@ -141,7 +141,7 @@ def gap_statement(
     >>> from cophe_core import score_files
     >>> ev = score_files(b"doc_id,code\\n1,401.9\\n", {"A": b"doc_id,code\\n1,401.9\\n1,401.1\\n1,401.0\\n"}).evaluation("A")
     >>> gap_statement(ev, "A")
-    'Run A: CoPHE F1 falls below set-based most at e0 (0.500 against 1.000: 200% more codes than the gold standard within its families), then at block.'
+    'Run A: CoPHE F1 falls below set-based most at e0 (0.500 against 1.000: 200.0% more codes than the gold standard within its families), then at block.'
     """
     name = level_name or str
     cophe, set_based = measures
@@ -153,9 +153,9 @@ def gap_statement(
     top = t.iloc[0]
     causes = []
     if top.over_share >= threshold:
-        causes.append(f"{top.over_share:.0%} more codes than the gold standard")
+        causes.append(f"{top.over_share:.1%} more codes than the gold standard")
     if top.under_share >= threshold:
-        causes.append(f"{top.under_share:.0%} of the gold codes missed")
+        causes.append(f"{top.under_share:.1%} of the gold codes missed")
     cause = " and ".join(causes) or "codes in families the gold standard does not have"
     rest = [name(lv) for lv in t.level.iloc[1:]]
     then = f", then at {', '.join(rest)}" if rest else ""

@@ -87,7 +87,9 @@ def focused_subtree(
         Hard cap on the rows returned.
     min_share : float
         Children whose size is below this share of the view's size (the focus, or all codes) fold into
-        "Other" as well: a tile too thin to carry a label is better read in the Other list.
+        "Other" as well: a tile too thin to carry a label is better read in the Other list. Below the
+        first level, an "Other" itself below this share is left out: its families are the blank remainder
+        of their family's tile (whose counts still hold them), listed when the view focuses on it.
     size : str
         ``"+"``-joined count columns (of the first prefix) that give each row its size.
 
@@ -161,6 +163,11 @@ def focused_subtree(
                 continue
             real += [(f"n{k}", pid, int(k), d) for k in keep]
             nxt += [(f"n{k}", int(k)) for k in keep]
+            if d > 1 and len(rest) and mass_of.loc[rest].sum() < floor:
+                # Below the top, an "Other" too thin for its label is not drawn: its families stay in the
+                # blank remainder of their family's tile, one click away (focus on it). Drawn, such grey
+                # slivers outnumbered the named families.
+                continue
             if len(rest) and len(real) + len(buckets) < max_nodes:
                 buckets.append(
                     {

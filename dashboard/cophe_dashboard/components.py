@@ -9,6 +9,7 @@ import importlib.util
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -222,10 +223,12 @@ def _first_of_each_kind(rejected: pd.DataFrame) -> list[tuple[str, pd.Series]]:
 def figure_download(fig, name: str, key: str, table=None) -> None:
     """Small buttons under a chart: the figure as a standalone interactive HTML file (made on request: it
     holds plotly.js), as SVG, PNG and PDF for a paper (7 in wide, print-sized text; each drawn on request by
-    the server's browser), and with ``table`` the numbers it draws as CSV."""
-    html_col, svg, png, pdf, right = st.columns([1.3, 1, 1, 1, 1.5])
+    the server's browser), and with ``table`` the numbers it draws as CSV. The buttons sit in one row, each as
+    wide as its words, and wrap onto a second row where a half-width column cannot hold them (fixed columns
+    cut "Chart as HTML" at 1280 px)."""
+    row = st.container(horizontal=True, gap="small")
     downloads.prepared(
-        html_col,
+        row,
         "Chart as HTML",
         lambda: figure_html(fig),
         f"{name}.html",
@@ -235,9 +238,9 @@ def figure_download(fig, name: str, key: str, table=None) -> None:
         **downloads.SMALL,
     )
     if static_figures_ready():
-        for where, fmt in ((svg, "svg"), (png, "png"), (pdf, "pdf")):
+        for fmt in ("svg", "png", "pdf"):
             downloads.prepared(
-                where,
+                row,
                 fmt.upper(),
                 functools.partial(_static_figure, fig, fmt),
                 f"{name}.{fmt}",
@@ -249,9 +252,9 @@ def figure_download(fig, name: str, key: str, table=None) -> None:
                 **downloads.SMALL,
             )
     else:
-        svg.caption("SVG, PNG and PDF need a Chrome or Chromium browser on the server.")
+        row.caption("SVG, PNG and PDF need a Chrome or Chromium browser on the server.")
     if table is not None:
-        table_download(table, name, f"{key}_csv", label="Its numbers (CSV)", where=right)
+        table_download(table, name, f"{key}_csv", label="Its numbers (CSV)", where=row)
 
 
 def _static_figure(fig, fmt: str) -> bytes:
@@ -311,10 +314,10 @@ def open_document(doc: str, key: str) -> None:
         st.html(script, unsafe_allow_javascript=True)
 
 
-def document_table(data: pd.DataFrame, key: str, docs: list[list[str]] | list[str], **kw) -> None:
-    """A table whose rows are documents (or hold some): a click on a row opens its document on One document,
-    in the same session. ``docs``: per row, its document id, or its document ids: then the row's click
-    offers them, and a click on one opens it.
+def document_table(data: Any, key: str, docs: list[str], **kw: Any) -> None:
+    """A table whose rows are documents (``data``, a frame or its Styler): one click on a row opens its
+    document (``docs``, one id per row) on One document, in the same session. Every document gets a row of its
+    own: a row listing several documents needed a second click, on one of them.
 
     Not a column of links (``LinkColumn``): Streamlit opens those in a new browser tab, a new session
     without the uploaded files; and not st.switch_page, which resets the session's widgets, the uploaded
@@ -323,14 +326,5 @@ def document_table(data: pd.DataFrame, key: str, docs: list[list[str]] | list[st
         data, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key=key, **kw
     )
     rows = picked.selection.get("rows", []) if picked else []
-    if not rows:
-        return
-    chosen = docs[rows[0]]
-    ids = [chosen] if isinstance(chosen, str) else list(chosen)
-    doc = (
-        ids[0]
-        if len(ids) == 1
-        else st.pills("Open a document", ids, default=None, key=f"{key}_pick_{rows[0]}")
-    )
-    if doc:
-        open_document(doc, key)
+    if rows:
+        open_document(str(docs[rows[0]]), key)

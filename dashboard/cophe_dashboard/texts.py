@@ -8,6 +8,7 @@ before it is shown, so no identifier such as ``docs_over`` reaches the screen.
 
 from __future__ import annotations
 
+import numbers
 import threading
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -87,8 +88,6 @@ HELP = {
     "Edin et al. 2023 report it).",
     "interval": "95% interval: the range the figure keeps in 95% of 1,000 bootstrap resamples of the "
     "documents (seed 0). Two runs whose intervals overlap may still differ: Compare runs tests them.",
-    "levels_chart": "Bars of F1 (or precision, recall) for each way of scoring, level by level, run beside "
-    "run; with a button to download it.",
     "n_codes": "The codes (or families) in the gold standard or the predictions at this level: the average runs "
     "over them.",
     "p_value": "The share of random swaps of the two runs' outputs, document by document, that give a change "
@@ -201,3 +200,49 @@ def helps(keys: list[str]) -> str:
 
 #: Transitional: the technical measure names, for views not yet moved to :func:`measure`.
 MEASURE = {k: TERMS[k][1] for k in MEASURES}
+
+
+MINUS = "\u2212"  # the true minus sign, as the charts (d3-format) write it
+
+
+def number(value: object, kind: str = "count", decimals: int = 3) -> str:
+    """A number as the dashboard shows it to people, one style everywhere: counts with thousands separators,
+    shares as percentages to one decimal, the true minus "−" for negatives, "+" before a signed change, and
+    "–" for no value. ``kind``: ``count``, ``percent`` (a share from 0 to 1), ``decimal`` or ``signed``
+    (``decimals`` places). Files keep plain numbers: this is for the screen only.
+
+    >>> number(32520), number(0.5639, "percent"), number(-0.159, "signed"), number(12, "signed", 0)
+    ('32,520', '56.4%', '−0.159', '+12')
+    >>> number(float("nan"), "decimal"), number(0.05, "decimal", 2)
+    ('–', '0.05')
+    """
+    if not isinstance(value, numbers.Real):
+        return "–" if value is None else str(value)
+    v = float(value)
+    if v != v:  # NaN
+        return "–"
+    text = {
+        "count": f"{v:,.0f}",
+        "percent": f"{v:.1%}",
+        "decimal": f"{v:,.{decimals}f}",
+        "signed": f"{v:+,.{decimals}f}",
+    }[kind]
+    return text.replace("-", MINUS)
+
+
+def styled(frame: Any, **kinds: str | tuple[str, int]) -> Any:
+    """``frame`` with its columns shown in the one style of :func:`number`: each keyword names a column and its
+    kind (``"count"``, ``"percent"``) or a ``(kind, decimals)`` pair. A Styler: the values stay numbers, so
+    the table still sorts by them; the column settings then must not give these columns a format of their
+    own (Streamlit's would win, with its hyphen and no separators)."""
+    style = frame.style
+    for col, kind in kinds.items():
+        if col in frame.columns:
+            style = style.format(_formatter(kind), subset=[col])
+    return style
+
+
+def _formatter(kind: str | tuple[str, int]) -> Callable[[object], str]:
+    """The :func:`number` of one column's ``kind`` (a kind, or a kind and its decimals)."""
+    k, d = (kind, 3) if isinstance(kind, str) else kind
+    return lambda v: number(v, str(k), int(d))

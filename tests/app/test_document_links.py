@@ -78,17 +78,32 @@ def test_documents_behind_a_family_open_on_one_document():
 
 
 @needs_table_keys
-def test_written_instead_examples_each_open_their_document():
+def test_written_instead_examples_each_open_their_document_in_one_click(siblings_pairs):
+    """Every example document of the "written instead" pairs has a row of its own, which one click opens
+    (a row listing a pair's documents needed a second click, on one of them: issue 26, point 6)."""
     at = run_app("views/tree.py")
-    table = next(d for d in at.dataframe if d.key and d.key.startswith("instead_"))
-    examples = str(table.value.examples.iloc[0]).split(", ")
-    select_row(at, table.key, 0)
-    pills = next(p for p in at.main.get("button_group") if p.key and p.key.startswith(table.key))
-    assert list(pills.options) == examples
-    pills.set_value(examples[-1]).run()
-    follow_link(at, examples[-1])
+    table = next(d for d in at.dataframe if d.key and d.key.startswith("instead_") and "doc_id" in d.value)
+    ids = table.value.doc_id.astype(str).tolist()
+    # the pairs' example documents, each once per pair, in the pairs' order, and no row with two
+    want = [d for e in siblings_pairs.head(50).examples for d in str(e).split(", ") if d]
+    assert ids == want and not any("," in d for d in ids)
+    third = ids[2]
+    select_row(at, table.key, 2)  # the one click
+    assert not [p for p in at.main.get("button_group") if p.key and p.key.startswith(table.key)]
+    follow_link(at, third)
     assert on_document(at)
-    assert at.selectbox(key="doc_pick").value == examples[-1]
+    assert at.selectbox(key="doc_pick").value == third
+
+
+@pytest.fixture
+def siblings_pairs():
+    """The "written instead" pairs of the sidebar's first run (siblings), as the tree page lists them."""
+    from cophe_core import score_files
+    from cophe_core.breakdown.substitutions import substitution_table
+
+    s = score_files(SAMPLE / "gold.csv", {"siblings": SAMPLE / "run_siblings.csv"})
+    ev = s.evaluation("siblings")
+    return substitution_table(s.evaluation("siblings", max_level=ev.ontology.levels[-1]))
 
 
 @needs_table_keys

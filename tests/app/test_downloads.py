@@ -22,8 +22,6 @@ def test_no_download_is_made_on_click():
     """Every download button of every page carries its file (a URL), none a deferred maker."""
     for page in ("views/export.py", "views/levels.py", "views/tree.py", "views/compare.py"):
         at = run_app(page)
-        if page == "views/levels.py":  # its downloads are the chart's, drawn on request
-            at.toggle(key="levels_chart_on").set_value(True).run()
         buttons = at.get("download_button")
         assert buttons, page
         for b in buttons:

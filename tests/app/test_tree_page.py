@@ -47,10 +47,11 @@ def test_ranked_panel_lists_the_worst_families_with_their_share(overcoder):
         want = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:6]
         assert sorted(zip(table.code, table[col])) == sorted(want)
         assert list(table[col]) == sorted(table[col], reverse=True)
-        assert table[share].tolist() == pytest.approx([100 * c / sum(counts.values()) for c in table[col]])
+        assert table[share].tolist() == pytest.approx([c / sum(counts.values()) for c in table[col]])
         assert all(t == onto.titles[onto.codes[c]] for c, t in zip(table.code, table.title))
     words = " ".join(m.value for m in at.markdown)
-    assert f"hold {extra_t.extra_share.sum() / 100:.0%} of the run's extra codes" in words
+    # a percentage to one decimal, as every percentage on screen (the table's shares too)
+    assert f"hold {extra_t.extra_share.sum():.1%} of the run's extra codes" in words
 
 
 def test_focus_children_written_instead_and_documents():
@@ -82,7 +83,7 @@ def test_other_opens_into_the_list_of_what_it_merged(overcoder):
     at.session_state["other_open"] = bucket
     at.run()
     sub = focused_subtree(
-        overcoder.nodes, overcoder.ontology, None, depth=2, max_children=30, min_share=0.012
+        overcoder.nodes, overcoder.ontology, None, depth=2, max_children=30, min_share=0.018
     )
     merged = set(sub.set_index("id").loc[bucket, "merged"])
     listed = next(d.value for d in at.dataframe if set(d.value.get("node", [])) == merged)
@@ -94,13 +95,13 @@ def test_colour_scales_are_fitted_and_stated(overcoder):
     at = run_app("views/tree.py", run="overcoder")
     tiles, bar = plotly_specs(at)[0]["data"]
     sub = focused_subtree(
-        overcoder.nodes, overcoder.ontology, None, depth=2, max_children=30, min_share=0.012
+        overcoder.nodes, overcoder.ontology, None, depth=2, max_children=30, min_share=0.018
     )
     shown = coloured(sub)
     lo, hi = colour_range(shown.balance, shown.value, signed=True)
     assert (bar["marker"]["cmin"], bar["marker"]["cmax"]) == (lo, hi) and 0 < hi < 1 and lo == -hi
     assert f"{hi:.2f}" in bar["marker"]["colorbar"]["title"]["text"]
-    assert any(f"from {lo:+.2f} to {hi:+.2f}" in c.value for c in at.caption)
+    assert any(f"from {lo:+.2f} to {hi:+.2f}".replace("-", "−") in c.value for c in at.caption)
     # "Other" tiles are grey, the families take the scale's colours
     colours = dict(zip(tiles["ids"], tiles["marker"]["colors"]))
     others = [i for i in tiles["ids"] if i.startswith("other:")]

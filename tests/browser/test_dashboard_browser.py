@@ -27,7 +27,7 @@ def test_load_upload_click_and_drill(page, server):
     settle(page, "[data-testid=stTable]")
     timings["cold_start_to_first_complete_view_s"] = time.perf_counter() - t0
     expect(page.get_by_text("Scores by level").first).to_be_visible()
-    expect(page.get_by_text("42% more codes than the gold standard", exact=False).first).to_be_visible()
+    expect(page.get_by_text("42.3% more codes than the gold standard", exact=False).first).to_be_visible()
     page.screenshot(path=ARTIFACTS / "01_levels_sample.png", full_page=True)
 
     # Change the highest level (a rerun of the levels view on cached scores)

@@ -41,11 +41,11 @@ def test_describe_gaps_in_words(ev):
     # e1: CoPHE TP 2, FP 2, FN 1 -> 4/7; set-based TP 2, FP 0, FN 1 -> 0.8; over 2 of 2 gold codes
     shared = "within the code families it shares with the gold standard, run B"
     assert describe_gaps(ev, "B") == [
-        f"At e1, CoPHE F1 is 0.571 against 0.800 set-based: {shared} predicts 100% more codes than the gold standard.",
-        f"At e0, CoPHE F1 is 0.571 against 1.000 set-based: {shared} predicts 67% more codes than the gold "
-        "standard and misses 33% of the gold codes.",
-        f"At block, CoPHE F1 is 0.571 against 1.000 set-based: {shared} predicts 67% more codes than the gold "
-        "standard and misses 33% of the gold codes.",
+        f"At e1, CoPHE F1 is 0.571 against 0.800 set-based: {shared} predicts 100.0% more codes than the gold standard.",
+        f"At e0, CoPHE F1 is 0.571 against 1.000 set-based: {shared} predicts 66.7% more codes than the gold "
+        "standard and misses 33.3% of the gold codes.",
+        f"At block, CoPHE F1 is 0.571 against 1.000 set-based: {shared} predicts 66.7% more codes than the gold "
+        "standard and misses 33.3% of the gold codes.",
     ]
 
 

@@ -16,8 +16,19 @@ from cophe_core.breakdown.stats import Outcome
 from cophe_core.output.plotting import COLOUR_BY, delta_bar, levels_bar, runs_chart, tree_figure
 from cophe_dashboard import components, reports, state, urlstate
 from cophe_dashboard.components import keep_choice, label_md, md
-from cophe_dashboard.texts import HELP, chart_words, figure_name, labeller, level, measure, term
+from cophe_dashboard.texts import (
+    HELP,
+    chart_words,
+    figure_name,
+    labeller,
+    level,
+    measure,
+    number,
+    styled,
+    term,
+)
 
+WRAP_ROW = 68  # px: Streamlit wraps a cell's text in rows taller than 4rem (64 px)
 SHADES = {
     Outcome.BETTER: "#d9f0d3",
     Outcome.WORSE: "#f8d3d0",
@@ -250,7 +261,7 @@ def pair_section(cmp: Comparison, names: list[str], onto, resample: bool = True)
     )
     c3.metric(
         f"{term('flat')} F1: change ({label_md(b)} − {label_md(a)})",
-        f"{flat.delta_f1:+.3f}",
+        number(flat.delta_f1, "signed"),
         help=HELP["flat"],
     )
     significance(cmp, onto, resample)
@@ -287,17 +298,21 @@ def significance(cmp: Comparison, onto, resample: bool = True) -> None:
             )
             table = pd.concat([parts, paired.drop(columns="figure")], axis=1)
             st.dataframe(
-                table,
+                styled(
+                    table,
+                    **dict.fromkeys(("a", "b", "low", "high", "p_value", "p_bootstrap"), ("decimal", 4)),
+                    delta=("signed", 4),
+                ),
                 hide_index=True,
                 width="stretch",
                 column_config={
                     **{k: st.column_config.TextColumn(term(k)) for k in ("measure", "level", "statistic")},
-                    "a": st.column_config.NumberColumn(a, format="%.4f"),
-                    "b": st.column_config.NumberColumn(b, format="%.4f"),
-                    "delta": st.column_config.NumberColumn(f"Change ({b} − {a})", format="%+.4f"),
-                    **{k: st.column_config.NumberColumn(term(k), format="%.4f") for k in ("low", "high")},
+                    "a": st.column_config.NumberColumn(a),
+                    "b": st.column_config.NumberColumn(b),
+                    "delta": st.column_config.NumberColumn(f"Change ({b} − {a})"),
+                    **{k: st.column_config.NumberColumn(term(k)) for k in ("low", "high")},
                     **{
-                        k: st.column_config.NumberColumn(term(k), format="%.4f", help=HELP[k])
+                        k: st.column_config.NumberColumn(term(k), help=HELP[k])
                         for k in ("p_value", "p_bootstrap")
                     },
                 },
@@ -381,6 +396,7 @@ def families_section(ctx, cmp: Comparison, onto) -> None:
             hide_index=True,
             width="stretch",
             key="cmp_family_table",
+            row_height=WRAP_ROW,  # a family's title on up to three lines: cut, it could not be read
             column_config=family_columns(a, b),
         )
         components.table_download(table, f"family_changes_{b}_vs_{a}", "dl_cmp_families")
@@ -400,7 +416,8 @@ def family_grid(t: pd.DataFrame, a: str, b: str):
     def paint(col: pd.Series) -> list[str]:
         return [f"background-color: {c}" if c and col.name in ("delta_f1", "verdict") else "" for c in tint]
 
-    return shown.style.apply(paint)
+    numbers = dict.fromkeys(("a_extra", "a_missed", "b_extra", "b_missed"), "count")
+    return styled(shown, **numbers, change_errors=("signed", 0), delta_f1=("signed", 3)).apply(paint)
 
 
 def family_columns(a: str, b: str) -> dict:
@@ -408,18 +425,16 @@ def family_columns(a: str, b: str) -> dict:
     return {
         "code": st.column_config.TextColumn(term("code"), pinned=True),
         "title": st.column_config.TextColumn(term("title"), width="medium", pinned=True),
-        "a_extra": num(f"{term('fp')} A", format="%d", help=f"{term('fp')} codes of {a}"),
-        "a_missed": num(f"{term('fn')} A", format="%d", help=f"{term('fn')} codes of {a}"),
-        "b_extra": num(f"{term('fp')} B", format="%d", help=f"{term('fp')} codes of {b}"),
-        "b_missed": num(f"{term('fn')} B", format="%d", help=f"{term('fn')} codes of {b}"),
+        "a_extra": num(f"{term('fp')} A", help=f"{term('fp')} codes of {a}"),
+        "a_missed": num(f"{term('fn')} A", help=f"{term('fn')} codes of {a}"),
+        "b_extra": num(f"{term('fp')} B", help=f"{term('fp')} codes of {b}"),
+        "b_missed": num(f"{term('fn')} B", help=f"{term('fn')} codes of {b}"),
         "change_errors": num(
             "Change in errors",
-            format="%+d",
             help=f"({term('fp')} + {term('fn')} of {b}) − ({term('fp')} + {term('fn')} of {a})",
         ),
         "delta_f1": num(
             "Change in F1",
-            format="%+.3f",
             help=f"F1 of {b} − F1 of {a} in the family (right family and count)",
         ),
         "interval": st.column_config.TextColumn(term("interval")),
@@ -491,7 +506,9 @@ def documents_section(cmp: Comparison, onto) -> None:
     )
     dis = disagreements(ea, eb, level=at, top=100)
     components.document_table(
-        dis,
+        styled(
+            dis, codes_disagreed="count", a_f1=("decimal", 2), b_f1=("decimal", 2), delta_f1=("signed", 2)
+        ),
         f"cmp_docs_{at}",
         dis.doc_id.astype(str).tolist(),
         column_config={
@@ -499,9 +516,9 @@ def documents_section(cmp: Comparison, onto) -> None:
             "codes_disagreed": st.column_config.NumberColumn("Codes in dispute"),
             "only_a": st.column_config.TextColumn(f"Only {a}", width="large"),
             "only_b": st.column_config.TextColumn(f"Only {b}", width="large"),
-            "a_f1": st.column_config.NumberColumn(f"{term('f1')} · {a}", format="%.2f"),
-            "b_f1": st.column_config.NumberColumn(f"{term('f1')} · {b}", format="%.2f"),
-            "delta_f1": st.column_config.NumberColumn(f"{b} − {a}", format="%+.2f"),
+            "a_f1": st.column_config.NumberColumn(f"{term('f1')} · {a}"),
+            "b_f1": st.column_config.NumberColumn(f"{term('f1')} · {b}"),
+            "delta_f1": st.column_config.NumberColumn(f"{b} − {a}"),
         },
     )
     st.caption(components.CLICK_DOC)

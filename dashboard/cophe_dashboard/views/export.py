@@ -209,9 +209,9 @@ def show() -> None:
             ]
             return html_report(f"cophe report · run {run}", sections)
 
-        g, h = st.columns(2)
+        row = st.container(horizontal=True, gap="medium")  # each button as wide as its words, wrapping
         downloads.prepared(
-            g,
+            row,
             f"Report for run {label_md(run)}",
             run_report,
             f"report_{run}.html",
@@ -223,8 +223,8 @@ def show() -> None:
             run_a, run_b = reports.compare_pair(runs, st.session_state)
             resamples = st.session_state.get("cmp_resamples", 1000)
             downloads.prepared(
-                h,
-                f"Comparison report: {label_md(run_b)} − {label_md(run_a)}, with every run against {label_md(run_a)}",
+                row,
+                f"Comparison report: {label_md(run_b)} − {label_md(run_a)}",
                 lambda: reports.compare_report(
                     ctx, reports.comparison(ctx, runs, run_a, run_a, run_b, resamples=resamples), focus=focus
                 ),
@@ -232,5 +232,6 @@ def show() -> None:
                 "text/html",
                 key="dl_cmp_report",
                 source=(*runs_now, run_a, run_b, resamples, focus),
-                help="Runs A and B as chosen on the Compare page.",
+                help=f"Runs A and B as chosen on the Compare page ({label_md(run_a)} and {label_md(run_b)}), "
+                f"with every run against {label_md(run_a)}.",
             )

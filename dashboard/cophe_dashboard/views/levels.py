@@ -11,15 +11,15 @@ from cophe_core.breakdown.stats import bootstrap_runs
 from cophe_core.output.level_chart import levels_chart_spec, levels_points
 from cophe_core.output.plotting import levels_bar
 from cophe_dashboard import components, state
-from cophe_dashboard.components import keep_choice, md
+from cophe_dashboard.components import md
 from cophe_dashboard.texts import (
     HELP,
     MEASURES,
     chart_words,
     helps,
-    labeller,
     level,
     measure,
+    styled,
     technical,
     term,
 )
@@ -69,6 +69,14 @@ def headline_table(t: pd.DataFrame, *, ready: bool, pending: str = PENDING):
         .apply(bold_best, subset=numbers)
         .set_properties(subset=intervals, **{"white-space": "nowrap"})
     )
+
+
+def levels_figure(table: pd.DataFrame, points: pd.DataFrame | None, names: dict, words: dict):
+    """F1 by level as bars, one panel per run, each with its 95% interval when ``points`` holds them (the
+    rows of :func:`levels_points`, in the table's order): the figure the page's files hold."""
+    if points is not None:
+        table = table.assign(low=points.low.to_numpy(), high=points.high.to_numpy())
+    return levels_bar(table, "f1", levels=names, words=words)
 
 
 def gap_line(ev, run: str, onto, technical: bool) -> str | None:
@@ -163,31 +171,16 @@ def show() -> None:
         st.caption(
             f"{term('f1')} by level, run by run: a dot for each way of scoring, its line the 95% interval"
             + ("." if cis else " (intervals not computed).")
+            + " The files below draw the same figures as bars, for a paper or a slide."
         )
-        with st.expander("What the columns mean"):
-            st.markdown("\n".join(f"- {md(HELP[k])}" for k in (*MEASURES, "precision", "recall", "interval")))
-
         table = state.memo(levels_side_by_side, evals)
         names = {lv: level(onto, lv) for lv in dict.fromkeys(table.level)}
-        # The chart is drawn on request: the first page then needs no plotly.js (4.7 MB of script for the
-        # browser to load and compile), which kept opening the app slow while other sessions were busy. The
-        # table below draws each F1 as a bar.
-        if st.toggle("Chart by level", key="levels_chart_on", help=HELP["levels_chart"]):
-            keep_choice("levels_metric", ["f1", "precision", "recall"])
-            stat = (
-                st.segmented_control(
-                    term("statistic"),
-                    ["f1", "precision", "recall"],
-                    default="f1",
-                    key="levels_metric",
-                    format_func=labeller(term),
-                )
-                or "f1"
-            )
-            fig = levels_bar(table, stat, levels=names, words=chart_words())
-            st.plotly_chart(fig, key="levels_chart")
-            components.figure_download(fig, "levels_chart", "dl_levels_chart", table=table)
-
+        # The chart shown is Vega-Lite (the first view loads no plotly.js); its files are drawn by Plotly on
+        # the server, only when asked for: no switch, no second chart of the same figures.
+        fig = state.memo(levels_figure, table, points if cis else None, names, chart_words())
+        components.figure_download(fig, "levels_chart", "dl_levels_chart", table=table)
+        with st.expander("What the columns mean"):
+            st.markdown("\n".join(f"- {md(HELP[k])}" for k in (*MEASURES, "precision", "recall", "interval")))
         gaps = [
             line for run, ev in evals.items() if (line := state.memo(gap_line, ev, run, onto, technical()))
         ]
@@ -204,7 +197,11 @@ def show() -> None:
         nothing = (shown.tp + shown.fp + shown.fn == 0).to_numpy()
         shown.loc[nothing, ["precision", "recall", "f1"]] = np.nan
         st.dataframe(
-            shown.style.format("{:.3f}", subset=["precision", "recall", "f1"], na_rep="–"),
+            styled(  # counts with separators, figures to 3 decimals, "–" where there is none
+                shown,
+                **dict.fromkeys(("tp", "fp", "fn"), "count"),
+                **dict.fromkeys(("precision", "recall", "f1"), "decimal"),
+            ),
             hide_index=True,
             width="stretch",
             column_config={
@@ -267,7 +264,10 @@ def show() -> None:
             )
             macro = macro[["run", *macro.columns.drop("run")]]
             st.dataframe(
-                macro.assign(measure=macro.measure.map(measure), level=macro.level.map(names)),
+                styled(
+                    macro.assign(measure=macro.measure.map(measure), level=macro.level.map(names)),
+                    n_codes="count",
+                ),
                 hide_index=True,
                 width="stretch",
                 column_config={

@@ -6,6 +6,7 @@ import streamlit as st
 from cophe_core.breakdown.stats import bootstrap
 from cophe_core.scoring.suite import PROPERTIES, REWARDS, icm_note, suite
 from cophe_dashboard import state
+from cophe_dashboard.texts import styled
 
 NAMES = {
     "lb_acc": "Label-based accuracy (LB-ACC)",
@@ -39,7 +40,7 @@ def show() -> None:
         def cells(run: str, ev) -> dict:
             values = suite(ev)
             if not with_ci:
-                return {k: round(v, 4) for k, v in values.items()}
+                return dict(values)  # shown to 3 decimals, as with intervals (texts.styled)
             ci = state.memo(bootstrap, ev, with_suite=True).set_index("figure")
             return {
                 k: (
@@ -61,8 +62,9 @@ def show() -> None:
         table = pd.DataFrame(rows).loc[list(NAMES)].rename(index=NAMES)
         table.insert(0, "rewards", [REWARDS[k] for k in NAMES])
         st.dataframe(
-            table,
+            table if with_ci else styled(table, **dict.fromkeys(runs, "decimal")),
             width="stretch",
+            row_height=68,  # what each metric rewards, on up to three lines (Streamlit wraps above 4rem)
             column_config={
                 "_index": st.column_config.TextColumn("Metric", pinned=True),  # the runs scroll beside it
                 "rewards": st.column_config.TextColumn("What it rewards", width="large"),

@@ -25,7 +25,9 @@ from cophe_dashboard.components import keep_choice, md
 
 MAX_NODES = 2000  # the browser never gets more tiles than this (SPEC §6)
 MAX_CHILDREN = 30  # per parent, largest first; the rest fold into "Other"
-MIN_SHARE = 0.012  # so do children under 1.2% of the view: at 900 px such a tile is too thin for its label
+MIN_SHARE = (
+    0.018  # so do children under 1.8% of the view: at 900 px, 16 px, the thinnest tile holding a label
+)
 HEIGHT = 900
 DETAIL_ROWS = 100  # documents listed behind a family; the rest are one click away in the document view
 RANKED = 6  # families per ranked list
@@ -69,11 +71,14 @@ def pick_row(key: str, nodes: list[int]) -> None:
         set_focus(nodes[rows[0]])
 
 
-def family_table(shown: pd.DataFrame, key: str, **kw) -> None:
-    """A table of families (with a ``node`` column, hidden) in which a click focuses the tree."""
+def family_table(shown: pd.DataFrame, key: str, *, wrap: bool = False, **kw) -> None:
+    """A table of families (with a ``node`` column, hidden) in which a click focuses the tree; its numbers in
+    the page's one style (:func:`texts.styled`: :data:`NUMBERS`). ``wrap``: rows tall enough for a title on
+    three lines (:data:`WRAP_ROW`), for the small ranked lists whose half-page column cuts a title."""
     st.dataframe(
-        shown,
+        texts.styled(shown, **{c: k for c, k in NUMBERS.items() if c in shown.columns}),
         hide_index=True,
+        row_height=WRAP_ROW if wrap else None,
         width="stretch",
         selection_mode="single-row",
         key=key,
@@ -82,28 +87,42 @@ def family_table(shown: pd.DataFrame, key: str, **kw) -> None:
     )
 
 
+# How the family tables show their numbers (texts.number): counts with separators, signed with the true minus
+NUMBERS: dict[str, str | tuple[str, int]] = {
+    **dict.fromkeys(
+        ("gold", "predicted", "tp", "fp", "fn", "docs_over", "docs_under", "extra_per_100", "missed_per_100"),
+        "count",
+    ),
+    "f1": ("decimal", 2),
+    "set_f1": ("decimal", 2),
+    "balance": ("signed", 2),
+    "extra_share": "percent",
+    "missed_share": "percent",
+}
+# The ranked lists' columns (px) at half the page at 1280 px (385 px): the numbers' and the code's narrow, the
+# title what they leave, on up to three lines (the grid stretches them all at wider pages)
+RANK_NUMBER, RANK_TITLE = 60, 168
+WRAP_ROW = 68  # px: Streamlit wraps a cell's text in rows taller than 4rem (64 px); three lines of a title
+
+
 def count_columns(cols: list[str]) -> dict:
     """Column settings for family tables: Code and Title pinned, counts in the page's words."""
     conf = {
         "code": st.column_config.TextColumn(texts.term("code"), pinned=True, width="small"),
         "title": st.column_config.TextColumn(texts.term("title"), pinned=True, width="medium"),
-        "f1": st.column_config.NumberColumn(texts.term("f1"), help=texts.HELP["f1"], format="%.2f"),
-        "set_f1": st.column_config.NumberColumn(
-            texts.term("set_f1"), help=texts.HELP["set_f1"], format="%.2f"
-        ),
-        "balance": st.column_config.NumberColumn(
-            texts.term("balance"), help=texts.HELP["balance"], format="%+.2f"
-        ),
+        "f1": st.column_config.NumberColumn(texts.term("f1"), help=texts.HELP["f1"]),
+        "set_f1": st.column_config.NumberColumn(texts.term("set_f1"), help=texts.HELP["set_f1"]),
+        "balance": st.column_config.NumberColumn(texts.term("balance"), help=texts.HELP["balance"]),
         "error_share": st.column_config.ProgressColumn(
             texts.term("error_share"),
             help=texts.HELP["error_share"],
-            format="percent",
+            format="%.1f%%",  # of the share × 100: one decimal, as every percentage on screen
             min_value=0.0,
-            max_value=1.0,
+            max_value=100.0,
         ),
     }
     for k in ("gold", "predicted", "tp", "fp", "fn", "docs_over", "docs_under"):
-        conf[k] = st.column_config.NumberColumn(texts.term(k), help=texts.HELP[k], format="%d")
+        conf[k] = st.column_config.NumberColumn(texts.term(k), help=texts.HELP[k])
     return {c: conf[c] for c in cols if c in conf} | {c: None for c in ("node",) if c not in cols}
 
 
@@ -165,22 +184,25 @@ def count_panel(table: pd.DataFrame, count: str, share: str, head: str, word: st
     if top.empty:
         st.markdown(f"**{head}**: none. The run has no {word} at this level.")
         return
-    st.markdown(f"**{head}**: these {len(top)} families hold {top[share].sum():.0%} of the run's {word}.")
-    shown = top[["code", "title", count, share, "node"]].assign(**{share: top[share] * 100})
+    st.markdown(
+        f"**{head}**: these {len(top)} families hold {texts.number(top[share].sum(), 'percent')} of the run's "
+        f"{word}."
+    )
+    shown = top[["code", "title", count, share, "node"]]
     family_table(
         shown,
         f"rank_{count}_{lv}_{view()}",
+        wrap=True,
         column_config={
             # half the page at 1280 px: the title takes what the numbers leave, the code pinned
-            "code": st.column_config.TextColumn(texts.term("code"), width="small", pinned=True),
-            "title": st.column_config.TextColumn(texts.term("title"), width=120),
+            "code": st.column_config.TextColumn(texts.term("code"), width=RANK_NUMBER, pinned=True),
+            "title": st.column_config.TextColumn(texts.term("title"), width=RANK_TITLE),  # wrapped
             count: st.column_config.NumberColumn(
-                texts.term(count), help=texts.HELP[count], format="%d", width="small"
+                texts.term(count), help=texts.HELP[count], width=RANK_NUMBER
             ),
             share: st.column_config.NumberColumn(
                 "Share",
-                format="%.1f%%",
-                width="small",
+                width=RANK_NUMBER,
                 help=f"This family's {word} as a share of all the run's {word} at this level.",
             ),
             "node": None,
@@ -210,21 +232,23 @@ def rate_panel(table: pd.DataFrame, top: pd.DataFrame, count: str, rate: str, wo
     family_table(
         shown,
         f"rate_{count}_{lv}_{view()}",
+        wrap=True,
         column_config={
             # half the page at 1280 px: the title takes what the numbers leave, the code pinned
-            "code": st.column_config.TextColumn(texts.term("code"), width="small", pinned=True),
-            "title": st.column_config.TextColumn(texts.term("title"), width=120),
+            "code": st.column_config.TextColumn(texts.term("code"), width=RANK_NUMBER, pinned=True),
+            "title": st.column_config.TextColumn(
+                texts.term("title"), width=RANK_TITLE - RANK_NUMBER
+            ),  # wrapped
             rate: st.column_config.NumberColumn(
                 "Per 100",
-                format="%.0f",
-                width="small",
+                width=RANK_NUMBER,
                 help=f"{word.capitalize()} for every 100 codes of this family in the gold standard.",
             ),
             count: st.column_config.NumberColumn(
-                texts.term(count), help=texts.HELP[count], format="%d", width="small"
+                texts.term(count), help=texts.HELP[count], width=RANK_NUMBER
             ),
             "gold": st.column_config.NumberColumn(
-                texts.term("gold"), help=texts.HELP["gold"], format="%d", width="small"
+                texts.term("gold"), help=texts.HELP["gold"], width=RANK_NUMBER
             ),
             "node": None,
         },
@@ -261,10 +285,10 @@ def legend(sub: pd.DataFrame, colour: str, focus_label: str) -> None:
     shown = coloured(sub)
     low, high = colour_range(shown[colour], shown["value"], signed=lo < 0)
     scale = (
-        f"the scale runs from {low:+.2f} to {high:+.2f}, fitted to the tiles shown (the tiles that hold "
+        f"the scale runs from {texts.number(low, 'signed', 2)} to {texts.number(high, 'signed', 2)}, fitted to the tiles shown (the tiles that hold "
         "90% of the codes lie within it; beyond it, tiles take the end colour)"
         if lo < 0
-        else f"the scale runs from 0 to {high:.0%}"
+        else f"the scale runs from 0 to {texts.number(high, 'percent')}"
         if colour == "error_share"
         else f"the scale runs from 0 to {high:,.0f} codes"
         if colour in ("fp", "fn")
@@ -344,7 +368,11 @@ def children_table(ev, focus: int | None, head: str) -> None:
     cols = ["code", "title", "gold", "predicted", "tp", "fp", "fn", "f1", "docs_over", "docs_under"]
     shown = kids[cols + ["node"]]
     family_table(
-        shown, f"kids_{view()}", height=min(420, 38 + 35 * len(kids)), column_config=count_columns(cols)
+        shown,
+        f"kids_{view()}",
+        wrap=True,  # the title pinned beside the counts: on up to three lines, not cut
+        height=min(480, 38 + WRAP_ROW * len(kids)),
+        column_config=count_columns(cols),
     )
     st.caption(
         f"{len(kids):,} families, largest first. Click one to focus on it. Each row counts at its own "
@@ -364,41 +392,67 @@ def written_instead(ctx, ev, focus: int | None, head: str) -> None:
         st.markdown("No gold code here was replaced by another code of its category.")
         return
     st.caption(
-        f"Over the whole run, in {summary['missed_share']:.0%} of its missed codes the run wrote another "
+        f"Over the whole run, in {texts.number(summary['missed_share'], 'percent')} of its missed codes the run wrote another "
         "code of the same category instead: one mistake, not two (a missed code paired with an extra one in the same "
         "document and category; the closest codes are paired first)."
     )
     shown = table.head(50).assign(
         gold=table.gold_code + " " + table.gold_title, written=table.written_code + " " + table.written_title
     )
-    components.document_table(
-        shown[["gold", "written", "documents", "gold_documents", "rate", "examples"]],
-        f"instead_{view()}",
-        [split_ids(e) for e in shown.examples],
+    st.dataframe(
+        texts.styled(
+            shown[["gold", "written", "documents", "gold_documents", "rate"]],
+            documents="count",
+            gold_documents="count",
+            rate="percent",
+        ),
+        hide_index=True,
+        width="stretch",
+        row_height=WRAP_ROW,  # a code and its title, wrapped: cut, the two titles of a pair read alike
+        key=f"instead_pairs_{view()}",
         column_config={
             "gold": st.column_config.TextColumn("Gold code", pinned=True, width="medium"),
             "written": st.column_config.TextColumn("Written instead", width="medium"),
             "documents": st.column_config.NumberColumn(
                 "Documents",
-                format="%d",
+                width="small",
                 help="Documents in which the run wrote this code instead of the gold code.",
             ),
             "gold_documents": st.column_config.NumberColumn(
-                "Gold has it", format="%d", help="Documents whose gold standard holds the gold code."
+                "Gold has it", width="small", help="Documents whose gold standard holds the gold code."
             ),
-            "rate": st.column_config.ProgressColumn(
+            "rate": st.column_config.NumberColumn(
                 "How often",
-                format="percent",
-                min_value=0.0,
-                max_value=1.0,
-                help="Documents with the swap, as a "
-                "share of the documents whose gold standard holds "
-                "the gold code.",
+                width="small",
+                help="Documents with the swap, as a share of the documents whose gold standard holds the gold "
+                "code.",
             ),
-            "examples": st.column_config.TextColumn("For example, documents"),
         },
     )
-    st.caption("Click a row, then one of its example documents, to open it in One document.")
+    # One row per example document, so that one click on it opens it (a row listing several documents
+    # needed a second click, on one of them)
+    examples = example_rows(shown)
+    st.markdown(f"**Example documents** of the {len(shown):,} pairs above, up to three each:")
+    components.document_table(
+        examples[["doc_id", "gold", "written"]],
+        f"instead_{view()}",
+        examples.doc_id.tolist(),
+        row_height=WRAP_ROW,
+        height=min(420, 40 + WRAP_ROW * len(examples)),
+        column_config={
+            "doc_id": st.column_config.TextColumn(texts.term("doc_id"), pinned=True, width="small"),
+            "gold": st.column_config.TextColumn("Gold code", width="medium"),  # the two share what is left
+            "written": st.column_config.TextColumn("Written instead", width="medium"),
+        },
+    )
+    st.caption(components.CLICK_DOC)
+
+
+def example_rows(pairs: pd.DataFrame) -> pd.DataFrame:
+    """One row per example document of the "written instead" pairs (their ``examples``, joined with ", "),
+    in the pairs' order: ``doc_id``, ``gold``, ``written``."""
+    rows = pairs.assign(doc_id=pairs.examples.map(split_ids)).explode("doc_id")
+    return rows[rows.doc_id.notna()][["doc_id", "gold", "written"]].reset_index(drop=True)
 
 
 def split_ids(examples: str) -> list[str]:
@@ -448,7 +502,7 @@ def detail(ev, focus: int, *, documents: bool = True) -> None:
         ),
     )
     components.document_table(
-        shown,
+        texts.styled(shown, gold="count", predicted="count", difference=("signed", 0)),
         f"detail_{view()}_{which}",
         shown.doc_id.astype(str).tolist(),
         column_config={
@@ -456,7 +510,7 @@ def detail(ev, focus: int, *, documents: bool = True) -> None:
             "gold": st.column_config.NumberColumn(t("gold")),
             "predicted": st.column_config.NumberColumn(t("predicted")),
             "difference": st.column_config.NumberColumn(
-                "Written − gold", format="%+d", help="Codes written minus gold codes in this family"
+                "Written − gold", help="Codes written minus gold codes in this family"
             ),
             "gold_codes": st.column_config.TextColumn("Gold codes in this family", width="large"),
             "predicted_codes": st.column_config.TextColumn("Codes written in this family", width="large"),
