@@ -9,6 +9,11 @@ __version__ = "0.1.0"  # the one place the version is written (pyproject.toml re
 
 from typing import TYPE_CHECKING
 
+# First, before any of the core's modules imports scipy.sparse: it imports scipy.sparse without numpy's test
+# and Fortran tools, which SciPy's array-API layer would import for nothing (cophe_core/base/lean.py).
+from .base import lean  # noqa: F401
+
+# isort: split
 from .api import Scoring, score_files, score_labels
 from .base.files import InputError
 from .inputs.readers import RawLabels, RawScores, read_input, read_labels

@@ -518,11 +518,12 @@ def resolve_codes(codes: Sequence[str], ontology: Ontology, *, system: str = "au
     return systems.resolve(np.asarray(list(codes), dtype=str), ontology, system)
 
 
-def _frame(rows: pd.DataFrame, name_col: str, notes: list[tuple[Reason, str]]) -> pd.DataFrame:
-    """The rejected or flagged table of ``rows``, with each row's (kind, reason)."""
+def _frame(rows: pd.DataFrame, files: np.ndarray, notes: list[tuple[Reason, str]]) -> pd.DataFrame:
+    """The rejected or flagged table of ``rows`` (from the files ``files``, one per row), with each row's
+    (kind, reason)."""
     return pd.DataFrame(
         {
-            "file": rows[name_col].to_numpy(),
+            "file": files,
             "line": rows["line"].to_numpy(),
             "value": rows["code"].to_numpy(),
             "reason": [text for _, text in notes],
@@ -559,10 +560,12 @@ def encode(
     """
     inputs = _distinct_names({"": gold, **runs})
     gold, runs = inputs[""], {key: raw for key, raw in inputs.items() if key}
-    tagged = [raw.pairs.assign(_input=key, _file=raw.name) for key, raw in inputs.items()]
-    pairs = pd.concat(tagged, ignore_index=True)
-    # each row's input key, repeated from the keys themselves (not a column's cells, one string object per row)
-    which = np.repeat(np.array(list(inputs), dtype=object), [len(t) for t in tagged])
+    pairs = pd.concat([raw.pairs for raw in inputs.values()], ignore_index=True)
+    # each row's input key and file name, repeated from the inputs themselves (not columns of the table: a
+    # string column of one value costs as much as any other)
+    lengths = [len(raw.pairs) for raw in inputs.values()]
+    which = np.repeat(np.array(list(inputs), dtype=object), lengths)
+    files = np.repeat(np.array([raw.name for raw in inputs.values()], dtype=object), lengths)
     codes, inverse, placed = _resolve_inputs(pairs["code"], which, list(inputs), ontology, system)
     reasons, flags, onto = placed.reasons, placed.flags, placed.ontology
     node = placed.nodes[inverse]
@@ -570,11 +573,11 @@ def encode(
     bad = node < 0
     rejected = [raw.rejected for raw in inputs.values()]
     if bad.any():
-        rejected.append(_frame(pairs.loc[bad], "_file", [reasons[i] for i in inverse[bad]]))
+        rejected.append(_frame(pairs.loc[bad], files[bad], [reasons[i] for i in inverse[bad]]))
     undotted = bad & np.isin(inverse, _readable_with_system(codes, np.unique(inverse[bad]), ontology, system))
     _check_scorable(inputs, which, bad, undotted, rejected[-1] if bad.any() else None)
     flagged_mask = np.isin(inverse, list(flags)) & ~bad
-    flagged = _frame(pairs.loc[flagged_mask], "_file", [flags[i] for i in inverse[flagged_mask]])
+    flagged = _frame(pairs.loc[flagged_mask], files[flagged_mask], [flags[i] for i in inverse[flagged_mask]])
 
     all_docs = np.unique(np.concatenate([raw.docs.astype(str) for raw in inputs.values()]))
     # each distinct id looked up once (factorised where the strings are, no Python object per row)
@@ -681,15 +684,19 @@ def _resolve_inputs(
     # would cost every row the longest code's width, and a Python object per row its time
     inverse, unique_codes = pd.factorize(values, sort=True)
     codes = np.asarray(unique_codes, dtype=object).astype(str)
-    used = [np.unique(inverse[which == key]) for key in keys]
+    rows_of = [which == key for key in keys]
+    # each input's distinct codes, sorted, and each row's place among them: counted and looked up by index
+    # (linear in the rows, where sorting them cost more than the rest of the placement)
+    used = [np.flatnonzero(np.bincount(inverse[rows], minlength=len(codes))) for rows in rows_of]
     placed = systems.resolve_inputs([codes[u] for u in used], ontology, system)
     ids = np.empty(len(inverse), dtype=np.int64)
     reasons: dict[int, tuple[Reason, str]] = {}
     flags: dict[int, tuple[Reason, str]] = {}
     at = 0
-    for key, u, p in zip(keys, used, placed):
-        rows = which == key
-        ids[rows] = at + np.searchsorted(u, inverse[rows])
+    place = np.empty(len(codes), dtype=np.int64)
+    for rows, u, p in zip(rows_of, used, placed):
+        place[u] = np.arange(len(u))
+        ids[rows] = at + place[inverse[rows]]
         reasons |= {at + i: r for i, r in p.reasons.items()}
         flags |= {at + i: f for i, f in p.flags.items()}
         at += len(u)

@@ -12,6 +12,7 @@ from cophe_core import score_files
 from cophe_core.breakdown.tree import focused_subtree
 from cophe_core.output.plotting import OTHER_COLOUR, colour_range, coloured
 from tests.app.conftest import PAGES, SAMPLE, asking, plotly_specs, run_app
+from tests.app.test_document_links import needs_table_keys
 from tests.core.test_families import naive_family_errors
 
 SNAKE = re.compile(r"\b[a-z0-9]+(?:_[a-z0-9]+)+\b")
@@ -177,3 +178,45 @@ def test_no_identifier_reaches_the_screen(page):
         text = FILE_NAME.sub("", text.replace("\\", ""))
         found |= set(SNAKE.findall(text))
     assert not found, f"{page} shows identifiers: {sorted(found)}"
+
+
+@needs_table_keys
+def test_a_focus_keeps_the_ranked_tables_keys():
+    """The ranked panel does not change with the focus, so its tables keep their keys (the browser keeps them
+    drawn, not built again from nothing) when the tree is focused another way, and back."""
+    at = run_app("views/tree.py")
+
+    def ranked() -> list[str]:
+        return sorted(d.key for d in at.dataframe if d.key and d.key.startswith(("rank_", "rate_")))
+
+    before = ranked()
+    assert len(before) == 2
+    at.text_input(key="tree_find").set_value("428").run()  # a focus from the find box
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["focus"] is not None and ranked() == before
+    at.button(key="crumb_root").click().run()  # back to every code
+    assert at.session_state["focus"] is None and ranked() == before
+
+
+def test_a_pick_in_a_ranked_table_focuses_and_renews_that_tables_key_alone(monkeypatch):
+    """A row picked in a ranked table focuses its family and gives that table a new key, so that it is drawn
+    again unselected and a second click on the same row focuses again (the same key would keep the row
+    selected, and the click would unselect it); the other ranked table keeps its key. A pick in one of the
+    tree's own tables renews no ranked table."""
+    from types import SimpleNamespace
+
+    from cophe_dashboard.views import tree
+
+    def picked(row: int) -> SimpleNamespace:
+        return SimpleNamespace(selection=SimpleNamespace(rows=[row]))
+
+    session: dict = {"rank_fp_e0_0": picked(1), "kids_3": picked(0)}
+    monkeypatch.setattr(tree, "st", SimpleNamespace(session_state=session))
+    focused: list = []
+    monkeypatch.setattr(tree, "set_focus", focused.append)
+    assert tree.ranked_key("rank_fp_e0") == "rank_fp_e0_0"
+    tree.pick_row("rank_fp_e0_0", [11, 22], "rank_fp_e0")
+    assert focused == [22]
+    assert (tree.ranked_key("rank_fp_e0"), tree.ranked_key("rank_fn_e0")) == ("rank_fp_e0_1", "rank_fn_e0_0")
+    tree.pick_row("kids_3", [33], None)
+    assert focused == [22, 33] and tree.ranked_key("rank_fp_e0") == "rank_fp_e0_1"

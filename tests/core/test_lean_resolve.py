@@ -99,3 +99,26 @@ def test_a_trees_closure_rows_are_the_closures():
     assert rows.shape == expected.shape and rows.dtype == expected.dtype
     assert (rows != expected).nnz == 0
     assert sorted(fresh.keys[rows[fresh.codes["401.9"]].indices]) == ["390-459", "401", "401-405", "401.9"]
+
+
+_SOME = ["401.9", "428.0", "4019", "684", "V45.81", "zz", "250.00", "38.93"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["", "A", "B"]), st.sampled_from(_SOME)), max_size=40))
+def test_each_rows_input_and_code_are_the_naive_ones(rows):
+    """encode's placement counts each input's distinct codes and finds each row's by index: the distinct
+    (input, code) pairs, input by input and each input's codes sorted, and each row's index among them, are
+    those of a plain loop."""
+    import pandas as pd
+
+    from cophe_core.scoring.labels import _resolve_inputs
+
+    keys = ["", "A", "B"]
+    which = np.array([k for k, _ in rows], dtype=object)
+    values = pd.Series([c for _, c in rows], dtype=str)
+    codes, ids, placed = _resolve_inputs(values, which, keys, icd9.icd9_ontology(), "auto")
+    naive = [(k, c) for k in keys for c in sorted({c for kk, c in rows if kk == k})]
+    assert codes.tolist() == [c for _, c in naive]
+    assert [naive[i] for i in ids.tolist()] == rows
+    assert len(placed.nodes) == len(naive)

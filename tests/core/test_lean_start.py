@@ -9,10 +9,14 @@ import sys
 from tests.conftest import ROOT, SAMPLE
 
 # Heavy modules that the in-memory score with a table never needs: family tests, the streamed reader,
-# plotting, user hierarchies' graph library; and cophe's own that other commands and options use (slices,
+# plotting, user hierarchies' graph library, numpy's Fortran wrapper generator and test tools (which SciPy's
+# array-API layer would import through scipy.sparse: cophe_core/base/lean.py); and cophe's own that other commands and options use (slices,
 # the bootstrap, the suite, the comparisons, families and trees of figures, the CSV writer).
 NOT_NEEDED = (
     "scipy.stats",
+    "numpy.f2py",
+    "numpy.testing",
+    "numpy.ctypeslib",
     "pyarrow.dataset",
     "cophe_core.scale.pipeline",
     "cophe_core.output.plotting",
@@ -41,3 +45,21 @@ def test_score_in_memory_loads_no_heavy_module_it_does_not_use():
     rc, modules = json.loads(done.stdout.splitlines()[-1])
     assert rc == 0
     assert [m for m in NOT_NEEDED if m in modules] == []
+
+
+def test_numpy_keeps_its_namespace_and_its_tools_after_the_lean_import():
+    """scipy.sparse is imported with numpy's unused tools hidden for that one import only: afterwards numpy
+    lists the same names as in a process without cophe, and its tools still import on first use."""
+    names = "import numpy, json; print(json.dumps([sorted(numpy.__all__), dir(numpy)]))"  # __all__: set order
+    plain = subprocess.run([sys.executable, "-c", names], capture_output=True, text=True, check=True)
+    after = subprocess.run(
+        [sys.executable, "-c", f"import cophe_core, sys; assert 'numpy.testing' not in sys.modules; {names}"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    assert json.loads(after.stdout) == json.loads(plain.stdout)
+    used = "import cophe_core, numpy; numpy.testing.assert_equal(1, 1); print(numpy.f2py.__name__)"
+    done = subprocess.run([sys.executable, "-c", used], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert done.stdout.strip() == "numpy.f2py"

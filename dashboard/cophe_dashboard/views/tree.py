@@ -62,19 +62,33 @@ def view() -> int:
     return int(st.session_state.get("_view", 0))
 
 
-def pick_row(key: str, nodes: list[int]) -> None:
+def pick_row(key: str, nodes: list[int], ranked: str | None = None) -> None:
     """Selection callback of a family table: the picked row focuses its node. As a callback it runs before
     the rerun, so one click costs one rerun; the tables' keys name the focus, so the new ones start
-    unselected."""
+    unselected, and a ranked table picked from is renewed (:func:`ranked_key`)."""
     rows = st.session_state[key].selection.rows
     if rows:
+        if ranked is not None:
+            picks = st.session_state.setdefault("_ranked_picks", {})
+            picks[ranked] = picks.get(ranked, 0) + 1
         set_focus(nodes[rows[0]])
 
 
-def family_table(shown: pd.DataFrame, key: str, *, wrap: bool = False, **kw) -> None:
+def ranked_key(name: str) -> str:
+    """The key of the ranked table ``name``: renewed when a row of it is picked, so that it is drawn again
+    unselected, and kept at every other focus change. The ranked panel does not change with the focus, and a
+    table under a new key is built again from nothing in the browser: keyed by :func:`view`, as the tree's
+    own tables are, both ranked tables were rebuilt at every click of the page."""
+    return f"{name}_{st.session_state.get('_ranked_picks', {}).get(name, 0)}"
+
+
+def family_table(
+    shown: pd.DataFrame, key: str, *, wrap: bool = False, ranked: str | None = None, **kw
+) -> None:
     """A table of families (with a ``node`` column, hidden) in which a click focuses the tree; its numbers in
     the page's one style (:func:`texts.styled`: :data:`NUMBERS`). ``wrap``: rows tall enough for a title on
-    three lines (:data:`WRAP_ROW`), for the small ranked lists whose half-page column cuts a title."""
+    three lines (:data:`WRAP_ROW`), for the small ranked lists whose half-page column cuts a title.
+    ``ranked`` names a ranked table, whose ``key`` is :func:`ranked_key` of it."""
     st.dataframe(
         texts.styled(shown, **{c: k for c, k in NUMBERS.items() if c in shown.columns}),
         hide_index=True,
@@ -82,7 +96,7 @@ def family_table(shown: pd.DataFrame, key: str, *, wrap: bool = False, **kw) -> 
         width="stretch",
         selection_mode="single-row",
         key=key,
-        on_select=partial(pick_row, key, [int(n) for n in shown.node]),
+        on_select=partial(pick_row, key, [int(n) for n in shown.node], ranked),
         **kw,
     )
 
@@ -191,8 +205,9 @@ def count_panel(table: pd.DataFrame, count: str, share: str, head: str, word: st
     shown = top[["code", "title", count, share, "node"]]
     family_table(
         shown,
-        f"rank_{count}_{lv}_{view()}",
+        ranked_key(f"rank_{count}_{lv}"),
         wrap=True,
+        ranked=f"rank_{count}_{lv}",
         column_config={
             # half the page at 1280 px: the title takes what the numbers leave, the code pinned
             "code": st.column_config.TextColumn(texts.term("code"), width=RANK_NUMBER, pinned=True),
@@ -231,8 +246,9 @@ def rate_panel(table: pd.DataFrame, top: pd.DataFrame, count: str, rate: str, wo
     shown = top[["code", "title", rate, count, "gold", "node"]]
     family_table(
         shown,
-        f"rate_{count}_{lv}_{view()}",
+        ranked_key(f"rate_{count}_{lv}"),
         wrap=True,
+        ranked=f"rate_{count}_{lv}",
         column_config={
             # half the page at 1280 px: the title takes what the numbers leave, the code pinned
             "code": st.column_config.TextColumn(texts.term("code"), width=RANK_NUMBER, pinned=True),
