@@ -38,8 +38,8 @@ The inputs are read twice (once for the codes, once to count), as the streamed p
 its spilled buckets once; ``persist()`` a frame first to read it once. Dask is an optional extra
 (``pip install ".[dask]"`` in a cophe checkout), imported when :func:`score_dask` is called.
 
-**On Spark.** ``count_partition`` is a pure function of two pandas DataFrames, and a ``mapInPandas``
-function wraps it unchanged (:func:`count_batches`): union the normalised rows of both sides with a ``side``
+**On Spark.** The same integer kernel counts a ``mapInPandas`` partition (:func:`count_batches`: each side's
+codes placed by its table, the document ids numbered, ``count_rows``): union the normalised rows of both sides with a ``side``
 column (0 gold, 1 predicted), repartition on ``doc_id``, and map each partition to plain rows of the schema
 :data:`COUNTED_SCHEMA` (a ``kind`` column says what each row holds: a node's counts, a file's scored rows, a
 total, a document's counts, a rejected or flagged row). Spark sums the node counts and totals itself
@@ -101,7 +101,6 @@ from ..scoring.kernel import (
     IdCounts,
     PartitionCounts,
     Tables,
-    count_partition,
     count_rows,
     nothing_scorable,
     rejected_codes,
@@ -567,7 +566,8 @@ def count_batches(
 ) -> Iterator[pd.DataFrame]:
     """A ``mapInPandas`` function: the batches of one partition (rows of both sides, columns ``side`` (0
     gold, 1 predicted), ``doc_id``, ``code``, optionally ``line`` and ``file``, every row of a document in
-    the partition) counted together by :func:`~cophe_core.scoring.kernel.count_partition`, yielded as plain rows of
+    the partition) counted together on integers (:func:`~cophe_core.scoring.kernel.count_rows`; the figures of
+    :func:`~cophe_core.scoring.kernel.count_partition` on the two sides' rows), yielded as plain rows of
     the Spark schema :data:`COUNTED_SCHEMA` (nothing for an empty partition). ``table``: the gold standard's
     and the predictions' code tables (:func:`~cophe_core.scoring.kernel.resolve_tables`), or one for both.
 
@@ -597,17 +597,74 @@ def count_batches(
     frames = [b for b in batches if len(b)]
     if not frames:
         return
-    rows = pd.concat(frames, ignore_index=True)
-    gold = rows["side"].to_numpy() == 0
-    columns = [c for c in rows.columns if c != "side"]
-    part = count_partition(
-        rows.loc[gold, columns].reset_index(drop=True),
-        rows.loc[~gold, columns].reset_index(drop=True),
+    yield _counted_rows(_count_sides(pd.concat(frames, ignore_index=True), table, max_level, keep_documents))
+
+
+def _count_sides(
+    rows: pd.DataFrame, tables: Tables, max_level: str | None, documents: bool
+) -> PartitionCounts:
+    """Rows of both sides (``side``, ``doc_id``, ``code``, optionally ``line`` and ``file``) counted on integers,
+    as :func:`~cophe_core.scoring.kernel.count_partition` counts the two sides' frames: each side's codes placed
+    by its table (a code not in it is a ``ValueError``), the document ids numbered, the rows counted by
+    :func:`~cophe_core.scoring.kernel.count_rows`."""
+    pair = (tables, tables) if isinstance(tables, CodeTable) else tuple(tables)
+    onto = pair[0].ontology
+    side = rows["side"].to_numpy() == 1
+    node = np.full(len(rows), -1, dtype=np.int64)
+    rejected: list[pd.DataFrame] = []
+    flagged: list[pd.DataFrame] = []
+    scored: dict[str, int] = {}
+    for s, default in enumerate(("gold", "pred")):
+        at = np.flatnonzero(side == bool(s))
+        mine = rows.iloc[at]
+        table = pair[s]
+        pos = table.positions(mine["code"].reset_index(drop=True))
+        mine_node = (
+            np.where(pos >= 0, table.nodes[np.maximum(pos, 0)], -1) if len(table.nodes) else pos * 0 - 1
+        )
+        node[at] = mine_node
+        line = mine["line"].to_numpy(dtype=np.int64) if "line" in rows.columns else np.arange(1, len(at) + 1)
+        file = (
+            mine["file"].astype(str).to_numpy(dtype=object)
+            if "file" in rows.columns
+            else np.full(len(at), default)
+        )
+        for listed, mask, text, kind in (
+            (rejected, (pos >= 0) & (mine_node < 0), table.reason, table.reason_kind),
+            (flagged, (mine_node >= 0) & (table.flag != "")[np.maximum(pos, 0)], table.flag, table.flag_kind),
+        ):
+            p = pos[mask]
+            listed.append(
+                pd.DataFrame(
+                    {
+                        "file": file[mask],
+                        "line": line[mask],
+                        "value": table.codes[p],
+                        "reason": text[p],
+                        "kind": kind[p],
+                    },
+                    columns=REJECTED_COLUMNS,
+                )
+            )
+        which, names = pd.factorize(file)
+        for name, k in zip(names, np.bincount(which[mine_node >= 0], minlength=len(names))):
+            scored[str(name)] = scored.get(str(name), 0) + int(k)
+    doc, ids = pd.factorize(rows["doc_id"].to_numpy(dtype=object))
+    got = _count_ids(doc.astype(np.int64), node, side, len(ids), onto, onto.top_level(max_level), documents)
+    in_side = np.bincount(doc * 2 + side, minlength=2 * len(ids)).reshape(-1, 2) > 0
+    table = pd.DataFrame({"doc_id": np.asarray(ids, dtype=object).astype(str)})
+    if got.documents is not None:
+        table = pd.concat([table, pd.DataFrame(got.documents, columns=got.columns)], axis=1)
+    return PartitionCounts(
+        got.counts,
         table,
-        max_level=max_level,
-        documents=keep_documents,
+        _concat_rows(rejected),
+        _concat_rows(flagged),
+        got.duplicates,
+        int((in_side[:, 0] & ~in_side[:, 1]).sum()),
+        int((in_side[:, 1] & ~in_side[:, 0]).sum()),
+        scored,
     )
-    yield _counted_rows(part)
 
 
 def _counted_rows(part: PartitionCounts) -> pd.DataFrame:
