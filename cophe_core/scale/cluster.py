@@ -2,32 +2,44 @@
 Spark job needs (:func:`count_batches`, :func:`combine_counted`).
 
 The figures are those of the in-memory path (:func:`cophe_core.api.score_files`) and of the streamed one
-(:func:`cophe_core.scale.pipeline.score_dataset`), to the last digit, because the counting is the streamed path's,
-unchanged: :func:`cophe_core.scoring.kernel.count_partition` on the rows of disjoint sets of documents, the per-node
-counts summed. Dask does the rest with its own machinery:
+(:func:`cophe_core.scale.pipeline.score_dataset`), to the last digit, because the reading and the counting are
+the streamed path's: each partition read on Arrow arrays as a chunk of a Parquet file is, and each shuffled
+partition counted on integers by :func:`cophe_core.scoring.kernel.count_rows`, the per-node counts summed. Dask
+does the rest with its own machinery:
 
-1. **Read and normalise.** Each partition of each side goes through the readers' normalisation and
-   validation (:func:`cophe_core.inputs.readers.read_frame`), as each chunk of a streamed file does: the same
+1. **Read and normalise.** Each partition of each side is read as the streamed path reads a chunk of a
+   labels file (:func:`cophe_core.scale.sources.frame_label_chunk`): its document and code columns as Arrow
+   arrays, dictionary-encoded, the readers' normalisation applied to their distinct values only; a
+   partition whose columns do not say it holds labels one code a row (codes joined in cells, a column of
+   mixed values) goes through the readers' own (:func:`cophe_core.inputs.readers.read_frame`). The same
    columns detected, the same rejected rows (quoted by partition and row number in it).
 2. **Resolve.** The distinct codes of every partition (a small result) come back to the client and are
    placed in the ontology once, each side's codes read on its own evidence
    (:func:`cophe_core.scoring.kernel.resolve_tables`): the same node ids as in memory, unlisted codes included. The
    two code tables are broadcast to the workers (``Client.scatter``).
-3. **Co-partition.** Both sides' rows, one frame with a ``side`` column, are shuffled on the document id
-   (``DataFrame.shuffle(on="doc_id")``, Dask's hash shuffle, peer-to-peer on a distributed cluster): every
-   row of a document, gold and predicted, lands in the same partition. One shuffle of one frame, rather
-   than a join or a ``set_index`` (which would sort, and first compute quantiles of the ids).
-4. **Count and reduce.** ``count_partition`` runs on each shuffled partition, and the partitions' counts are
-   summed by a tree reduction: ``dask.delayed`` sums of eight at a time, the tree ``dask.bag``'s reductions
-   build (a bag over a shuffled frame's partitions does not compute in dask 2026.8), so neither the client
-   nor one worker receives every partition's result at once.
+3. **Place.** Each partition is read again and its distinct codes looked up in its side's table once: every
+   row gets its code's node (-1: not scored), and the few rows rejected or flagged for their code are listed
+   there and then (a row's fate depends on its code alone).
+4. **Co-partition.** Both sides' rows, one frame of three columns (``side``, ``doc_id`` as Arrow strings,
+   ``node`` as int32), are shuffled on the document id (``DataFrame.shuffle(on="doc_id")``, Dask's hash
+   shuffle, peer-to-peer on a distributed cluster): every row of a document, gold and predicted, lands in the
+   same partition. One shuffle of one frame, rather than a join or a ``set_index`` (which would sort, and
+   first compute quantiles of the ids).
+5. **Count and reduce.** Each shuffled partition's document ids are dictionary-encoded into document numbers
+   and counted with the nodes by ``count_rows`` (on a DAG ontology, by the in-memory evaluation of the same
+   rows). A partition returns plain columns only: its per-node counts (``node`` and one column per
+   :class:`~cophe_core.metrics.NodeCounts` field, the nodes with a count), four totals, and its per-document
+   table. The per-node counts are summed by a tree reduction (``dask.delayed`` sums of eight at a time, the
+   tree ``dask.bag``'s reductions build), so neither the client nor one worker receives every partition's
+   counts at once; the client receives the sum, the per-document tables and the listed rows, and no
+   pickled object of cophe's.
 
 The inputs are read twice (once for the codes, once to count), as the streamed path reads each file once and
 its spilled buckets once; ``persist()`` a frame first to read it once. Dask is an optional extra
 (``pip install ".[dask]"`` in a cophe checkout), imported when :func:`score_dask` is called.
 
-**On Spark.** ``count_partition`` is a pure function of two pandas DataFrames, and a ``mapInPandas``
-function wraps it unchanged (:func:`count_batches`): union the normalised rows of both sides with a ``side``
+**On Spark.** The same integer kernel counts a ``mapInPandas`` partition (:func:`count_batches`: each side's
+codes placed by its table, the document ids numbered, ``count_rows``): union the normalised rows of both sides with a ``side``
 column (0 gold, 1 predicted), repartition on ``doc_id``, and map each partition to plain rows of the schema
 :data:`COUNTED_SCHEMA` (a ``kind`` column says what each row holds: a node's counts, a file's scored rows, a
 total, a document's counts, a rejected or flagged row). Spark sums the node counts and totals itself
@@ -69,30 +81,35 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import fields
 from operator import getitem
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-import pyarrow
+import pyarrow as pa
+import pyarrow.compute as pc
+import scipy.sparse as sp
 
 from ..base.files import InputError
 from ..inputs.readers import REJECTED_COLUMNS, RawScores, read_frame
-from ..metrics import NodeCounts
+from ..metrics import NodeCounts, evaluate
 from ..ontology import Ontology, choose_ontology
 from ..scoring.kernel import (
     CodeTable,
+    IdCounts,
     PartitionCounts,
     Tables,
-    count_partition,
+    count_rows,
     nothing_scorable,
     rejected_codes,
     resolve_tables,
 )
 from ..scoring.labels import NothingScorable
 from .pipeline import StreamedEvaluation
+from .sources import LabelChunk, frame_label_chunk
+from .spill import arrow_strings
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -107,7 +124,6 @@ __all__ = [
     "score_dask",
 ]
 
-_ROWS = {"side": np.int8, "doc_id": object, "code": object, "line": np.int64, "part": np.int32}
 _SPLIT_EVERY = 8
 _INSTALL = (
     'scoring on Dask needs Dask: pip install ".[dask]" in the folder of a cophe checkout '
@@ -126,72 +142,173 @@ def _dask() -> Any:
 
 # ------------------------------------------------------------------ the functions the workers run
 
+# The rows shuffled by document: side (0 gold, 1 predicted), the document id, the node of its code (-1: none,
+# or a code not scored: its document is evaluated all the same)
+_ROWS = {"side": np.int8, "doc_id": pd.StringDtype("pyarrow"), "node": np.int32}
+_TOTALS_ROW = ("duplicates_gold", "duplicates_pred", "only_gold", "only_pred")
 
-def _normalise(
-    frame: pd.DataFrame, side: int, part: int, file: str, doc_col: str | None, code_col: str | None
-) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """One input partition through the readers: its scorable rows (``side, doc_id, code, line, part``; a
-    document without a code is a row with no code), the rows the reader rejected, its warnings."""
+
+def _chunk(
+    frame: pd.DataFrame, side: int, file: str, doc_col: str | None, code_col: str | None
+) -> tuple[LabelChunk, list[str]]:
+    """One input partition read as the streamed path reads a chunk of a file: on Arrow arrays when its
+    columns say it holds labels one code a row (:func:`~cophe_core.scale.sources.frame_label_chunk`), else
+    through the readers' normalisation (:func:`cophe_core.inputs.readers.read_frame`); rows numbered from 1
+    in the partition, as its rejected rows quote them. With the readers' warnings."""
     if not len(frame):
-        return pd.DataFrame({k: pd.Series(dtype=v) for k, v in _ROWS.items()}), _no_rows(), []
+        ints = np.zeros(0, np.int64)
+        return LabelChunk(np.zeros(0, object), ints, np.zeros(0, object), ints, ints, ints, _no_rows()), []
     frame = frame.reset_index(drop=all(n is None for n in frame.index.names))  # a named index is a column
     frame.columns = [str(c) for c in frame.columns]
-    frame.index = pd.RangeIndex(
-        1, len(frame) + 1
-    )  # the row number in the partition, which rejected rows quote
+    frame.index = pd.RangeIndex(1, len(frame) + 1)
+    chunk = frame_label_chunk(frame, file, labels_only=side == 0, doc_col=doc_col, code_col=code_col)
+    if chunk is not None:
+        return chunk, []
     raw = read_frame(frame, name=file, labels_only=side == 0, doc_col=doc_col, code_col=code_col)
     if isinstance(raw, RawScores):
         raise InputError(
             f"{file}: holds scores; scoring on Dask takes code sets (doc_id,code rows). Decide the codes first"
         )
     pairs = raw.pairs
-    docs = np.asarray(raw.docs, dtype=object)
-    alone = docs[~pd.Index(docs, dtype=object).isin(pairs["doc_id"].unique())]
-    rows = pd.DataFrame(
-        {
-            "side": np.int8(side),
-            "doc_id": np.concatenate([pairs["doc_id"].to_numpy(dtype=object), alone]),
-            "code": np.concatenate([pairs["code"].to_numpy(dtype=object), np.full(len(alone), None)]),
-            "line": np.concatenate([pairs["line"].to_numpy(dtype=np.int64), np.zeros(len(alone), np.int64)]),
-            "part": np.int32(part),
-        }
-    ).astype(_ROWS)
-    return rows, raw.rejected, list(raw.warnings)
+    docs = pd.Index(np.asarray(raw.docs, dtype=object), dtype=object)
+    doc_at = docs.get_indexer(pairs["doc_id"].to_numpy(dtype=object))
+    code_at, codes = pd.factorize(pairs["code"].to_numpy(dtype=object))
+    listed = np.bincount(doc_at, minlength=len(docs)) > 0
+    chunk = LabelChunk(
+        np.asarray(docs, dtype=object),
+        doc_at.astype(np.int64),
+        np.asarray(codes, dtype=object),
+        code_at.astype(np.int64),
+        pairs["line"].to_numpy(dtype=np.int64),
+        np.flatnonzero(~listed),
+        raw.rejected,
+    )
+    return chunk, list(raw.warnings)
 
 
-def _summary(
-    normalised: tuple[pd.DataFrame, pd.DataFrame, list[str]],
-) -> tuple[np.ndarray, int, pd.DataFrame, list[str]]:
+def _summary(chunk: tuple[LabelChunk, list[str]]) -> tuple[np.ndarray, int, pd.DataFrame, list[str]]:
     """What the client needs of a partition before counting: its distinct codes and code rows, the rows the
     reader rejected and its warnings."""
-    rows, rejected, warnings = normalised
-    codes = rows["code"].dropna()
-    return np.asarray(codes.unique(), dtype=object), len(codes), rejected, warnings
+    c, warnings = chunk
+    return c.codes[np.unique(c.code_at)], len(c.code_at), c.rejected, warnings
+
+
+def _prepare(
+    chunk: tuple[LabelChunk, list[str]], side: int, file: str, tables: Tables
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, int]:
+    """One partition's rows placed by its side's code table (its distinct codes looked up once): the rows to
+    shuffle (:data:`_ROWS`; a document without a scored code keeps a row with node -1), its rejected and
+    flagged rows, and its rows scored. Whether a row is scored depends on its code alone, so the few rows
+    listed are listed here, and only integers and the document ids travel on."""
+    c = chunk[0]
+    table = tables if isinstance(tables, CodeTable) else tables[side]
+    pos = table.index.get_indexer(c.codes) if len(c.codes) else np.zeros(0, np.int64)
+    node_of = (
+        np.where(pos >= 0, table.nodes[np.maximum(pos, 0)], -1) if len(table.nodes) else np.full(len(pos), -1)
+    )
+    flag_of = (node_of >= 0) & ((table.flag != "")[np.maximum(pos, 0)] if len(table.codes) else False)
+    node = node_of[c.code_at]
+    listed = []
+    for mask, text, kind in (
+        ((pos >= 0) & (node_of < 0), table.reason, table.reason_kind),
+        (flag_of, table.flag, table.flag_kind),
+    ):
+        at = np.flatnonzero(mask[c.code_at])
+        p = pos[c.code_at[at]]
+        listed.append(
+            pd.DataFrame(
+                {
+                    "file": file,
+                    "line": c.lines[at],
+                    "value": table.codes[p],
+                    "reason": text[p],
+                    "kind": kind[p],
+                },
+                columns=REJECTED_COLUMNS,
+            )
+        )
+    docs = pa.array(np.asarray(c.docs, dtype=object), pa.large_string())
+    at = pa.array(np.concatenate([c.doc_at, c.alone]).astype(np.int64))
+    rows = pd.DataFrame(
+        {
+            "side": np.full(len(at), side, np.int8),
+            "doc_id": pd.arrays.ArrowStringArray(pa.chunked_array([docs.take(at)])),
+            "node": np.concatenate([node, np.full(len(c.alone), -1)]).astype(np.int32),
+        }
+    )
+    return rows, listed[0], listed[1], int((node >= 0).sum())
 
 
 def _count(
-    rows: pd.DataFrame, tables: Tables, files: list[str], max_level: str, keep_documents: bool
-) -> list[PartitionCounts]:
-    """One shuffled partition counted: a list of its counts, empty for an empty partition."""
-    if not len(rows):
-        return []
-    gold = rows["side"].to_numpy() == 0
-    frame = pd.DataFrame(
-        {
-            "doc_id": rows["doc_id"].to_numpy(dtype=object),
-            "code": rows["code"].to_numpy(dtype=object),
-            "line": rows["line"].to_numpy(dtype=np.int64),
-            "file": pd.Categorical.from_codes(rows["part"].to_numpy(dtype=np.int32), files),
-        }
+    rows: pd.DataFrame, tables: Tables, max_level: str, keep_documents: bool
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """One shuffled partition (every row of its documents, both sides) counted on integers: the document ids
+    dictionary-encoded into document numbers, counted with the nodes by
+    :func:`~cophe_core.scoring.kernel.count_rows`. Returns plain columns: the per-node counts of the nodes
+    with a count (``node`` and one column per :class:`~cophe_core.metrics.NodeCounts` field), the four
+    totals (one row), and the per-document table (``doc_id`` and its columns)."""
+    onto = (tables if isinstance(tables, CodeTable) else tables[0]).ontology
+    encoded = pc.dictionary_encode(arrow_strings(rows["doc_id"]))
+    ids, doc = encoded.dictionary, encoded.indices.to_numpy().astype(np.int64)
+    side = rows["side"].to_numpy() == 1
+    node = rows["node"].to_numpy().astype(np.int64)
+    got = _count_ids(doc, node, side, len(ids), onto, max_level, keep_documents)
+    in_side = np.bincount(doc * 2 + side, minlength=2 * len(ids)).reshape(-1, 2) > 0
+    totals = (
+        *got.duplicates,
+        int((in_side[:, 0] & ~in_side[:, 1]).sum()),
+        int((in_side[:, 1] & ~in_side[:, 0]).sum()),
     )
-    frame["code"] = frame["code"].where(frame["code"].notna(), None)
-    return [count_partition(frame[gold], frame[~gold], tables, max_level=max_level, documents=keep_documents)]
+    documents = pd.DataFrame({"doc_id": pd.arrays.ArrowStringArray(pa.chunked_array([ids]))})
+    if got.documents is not None:
+        documents = pd.concat(
+            [documents, pd.DataFrame(got.documents.astype(np.int32), columns=got.columns)], axis=1
+        )
+    return _node_rows(got.counts), pd.DataFrame([totals], columns=list(_TOTALS_ROW)), documents
 
 
-def _combine(parts: Iterable[PartitionCounts | None]) -> PartitionCounts | None:
-    """The sum of counted partitions (a step of the tree reduction); ``None`` for none."""
-    found = [p for p in parts if p is not None]
-    return PartitionCounts.combine(found) if found else None
+def _count_ids(
+    doc: np.ndarray,
+    node: np.ndarray,
+    pred: np.ndarray,
+    n_docs: int,
+    onto: Ontology,
+    max_level: str,
+    documents: bool,
+) -> IdCounts:
+    """:func:`~cophe_core.scoring.kernel.count_rows` on a tree; on a DAG, the in-memory evaluation of the label
+    matrices the same rows make."""
+    if not onto.is_dag:
+        return count_rows(doc, node, pred, n_docs, onto, max_level=max_level, documents=documents)
+    scored = node >= 0
+    shape = (n_docs, onto.n_nodes)
+    matrices, duplicates = [], []
+    for mine in (scored & ~pred, scored & pred):
+        m = sp.csr_matrix((np.ones(int(mine.sum()), np.int32), (doc[mine], node[mine])), shape=shape)
+        m.sum_duplicates()
+        matrices.append(m.astype(np.int8))
+        duplicates.append(int(mine.sum()) - m.nnz)
+    ev = evaluate(matrices[0], matrices[1], onto, docs=np.arange(n_docs).astype(str), max_level=max_level)
+    columns = [c for c in ev.documents.columns if c != "doc_id"]
+    block = ev.documents[columns].to_numpy(dtype=np.int64) if documents else None
+    return IdCounts(ev.node_counts, block, columns, (duplicates[0], duplicates[1]))
+
+
+def _node_rows(counts: NodeCounts) -> pd.DataFrame:
+    """Per-node counts as plain columns: ``node`` and one column per counted field, the nodes with a count
+    only."""
+    known = {f: v for f in COUNT_FIELDS if (v := getattr(counts, f)) is not None}
+    at = np.flatnonzero(np.logical_or.reduce([v != 0 for v in known.values()]))
+    return pd.DataFrame({"node": at, **{f: v[at].astype(np.int64) for f, v in known.items()}})
+
+
+def _sum_counts(found: Sequence[Sequence[pd.DataFrame]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A step of the tree reduction: of partitions' (node rows, totals), the node rows summed by node, the
+    totals summed."""
+    nodes = (
+        pd.concat([p[0] for p in found], ignore_index=True).groupby("node", as_index=False, sort=True).sum()
+    )
+    return nodes, pd.concat([p[1] for p in found], ignore_index=True).sum().to_frame().T
 
 
 # ------------------------------------------------------------------ Dask
@@ -248,18 +365,19 @@ def score_dask(
     names = [_name(source, default) for source, default in ((gold, "gold"), (pred, "pred"))]
     if names[0] == names[1]:
         names = [f"{names[0]} (gold standard)", f"{names[1]} (run pred)"]
-    # pass 1: every partition through the readers; its distinct codes, code rows and rejected rows back
-    normalised: list[Any] = []
+    # pass 1: every partition read as the streamed path reads a chunk; its distinct codes, code rows and
+    # rejected rows back
+    chunks: list[Any] = []
     files: list[str] = []
     sides: list[int] = []
     for side, (frame, name) in enumerate(zip(frames, names)):
         parts = frame.to_delayed()
         for i, part in enumerate(parts):
             file = name if len(parts) == 1 else f"{name} (partition {i})"
-            normalised.append(dask.delayed(_normalise)(part, side, len(files), file, doc_col, code_col))
+            chunks.append(dask.delayed(_chunk)(part, side, file, doc_col, code_col))
             files.append(file)
             sides.append(side)
-    summaries = _compute(dask, client, [dask.delayed(_summary)(n) for n in normalised])
+    summaries = _compute(dask, client, [dask.delayed(_summary)(c) for c in chunks])
     codes = sorted({str(c) for s in summaries for c in s[0]})
     onto, detection = choose_ontology(ontology, codes)
     max_level = onto.top_level(max_level)
@@ -267,28 +385,34 @@ def score_dask(
     tables = resolve_tables(side_codes, onto, system=system)  # each side read on its own evidence
     read_rejected = _concat_rows([s[2] for s in summaries])
     _check_scorable(tables, summaries, sides, files, names, system)
-    # pass 2: both sides in one frame shuffled on the document, each partition counted, a tree of sums
-    rows = dd.from_delayed([dask.delayed(getitem)(n, 0) for n in normalised], meta=_meta(), verify_meta=False)
-    shuffled = rows.shuffle(on="doc_id", npartitions=npartitions or len(files))
+    # pass 2: each partition's rows placed (node ids), both sides in one frame shuffled on the document,
+    # each shuffled partition counted on integers, a tree of sums of the per-node counts
     shared = (
         client.scatter(tables, broadcast=True, hash=False)
         if client is not None
         else dask.delayed(tables, name=f"cophe-code-table-{uuid.uuid4().hex}", traverse=False)
     )
-    counted = [
-        dask.delayed(_combine)(dask.delayed(_count)(p, shared, files, max_level, keep_documents))
-        for p in shuffled.to_delayed()
-    ]
-    while len(counted) > 1:  # a tree of sums, eight at a time, as dask.bag's reductions build it
-        counted = [
-            dask.delayed(_combine)(counted[i : i + _SPLIT_EVERY])
-            for i in range(0, len(counted), _SPLIT_EVERY)
+    prepared = [dask.delayed(_prepare)(c, side, file, shared) for c, side, file in zip(chunks, sides, files)]
+    rows = dd.from_delayed([dask.delayed(getitem)(p, 0) for p in prepared], meta=_meta(), verify_meta=False)
+    shuffled = rows.shuffle(on="doc_id", npartitions=npartitions or len(files))
+    counted = [dask.delayed(_count)(p, shared, max_level, keep_documents) for p in shuffled.to_delayed()]
+    summed: list[Any] = [[dask.delayed(getitem)(c, k) for k in (0, 1)] for c in counted]
+    while len(summed) > 1:  # a tree of sums, eight at a time, as dask.bag's reductions build it
+        summed = [
+            dask.delayed(_sum_counts)(summed[i : i + _SPLIT_EVERY])
+            for i in range(0, len(summed), _SPLIT_EVERY)
         ]
-    (found,) = _compute(dask, client, counted)
-    if found is None:  # no rows at all (a gold standard without codes stopped above): nothing to count
-        found = count_partition(pd.DataFrame(_meta()), pd.DataFrame(_meta()), tables, max_level=max_level)
+    documents = [dask.delayed(getitem)(c, 2) for c in counted]
+    listed = [dask.delayed(getitem)(p, k) for p in prepared for k in (1, 2, 3)]
+    found = _compute(dask, client, [*summed, *documents, *listed])
     return StreamedEvaluation.of(
-        found,
+        _partition_counts(
+            found[0],
+            found[1 : 1 + len(documents)],
+            found[1 + len(documents) :],
+            files,
+            tables[0].ontology.n_nodes,
+        ),
         tables[0].ontology,
         max_level,
         names=names,
@@ -297,6 +421,36 @@ def score_dask(
         notes=[w for s in summaries for w in s[3]],
         detection=detection,
         keep_documents=keep_documents,
+    )
+
+
+def _partition_counts(
+    summed: Sequence[pd.DataFrame],
+    documents: list[pd.DataFrame],
+    listed: list[Any],
+    files: list[str],
+    n_nodes: int,
+) -> PartitionCounts:
+    """The counts of all the documents, from the plain columns the workers returned: the summed per-node
+    counts and totals, the per-document tables, and per input partition its rejected and flagged rows and
+    its rows scored."""
+    nodes, totals = summed
+    at = nodes["node"].to_numpy(dtype=np.int64)
+    arrays: dict[str, Any] = dict.fromkeys(COUNT_FIELDS)
+    for f in COUNT_FIELDS:
+        if f in nodes.columns:  # (a field not counted is None)
+            arrays[f] = np.zeros(n_nodes, dtype=np.int64)
+            arrays[f][at] = nodes[f].to_numpy(dtype=np.int64)
+    n = {k: int(totals[k].iloc[0]) for k in _TOTALS_ROW}
+    return PartitionCounts(
+        NodeCounts(**arrays),
+        pd.concat(documents, ignore_index=True),
+        _concat_rows(listed[0::3]),
+        _concat_rows(listed[1::3]),
+        (n["duplicates_gold"], n["duplicates_pred"]),
+        n["only_gold"],
+        n["only_pred"],
+        {file: int(k) for file, k in zip(files, listed[2::3])},
     )
 
 
@@ -316,7 +470,7 @@ def _parquet(dd: Any, path: str) -> Any:
     keys = [c for c in dd.read_parquet(path).columns if c not in plain.columns]
     if not keys:
         return plain
-    text = pyarrow.schema([(key, pyarrow.string()) for key in keys])
+    text = pa.schema([(key, pa.string()) for key in keys])
     return dd.read_parquet(path, dataset={"partitioning": {"flavor": "hive", "schema": text}})
 
 
@@ -412,7 +566,8 @@ def count_batches(
 ) -> Iterator[pd.DataFrame]:
     """A ``mapInPandas`` function: the batches of one partition (rows of both sides, columns ``side`` (0
     gold, 1 predicted), ``doc_id``, ``code``, optionally ``line`` and ``file``, every row of a document in
-    the partition) counted together by :func:`~cophe_core.scoring.kernel.count_partition`, yielded as plain rows of
+    the partition) counted together on integers (:func:`~cophe_core.scoring.kernel.count_rows`; the figures of
+    :func:`~cophe_core.scoring.kernel.count_partition` on the two sides' rows), yielded as plain rows of
     the Spark schema :data:`COUNTED_SCHEMA` (nothing for an empty partition). ``table``: the gold standard's
     and the predictions' code tables (:func:`~cophe_core.scoring.kernel.resolve_tables`), or one for both.
 
@@ -442,17 +597,74 @@ def count_batches(
     frames = [b for b in batches if len(b)]
     if not frames:
         return
-    rows = pd.concat(frames, ignore_index=True)
-    gold = rows["side"].to_numpy() == 0
-    columns = [c for c in rows.columns if c != "side"]
-    part = count_partition(
-        rows.loc[gold, columns].reset_index(drop=True),
-        rows.loc[~gold, columns].reset_index(drop=True),
+    yield _counted_rows(_count_sides(pd.concat(frames, ignore_index=True), table, max_level, keep_documents))
+
+
+def _count_sides(
+    rows: pd.DataFrame, tables: Tables, max_level: str | None, documents: bool
+) -> PartitionCounts:
+    """Rows of both sides (``side``, ``doc_id``, ``code``, optionally ``line`` and ``file``) counted on integers,
+    as :func:`~cophe_core.scoring.kernel.count_partition` counts the two sides' frames: each side's codes placed
+    by its table (a code not in it is a ``ValueError``), the document ids numbered, the rows counted by
+    :func:`~cophe_core.scoring.kernel.count_rows`."""
+    pair = (tables, tables) if isinstance(tables, CodeTable) else tuple(tables)
+    onto = pair[0].ontology
+    side = rows["side"].to_numpy() == 1
+    node = np.full(len(rows), -1, dtype=np.int64)
+    rejected: list[pd.DataFrame] = []
+    flagged: list[pd.DataFrame] = []
+    scored: dict[str, int] = {}
+    for s, default in enumerate(("gold", "pred")):
+        at = np.flatnonzero(side == bool(s))
+        mine = rows.iloc[at]
+        table = pair[s]
+        pos = table.positions(mine["code"].reset_index(drop=True))
+        mine_node = (
+            np.where(pos >= 0, table.nodes[np.maximum(pos, 0)], -1) if len(table.nodes) else pos * 0 - 1
+        )
+        node[at] = mine_node
+        line = mine["line"].to_numpy(dtype=np.int64) if "line" in rows.columns else np.arange(1, len(at) + 1)
+        file = (
+            mine["file"].astype(str).to_numpy(dtype=object)
+            if "file" in rows.columns
+            else np.full(len(at), default)
+        )
+        for listed, mask, text, kind in (
+            (rejected, (pos >= 0) & (mine_node < 0), table.reason, table.reason_kind),
+            (flagged, (mine_node >= 0) & (table.flag != "")[np.maximum(pos, 0)], table.flag, table.flag_kind),
+        ):
+            p = pos[mask]
+            listed.append(
+                pd.DataFrame(
+                    {
+                        "file": file[mask],
+                        "line": line[mask],
+                        "value": table.codes[p],
+                        "reason": text[p],
+                        "kind": kind[p],
+                    },
+                    columns=REJECTED_COLUMNS,
+                )
+            )
+        which, names = pd.factorize(file)
+        for name, k in zip(names, np.bincount(which[mine_node >= 0], minlength=len(names))):
+            scored[str(name)] = scored.get(str(name), 0) + int(k)
+    doc, ids = pd.factorize(rows["doc_id"].to_numpy(dtype=object))
+    got = _count_ids(doc.astype(np.int64), node, side, len(ids), onto, onto.top_level(max_level), documents)
+    in_side = np.bincount(doc * 2 + side, minlength=2 * len(ids)).reshape(-1, 2) > 0
+    table = pd.DataFrame({"doc_id": np.asarray(ids, dtype=object).astype(str)})
+    if got.documents is not None:
+        table = pd.concat([table, pd.DataFrame(got.documents, columns=got.columns)], axis=1)
+    return PartitionCounts(
+        got.counts,
         table,
-        max_level=max_level,
-        documents=keep_documents,
+        _concat_rows(rejected),
+        _concat_rows(flagged),
+        got.duplicates,
+        int((in_side[:, 0] & ~in_side[:, 1]).sum()),
+        int((in_side[:, 1] & ~in_side[:, 0]).sum()),
+        scored,
     )
-    yield _counted_rows(part)
 
 
 def _counted_rows(part: PartitionCounts) -> pd.DataFrame:

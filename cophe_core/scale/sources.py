@@ -173,6 +173,37 @@ def label_chunks(
     return _label_chunks(f, chunk_rows, found, [c for c in found if _is_text(schema.field(c).type)])
 
 
+def frame_label_chunk(
+    frame: pd.DataFrame, name: str, *, labels_only: bool, doc_col: str | None, code_col: str | None
+) -> LabelChunk | None:
+    """A pandas table of labels (a partition of a Dask DataFrame, its rows numbered from 1) read on Arrow
+    arrays as :func:`label_chunks` reads a chunk of a Parquet file, or None when its column names or types
+    do not say it holds labels one code a row (read it by :func:`cophe_core.inputs.readers.read_frame`).
+
+    >>> chunk = frame_label_chunk(pd.DataFrame({"doc_id": ["1", "1", ""], "code": ["401.9", "428.0", "250.00"]}),
+    ...                           "g", labels_only=True, doc_col=None, code_col=None)
+    >>> chunk.docs[chunk.doc_at].tolist(), chunk.codes[chunk.code_at].tolist(), chunk.rejected.reason.tolist()
+    (['1', '1'], ['401.9', '428.0'], ['empty document id'])
+    """
+    found = label_columns(
+        [str(c) for c in frame.columns], name, labels_only=labels_only, doc_col=doc_col, code_col=code_col
+    )
+    if found is None:
+        return None
+    try:
+        batch = pa.RecordBatch.from_pandas(frame[list(found)], preserve_index=False)
+    except (pa.ArrowException, ValueError, TypeError):
+        return None  # a column of mixed values: the readers' rules, row by row
+    if any(pa.types.is_null(t) for t in batch.schema.types):  # a column of missing values only: text
+        columns = [c.cast(pa.string()) if pa.types.is_null(c.type) else c for c in batch.columns]
+        batch = pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
+    doc_raw, code_raw = batch.schema.types
+    if not (_is_text(code_raw) and (_is_text(doc_raw) or pa.types.is_integer(doc_raw))):
+        return None
+    chunk = _label_chunk(batch, name, 1, found)
+    return chunk if isinstance(chunk, LabelChunk) else None
+
+
 def _value_type(t: pa.DataType) -> pa.DataType:
     return t.value_type if pa.types.is_dictionary(t) else t
 

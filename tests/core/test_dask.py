@@ -12,13 +12,29 @@ import numpy as np
 import pandas as pd
 import pytest
 from distributed import Client, LocalCluster
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cophe_core import NothingScorable, score_files
+from cophe_core.inputs.readers import RawLabels, read_frame
+from cophe_core.inputs.synthetic import generate_gold, generate_run
+from cophe_core.metrics import NodeCounts
 from cophe_core.ontology import icd9_ontology
+from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.scale.cluster import score_dask
 from cophe_core.scale.pipeline import score_dataset
+from cophe_core.scale.sources import frame_label_chunk
 from tests.conftest import long_csv
-from tests.core.test_stream import BAD_GOLD, BAD_PRED, ICD9, UNLISTED, assert_same, in_memory, write_parquet
+from tests.core.test_stream import (
+    BAD_GOLD,
+    BAD_PRED,
+    ICD9,
+    UNLISTED,
+    assert_same,
+    in_memory,
+    sorted_rows,
+    write_parquet,
+)
 
 
 @pytest.fixture(scope="module")
@@ -179,3 +195,166 @@ def test_a_dask_job_writes_an_aggregate_the_dashboard_reads(client):
             getattr(ev, table).reset_index(drop=True),
             check_dtype=False,
         )
+
+
+# ------------------------------------------------------------------ the streamed path's reading and kernel
+
+
+class Recording:
+    """A client that hands every call on to a real one and keeps what the cluster sends back to it."""
+
+    def __init__(self, client: Client):
+        self.client = client
+        self.received: list[object] = []
+
+    def scatter(self, *args, **kw):
+        return self.client.scatter(*args, **kw)
+
+    def compute(self, *args, **kw):
+        return self.client.compute(*args, **kw)
+
+    def gather(self, futures):
+        got = self.client.gather(futures)
+        self.received.append(got)
+        return got
+
+
+def leaves(found):
+    if isinstance(found, list | tuple):
+        for item in found:
+            yield from leaves(item)
+    else:
+        yield found
+
+
+def test_only_plain_columns_reach_the_client(client):
+    """The counts come back as plain columns (data frames of numbers and text, numbers, text), never a
+    pickled object of cophe's (a PartitionCounts, a NodeCounts, a code table)."""
+    ev, _, _ = in_memory(ICD9 / "gold.csv", ICD9 / "run_siblings.csv")
+    gold = pd.read_csv(ICD9 / "gold.csv", dtype=str)
+    pred = pd.read_csv(ICD9 / "run_siblings.csv", dtype=str)
+    recording = Recording(client)
+    sv = score_dask(shuffled(gold, 0, 5), shuffled(pred, 1, 3), client=recording, npartitions=4)
+    assert_same(ev, sv)
+    received = list(leaves(recording.received))
+    odd = {
+        type(x).__name__
+        for x in received
+        if not isinstance(x, pd.DataFrame | np.ndarray | np.generic | int | str)
+    }
+    assert not odd
+    for frame in (x for x in received if isinstance(x, pd.DataFrame)):
+        for column in frame.columns:  # text (the rejected rows' kind is a str too), numbers, or missing
+            values = frame[column].to_numpy(dtype=object)
+            assert all(v is None or isinstance(v, str | int | float | np.generic) for v in values), column
+    assert any(isinstance(x, pd.DataFrame) and "tp" in x.columns for x in received)  # the summed counts
+
+
+def tiles(folder, n_tiles: int, seed: int) -> None:
+    """A small dataset as the benchmark writes it: a synthetic gold standard and run tiled with fresh ids
+    into hive partitions, the predictions shuffled within each tile."""
+    gold = generate_gold(150, seed=seed)
+    pred = generate_run(gold, "siblings", seed=seed + 1)
+    rng = np.random.default_rng(seed)
+    for k in range(n_tiles):
+        for side, frame in (("gold", gold), ("pred", pred)):
+            f = frame.iloc[rng.permutation(len(frame))] if side == "pred" else frame
+            f = f[["doc_id", "code"]].assign(doc_id=f"T{k}-" + f["doc_id"].astype(str))
+            write_parquet(f, folder / side / f"tile={k}" / "part.parquet")
+
+
+def assert_same_counts(a: NodeCounts, b: NodeCounts) -> None:
+    for name in ("gold", "predicted", "tp", "set_tp", "flat_tp", "docs_over", "docs_under", "shared_gold"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
+def test_a_tiled_dataset_counts_as_the_streamed_path_to_the_last_count(client, tmp_path):
+    """The benchmark's kind of data, read from Parquet by both: every per-node count, every document's
+    counts and the documents themselves equal the streamed path's, shuffled into more and fewer partitions
+    than there are files."""
+    tiles(tmp_path, 4, seed=3)
+    streamed = score_dataset(tmp_path / "gold", tmp_path / "pred", chunk_rows=1_000)
+    assert streamed.n_documents == 600
+    for npartitions in (3, 11):
+        on_dask = score_dask(
+            str(tmp_path / "gold"), str(tmp_path / "pred"), client=client, npartitions=npartitions
+        )
+        assert_same_counts(on_dask.node_counts, streamed.node_counts)
+        pd.testing.assert_frame_equal(on_dask.documents, streamed.documents)
+        assert on_dask.to_dict() == streamed.to_dict()
+
+
+def test_integer_and_padded_ids_and_joined_codes_as_in_memory(client):
+    """Partitions the Arrow reading takes (integer ids; ids equal once stripped are one document) and one
+    it leaves to the readers (codes joined in a cell), in one run: the in-memory figures."""
+    gold = pd.DataFrame(
+        {"doc_id": [7, 7, 8, 9, 10, 10], "code": ["401.9", "428.0", "250.00", "XYZ", "401.35", "401.9"]}
+    )
+    pred = pd.DataFrame(
+        {"doc_id": [" 7", "7 ", "8", "10", "11"], "code": ["401.9", "428.1", "250.01", "401.9", "V45.81"]}
+    )
+    joined = pd.DataFrame({"doc_id": ["9", "12"], "code": ["401.9;428.0", "250.00"]})
+    s = score_files(
+        long_csv(list(zip(gold.doc_id.astype(str), gold.code))),
+        {"pred": long_csv(list(zip(pred.doc_id, pred.code)) + list(zip(joined.doc_id, joined.code)))},
+    )
+    both = dd.concat([dd.from_pandas(pred, npartitions=2), dd.from_pandas(joined, npartitions=1)])
+    sv = score_dask(dd.from_pandas(gold, npartitions=2), both, client=client)
+    assert_same(s.evaluation("pred"), sv)
+    assert sorted(sv.docs) == ["10", "11", "12", "7", "8", "9"]
+    assert sorted(sv.rejected.value) == sorted(s.corpus.rejected.value) == ["XYZ"]
+    assert sorted(sv.flagged.value) == ["401.35"]
+
+
+def test_a_dag_hierarchy_is_counted_as_in_memory(client):
+    """A user's hierarchy with a shared child (no tree: the integer kernel does not count it) is counted by
+    the in-memory evaluation of the same rows."""
+    dag = load_hierarchy(
+        b"child,parent\nroot,\nA,root\nB,root\na1,A\nab,A\nab,B\nb1,B\nx,ab\n", name="dag.csv"
+    )
+    gold = [("d1", "x"), ("d1", "a1"), ("d2", "b1"), ("d3", "x"), ("d3", "x")]
+    pred = [("d1", "x"), ("d2", "a1"), ("d3", "ab"), ("d4", "b1")]
+    ev = score_files(long_csv(gold), {"r": long_csv(pred)}, ontology=dag).evaluation("r")
+    frames = [
+        dd.from_pandas(pd.DataFrame(rows, columns=["doc_id", "code"]), npartitions=2) for rows in (gold, pred)
+    ]
+    sv = score_dask(*frames, client=client, ontology=dag, npartitions=3)
+    pd.testing.assert_frame_equal(ev.levels_table, sv.levels_table)
+    pd.testing.assert_frame_equal(ev.nodes, sv.nodes)
+    pd.testing.assert_frame_equal(ev.documents, sv.documents)
+    assert ev.to_dict() == sv.to_dict() and ev.score("cophe").tp == 7
+
+
+IDS = st.sampled_from(["1", "2", " 1", "1 ", "", " ", "nan", "None", None, "x" * 257, "d;3"])
+CODES = st.sampled_from(["401.9", "428.0", " 401.9", "", "  ", None, "XYZ", "9" * 65, "V45.81 "])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(IDS, CODES), min_size=1, max_size=12), st.booleans())
+def test_a_partition_read_on_arrow_arrays_is_read_as_the_readers_read_it(rows, labels_only):
+    """frame_label_chunk (how a Dask partition is read) against the readers' own reading of the same
+    frame: the same scored rows with their lines, the same documents, the same rejected rows."""
+    frame = pd.DataFrame(rows, columns=["doc_id", "code"], dtype=object)
+    frame.index = pd.RangeIndex(1, len(frame) + 1)
+    chunk = frame_label_chunk(frame, "p", labels_only=labels_only, doc_col=None, code_col=None)
+    assert chunk is not None
+    raw = read_frame(frame.copy(), name="p", labels_only=labels_only)
+    assert isinstance(raw, RawLabels)
+    got = sorted(zip(chunk.docs[chunk.doc_at], chunk.codes[chunk.code_at], chunk.lines.tolist()))
+    want = sorted(zip(raw.pairs.doc_id, raw.pairs.code, raw.pairs.line.tolist()))
+    assert got == want
+    assert set(chunk.docs[chunk.doc_at]) | set(chunk.docs[chunk.alone]) == set(raw.docs)
+    pd.testing.assert_frame_equal(sorted_rows(chunk.rejected), sorted_rows(raw.rejected))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 10**15), CODES), min_size=1, max_size=12))
+def test_integer_ids_read_on_arrow_arrays_as_the_readers_read_them(rows):
+    frame = pd.DataFrame(rows, columns=["doc_id", "code"]).astype({"doc_id": np.int64})
+    frame.index = pd.RangeIndex(1, len(frame) + 1)
+    chunk = frame_label_chunk(frame, "g", labels_only=True, doc_col=None, code_col=None)
+    raw = read_frame(frame.copy(), name="g", labels_only=True)
+    assert chunk is not None and isinstance(raw, RawLabels)
+    got = sorted(zip(chunk.docs[chunk.doc_at], chunk.codes[chunk.code_at], chunk.lines.tolist()))
+    assert got == sorted(zip(raw.pairs.doc_id, raw.pairs.code, raw.pairs.line.tolist()))
+    assert set(chunk.docs[chunk.doc_at]) | set(chunk.docs[chunk.alone]) == set(raw.docs)
