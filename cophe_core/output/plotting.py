@@ -296,7 +296,9 @@ def levels_bar(
     )
     n_rows = -(-len(runs) // per_row)
     per_panel = 100 + 24 * len(table) // max(len(runs), 1)
-    top = 140  # room for the legend on three lines (one a measure, as in a half-width column at 1280 px) above
+    top = (
+        140  # room for the legend on three lines (one a measure, as in a half-width column at 1280 px) above
+    )
     # the panels' titles, which it overlapped on two
     return _bars(
         df,
