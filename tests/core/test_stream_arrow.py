@@ -84,6 +84,46 @@ def test_count_ids_gives_the_counts_of_the_sparse_evaluation(data, n_docs, tree,
         assert got.documents is None
 
 
+# a deeper tree (five levels) with wide fan-out, so that a document's groups merge level after level: a
+# label's ancestors at the finer levels are the label's own group, and a label at an inner node passes the
+# finer levels by (it has no ancestor there) and joins its own level's group
+DEEP = hierarchy_from_edges(
+    [("R", "", "", 1)]
+    + [(f"c{i}", "R", "", 2) for i in range(3)]
+    + [(f"c{i}b{j}", f"c{i}", "", 3) for i in range(3) for j in range(3)]
+    + [(f"c{i}b{j}k{k}", f"c{i}b{j}", "", 4) for i in range(3) for j in range(3) for k in range(2)]
+    + [
+        (f"c{i}b{j}k{k}x{m}", f"c{i}b{j}k{k}", "", 5)
+        for i in range(3)
+        for j in range(3)
+        for k in range(2)
+        for m in range(2)
+    ]
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), n_docs=st.integers(1, 4), documents=st.booleans())
+def test_level_groups_merged_from_finer_levels_give_the_sparse_counts(data, n_docs, documents):
+    """count_ids merges each level's (document, node) groups from the finer level's: on a five-level tree,
+    with many labels per document under one node (x and y well above 1) at every depth, every node count
+    and the per-document table equal evaluate()'s, at every maximum level."""
+    nodes = list(range(DEEP.n_nodes))
+    rows = st.lists(st.tuples(st.integers(0, n_docs - 1), st.sampled_from(nodes)), max_size=150).map(
+        lambda r: (np.array([d for d, _ in r], int), np.array([n for _, n in r], int))
+    )
+    gold, pred = data.draw(rows), data.draw(rows)
+    max_level = data.draw(st.sampled_from([None, *DEEP.levels]))
+    g, p = _matrix(gold[0], gold[1], n_docs, DEEP.n_nodes), _matrix(pred[0], pred[1], n_docs, DEEP.n_nodes)
+    ev = evaluate(g, p, DEEP, max_level=max_level)
+    got = count_ids(gold, pred, n_docs, DEEP, max_level=max_level, documents=documents)
+    for f in dataclasses.fields(ev.node_counts):
+        assert np.array_equal(getattr(ev.node_counts, f.name), getattr(got.counts, f.name)), f.name
+    if documents:
+        assert got.documents is not None
+        assert np.array_equal(got.documents, ev.documents[got.columns].to_numpy())
+
+
 def test_count_ids_by_hand():
     """One document, gold 401.9 and 428.0, predicted 401.1 twice: at e0 (category) 401 is a hit and 428 a
     miss; at e1 401.1 and 401.9 differ; the repeated prediction is collapsed."""
