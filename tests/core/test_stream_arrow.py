@@ -273,6 +273,41 @@ def test_parquet_read_on_arrow_arrays_equals_the_row_by_row_reading(
     pd.testing.assert_frame_equal(sorted_rows(sv.rejected), sorted_rows(s.corpus.rejected))
 
 
+# values the readers leave as they are: chunks of them are read without row-by-row masks (sources.py)
+PLAIN_DOCS = st.sampled_from(["d0", "d1", "d2", "d3", "7"])
+PLAIN_CODES = st.sampled_from(["401.9", "428.0", "4019", "v45.81", "XYZ", "999.99", "E849.7", "V45.81"])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    gold=st.lists(st.tuples(PLAIN_DOCS, PLAIN_CODES), min_size=1, max_size=30),
+    pred=st.lists(st.tuples(PLAIN_DOCS, PLAIN_CODES), max_size=30),
+    chunk=st.integers(1, 12),
+)
+def test_chunks_of_plain_values_list_rejected_and_flagged_rows_at_their_lines(
+    tmp_path_factory, monkeypatch, gold, pred, chunk
+):
+    """Every value plain (nothing for the readers to strip or refuse), so every chunk takes the quick path: the
+    rows refused or flagged by the code table (unknown, malformed, lowercase, undotted codes) are listed at
+    the lines the row-by-row reading gives them, in chunks of any size, with the same figures."""
+    root = tmp_path_factory.mktemp("plain")
+    for name, rows in (("g.parquet", gold), ("p.parquet", pred)):
+        _write(root / name, rows, dictionary=False, int_docs=False, row_group=5)
+    g, p = root / "g.parquet", root / "p.parquet"
+    try:
+        reference = _row_by_row(monkeypatch, g, p, ontology="icd9", chunk_rows=chunk)
+    except InputError as e:  # nothing scorable on one side: the same error
+        with pytest.raises(InputError) as streamed:
+            score_dataset(g, p, ontology="icd9", chunk_rows=chunk)
+        assert str(streamed.value) == str(e)
+        return
+    sv = score_dataset(g, p, ontology="icd9", chunk_rows=chunk)
+    assert_same(reference, sv)
+    pd.testing.assert_frame_equal(sv.rejected, reference.rejected)
+    pd.testing.assert_frame_equal(sv.flagged, reference.flagged)
+    assert sv.rows == reference.rows
+
+
 def test_a_plain_labels_file_is_read_on_arrow_arrays_and_others_are_not(tmp_path):
     pq.write_table(pa.table({"doc_id": ["1", "2"], "code": ["401.9", " "]}), tmp_path / "g.parquet")
     (f,) = source_files(tmp_path / "g.parquet")
