@@ -614,7 +614,9 @@ def _count_bucket(
     status_of = np.where(
         node_of >= 0, np.where(flag_of, _FLAGGED, _SCORED), np.where(pos >= 0, _REJECTED, _SCORED)
     )
-    cell = side.astype(np.int64) * (book + 1) + np.where(code >= 0, code, book)
+    # each row's cell in the flattened (side, code number) tables: a row without a code (-1) falls on the
+    # "no code" entry that ends the other side's table (the same: no node, scored), so it needs no test
+    cell = side.astype(np.int64) * (book + 1) + code
     node = node_of.ravel()[cell]
     got = count_rows(
         doc,
@@ -625,9 +627,10 @@ def _count_bucket(
         max_level=max_level,
         documents=keep_documents,
     )
-    status = status_of.ravel()[cell]
+    odd = np.flatnonzero(status_of.ravel()[cell])  # the rejected and flagged rows (few)
+    status = status_of.ravel()[cell[odd]]
     listed = [
-        _listed(tables, pos, side, code, bucket["line"], status, kind, file_names)
+        _listed(tables, pos, side, code, bucket["line"], odd[status == kind], kind, file_names)
         for kind in (_REJECTED, _FLAGGED)
     ]
     in_side = np.bincount(doc * 2 + side, minlength=2 * len(ids)).reshape(-1, 2) > 0
@@ -653,13 +656,12 @@ def _listed(
     side: np.ndarray,
     code: np.ndarray,
     lines: pa.ChunkedArray,
-    status: np.ndarray,
+    at: np.ndarray,
     kind: int,
     file_names: list[str],
 ) -> pd.DataFrame:
-    """A bucket's rows of one status (rejected or flagged), each side's by its table, as the rejected table
-    lists them; ``lines`` hold each row's file index in their high bits."""
-    at = np.flatnonzero(status == kind)
+    """A bucket's rows ``at`` of one status (rejected or flagged), each side's by its table, as the rejected
+    table lists them; ``lines`` hold each row's file index in their high bits."""
     if not len(at):
         return pd.DataFrame(columns=REJECTED_COLUMNS)
     line = lines.take(pa.array(at)).to_numpy()

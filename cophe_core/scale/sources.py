@@ -257,6 +257,10 @@ def _label_chunk(
         frame.index = pd.RangeIndex(start, start + len(frame))
         return frame
     line = np.arange(start, start + batch.num_rows, dtype=np.int64)
+    if not values.stripped and not (
+        values.no_doc.any() or values.long_doc.any() or values.empty_code.any() or values.long_code.any()
+    ):  # every distinct value is kept as it is: every row is scored, with no row-by-row masks
+        return LabelChunk(np.asarray(values.doc, dtype=object), di, values.code, ci, line, di[:0], _NO_ROWS)
     no_doc = values.no_doc[di]
     empty = ~no_doc & values.empty_code[ci]
     kept = ~no_doc & ~empty
@@ -305,6 +309,9 @@ def _label_values(docs: pa.Array, codes: pa.Array) -> _Values:
     doc = docs.to_numpy(zero_copy_only=False).astype(object) if doc_plain.all() else None
     code = codes.to_numpy(zero_copy_only=False).astype(object)
     odd_doc, odd_code = np.flatnonzero(~doc_plain), np.flatnonzero(~code_plain)
+    if doc is not None and not len(odd_code):  # every value plain (most chunks): nothing to normalise
+        no_doc, no_code = np.zeros(len(docs), bool), np.zeros(len(codes), bool)
+        return _Values(doc, no_doc, no_doc, code, no_code, no_code, False, False)
     ruled = label_values(
         (docs.take(pa.array(odd_doc)) if doc is not None else docs).to_pandas(),
         codes.take(pa.array(odd_code)).to_pandas(),

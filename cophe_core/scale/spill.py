@@ -54,7 +54,7 @@ class Spill:
         self.n_buckets = n_buckets
         self.writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
         self.book: dict[str, int] = {}
-        self.index: pd.Index | None = None
+        self.known: pa.Array | None = None  # the book's codes, to look a chunk's codes up in by Arrow
         self.file_codes: list[set[int]] = [set() for _ in range(n_files)]
         self.rows = np.zeros(n_files, dtype=np.int64)  # code rows per file
         self.docs = [False, False]  # has the side any document
@@ -98,34 +98,40 @@ class Spill:
         ``doc_values``), code (``code_at``, in ``code_values``) and line, and the documents without a code
         row (``alone``, in ``doc_values``). Strings are only hashed and looked up as distinct values; the rows'
         ids are gathered by Arrow."""
-        used = pd.unique(code_at)  # in order of first appearance, as the book numbers new codes
+        used = np.flatnonzero(np.bincount(code_at, minlength=len(code_values)))  # the codes of some row
         book = np.full(len(code_values), -1, dtype=np.int32)
         book[used] = self._book_ids(code_values[used])
         self.file_codes[file_index].update(book[used].tolist())
         self.rows[file_index] += len(code_at)
-        at = np.concatenate([doc_at, alone]).astype(np.int64)
+        if len(alone):  # rows without a code for the documents without a kept row
+            at = np.concatenate([doc_at, alone]).astype(np.int64)
+            code = np.concatenate([book[code_at], np.full(len(alone), -1, np.int32)])
+            lines = np.concatenate([lines, np.zeros(len(alone), np.int64)])
+        else:
+            at, code = doc_at, book[code_at]
         if not len(at):
             return
         self.docs[side] = True
-        code = np.concatenate([book[code_at], np.full(len(alone), -1, np.int32)])
-        line = np.concatenate([lines, np.zeros(len(alone), np.int64)]) | (np.int64(file_index) << FILE_SHIFT)
+        line = lines | (np.int64(file_index) << FILE_SHIFT)
         n_buckets = np.uint64(self.n_buckets)
         used_docs = np.flatnonzero(np.bincount(at, minlength=len(doc_values)))
         ids = pa.array(np.asarray(doc_values, dtype=object)[used_docs], pa.large_string())
-        renumber = np.zeros(len(doc_values), dtype=np.int64)
-        renumber[used_docs] = np.arange(len(used_docs))
-        at = renumber[at]  # each row's document among the used ids
         doc_bucket = _small(_string_hashes(ids) % n_buckets, self.n_buckets)
         # the used ids by bucket, each row's id numbered within its bucket's ids
         by_bucket = np.argsort(doc_bucket, kind="stable")
         doc_bounds = np.searchsorted(doc_bucket[by_bucket], np.arange(self.n_buckets + 1))
         within = np.empty(len(ids), dtype=np.int32)
         within[by_bucket] = np.arange(len(ids)) - doc_bounds[doc_bucket[by_bucket]]
-        bucket = doc_bucket[at]
+        # per distinct value (the unused ones never looked up): its bucket and its number there
+        value_bucket = np.zeros(len(doc_values), dtype=doc_bucket.dtype)
+        value_bucket[used_docs] = doc_bucket
+        value_within = np.zeros(len(doc_values), dtype=np.int32)
+        value_within[used_docs] = within
+        bucket = value_bucket[at]
         order = np.argsort(bucket, kind="stable")  # 16-bit keys: a radix sort
         bounds = np.searchsorted(bucket[order], np.arange(self.n_buckets + 1))
         side_col = np.full(len(at), side, np.int8)
-        doc_col, code_col, line_col = within[at[order]], code[order], line[order]
+        doc_col, code_col, line_col = value_within[at[order]], code[order], line[order]
         for b in np.flatnonzero(np.diff(bounds)).tolist():
             if b not in self.writers:
                 self.writers[b] = pa.ipc.new_stream(str(self.folder / f"bucket-{b:05d}.arrow"), SPILL_SCHEMA)
@@ -145,9 +151,18 @@ class Spill:
     def _book_ids(self, distinct: np.ndarray) -> np.ndarray:
         """The code book's number of each distinct code of a chunk, new codes numbered on (looked up in one
         vectorised call: after the first chunks, new codes are rare)."""
-        if self.index is None or len(self.index) != len(self.book):
-            self.index = pd.Index(list(self.book), dtype=object)
-        at = self.index.get_indexer(distinct) if len(self.index) else np.full(len(distinct), -1)
+        if self.known is None or len(self.known) != len(self.book):
+            self.known = pa.array(list(self.book), pa.large_string())
+        try:
+            values = pa.array(distinct, pa.large_string())
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # not all strings: looked up as their text
+            values = pa.array([str(v) for v in distinct], pa.large_string())
+        found = (
+            pc.index_in(values, value_set=self.known)
+            if len(self.known)
+            else pa.nulls(len(values), pa.int32())
+        )
+        at = np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
         for i in np.flatnonzero(at < 0).tolist():
             at[i] = self.book.setdefault(str(distinct[i]), len(self.book))
         return at.astype(np.int32)

@@ -478,8 +478,10 @@ def count_rows(
     The same figures as the label matrices times the ancestor closure, by one sort instead of sparse
     products. The nodes present are ranked in depth-first order (sorted by their ancestors from the top
     level down), so that once the rows are sorted by (document, rank, side), the rows of a document below
-    any node at any level are contiguous: each level's x (predicted) and y (gold) per (document, node) are
-    run lengths, read in one pass per level, with no Python object per row.
+    any node at any level are contiguous. The distinct (document, node) pairs are the finest groups; each
+    level's x (predicted) and y (gold) per (document, ancestor) are sums over runs of the previous level's
+    groups (a coarser level's groups are unions of a finer one's), so each level reads fewer groups than the
+    last, with no Python object per row.
 
     >>> from cophe_core.ontology import icd9_ontology
     >>> o = icd9_ontology()
@@ -499,38 +501,34 @@ def count_rows(
     ranked = present[np.lexsort(ontology.ancestors[present].T)]  # depth-first: top level's ancestor first
     keys, shift = _sort_keys(doc, node, pred, ranked, n_docs, n)
     first = np.ones(len(keys), dtype=bool)
-    first[1:] = keys[1:] != keys[:-1]
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
     pred_dups = int(np.count_nonzero(np.bitwise_and(keys[~first], 1)))
-    duplicates = (int(len(keys) - first.sum()) - pred_dups, pred_dups)
-    keys = keys[first]
-    side = np.bitwise_and(keys, 1).astype(bool)  # True: predicted
-    pair = np.right_shift(keys, 1)
-    doc = np.right_shift(keys, shift).astype(np.int32 if n_docs < 1 << 31 else np.int64)
-    rank = np.bitwise_and(pair, (1 << (shift - 1)) - 1).astype(np.int32)
-    node = ranked[rank]
-    shared = pair[1:] == pair[:-1]  # the gold row and the predicted row of one (document, node)
-    ftp = np.bincount(node[:-1][shared], minlength=n)
-    fgold, fpred = np.bincount(node[~side], minlength=n), np.bincount(node[side], minlength=n)
-    sums = {k: np.zeros(n, dtype=np.int64) for k in _NODE_SUMS}
+    duplicates = (int(len(keys) - np.count_nonzero(first)) - pred_dups, pred_dups)
+    if len(keys) >= 1 << 31:  # x and y are packed in 32 bits each (_Items)
+        raise ValueError("count_rows counts fewer than 2**31 rows at a time: split the documents")
+    units = _units(keys[first], shift, n_docs)
+    # each unit's class: gold only (0), predicted only (1), both (2)
+    cls = (2 * np.bitwise_and(units.xy, 1) + np.right_shift(units.xy, 32) - 1).astype(np.int64)
+    flat = np.bincount(ranked[units.rank] * 3 + cls, minlength=3 * n).reshape(n, 3)
+    ftp = flat[:, 2]
+    fgold, fpred = flat[:, 0] + ftp, flat[:, 1] + ftp
     per_doc: list[np.ndarray] = []
     if documents:
-        n_gold = np.bincount(doc[~side], minlength=n_docs)
-        n_pred = np.bincount(doc[side], minlength=n_docs)
-        d_ftp = np.bincount(doc[:-1][shared], minlength=n_docs)
+        by_doc = np.bincount(units.doc * 3 + cls, minlength=3 * n_docs).reshape(n_docs, 3)
+        d_ftp = by_doc[:, 2]
+        n_gold, n_pred = by_doc[:, 0] + d_ftp, by_doc[:, 1] + d_ftp
         per_doc = [n_gold, n_pred, d_ftp, n_pred - d_ftp, n_gold - d_ftp]
-    ranked_anc = ontology.ancestors[ranked][:, :nlev]
-    new_doc = np.ones(len(doc), dtype=bool)  # the first row of each document
-    np.not_equal(doc[1:], doc[:-1], out=new_doc[1:])
-    by_rank = (
-        np.bincount(rank[side], minlength=len(ranked)),
-        np.bincount(rank[~side], minlength=len(ranked)),
-    )
+    per_rank = np.bincount(units.rank * 3 + cls, minlength=3 * len(ranked)).reshape(-1, 3)
+    by_rank = (per_rank[:, 1] + per_rank[:, 2], per_rank[:, 0] + per_rank[:, 2])  # predicted rows, gold rows
+    anc = np.ascontiguousarray(ontology.ancestors[ranked][:, :nlev].T)  # per level, each rank's ancestor
+    sums = {k: np.zeros(n, dtype=np.int64) for k in _NODE_SUMS}
+    items = units
     for level in range(nlev):
-        anc = ranked_anc[:, level]
-        has = anc >= 0  # each side's rows summed per node from the counts per rank: Σx and Σy
-        sums["x"] += np.bincount(anc[has], weights=by_rank[0][has], minlength=n).astype(np.int64)
-        sums["y"] += np.bincount(anc[has], weights=by_rank[1][has], minlength=n).astype(np.int64)
-        per_doc += _count_level(doc, new_doc, anc[rank], side, n, n_docs, sums, documents)
+        has = anc[level] >= 0  # each side's rows summed per node from the counts per rank: Σx and Σy
+        sums["x"] += np.bincount(anc[level][has], weights=by_rank[0][has], minlength=n).astype(np.int64)
+        sums["y"] += np.bincount(anc[level][has], weights=by_rank[1][has], minlength=n).astype(np.int64)
+        items, runs = _merge_level(items, anc[level], last=level == nlev - 1)
+        per_doc += _count_level(runs, n, n_docs, sums, documents)
     counts = NodeCounts(
         gold=sums["y"],
         predicted=sums["x"],
@@ -540,9 +538,9 @@ def count_rows(
         set_tp=sums["both"],
         set_fp=sums["sx"] - sums["both"],
         set_fn=sums["sy"] - sums["both"],
-        flat_tp=ftp,
-        flat_fp=fpred - ftp,
-        flat_fn=fgold - ftp,
+        flat_tp=ftp.astype(np.int64),
+        flat_fp=(fpred - ftp).astype(np.int64),
+        flat_fn=(fgold - ftp).astype(np.int64),
         docs_over=sums["over"],
         docs_under=sums["under"],
         shared_gold=sums["y"] - sums["y_alone"],
@@ -570,69 +568,127 @@ def _sort_keys(
     return keys, shift
 
 
+@dataclass(frozen=True)
+class _Items:
+    """Groups of rows in (document, depth-first rank) order: each group's document, the rank of its first
+    node (or, for a level's runs, the ancestor's node), its predicted rows (x) and gold rows (y) packed as
+    ``x + (y << 32)`` (so that one cumulative sum adds both), and which groups begin a document."""
+
+    doc: np.ndarray
+    rank: np.ndarray
+    xy: np.ndarray
+    new_doc: np.ndarray
+
+
+_LOW = np.int64(0xFFFFFFFF)
+
+
+def _units(keys: np.ndarray, shift: int, n_docs: int) -> _Items:
+    """The distinct sorted keys (document, rank, side) as one unit per (document, node): x and y are 0 or 1."""
+    pair = np.right_shift(keys, 1)
+    start = np.ones(len(pair), dtype=bool)
+    np.not_equal(pair[1:], pair[:-1], out=start[1:])
+    at = np.flatnonzero(start)
+    last = np.empty_like(at)
+    last[:-1], last[-1:] = at[1:] - 1, len(pair) - 1
+    side = np.bitwise_and(keys, 1).astype(np.int64)  # 1: predicted (sorted after the gold row of its pair)
+    pair = pair[at]
+    doc = np.right_shift(pair, shift - 1).astype(np.int32 if n_docs < 1 << 31 else np.int64)
+    rank = np.bitwise_and(pair, (1 << (shift - 1)) - 1).astype(np.int32)
+    new_doc = np.ones(len(doc), dtype=bool)
+    np.not_equal(doc[1:], doc[:-1], out=new_doc[1:])
+    xy = side[last]
+    xy += np.left_shift(1 - side[at], 32)
+    return _Items(doc, rank, xy, new_doc)
+
+
+def _segment_sums(values: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Sums of ``values`` over the segments beginning at ``at`` (sorted, the first 0): differences of one
+    cumulative sum (faster than ``np.add.reduceat``)."""
+    total = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(values, out=total[1:])
+    bounds = np.append(at, len(values))
+    return np.diff(total[bounds])
+
+
+def _merge_level(items: _Items, anc: np.ndarray, *, last: bool) -> tuple[_Items, _Items]:
+    """One level's groups: consecutive items of one document under one ancestor at the level merged (their x
+    and y summed); an item without an ancestor there (a node above the level) stays alone. Returns every group
+    (the next, coarser level merges them further: its groups are unions of these) and the groups with an
+    ancestor at the level, ``rank`` replaced by that ancestor's node."""
+    a = anc[items.rank]
+    start = items.new_doc.copy()
+    np.logical_or(start[1:], a[1:] != a[:-1], out=start[1:])
+    above = a < 0
+    start |= above
+    if start.all():
+        merged = items
+    else:
+        at = np.flatnonzero(start)
+        merged = _Items(items.doc[at], items.rank[at], _segment_sums(items.xy, at), items.new_doc[at])
+        above = above[at]
+        a = a[at]
+    if above.any():
+        keep = ~above
+        runs = _Items(merged.doc[keep], a[keep], merged.xy[keep], merged.new_doc[:0])
+    else:
+        runs = _Items(merged.doc, a, merged.xy, merged.new_doc[:0])
+    return (merged if not last else items), runs
+
+
 _NODE_SUMS = ("x", "y", "tp", "sx", "sy", "both", "over", "under", "x_alone", "y_alone")
 # a run's state: 3 × (both sides have it) + sign(x − y) + 1 (x = y = 0 is never a run, so 1 never is)
 _UNDER_ALONE, _OVER_ALONE, _UNDER, _EQUAL, _OVER = 0, 2, 3, 4, 5
-_DOC_STATE = np.array([1, 0, 0, 2, 2, 2])  # per state: predicted only (0), gold only (1), both (2)
 
 
 def _count_level(
-    doc: np.ndarray,
-    new_doc: np.ndarray,
-    node: np.ndarray,
-    side: np.ndarray,
-    n: int,
-    n_docs: int,
-    sums: dict[str, np.ndarray],
-    documents: bool,
+    runs: _Items, n: int, n_docs: int, sums: dict[str, np.ndarray], documents: bool
 ) -> list[np.ndarray]:
-    """One level of :func:`count_rows`: rows sorted by (document, depth-first rank), ``node`` each row's
-    ancestor at the level (-1: none). Adds the per-node sums but Σx and Σy into ``sums``; returns the
-    per-document columns (tp, fp, fn, set_tp, set_fp, set_fn) when ``documents``."""
-    keep = node >= 0
-    if not keep.all():
-        doc, node, side = doc[keep], node[keep], side[keep]
-        new_doc = np.ones(len(doc), dtype=bool)
-        np.not_equal(doc[1:], doc[:-1], out=new_doc[1:])
-    start = np.ones(len(node), dtype=bool)
-    np.not_equal(node[1:], node[:-1], out=start[1:])
-    start |= new_doc
-    at = np.flatnonzero(start)
-    ends = np.empty_like(at)
-    ends[:-1], ends[-1:] = at[1:], len(node)
-    predicted = np.zeros(len(node) + 1, dtype=np.int64)
-    np.cumsum(side, out=predicted[1:])
-    x = predicted[ends] - predicted[at]  # a run's predicted rows, then its gold rows
-    y = (ends - at) - x
-    run_node = node[at]
+    """One level of :func:`count_rows`: ``runs`` are the level's (document, node) groups in document order,
+    ``rank`` holding the node. Adds the per-node sums but Σx and Σy into ``sums``; returns the per-document
+    columns (tp, fp, fn, set_tp, set_fp, set_fn) when ``documents``."""
+    x = np.bitwise_and(runs.xy, _LOW)
+    y = np.right_shift(runs.xy, 32)
+    both = (x > 0) & (y > 0)
+    key = runs.rank.astype(np.int64) * 6
+    key += x > y
+    key -= x < y
+    key += 1 + 3 * both.view(np.int8)
+    by_state = np.bincount(key, minlength=n * 6).reshape(n, 6).T
+    # per (node, state) one weighted sum: min(x, y) where both sides have the node (tp), else the side's rows
     tp = np.minimum(x, y)
-    state = 3 * ((x > 0) & (y > 0)) + np.sign(x - y) + 1
-    by_state = np.bincount(run_node * 6 + state, minlength=n * 6).reshape(n, 6).T
-    both = by_state[_UNDER] + by_state[_EQUAL] + by_state[_OVER]
-    for key, value in (
-        ("tp", _weighted(run_node, tp, n)),
-        ("sx", by_state[_OVER_ALONE] + both),
-        ("sy", by_state[_UNDER_ALONE] + both),
-        ("both", both),
+    weight = np.where(both, tp, x + y)
+    summed = np.bincount(key, weights=weight, minlength=n * 6).astype(np.int64).reshape(n, 6).T
+    shared = by_state[_UNDER] + by_state[_EQUAL] + by_state[_OVER]
+    for name, value in (
+        ("tp", summed[_UNDER] + summed[_EQUAL] + summed[_OVER]),
+        ("sx", by_state[_OVER_ALONE] + shared),
+        ("sy", by_state[_UNDER_ALONE] + shared),
+        ("both", shared),
         ("over", by_state[_OVER_ALONE] + by_state[_OVER]),
         ("under", by_state[_UNDER_ALONE] + by_state[_UNDER]),
-        ("x_alone", _weighted(run_node, np.where(y == 0, x, 0), n)),  # x where y = 0 (no subset: cheaper)
-        ("y_alone", _weighted(run_node, np.where(x == 0, y, 0), n)),
+        ("x_alone", summed[_OVER_ALONE]),
+        ("y_alone", summed[_UNDER_ALONE]),
     ):
-        sums[key] += value
+        sums[name] += value
     if not documents:
         return []
-    run_doc = doc[at]
-    kinds = np.bincount(run_doc * 3 + _DOC_STATE[state], minlength=n_docs * 3).reshape(n_docs, 3)
-    m = _weighted(run_doc, tp, n_docs)
-    dx, dy = _weighted(run_doc, x, n_docs), _weighted(run_doc, y, n_docs)
-    bm = kinds[:, 2]
-    return [m, dx - m, dy - m, bm, kinds[:, 0], kinds[:, 1]]
-
-
-def _weighted(at: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
-    """Integer sums of ``weights`` by ``at`` (bincount sums in float64: exact below 2**53)."""
-    return np.bincount(at, weights=weights, minlength=size).astype(np.int64)
+    # runs come in document order: each document's sums are differences of cumulative sums over its runs
+    doc = runs.doc
+    begins = np.ones(len(doc), dtype=bool)
+    np.not_equal(doc[1:], doc[:-1], out=begins[1:])
+    at = np.flatnonzero(begins)
+    here = doc[at]
+    columns = []
+    for values in (tp, runs.xy, both, y == 0):  # tp; x and y packed; set_tp; predicted only
+        column = np.zeros(n_docs, dtype=np.int64)
+        column[here] = _segment_sums(values, at)
+        columns.append(column)
+    m, packed, bm, pred_only = columns
+    dx, dy = np.bitwise_and(packed, _LOW), np.right_shift(packed, 32)
+    runs_per_doc = np.zeros(n_docs, dtype=np.int64)
+    runs_per_doc[here] = np.diff(np.append(at, len(doc)))
+    return [m, dx - m, dy - m, bm, pred_only, runs_per_doc - bm - pred_only]
 
 
 def suite_partition(

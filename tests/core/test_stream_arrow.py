@@ -84,6 +84,46 @@ def test_count_ids_gives_the_counts_of_the_sparse_evaluation(data, n_docs, tree,
         assert got.documents is None
 
 
+# a deeper tree (five levels) with wide fan-out, so that a document's groups merge level after level: a
+# label's ancestors at the finer levels are the label's own group, and a label at an inner node passes the
+# finer levels by (it has no ancestor there) and joins its own level's group
+DEEP = hierarchy_from_edges(
+    [("R", "", "", 1)]
+    + [(f"c{i}", "R", "", 2) for i in range(3)]
+    + [(f"c{i}b{j}", f"c{i}", "", 3) for i in range(3) for j in range(3)]
+    + [(f"c{i}b{j}k{k}", f"c{i}b{j}", "", 4) for i in range(3) for j in range(3) for k in range(2)]
+    + [
+        (f"c{i}b{j}k{k}x{m}", f"c{i}b{j}k{k}", "", 5)
+        for i in range(3)
+        for j in range(3)
+        for k in range(2)
+        for m in range(2)
+    ]
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), n_docs=st.integers(1, 4), documents=st.booleans())
+def test_level_groups_merged_from_finer_levels_give_the_sparse_counts(data, n_docs, documents):
+    """count_ids merges each level's (document, node) groups from the finer level's: on a five-level tree,
+    with many labels per document under one node (x and y well above 1) at every depth, every node count
+    and the per-document table equal evaluate()'s, at every maximum level."""
+    nodes = list(range(DEEP.n_nodes))
+    rows = st.lists(st.tuples(st.integers(0, n_docs - 1), st.sampled_from(nodes)), max_size=150).map(
+        lambda r: (np.array([d for d, _ in r], int), np.array([n for _, n in r], int))
+    )
+    gold, pred = data.draw(rows), data.draw(rows)
+    max_level = data.draw(st.sampled_from([None, *DEEP.levels]))
+    g, p = _matrix(gold[0], gold[1], n_docs, DEEP.n_nodes), _matrix(pred[0], pred[1], n_docs, DEEP.n_nodes)
+    ev = evaluate(g, p, DEEP, max_level=max_level)
+    got = count_ids(gold, pred, n_docs, DEEP, max_level=max_level, documents=documents)
+    for f in dataclasses.fields(ev.node_counts):
+        assert np.array_equal(getattr(ev.node_counts, f.name), getattr(got.counts, f.name)), f.name
+    if documents:
+        assert got.documents is not None
+        assert np.array_equal(got.documents, ev.documents[got.columns].to_numpy())
+
+
 def test_count_ids_by_hand():
     """One document, gold 401.9 and 428.0, predicted 401.1 twice: at e0 (category) 401 is a hit and 428 a
     miss; at e1 401.1 and 401.9 differ; the repeated prediction is collapsed."""
@@ -231,6 +271,41 @@ def test_parquet_read_on_arrow_arrays_equals_the_row_by_row_reading(
     s = score_files(g, {"pred": p}, ontology="icd9")
     assert_same(s.evaluation("pred"), sv)
     pd.testing.assert_frame_equal(sorted_rows(sv.rejected), sorted_rows(s.corpus.rejected))
+
+
+# values the readers leave as they are: chunks of them are read without row-by-row masks (sources.py)
+PLAIN_DOCS = st.sampled_from(["d0", "d1", "d2", "d3", "7"])
+PLAIN_CODES = st.sampled_from(["401.9", "428.0", "4019", "v45.81", "XYZ", "999.99", "E849.7", "V45.81"])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    gold=st.lists(st.tuples(PLAIN_DOCS, PLAIN_CODES), min_size=1, max_size=30),
+    pred=st.lists(st.tuples(PLAIN_DOCS, PLAIN_CODES), max_size=30),
+    chunk=st.integers(1, 12),
+)
+def test_chunks_of_plain_values_list_rejected_and_flagged_rows_at_their_lines(
+    tmp_path_factory, monkeypatch, gold, pred, chunk
+):
+    """Every value plain (nothing for the readers to strip or refuse), so every chunk takes the quick path: the
+    rows refused or flagged by the code table (unknown, malformed, lowercase, undotted codes) are listed at
+    the lines the row-by-row reading gives them, in chunks of any size, with the same figures."""
+    root = tmp_path_factory.mktemp("plain")
+    for name, rows in (("g.parquet", gold), ("p.parquet", pred)):
+        _write(root / name, rows, dictionary=False, int_docs=False, row_group=5)
+    g, p = root / "g.parquet", root / "p.parquet"
+    try:
+        reference = _row_by_row(monkeypatch, g, p, ontology="icd9", chunk_rows=chunk)
+    except InputError as e:  # nothing scorable on one side: the same error
+        with pytest.raises(InputError) as streamed:
+            score_dataset(g, p, ontology="icd9", chunk_rows=chunk)
+        assert str(streamed.value) == str(e)
+        return
+    sv = score_dataset(g, p, ontology="icd9", chunk_rows=chunk)
+    assert_same(reference, sv)
+    pd.testing.assert_frame_equal(sv.rejected, reference.rejected)
+    pd.testing.assert_frame_equal(sv.flagged, reference.flagged)
+    assert sv.rows == reference.rows
 
 
 def test_a_plain_labels_file_is_read_on_arrow_arrays_and_others_are_not(tmp_path):
