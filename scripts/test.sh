@@ -42,7 +42,8 @@ checks() {  # checks DIR PYTEST-ARGS...: deptry, ruff and pytest with the enviro
   "$py" -m deptry .
   "$py" -m ruff check .
   "$py" -m ruff format --check .
-  "$py" -m pytest -n 2 "$@"
+  # the 20 slowest tests in the log: the suite must stay within about 15 minutes on 2 cores
+  "$py" -m pytest -n 2 --durations=20 "$@"
 }
 
 # torch (the test extras, for the torchmetrics metric) at its lower bound in both runs: the newest release
