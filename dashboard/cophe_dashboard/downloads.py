@@ -136,26 +136,23 @@ def prepared(
     """
     file_name = safe_file_name(file_name)
     data = _kept(key, source)
+    slot = where.empty()  # the pill, then the spinner, then the download, each in the other's place
     if data is None:
-        if not _asked(where, label, key, help):
+        if not _asked(slot, label, key, help):
             return
         from cophe_dashboard import state  # here: state imports components, which imports this module
 
-        # the spinner, then the download, in the pill's place: a placeholder only in the run that makes the
-        # file (see _asked: a pill or a download redrawn through a new placeholder on every run was swapped
-        # out and back while the page reran, and a click in between was lost)
-        where = where.empty()
-        with where.container(), st.spinner(f"Preparing {file_name}…"), state.heavy():  # a turn for the making
+        with slot.container(), st.spinner(f"Preparing {file_name}…"), state.heavy():  # a turn for the making
             log.debug("%s: making %s", _session(), key)
             # made, kept and marked made in one step that a click meanwhile cannot cut short (the click's
             # rerun then finds the file ready)
             data = state.to_the_end(lambda: _made(key, _keep(key, source, make())))
             log.debug("%s: made %s, %d bytes", _session(), key, len(data))
     ready = {"icon": ":material/download:", **button}
-    _offer(where, f"{label} · {_size(len(data))}", data, file_name, mime, key=key, help=help, **ready)
+    _offer(slot, f"{label} · {_size(len(data))}", data, file_name, mime, key=key, help=help, **ready)
 
 
-def _asked(where: Any, label: str, key: str, help: str | None) -> bool:
+def _asked(slot: Any, label: str, key: str, help: str | None) -> bool:
     """Whether the file of ``key`` has been asked for: asked earlier and not made yet (a run cut short), or its
     pill is chosen now.
 
@@ -169,14 +166,13 @@ def _asked(where: Any, label: str, key: str, help: str | None) -> bool:
     if key in asked:
         return True
     made = st.session_state.setdefault(MADE, {}).get(key, 0)
-    pill = f"{key}_make" if not made else f"{key}_make{made}"
-    # Chosen already (the browser sent it with this run): not drawn again, so that the spinner takes its place.
-    # Otherwise drawn straight where it goes, the same element on every run: drawn through a new placeholder,
-    # it was taken off the page and put back whenever the page reran, and a click on it in between sent
-    # nothing (the second file asked for while the first was made never reached the server: issue 29).
-    chosen = st.session_state.get(pill)
-    if chosen is None:
-        chosen = where.pills(label, [label], key=pill, help=help, label_visibility="collapsed")
+    chosen = slot.pills(
+        label,
+        [label],
+        key=f"{key}_make" if not made else f"{key}_make{made}",
+        help=help,
+        label_visibility="collapsed",
+    )
     if chosen is None:
         return False
     log.debug("%s: %s asked for", _session(), key)  # the request reached the server

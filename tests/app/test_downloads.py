@@ -156,29 +156,3 @@ def test_a_file_being_made_is_made_once_whatever_the_session_clicks_meanwhile():
     assert at.session_state["makes"] == 1
     assert download_labels(at) == ["Report · 1 KB"]
     assert at.session_state[downloads.ASKED] == set()  # its request is done, not left to make it again
-
-
-def test_a_pill_and_a_ready_download_are_drawn_in_place_on_every_run(monkeypatch):
-    """A pill (or a ready download) drawn through a new placeholder was taken off the page and put back on every
-    run: a click on it in between sent nothing, and the second file asked for while the first was being made
-    never reached the server (the 8-session load test, 3 of 19 runs, issue 29). A placeholder is made only in
-    the run that makes a file."""
-    from streamlit.delta_generator import DeltaGenerator
-
-    at = run_app("views/export.py")
-    ask(at, "dl_report_make")  # one file ready, the others' pills drawn
-    placeholders: list[str] = []
-    real = DeltaGenerator.empty
-
-    def counted(self):
-        caller = __import__("sys")._getframe(1).f_globals.get("__name__", "")
-        if caller.endswith("downloads"):
-            placeholders.append(caller)
-        return real(self)
-
-    monkeypatch.setattr(DeltaGenerator, "empty", counted)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert any(x.startswith("Report for run siblings · ") for x in download_labels(at))
-    assert "Levels chart, all runs" in asking(at)
-    assert placeholders == []
