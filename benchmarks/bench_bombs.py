@@ -1,12 +1,14 @@
 """Small files that would cost far more than they hold, opened as a shared dashboard opens them (issue 29). Each
 is built here, then opened in its own process; the figures are that process's wall time and peak memory.
 
-    python benchmarks/bench_bombs.py
+    python -m benchmarks.bench_bombs            # every case once
+    python -m benchmarks.bench_bombs --ab 7     # the saved analysis within bounds against its plain files, 7 times
 
 Targets (issue 29, point 1), reported and not asserted: a file that breaks a bound is refused before the excess
 is inflated or decoded, in ≤ 1 s of work and ≤ 300 MB for the whole process (which starts by importing cophe:
 about 0.5 s on a quiet machine, the "startup" line); a file within the bounds costs no more than its members
-scored as plain files (the "within bounds" line against the next). Before:
+scored as plain files (the "within bounds" line against the next; ``--ab N`` runs the two interleaved N times and
+gives the median CPU seconds of each). Before:
 
 - an aggregate analysis of 1.2 MB whose ``ontology/nodes.parquet`` decodes to 1 GiB peaked at 2.2 GB;
 - a 0.5 MB counts table whose footer declares 20,000,000 identical rows ran out of memory at 2.9 GB;
@@ -191,6 +193,13 @@ def startup(folder: Path) -> list[str]:
 
 def measure(args: list[str]) -> tuple[float, float, int, str, int]:
     """Wall seconds, peak MB, exit status, the last stderr line and the bytes written to stderr."""
+    wall, _, mb, code, last, said = measure_cpu(args)
+    return wall, mb, code, last, said
+
+
+def measure_cpu(args: list[str]) -> tuple[float, float, float, int, str, int]:
+    """Wall seconds, CPU seconds (user and system), peak MB, exit status, the last stderr line and the bytes
+    written to stderr."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
@@ -201,6 +210,7 @@ def measure(args: list[str]) -> tuple[float, float, int, str, int]:
     lines = err.strip().splitlines()
     return (
         wall,
+        usage.ru_utime + usage.ru_stime,
         usage.ru_maxrss / 1024,
         os.waitstatus_to_exitcode(status),
         (lines[-1][:200] if lines else ""),
@@ -208,17 +218,47 @@ def measure(args: list[str]) -> tuple[float, float, int, str, int]:
     )
 
 
-def build(folder: Path) -> None:
-    """Write every case's files into ``folder`` and their command lines to ``cases.json`` (run in a child of
-    its own, so that the memory the building takes is not counted in the figures of the processes measured:
-    a forked child's peak memory starts from its parent's)."""
-    cases = {label: make(folder) for label, make in CASES}
+def build(folder: Path, only: list[str] | None = None) -> None:
+    """Write every case's files (or those of the cases labelled ``only``) into ``folder`` and their command
+    lines to ``cases.json`` (run in a child of its own, so that the memory the building takes is not counted in
+    the figures of the processes measured: a forked child's peak memory starts from its parent's)."""
+    cases = {label: make(folder) for label, make in CASES if not only or label in only}
     (folder / "cases.json").write_text(json.dumps(cases))
 
 
+AB = ("saved analysis within bounds (20 MB gold), scored", "  the same two files scored as plain files")
+
+
+def ab(folder: Path, rounds: int) -> None:
+    """The saved analysis within bounds and its members as plain files, one after the other ``rounds`` times
+    (interleaved, so that a change of the machine's load falls on both): the median wall and CPU seconds of
+    each, and the load averages before and after."""
+    cases = json.loads((folder / "cases.json").read_text())
+    print(f"load averages before {os.getloadavg()}")
+    got: dict[str, list[tuple[float, float]]] = {label: [] for label in AB}
+    for _ in range(rounds):
+        for label in AB:
+            wall, cpu, _, code, last, _ = measure_cpu(cases[label])
+            if code:
+                raise SystemExit(f"{label}: exit {code}: {last}")
+            got[label].append((wall, cpu))
+    for label, runs in got.items():
+        walls, cpus = sorted(w for w, _ in runs), sorted(c for _, c in runs)
+        print(
+            f"{label:50} median {walls[len(walls) // 2]:5.2f} s wall, {cpus[len(cpus) // 2]:5.2f} s CPU  "
+            f"(CPU {' '.join(f'{c:.2f}' for _, c in runs)})"
+        )
+    print(f"load averages after {os.getloadavg()}")
+
+
 def main() -> None:
-    if len(sys.argv) == 3 and sys.argv[1] == "--build":
-        build(Path(sys.argv[2]))
+    if len(sys.argv) >= 3 and sys.argv[1] == "--build":
+        build(Path(sys.argv[2]), sys.argv[3:])
+        return
+    if len(sys.argv) == 3 and sys.argv[1] == "--ab":
+        with tempfile.TemporaryDirectory(prefix="cophe_bombs_") as tmp:
+            subprocess.run([sys.executable, __file__, "--build", tmp, *AB], check=True)
+            ab(Path(tmp), int(sys.argv[2]))
         return
     with tempfile.TemporaryDirectory(prefix="cophe_bombs_") as tmp:
         subprocess.run([sys.executable, __file__, "--build", tmp], check=True)

@@ -16,6 +16,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+
 from ..base.files import InputError
 
 __all__ = ["Archive", "open_archive", "read_member", "zip_member", "write_zip", "show"]
@@ -148,6 +150,47 @@ def open_archive(
     return Archive(name, z, by_name)
 
 
+GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"  # deflate, no name, no time, unknown system
+LOCAL_HEADER = 30  # bytes of a zip member's local header before its name and extra field
+
+
+def _inflate_in_one(z: Any, info: zipfile.ZipInfo) -> bytes | None:
+    """A deflated member of a zip held in memory, inflated in one call into a buffer of exactly its declared size
+    (None where that cannot be done: the caller then reads it through :mod:`zipfile`, which says what is wrong).
+
+    Opening a saved analysis of a 26 MB gold standard and a 24 MB run (9.4 MB deflated) cost 5-7% more CPU than
+    scoring the two as plain files, of which inflating them through :mod:`zipfile` (Python's zlib in a stream,
+    then the CRC in a second pass) took 0.15 s. The member's deflate stream, given a gzip header and a trailer
+    of the zip's CRC and size, is a gzip file, which Arrow's codec inflates about a third faster, checking the
+    CRC and the size as it goes, into a buffer that cannot grow: a member inflating to more than its header
+    says is an error, with nothing inflated beyond.
+
+    >>> z = zipfile.ZipFile(io.BytesIO(write_zip([zip_member("a.txt", b"hello " * 100)])))
+    >>> _inflate_in_one(z, z.getinfo("a.txt"))[:12]
+    b'hello hello '
+    """
+    fp = getattr(z, "fp", None)
+    if not isinstance(fp, io.BytesIO) or info.file_size >= 2**32:
+        return None
+    with fp.getbuffer() as whole:
+        start = info.header_offset
+        head = bytes(whole[start : start + LOCAL_HEADER])
+        if len(head) < LOCAL_HEADER or head[:4] != b"PK\x03\x04":
+            return None
+        start += LOCAL_HEADER + int.from_bytes(head[26:28], "little") + int.from_bytes(head[28:30], "little")
+        deflated = whole[start : start + info.compress_size]
+        if len(deflated) != info.compress_size:
+            return None
+        trailer = info.CRC.to_bytes(4, "little") + info.file_size.to_bytes(4, "little")
+        gz = b"".join((GZIP_HEADER, deflated, trailer))
+        del deflated  # the view, before the buffer is let go
+    try:
+        data: bytes = pa.decompress(gz, decompressed_size=info.file_size, codec="gzip", asbytes=True)
+    except (OSError, ValueError, pa.ArrowException):
+        return None  # damaged, or larger than declared: zipfile's reading says which
+    return data if len(data) == info.file_size else None
+
+
 def read_member(z: Any, info: zipfile.ZipInfo, limit: int, name: str) -> bytes:
     """A member's bytes, inflated at most ``limit`` bytes (its declared size) whatever the data hold.
 
@@ -158,6 +201,10 @@ def read_member(z: Any, info: zipfile.ZipInfo, limit: int, name: str) -> bytes:
     Traceback (most recent call last):
     cophe_core.base.files.InputError: x.cophe: 'a.txt' inflates beyond the 3 bytes its header declares; the file is damaged or not a cophe analysis
     """
+    if info.compress_type == zipfile.ZIP_DEFLATED and limit == info.file_size:
+        fast = _inflate_in_one(z, info)
+        if fast is not None:
+            return fast
     try:
         with z.open(info) as f:
             data: bytes = f.read(limit + 1)

@@ -22,12 +22,14 @@ Files are kept per session under the button's key, while what they were made fro
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
 from streamlit import runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from cophe_core.base.files import MB
 from cophe_core.output.report import safe_csv
@@ -37,7 +39,14 @@ OFFERED = "_downloads_offered"  # session key: button key → (bytes, file name,
 ASKED = "_downloads_asked"  # session key: the keys of the costly files asked for and not made yet
 MADE = "_downloads_made"  # session key: button key → how many times its file was made (its pill's generation)
 KEPT_PER_SESSION = 12
+log = logging.getLogger("cophe.dashboard.downloads")  # debug lines: when a file is asked for, made
 SMALL = {"type": "tertiary", "icon": ":material/download:"}
+
+
+def _session() -> str:
+    """The session's id, shortened, for the debug log (several sessions' lines interleave)."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return "session " + (ctx.session_id[:8] if ctx is not None else "-")
 
 
 def _same(a: tuple, b: tuple) -> bool:
@@ -134,8 +143,11 @@ def prepared(
         from cophe_dashboard import state  # here: state imports components, which imports this module
 
         with slot.container(), st.spinner(f"Preparing {file_name}…"), state.heavy():  # a turn for the making
-            data = _keep(key, source, make())
-        _made(key)
+            log.debug("%s: making %s", _session(), key)
+            # made, kept and marked made in one step that a click meanwhile cannot cut short (the click's
+            # rerun then finds the file ready)
+            data = state.to_the_end(lambda: _made(key, _keep(key, source, make())))
+            log.debug("%s: made %s, %d bytes", _session(), key, len(data))
     ready = {"icon": ":material/download:", **button}
     _offer(slot, f"{label} · {_size(len(data))}", data, file_name, mime, key=key, help=help, **ready)
 
@@ -163,15 +175,18 @@ def _asked(slot: Any, label: str, key: str, help: str | None) -> bool:
     )
     if chosen is None:
         return False
+    log.debug("%s: %s asked for", _session(), key)  # the request reached the server
     asked.add(key)
     return True
 
 
-def _made(key: str) -> None:
-    """The file of ``key`` is made: its request is done, and its next pill is a new one, not chosen."""
-    st.session_state[ASKED].discard(key)
+def _made(key: str, data: bytes) -> bytes:
+    """The file of ``key`` is made (``data``, returned): its request is done, and its next pill is a new one,
+    not chosen."""
+    st.session_state.setdefault(ASKED, set()).discard(key)
     made = st.session_state.setdefault(MADE, {})
     made[key] = made.get(key, 0) + 1
+    return data
 
 
 def _offer(

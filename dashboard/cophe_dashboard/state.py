@@ -18,7 +18,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import pyarrow as pa
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from cophe_core import Scoring
 from cophe_core.breakdown.slices import Slice, restrict
@@ -177,6 +177,39 @@ def heavy(*, take: bool = True) -> Iterator[None]:
         if depth == 0:
             _TURN.give_back()  # a no-op unless this thread holds the turn
             return_freed_memory()
+
+
+def to_the_end(fn: Callable[[], T]) -> T:
+    """``fn()`` run to its end whatever the session is asked meanwhile, in this thread's turn (:func:`heavy`).
+
+    Streamlit acts on a rerun (a click elsewhere on the page) at the script's next element call or session-state
+    access, so a file being made was dropped half made whenever its session clicked again: its request was
+    kept, and the file was made from the start on the next run, holding the turn twice (in the 8-session load
+    test, a report was made again whenever its second file was asked for meanwhile: 8 to 10 reports made for
+    8 asked for, every one a turn the other sessions waited behind). Here ``fn`` runs in a helper thread of the session (where Streamlit acts on
+    nothing) while this thread waits for it; the rerun is acted on at the first element call after.
+    ``fn`` must draw nothing. Outside a Streamlit script, ``fn()`` is simply called.
+    """
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None:
+        return fn()
+    outcome: list[Any] = []  # [value] or [None, the exception]
+    depth = getattr(_IN_HEAVY, "depth", 0)
+
+    def run() -> None:
+        add_script_run_ctx(threading.current_thread(), ctx)  # the session's state and memo
+        _IN_HEAVY.depth = depth  # in the caller's turn: what fn computes takes none of its own
+        try:
+            outcome.append(fn())
+        except BaseException as e:  # noqa: BLE001 - raised again in the caller's thread
+            outcome[:] = [None, e]
+
+    helper = threading.Thread(target=run, name=f"{threading.current_thread().name}-to-the-end", daemon=True)
+    helper.start()
+    helper.join()  # no element call while waiting: nothing can stop it half way
+    if len(outcome) == 2:
+        raise outcome[1]
+    return cast(T, outcome[0])
 
 
 def return_freed_memory() -> None:

@@ -116,3 +116,41 @@ def test_a_file_whose_inputs_change_is_made_again_only_when_asked_for():
     assert pill.value is None and pill.key
     ask(at, pill.key)
     assert any(x.startswith("Report for run overcoder · ") for x in download_labels(at)), download_labels(at)
+
+
+A_CLICK_WHILE_MAKING = """
+import streamlit as st
+from streamlit.runtime.scriptrunner import RerunData, get_script_run_ctx
+from cophe_dashboard import downloads
+
+st.session_state.setdefault("makes", 0)
+
+
+def make():
+    st.session_state["makes"] += 1
+    if st.session_state["makes"] == 1:  # the session clicks elsewhere on the page: its rerun reaches the server now
+        ctx = get_script_run_ctx()
+        ctx.script_requests.request_rerun(
+            RerunData(page_script_hash=ctx.page_script_hash, query_string=ctx.query_string)
+        )
+    st.session_state.get("_memo")  # the making reads the session (its memo, the page's words), as a report does
+    return "<html>report</html>"
+
+
+downloads.prepared(st, "Report", make, "report.html", "text/html", key="dl_report")
+"""
+
+
+def test_a_file_being_made_is_made_once_whatever_the_session_clicks_meanwhile():
+    """A rerun asked for while a file was being made (a second file asked for, a page switched) cut the making
+    short at its next look at the session, and the next run made the file again from the start: the turn was
+    held twice for one file, and under load the second file came after every other session's. The file is now
+    made to its end, kept, and the rerun finds it ready."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string(A_CLICK_WHILE_MAKING, default_timeout=60).run()
+    ask(at, "dl_report_make")
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["makes"] == 1
+    assert download_labels(at) == ["Report · 1 KB"]
+    assert at.session_state[downloads.ASKED] == set()  # its request is done, not left to make it again

@@ -283,3 +283,30 @@ def test_a_download_offered_by_the_last_run_survives_the_start_of_the_next(tmp_p
     if at.session_state["alive"] is None:
         pytest.skip("this Streamlit cannot look a media file up by its id (read_file came after 1.56)")
     assert at.session_state["alive"]
+
+
+WORK_TO_THE_END = """
+import streamlit as st
+from cophe_dashboard import state
+
+
+def inner():
+    with state.heavy():  # a computation inside the file being made (a memo): in the caller's turn
+        return state._TURN.free
+
+
+with state.heavy():
+    st.session_state["free_inside"] = state.to_the_end(inner)
+st.session_state["free_after"] = state._TURN.free
+"""
+
+
+def test_work_run_to_the_end_computes_in_its_callers_turn_and_takes_none_of_its_own(monkeypatch):
+    """``state.to_the_end`` runs the making of a file in a helper thread while its caller holds the turn: a
+    computation inside it takes no turn (it would wait behind its own caller until the turn's bound), and the
+    turn is given back once."""
+    turn = Turn(max_hold_s=3600)
+    monkeypatch.setattr(state, "_TURN", turn)
+    at = AppTest.from_string(WORK_TO_THE_END, default_timeout=30).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["free_inside"] is False and at.session_state["free_after"] is True

@@ -7,6 +7,7 @@ import hashlib
 import io
 import json
 import zipfile
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 from cophe_core import InputError, score_files
 from cophe_core.cli import main
-from cophe_core.inputs.archive import read_member
+from cophe_core.inputs.archive import read_member, write_zip, zip_member
 from cophe_core.output.analysis import (
     MAX_MANIFEST,
     ONTOLOGIES,
@@ -353,6 +354,38 @@ def test_headers_that_understate_a_size_do_not_get_past_the_bounded_read():
         read_member(z, z.getinfo("inputs/01-run-a.csv"), 1_000, "shared.cophe")
     with pytest.raises(InputError, match=r"^shared\.cophe: its members inflate to more than 1,000,000 bytes"):
         read_analysis(bomb, name="shared.cophe", max_bytes=1_000_000)  # the declared sizes are checked first
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=5_000), st.integers(0, 60))
+def test_a_deflated_member_is_inflated_in_one_call_with_the_same_bytes(text, repeats):
+    """A member of a zip in memory is inflated in one call into a buffer of its declared size (Arrow's gzip
+    codec, a third faster than zipfile's stream): the same bytes, and never through zipfile's stream."""
+    content = text * repeats
+    data = write_zip([zip_member("inputs/01-run-a.csv", content)])
+    z = zipfile.ZipFile(io.BytesIO(data))
+    info = z.getinfo("inputs/01-run-a.csv")
+
+    def no_stream(*args, **kwargs):
+        raise AssertionError("read through zipfile's stream")
+
+    with mock.patch.object(zipfile.ZipFile, "open", no_stream):
+        assert read_member(z, info, info.file_size, "shared.cophe") == content
+
+
+def test_a_member_inflated_in_one_call_is_refused_when_damaged_or_larger_than_declared():
+    """What the one call cannot read, zipfile's bounded reading refuses: a member larger than its headers say
+    (zipfile stops at the declared size, where the CRC fails), or one whose bytes do not match its CRC."""
+    bomb = zipped(members_of(analysis(runs={"A": InputFile("a.csv", b"0" * 2_000_000)})))
+    lying = bomb.replace((2_000_000).to_bytes(4, "little"), (16).to_bytes(4, "little"))
+    z = zipfile.ZipFile(io.BytesIO(lying))
+    with pytest.raises(InputError, match=r"^shared\.cophe: 'inputs/01-run-a.csv' is damaged \(BadZipFile\)"):
+        read_member(z, z.getinfo("inputs/01-run-a.csv"), 16, "shared.cophe")
+    good = zipfile.ZipFile(io.BytesIO(bomb))
+    info = good.getinfo("inputs/01-run-a.csv")
+    info.CRC ^= 1  # the member's bytes no longer match its CRC
+    with pytest.raises(InputError, match=r"^shared\.cophe: 'inputs/01-run-a.csv' is damaged \(BadZipFile\)"):
+        read_member(good, info, info.file_size, "shared.cophe")
 
 
 class Endless:
