@@ -232,11 +232,17 @@ def _prepare(
     rows = pd.DataFrame(
         {
             "side": np.full(len(at), side, np.int8),
-            "doc_id": pd.arrays.ArrowStringArray(pa.chunked_array([docs.take(at)])),
+            "doc_id": _string_column(docs.take(at)),
             "node": np.concatenate([node, np.full(len(c.alone), -1)]).astype(np.int32),
         }
     )
     return rows, listed[0], listed[1], int((node >= 0).sum())
+
+
+def _string_column(values: pa.Array) -> pd.api.extensions.ExtensionArray:
+    """Arrow strings as a pandas column without a copy to Python objects. As Arrow's ``string`` (32-bit
+    offsets): pandas before 2.2 takes no other, and one partition's ids are far below 2 GB."""
+    return pd.arrays.ArrowStringArray(pa.chunked_array([values.cast(pa.string())]))
 
 
 def _count(
@@ -259,7 +265,7 @@ def _count(
         int((in_side[:, 0] & ~in_side[:, 1]).sum()),
         int((in_side[:, 1] & ~in_side[:, 0]).sum()),
     )
-    documents = pd.DataFrame({"doc_id": pd.arrays.ArrowStringArray(pa.chunked_array([ids]))})
+    documents = pd.DataFrame({"doc_id": _string_column(ids)})
     if got.documents is not None:
         documents = pd.concat(
             [documents, pd.DataFrame(got.documents.astype(np.int32), columns=got.columns)], axis=1
