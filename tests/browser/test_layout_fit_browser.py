@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser.helpers import ARTIFACTS, PAGE_STATES, click_row, expect, settle
 
@@ -43,23 +44,38 @@ SMALL_TABLES_SCROLLING = """() => [...document.querySelectorAll('[data-testid=st
 })"""
 
 
-@pytest.mark.parametrize("width, height", [(1280, 720), (1440, 900)])
-def test_no_page_cuts_a_label_or_a_cell(page, server, width, height):
-    page.set_viewport_size({"width": width, "height": height})
+def cuts_on_pages(page, server, size: tuple[int, int], pages, checks: tuple[str, ...], shot: str) -> dict:
+    """What ``checks`` (JavaScript functions, each returning a list of findings) find on each of ``pages`` at
+    the viewport ``size``, once the page has settled. The canvas grids lay out their rows after the script's
+    run, so each page is given until ``CUT_WAIT_MS`` for its findings to clear (a state, not a time) before
+    they are kept, with a screenshot named ``shot``."""
+    every = "() => [" + ", ".join(f"...({c})()" for c in checks) + "]"
+    page.set_viewport_size({"width": size[0], "height": size[1]})
     found = {}
     try:
         page.goto(server)
-        for name, state in PAGE_STATES.items():
+        settle(page, PAGE_STATES["Scores by level"])  # the first page, before any link is followed
+        for name in pages:
             if name != "Scores by level":
                 page.get_by_role("link", name=name).click()
-            settle(page, state)
-            cut = page.evaluate(CUT) + page.evaluate(SMALL_TABLES_SCROLLING)
-            if cut:
-                found[name] = cut
-                page.screenshot(path=ARTIFACTS / f"cut_{name.replace(' ', '_')}_{width}.png")
+            settle(page, PAGE_STATES[name])
+            try:
+                page.wait_for_function(f"() => ({every})().length === 0", timeout=CUT_WAIT_MS)
+            except PlaywrightTimeout:
+                found[name] = page.evaluate(every)
+                page.screenshot(path=ARTIFACTS / f"{shot}_{name.replace(' ', '_')}_{size[0]}.png")
     finally:
         page.set_viewport_size({"width": 1440, "height": 900})
-    assert found == {}
+    return found
+
+
+CUT_WAIT_MS = 5_000
+
+
+@pytest.mark.parametrize("width, height", [(1280, 720), (1440, 900)])
+def test_no_page_cuts_a_label_or_a_cell(page, server, width, height):
+    checks = (CUT, SMALL_TABLES_SCROLLING)
+    assert cuts_on_pages(page, server, (width, height), list(PAGE_STATES), checks, "cut") == {}
 
 
 # Buttons and pills whose box runs past a box that clips it (a column too narrow for "Chart as HTML": the label
@@ -116,24 +132,9 @@ TITLES_CUT = """() => {
 def test_buttons_legends_and_titles_are_whole(page, server, width, height):
     """The review's faults at both sizes: figure and report buttons cut by their column, the Both runs legend
     over its panels' titles, titles cut in the canvas tables."""
-    page.set_viewport_size({"width": width, "height": height})
-    found = {}
-    try:
-        page.goto(server)
-        settle(page, PAGE_STATES["Scores by level"])
-        for name in ("Code-family tree", "Compare runs", "Export"):
-            page.get_by_role("link", name=name).click()
-            settle(page, PAGE_STATES[name])
-            page.wait_for_timeout(500)  # the grids lay out their rows after the script's run
-            cut = (
-                page.evaluate(CLIPPED_BUTTONS) + page.evaluate(LEGEND_OVER_TITLES) + page.evaluate(TITLES_CUT)
-            )
-            if cut:
-                found[name] = cut
-                page.screenshot(path=ARTIFACTS / f"whole_{name.replace(' ', '_')}_{width}.png")
-    finally:
-        page.set_viewport_size({"width": 1440, "height": 900})
-    assert found == {}
+    pages = ("Code-family tree", "Compare runs", "Export")
+    checks = (CLIPPED_BUTTONS, LEGEND_OVER_TITLES, TITLES_CUT)
+    assert cuts_on_pages(page, server, (width, height), pages, checks, "whole") == {}
 
 
 def test_an_example_document_opens_in_one_click(page, server):
