@@ -19,6 +19,7 @@ text at :data:`FONT_PT` points, and a PNG is drawn at :data:`PNG_DPI` dots per i
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -31,6 +32,7 @@ import pandas as pd
 from ..base.files import InputError
 from ..metrics import MEASURE_WORDS, Evaluation
 from ..ontology.levels import level_name
+from .drawing import DrawingFailed, draw
 
 if TYPE_CHECKING:  # Plotly is the optional extra "plot": imported where a figure is made
     import plotly.graph_objects as go
@@ -633,7 +635,9 @@ NO_KALEIDO = (
 def render(fig: go.Figure, fmt: str) -> bytes:
     """``fig`` as the bytes of an SVG, PNG or PDF file (:data:`FORMATS`), at its layout's width and height; a
     PNG at :data:`PNG_DPI` dots per inch. Raises :class:`cophe_core.InputError` naming what to install when
-    Kaleido or a browser is missing.
+    Kaleido or a browser is missing, and saying what happened when the browser would not draw it: the drawing
+    runs in a child process within a bound on its time (:func:`cophe_core.output.drawing.draw`), so that a
+    browser that hangs or crashes never holds or ends the process that asked.
 
     >>> import plotly.graph_objects as go
     >>> fig = publication(go.Figure(go.Bar(x=[1], y=["a"])), "one-column", height=2)
@@ -642,10 +646,8 @@ def render(fig: go.Figure, fmt: str) -> bytes:
     """
     if fmt not in FORMATS:
         raise ValueError(f"format {fmt!r}: give one of {', '.join(FORMATS)}")
-    try:
-        import kaleido
-    except ImportError as e:
-        raise InputError(NO_KALEIDO) from e
+    if importlib.util.find_spec("kaleido") is None:
+        raise InputError(NO_KALEIDO)
     browser = find_browser()
     if browser is None:
         raise InputError(NO_BROWSER)
@@ -656,7 +658,6 @@ def render(fig: go.Figure, fmt: str) -> bytes:
         "scale": PNG_DPI / CSS_PX_PER_INCH if fmt == "png" else 1,
     }
     try:
-        data = kaleido.calc_fig_sync(fig, opts=opts, kopts={"path": browser, "mathjax": False})
-    except Exception as e:  # Kaleido's own errors (no browser there, a browser that would not start)
+        return draw(fig.to_json(), opts, browser)
+    except DrawingFailed as e:  # a browser that would not start, hung, or crashed
         raise InputError(f"drawing the figure as {fmt.upper()} failed: {e}; {NO_BROWSER}") from e
-    return data if isinstance(data, bytes) else str(data).encode("utf-8")
