@@ -21,6 +21,14 @@ from .systems import REGISTRY, CodeSystem
 
 __all__ = ["Detection", "detect_system"]
 
+#: how a summary names each kind of code form
+FORM_WORDS = {
+    "icd9": "ICD-9-CM",
+    "icd10cm": "ICD-10-CM",
+    "icd10pcs": "ICD-10-PCS",
+    "shared-form": "of a form two systems share",
+}
+
 
 @dataclass(frozen=True)
 class Detection:
@@ -108,9 +116,10 @@ def detect_system(codes: Iterable[str], *, threshold: float = 0.9) -> Detection:
     if decided is None:  # only then are the official lists needed
         counts = Counter(_by_form_and_lists(c, f) for c, f in forms.items())
         decided = _decide(counts, threshold)
-    summary = ", ".join(f"{v} {k}" for k, v in counts.most_common())
+    summary = ", ".join(f"{v:,} {FORM_WORDS.get(k, k)}" for k, v in counts.most_common())
     if decided is not None:
-        return Detection(decided, dict(counts), f"{decided} ({summary})")
+        found = f"{REGISTRY[decided].description}, detected from {sum(counts.values()):,} distinct codes"
+        return Detection(decided, dict(counts), f"{found}: {summary}")
     if not any(counts.get(s.name) for s in _single_systems()):
         return Detection(
             None,
