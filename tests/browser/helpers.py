@@ -36,6 +36,9 @@ PAGE_STATES = {
     "Slices": "[data-testid=stMain] >> text=Slices",
     "One document": "[data-testid=stMain] >> text=One document",
     "More metrics": "[data-testid=stMain] >> text=More metrics",
+    # the curve, or (no run holds scores) the note saying what to upload
+    "Threshold": "[data-testid=stMain] :is(:text('F1 against the threshold (test set)'), "
+    ":text('No run holds probabilities'))",
     "Export": "text=Tables (CSV)",
 }
 
