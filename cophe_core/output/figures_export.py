@@ -245,6 +245,27 @@ def _short(text: str, n: int = 32) -> str:
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 
+def _lines(text: str, n: int, most: int) -> list[str]:
+    """``text`` on lines of at most ``n`` characters, broken at spaces or hyphens where it can be, at most
+    ``most`` lines, the last one cut with an ellipsis if there is more; a word longer than a line is
+    hyphenated.
+
+    >>> _lines("conservative", 8, 2), _lines("BERT-base fine-tuned", 10, 2), _lines("a b c d e f", 3, 2)
+    (['conserv-', 'ative'], ['BERT-base', 'fine-tuned'], ['a b', 'c…'])
+    """
+    import textwrap
+
+    lines: list[str] = []
+    for line in textwrap.wrap(text, n, break_long_words=False, break_on_hyphens=True) or [text]:
+        while len(line) > n:
+            lines.append(line[: n - 1] + "-")
+            line = line[n - 1 :]
+        lines.append(line)
+    if len(lines) > most:
+        lines = lines[: most - 1] + [_short(" ".join(lines[most - 1 :]), n)]
+    return lines
+
+
 def _plain(text: str) -> str:
     """A Plotly title as one plain line: its first line break as ": ", the others as " · ", its tags gone.
 
@@ -424,29 +445,34 @@ def _print_levels(
     full = inches * CSS_PX_PER_INCH - 16
     label = max(len(v) for v in levels.values()) * 0.5 * text + 8
     narrow = (full - label) / per_row - 0.02 * full < VALUE_PANEL
-    _print_bars(
-        fig,
-        text,
-        0 if empty and not narrow else 1,
-        rows=rows,
-        per_row=per_row,
-        levels=table.level.nunique(),
-        values=not narrow,
-        max_in=COLUMN_HEIGHT_IN if one and narrow else MAX_HEIGHT_IN,
-    )
-    # the names as drawn (on two lines where the rows allow), the panels beside them
-    drawn = [line for name in fig.layout.yaxis.categoryarray for line in str(name).split("<br>")]
-    plot = full - (max(map(len, drawn)) * 0.5 * text + 8)
-    gap = (PANEL_GAP / plot) if narrow else 0.02  # narrow panels: apart enough for their scales' ends
-    cell = (1 - gap * (per_row - 1)) / per_row
+    # a panel is titled by its run's name alone, on a second line when it is wider than the panel (it would
+    # be cut at the edge), cut only past two lines
+    for title_lines in (1, 2):
+        _print_bars(
+            fig,
+            text,
+            0 if empty and not narrow else 1,
+            rows=rows,
+            per_row=per_row,
+            levels=table.level.nunique(),
+            values=not narrow,
+            max_in=COLUMN_HEIGHT_IN if one and narrow else MAX_HEIGHT_IN,
+            title_lines=title_lines,
+        )
+        # the names as drawn (on two lines where the rows allow), the panels beside them
+        drawn = [line for name in fig.layout.yaxis.categoryarray for line in str(name).split("<br>")]
+        plot = full - (max(map(len, drawn)) * 0.5 * text + 8)
+        gap = (PANEL_GAP / plot) if narrow else 0.02  # narrow panels: apart enough for their scales' ends
+        cell = (1 - gap * (per_row - 1)) / per_row
+        fits = max(int(cell * plot / (0.55 * (text + 1))), 4)
+        if all(len(str(run)) <= fits for run in names):
+            break
     for i in range(n):
         x0 = (i % per_row) * (cell + gap)
         fig.layout[f"xaxis{'' if i == 0 else i + 1}"].domain = [x0, x0 + cell]
         fig.layout.annotations[i].x = x0 + cell / 2
-    # a panel is titled by its run's name alone, cut to the panel's width (a title wider is cut at the edge)
-    fits = max(int(cell * plot / (0.55 * (text + 1))), 4)
     for note, run in zip(fig.layout.annotations, names):
-        note.text = html.escape(_short(str(run), fits))
+        note.text = "<br>".join(html.escape(line) for line in _lines(str(run), fits, title_lines))
     in_cell = empty and not narrow  # a narrow cell is narrower than the legend: it would shrink the panels
     if one and not in_cell:
         # the legend on one line from the figure's left edge, above the panels' titles: Plotly wraps a legend
@@ -458,7 +484,7 @@ def _print_levels(
                 "xref": "paper",
                 "yref": "paper",
                 "x": -0.9 * name / plot,
-                "y": 1 + (text * LINE + 2) / high,
+                "y": 1 + (title_lines * text * LINE + 2) / high,
                 "xanchor": "left",
                 "yanchor": "bottom",
             }
@@ -494,17 +520,20 @@ def _print_bars(
     levels: int,
     values: bool = True,
     max_in: float = MAX_HEIGHT_IN,
+    title_lines: int = 1,
 ) -> None:
     """Size the horizontal bar panels of :func:`cophe_core.output.plotting._bars` for print, in place: each level
     a row two bars thick, the panels ``rows`` high stacked with room between them for a panel's ticks and
     the next one's title, the whole at most ``max_in`` inches tall; with ``values``, values inside the bars
     only while the bars are thick enough for them (else none: a value hidden on some bars and not others
-    misleads); without, a level's row is as tall as its name on two lines."""
+    misleads); without, a level's row is as tall as its name on two lines. Panel titles take
+    ``title_lines`` lines."""
     line = text * LINE
+    titles = title_lines * line
     top = (
-        legend_rows * (text * 1.3 + 5) + 8 + line
+        legend_rows * (text * 1.3 + 5) + 8 + titles
     )  # the legend (a line of it is 1.3 fonts and 5 px) above the first title
-    gap = line + 8  # between panels: the title of the one below (the one above has no ticks)
+    gap = titles + 8  # between panels: the title of the one below (the one above has no ticks)
     bottom = 2 * line + 6  # the bottom row's ticks and the statistic's name
     fixed = top + bottom + (rows - 1) * gap
     # a level's two bars, thick enough for their values; or its name on two lines

@@ -235,3 +235,14 @@ def test_four_to_six_runs_fit_a_column_with_a_legend_on_one_line(evals, n):
     assert [t.name for t in fig.data if t.showlegend] == ["Flat", "Set-based", "CoPHE"]
     assert fig.layout.legend.orientation == "h" and fig.layout.legend.y > 1  # above the plot, one line
     assert smallest_pt_in_layout(fig, "one-column") >= MIN_PT
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_run_name_wider_than_its_panel_takes_a_second_line_not_a_cut(evals, width):
+    """A panel's title is its run's whole name: on two lines when one is too narrow (a reviewer saw
+    "conserva…" in a one-column figure of three runs), and the figure still fits its slot."""
+    fig = paper_figure("levels", first(evals, 3), width=width)
+    titles = [a.text for a in fig.layout.annotations if a.yref == "paper"][:3]
+    assert [t.replace("-<br>", "").replace("<br>", " ") for t in titles] == RUNS
+    assert "…" not in "".join(titles)
+    assert fig.layout.height <= MAX_HEIGHT_IN * 96

@@ -511,6 +511,7 @@ def documents_section(cmp: Comparison, onto) -> None:
         ),
         f"cmp_docs_{at}",
         dis.doc_id.astype(str).tolist(),
+        row_height=WRAP_ROW,  # the codes only one run wrote, on up to three lines: cut, they could not be read
         column_config={
             "doc_id": term("doc_id"),
             "codes_disagreed": st.column_config.NumberColumn("Codes in dispute"),
