@@ -374,7 +374,11 @@ def paper_figure(
         deltas = _delta_intervals(
             level_deltas(evals[base], evals[other]), evals[base], evals[other], metric, n_resamples
         )
-        fig = delta_bar(deltas, metric, a=base, b=other, levels=levels)
+        # in one column the measures by the papers' names, on one line, as the levels figure names them
+        one = inches < WIDTHS["two-column"]
+        words = {m: paper for m, (_, paper) in MEASURE_WORDS.items()} if one else None
+        legend_rows = 1
+        fig = delta_bar(deltas, metric, a=base, b=other, levels=levels, words=words)
         # the axis holds the bars and their intervals' ends
         ends = [deltas[f"delta_{metric}"], *(deltas[c] for c in ("low", "high") if c in deltas)]
         lo, hi = min(min(e.min() for e in ends), 0.0), max(max(e.max() for e in ends), 0.0)

@@ -170,6 +170,7 @@ def wheel(tmp_path_factory) -> Path:
     return next(out.glob("cophe-*.whl"))
 
 
+@pytest.mark.once  # what the wheel holds does not change with a library's version
 def test_the_wheel_holds_the_dashboard_its_configuration_and_samples(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     package = ROOT / "dashboard" / "cophe_dashboard"

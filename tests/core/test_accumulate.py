@@ -22,6 +22,7 @@ from cophe_core.metrics import (
 from cophe_core.ontology import icd9_ontology
 from cophe_core.scale.accumulate import Accumulator
 from cophe_core.scoring.labels import resolve_codes
+from tests.conftest import examples
 
 # busy families with several codes each, a procedure, a code that is not billable (428) and one unlisted
 # but well-formed (401.7), which extends the ontology
@@ -79,7 +80,7 @@ def as_form(a: np.ndarray, form: str):
     return {"dense": a, "sparse": sp.csr_matrix(a), "bool": a.astype(bool), "list": a.tolist()}[form]
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(case=batched())
 def test_any_split_merged_in_any_order_equals_one_shot(case):
     y_true, y_pred, batches, owner, order, form, chunk = case
@@ -132,7 +133,7 @@ def test_hand_worked_batches():
     assert len(ev.docs) == 2
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(1, 25),

@@ -29,7 +29,7 @@ from cophe_core.output.analysis import (
     write_analysis,
 )
 from cophe_core.output.manifest import BUILT_IN_LEVELS, is_level_of
-from tests.conftest import SAMPLE
+from tests.conftest import SAMPLE, examples
 
 GOLD = InputFile("gold.csv", b"doc_id,code\n1,401.9\n")
 
@@ -120,7 +120,7 @@ def test_an_analysis_is_checked_when_made_and_does_not_follow_later_changes():
         write_analysis(a)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     names=st.lists(st.text(min_size=1, max_size=20).filter(str.strip), min_size=1, max_size=4, unique=True),
     files=st.lists(st.text(min_size=1, max_size=30).filter(str.strip), min_size=4, max_size=4),
@@ -356,7 +356,7 @@ def test_headers_that_understate_a_size_do_not_get_past_the_bounded_read():
         read_analysis(bomb, name="shared.cophe", max_bytes=1_000_000)  # the declared sizes are checked first
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.binary(max_size=5_000), st.integers(0, 60))
 def test_a_deflated_member_is_inflated_in_one_call_with_the_same_bytes(text, repeats):
     """A member of a zip in memory is inflated in one call into a buffer of its declared size (Arrow's gzip
@@ -411,7 +411,7 @@ def test_a_member_is_read_no_further_than_its_bound():
         read_member(Archive(), zipfile.ZipInfo("inputs/x"), 1_000, "shared.cophe")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.data())
 def test_a_damaged_file_is_refused_or_read_never_anything_else(data):
     raw = bytearray(write_analysis(analysis()))

@@ -15,6 +15,9 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+# nothing a library version changes: run once, with the latest versions (scripts/test.sh)
+pytestmark = pytest.mark.once
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "cophe_core"
 

@@ -18,6 +18,7 @@ from cophe_core import InputError, score_files
 from cophe_core.output.analysis import Analysis, InputFile, read_analysis, write_analysis
 from cophe_core.scale.aggregate import aggregate_scoring, write_aggregate
 from cophe_core.scale.aggregate_reader import read_aggregate
+from tests.conftest import examples
 
 NAME = "fuzzed.cophe"
 
@@ -105,7 +106,7 @@ def _opens_or_is_refused(kind: str, data: bytes) -> None:
 
 
 BASE = {"saved": SAVED, "aggregate": AGGREGATE}
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize("kind", ["saved", "aggregate"])

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from cophe_core import score_files
 from cophe_core.inputs.readers import MAX_CODE_CHARS, MAX_ID_CHARS, excerpt, read_input, read_labels
+from tests.conftest import examples
 
 LONG_CODE, LONG_ID = "9" * 10_000, "d" * (MAX_ID_CHARS + 1)
 
@@ -61,7 +62,7 @@ def test_excerpt_keeps_short_values_whole():
     assert excerpt("401.9") == "401.9" and excerpt("x" * 61) == "x" * 60 + "… (61 characters)"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(
         st.tuples(

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from cophe_core import InputError, score_files
 from cophe_core.ontology.custom import hierarchy_from_edges, load_hierarchy
-from tests.conftest import long_csv
+from tests.conftest import examples, long_csv
 
 DAG = b"""child,parent,title
 root,,Everything
@@ -208,7 +208,7 @@ def test_a_quoted_title_over_two_lines_keeps_the_next_rows_line_numbers():
 
 
 # ---------------------------------------------------------------- dense DAG closures, by bits
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.integers(1, 5), min_size=1, max_size=6), st.randoms(use_true_random=False))
 def test_the_closure_by_bits_is_each_nodes_ancestors(widths, rnd):
     """Against networkx's ancestors, on random layered DAGs with shortcuts over several layers."""
@@ -240,7 +240,7 @@ def test_the_closure_by_bits_is_each_nodes_ancestors(widths, rnd):
         assert got == nx.ancestors(g, key) | {key}, key
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.integers(1, 5), min_size=1, max_size=6), st.randoms(use_true_random=False), st.data())
 def test_the_rows_of_a_few_nodes_are_their_closure_rows(widths, rnd, data):
     """Climbing from a few nodes gives their rows of the whole closure, and nothing else."""

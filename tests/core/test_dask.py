@@ -24,7 +24,7 @@ from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.scale.cluster import score_dask
 from cophe_core.scale.pipeline import score_dataset
 from cophe_core.scale.sources import frame_label_chunk
-from tests.conftest import long_csv
+from tests.conftest import examples, long_csv
 from tests.core.test_stream import (
     BAD_GOLD,
     BAD_PRED,
@@ -329,7 +329,7 @@ IDS = st.sampled_from(["1", "2", " 1", "1 ", "", " ", "nan", "None", None, "x" *
 CODES = st.sampled_from(["401.9", "428.0", " 401.9", "", "  ", None, "XYZ", "9" * 65, "V45.81 "])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.tuples(IDS, CODES), min_size=1, max_size=12), st.booleans())
 def test_a_partition_read_on_arrow_arrays_is_read_as_the_readers_read_it(rows, labels_only):
     """frame_label_chunk (how a Dask partition is read) against the readers' own reading of the same
@@ -347,7 +347,7 @@ def test_a_partition_read_on_arrow_arrays_is_read_as_the_readers_read_it(rows, l
     pd.testing.assert_frame_equal(sorted_rows(chunk.rejected), sorted_rows(raw.rejected))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(st.integers(-3, 10**15), CODES), min_size=1, max_size=12))
 def test_integer_ids_read_on_arrow_arrays_as_the_readers_read_them(rows):
     frame = pd.DataFrame(rows, columns=["doc_id", "code"]).astype({"doc_id": np.int64})

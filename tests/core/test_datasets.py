@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from cophe_core import InputError
 from cophe_core.inputs.datasets import dataset_files
+from tests.conftest import examples
 
 
 def _tree(root: Path, files: list[str]) -> None:
@@ -59,7 +60,7 @@ FILES = st.sampled_from(["part-0.csv", "part-1.parquet", "p.tsv", ".hidden.csv",
 PATTERNS = ["*.csv", "**/*.csv", "**/part-*", "*/p?rt-[01].*", "k=*/**/*.parquet", "**", "[!k]*/*.tsv", "*/*"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(st.tuples(st.lists(NAMES, max_size=3), FILES), min_size=1, max_size=8), st.sampled_from(PATTERNS)
 )

@@ -20,6 +20,9 @@ import pytest
 
 from tests.conftest import ROOT
 
+# nothing a library version changes: run once, with the latest versions (scripts/test.sh)
+pytestmark = pytest.mark.once
+
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LANGUAGES = {"python": "python", "py": "python", "bash": "shell", "sh": "shell", "shell": "shell"}
 FENCE = re.compile(r"^```\s*([\w-]*)\s*$")

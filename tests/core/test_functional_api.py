@@ -28,7 +28,7 @@ from cophe_core.metrics import (
 )
 from cophe_core.ontology import icd9_ontology
 from cophe_core.scoring.labels import resolve_codes
-from tests.conftest import SAMPLE
+from tests.conftest import SAMPLE, examples
 
 LABELS = ["401.9", "401.1", "428.0", "250.00", "38.93"]
 
@@ -135,7 +135,7 @@ def test_set_based_at_the_category_is_scikit_learn_on_the_categories(sample):
 codes_of_rows = st.lists(st.lists(st.sampled_from(LABELS), unique=True, max_size=5), min_size=1, max_size=8)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(gold=codes_of_rows, pred=codes_of_rows)
 def test_cophe_at_the_category_is_a_naive_count(gold, pred):
     """CoPHE at e0 against a loop over documents and categories: TP = Σ min(x, y), FP = Σ max(x − y, 0),

@@ -5,7 +5,12 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT
+
+# nothing a library version changes: run once, with the latest versions (scripts/test.sh)
+pytestmark = pytest.mark.once
 
 # namedtuple's public methods, underscored so as not to clash with field names
 PUBLIC_UNDERSCORED = {"_replace", "_asdict", "_fields", "_make"}

@@ -20,6 +20,7 @@ from cophe_core.base import files
 from cophe_core.ontology import detect, icd9
 from cophe_core.ontology.cache import from_arrays, to_arrays
 from cophe_core.ontology.systems import REGISTRY
+from tests.conftest import examples
 
 
 def _variants(key: str) -> list[str]:
@@ -76,7 +77,7 @@ def test_forms_are_the_first_system_that_has_the_form():
     assert set(expected.values()) == {"icd9", "icd10cm", "icd10pcs", "shared-form"}
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(text=st.text(alphabet="a,\t \r\n\f\v", max_size=30), sep=st.sampled_from([",", "\t"]))
 def test_blank_line_is_the_one_pattern_search(text, sep):
     """The two-pattern search finds a blank line exactly where the one pattern with ``(?:^|\\n)`` does."""
@@ -104,7 +105,7 @@ def test_a_trees_closure_rows_are_the_closures():
 _SOME = ["401.9", "428.0", "4019", "684", "V45.81", "zz", "250.00", "38.93"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["", "A", "B"]), st.sampled_from(_SOME)), max_size=40))
 def test_each_rows_input_and_code_are_the_naive_ones(rows):
     """encode's placement counts each input's distinct codes and finds each row's by index: the distinct

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cophe_core.inputs.readers import parse_delimited, read_labels
+from tests.conftest import examples
 
 FIELD = st.text(alphabet="ab1 .\n", min_size=1, max_size=6).filter(lambda f: f.strip(" "))
 BLANK = st.sampled_from(["", "  ", "\r", " \t "])
@@ -16,7 +17,7 @@ def _quoted(field: str) -> str:
     return f'"{field}"' if "\n" in field or field != field.strip() else field
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.lists(st.tuples(st.lists(BLANK, max_size=2), FIELD, FIELD), min_size=1, max_size=12),
     st.sampled_from([",", "\t"]),

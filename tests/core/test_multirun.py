@@ -12,7 +12,7 @@ from cophe_core import score_files
 from cophe_core.breakdown.families import family_changes
 from cophe_core.breakdown.stats import compare_runs, document_weights, holm, paired_bootstrap, runs_wide
 from cophe_core.metrics import evaluate, prf
-from tests.conftest import SAMPLE, long_csv
+from tests.conftest import SAMPLE, examples, long_csv
 
 p_values = st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=12)
 
@@ -45,13 +45,13 @@ def test_holm_by_hand():
     assert holm([0.03, 0.01, 0.5, 0.02]).tolist() == pytest.approx([0.06, 0.04, 0.5, 0.06])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(p=p_values)
 def test_holm_agrees_with_a_naive_loop(p):
     assert holm(p) == pytest.approx(naive_holm(p))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(p=p_values)
 def test_scipys_benjamini_hochberg_agrees_with_a_naive_loop(p):
     from scipy.stats import false_discovery_control

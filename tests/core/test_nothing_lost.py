@@ -10,6 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from cophe_core.inputs.readers import InputError, RawScores, Reason, read_input, read_labels
+from tests.conftest import examples
 
 DOCS = st.sampled_from(["d1", "d2", "d3", ""])
 CODES = st.sampled_from(["401.9", "428.0", "", "250.00;401.1", "401.9;", " "])
@@ -17,7 +18,7 @@ SCORES = st.sampled_from(["0.5", "0.25", "1", "0", "1.5", "-0.2", "1e308", "x", 
 CELLS = st.sampled_from(["0.5", "0.9", "0.0", "0", "", "x", "1.5", "-1"])
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(st.lists(st.tuples(DOCS, CODES), min_size=2, max_size=25))
 def test_labels_given_are_scored_or_rejected(rows):
     rows = [("d1", "401.9"), ("d1", "428.0"), *rows]  # a document on two rows: one code per row, not joined
@@ -29,7 +30,7 @@ def test_labels_given_are_scored_or_rejected(rows):
     assert set(raw.pairs.line) | set(raw.rejected.line) == set(range(2, len(rows) + 2))
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(st.lists(st.tuples(DOCS, st.sampled_from(["401.9", "428.0", ""]), SCORES), min_size=1, max_size=25))
 def test_long_scores_given_are_scored_or_rejected(rows):
     text = "doc_id,code,score\n" + "".join(f"{d},{c},{s}\n" for d, c, s in rows)
@@ -40,7 +41,7 @@ def test_long_scores_given_are_scored_or_rejected(rows):
     assert ((raw.pairs.score >= 0) & (raw.pairs.score <= 1)).all()
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(st.lists(st.lists(CELLS, min_size=3, max_size=3), min_size=1, max_size=12))
 def test_wide_score_cells_are_scored_zero_or_rejected(matrix):
     text = "_id,401.9,428.0,250.00\n" + "".join(f"d{i}," + ",".join(r) + "\n" for i, r in enumerate(matrix))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import tomllib
 
+import pytest
+
 from tests.conftest import ROOT
 
 _REQ = re.compile(r"^([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?\s*(?:>=\s*([0-9][^,;\s]*))?")
@@ -66,6 +68,7 @@ def test_requirements_txt_installs_the_project_with_the_dashboard():
     assert lines == ["-e .[dashboard]"]
 
 
+@pytest.mark.once  # what the core imports does not change with a library's version
 def test_the_core_never_imports_streamlit_and_only_its_plotting_module_needs_plotly():
     """Every cophe_core module imports with Streamlit made unimportable, and every one but
     cophe_core.output.plotting (the optional extra "plot"), and the old path that re-exports it, with Plotly

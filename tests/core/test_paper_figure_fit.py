@@ -246,3 +246,12 @@ def test_a_run_name_wider_than_its_panel_takes_a_second_line_not_a_cut(evals, wi
     assert [t.replace("-<br>", "").replace("<br>", " ") for t in titles] == RUNS
     assert "…" not in "".join(titles)
     assert fig.layout.height <= MAX_HEIGHT_IN * 96
+
+
+def test_the_one_column_compare_figure_names_the_measures_as_papers_do_on_one_line(evals):
+    """Its legend took three lines of the dashboard's long names in one column; the levels figure and the paper
+    tables name the measures Flat, Set-based and CoPHE."""
+    fig = paper_figure("compare", first(evals, 2), width="one-column")
+    shown = [t.name for t in fig.data if t.showlegend is not False]
+    assert shown == ["Flat", "Set-based", "CoPHE"]
+    assert fig.layout.legend.orientation == "h"

@@ -251,7 +251,9 @@ def test_the_compare_figure_carries_each_f1_differences_interval(evals):
     wrong = paper_figure("compare", {"base": evals["base"], "w": evals["run_a&b"]}, n_resamples=200)
     ci = paired_bootstrap(evals["base"], evals["run_a&b"], n_resamples=200).set_index("figure")
     for trace in wrong.data:
-        measure = {"Flat": "flat", "Set-based": "set_based", "CoPHE": "cophe"}[trace.name.split("(")[-1][:-1]]
+        measure = {"Flat": "flat", "Set-based": "set_based", "CoPHE": "cophe"}[
+            trace.name.split("(")[-1].rstrip(")")
+        ]
         for y, x, plus, minus in zip(trace.y, trace.x, trace.error_x.array, trace.error_x.arrayminus):
             level = {"Codes as given": "leaf", "All levels together": "overall"}.get(y.replace("<br>", " "))
             name = "flat f1" if measure == "flat" else f"{measure} {level} f1"

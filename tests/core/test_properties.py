@@ -14,7 +14,7 @@ from sklearn.metrics import precision_recall_fscore_support
 from sklearn.preprocessing import MultiLabelBinarizer
 
 from cophe_core.ontology import icd9_ontology
-from tests.conftest import score_pairs
+from tests.conftest import examples, score_pairs
 from tests.core.naive import naive_scores
 
 LEVELS = ["e2", "e1", "e0", "block", "chapter"]
@@ -27,7 +27,7 @@ _FAMILY = [
     if c.split(".")[0] in {"401", "403", "428", "427", "250", "584", "V45", "E849", "38", "39", "96"}
 ]
 POOL = sorted(set(_FAMILY) | set(random.Random(0).sample(_ALL, 300)))
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 docs_strategy = st.dictionaries(
     st.sampled_from([f"d{i}" for i in range(12)]),

@@ -27,6 +27,7 @@ from cophe_core.scale.aggregate import aggregate_scoring, write_aggregate
 from cophe_core.scale.aggregate_reader import read_aggregate
 from cophe_core.scale.pipeline import score_dataset
 from cophe_core.scoring.suite import per_document, suite
+from tests.conftest import examples
 
 GOLD = b"doc_id,code\n1,401.9\n3,250.00\n"
 RUN_A = b"doc_id,code\n1,401.9\n3,250.01\n"
@@ -81,7 +82,7 @@ def assert_same_figures(a: dict, b: dict) -> None:
     same(a["bootstrap"], b["bootstrap"])
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(gold=label_rows, runs=st.lists(label_rows, min_size=2, max_size=3))
 def test_every_figure_of_a_run_is_the_same_alone_and_beside_other_runs(gold, runs):
     named = {f"R{i}": csv(rows) for i, rows in enumerate(runs)}

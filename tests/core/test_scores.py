@@ -28,7 +28,7 @@ from cophe_core.ontology import icd9_ontology
 from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.scoring.decisions import check_rule
 from cophe_core.scoring.scores import read_scores, score_run, tune_threshold
-from tests.conftest import SAMPLE
+from tests.conftest import SAMPLE, examples
 
 GOLD = b"doc_id,code\n1,401.9\n1,428.0\n2,250.00\n3,584.9\n"
 SCORES = b"""doc_id,code,score
@@ -235,7 +235,7 @@ def as_labels(decisions: set[tuple[str, str]], docs) -> RawLabels:
     return RawLabels("decisions", np.asarray(docs, dtype=object), pairs.astype({"doc_id": str, "code": str}))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # ties where the node ids (V45.81 < 401.9) or the codes as written ("428.1" < "4280") sort the other way
 @example(
     rows=[("d0", "V4581", 0.5), ("d0", "401.9", 0.5), ("d1", "428.1", 0.5), ("d1", "4280", 0.5)],

@@ -30,12 +30,12 @@ from cophe_core.breakdown.slices import (
     slice_scores,
     training_frequency,
 )
-from tests.conftest import SAMPLE, long_csv
+from tests.conftest import SAMPLE, examples, long_csv
 from tests.core.naive import naive_scores
 from tests.core.test_properties import block_of
 
 FAST = settings(
-    max_examples=20,
+    max_examples=examples(20),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
@@ -489,7 +489,7 @@ def test_gold_count_slices_partition_the_sample(sample):
         )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(n=st.lists(st.integers(0, 40), min_size=1, max_size=60), bins=st.integers(1, 6))
 def test_gold_count_slices_always_partition_the_documents(n, bins):
     rows = np.repeat(np.arange(len(n)), n)
@@ -572,7 +572,7 @@ def test_long_values_are_cut_and_stay_distinct():
     assert len(set(names)) == 2 and all(len(n) < 80 for n in names)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     values=st.lists(
         st.one_of(st.integers(0, 50).map(str), st.sampled_from(["x", "y", "", "2.5", "-1"])),

@@ -26,7 +26,7 @@ from cophe_core.breakdown.stats import (
 from cophe_core.metrics import prf
 from cophe_core.ontology.custom import hierarchy_from_edges
 from cophe_core.scoring.suite import per_document, suite
-from tests.conftest import long_csv
+from tests.conftest import examples, long_csv
 
 CODES = ["401.9", "401.1", "428.0", "428.22", "250.00", "250.01", "V45.81", "39.95", "96.71", "584.9"]
 docs = st.lists(
@@ -44,7 +44,7 @@ def scoring(rows):
     return score_files(gold, {"A": pred, "B": gold}, ontology="icd9")
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(rows=docs)
 def test_a_bootstrap_interval_contains_its_point_estimate(rows):
     ev = scoring(rows).evaluation("A")
@@ -53,7 +53,7 @@ def test_a_bootstrap_interval_contains_its_point_estimate(rows):
     assert ((ok.low <= ok.value + 1e-12) & (ok.value <= ok.high + 1e-12)).all()
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(rows=docs)
 def test_randomisation_of_a_run_against_itself_gives_p_one(rows):
     ev = scoring(rows).evaluation("A")

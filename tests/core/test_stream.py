@@ -24,7 +24,7 @@ from cophe_core.metrics import Evaluation
 from cophe_core.ontology import icd9_ontology
 from cophe_core.scale.pipeline import StreamedEvaluation, score_dataset
 from cophe_core.scoring.kernel import PartitionCounts, count_partition, resolve_table
-from tests.conftest import ROOT, long_csv
+from tests.conftest import ROOT, examples, long_csv
 
 ICD9, ICD10 = ROOT / "sample_data" / "icd9", ROOT / "sample_data" / "icd10"
 SAMPLES = [
@@ -340,7 +340,9 @@ SIDE = st.sampled_from([CODES, DOTTED, UNDOTTED]).flatmap(
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(gold=SIDE.filter(len), pred=SIDE, chunk=st.integers(2, 40))
 def test_streamed_equals_in_memory_on_any_small_input(tmp_path, gold, pred, chunk):
     g, p = tmp_path / "g.csv", tmp_path / "p.csv"
@@ -359,7 +361,9 @@ def test_streamed_equals_in_memory_on_any_small_input(tmp_path, gold, pred, chun
     assert sorted(sv.warnings) == sorted(s.corpus.warnings)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     gold=st.lists(st.tuples(DOCS, CODES), min_size=1, max_size=30),
     pred=st.lists(st.tuples(DOCS, CODES), max_size=30),

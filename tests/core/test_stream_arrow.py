@@ -24,6 +24,7 @@ from cophe_core.scale import pipeline
 from cophe_core.scale.pipeline import score_dataset
 from cophe_core.scale.sources import LabelChunk, label_chunks, source_files
 from cophe_core.scoring.kernel import count_ids
+from tests.conftest import examples
 from tests.core.test_stream import assert_same, sorted_rows
 
 ICD9 = icd9_ontology()
@@ -56,7 +57,7 @@ ICD9_NODES = [
 ICD9_NODES += [int(n) for n in np.flatnonzero(ICD9.level == ICD9.level.max())[:2]]  # top-level nodes too
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     data=st.data(),
     n_docs=st.integers(1, 6),
@@ -102,7 +103,7 @@ DEEP = hierarchy_from_edges(
 )
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(data=st.data(), n_docs=st.integers(1, 4), documents=st.booleans())
 def test_level_groups_merged_from_finer_levels_give_the_sparse_counts(data, n_docs, documents):
     """count_ids merges each level's (document, node) groups from the finer level's: on a five-level tree,
@@ -230,7 +231,9 @@ HOSTILE_CODES = st.sampled_from(
 INT_DOCS = st.sampled_from(["1", "2", "3", "12", None])
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     int_docs=st.booleans(),
     data=st.data(),
@@ -278,7 +281,9 @@ PLAIN_DOCS = st.sampled_from(["d0", "d1", "d2", "d3", "7"])
 PLAIN_CODES = st.sampled_from(["401.9", "428.0", "4019", "v45.81", "XYZ", "999.99", "E849.7", "V45.81"])
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     gold=st.lists(st.tuples(PLAIN_DOCS, PLAIN_CODES), min_size=1, max_size=30),
     pred=st.lists(st.tuples(PLAIN_DOCS, PLAIN_CODES), max_size=30),

@@ -26,7 +26,7 @@ from cophe_core.breakdown.substitutions import (
 from cophe_core.inputs.synthetic import PLANTED, generate, generate_gold, generate_run
 from cophe_core.ontology import icd9_ontology
 from cophe_core.ontology.icd9 import parse_code
-from tests.conftest import score_pairs
+from tests.conftest import examples, score_pairs
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 _O = icd9_ontology()
@@ -296,7 +296,7 @@ _ALL = sorted(c for c, n in _O.codes.items() if _O.listed[n])
 _BUSY = [c for c in _ALL if c.split(".")[0] in {"401", "428", "427", "250", "V45", "E849", "38", "96"}]
 _E0 = ["428", "401", "035", "E954", "V45"]  # codes at e0: above the family level e1
 POOL = sorted(set(_BUSY) | set(random.Random(1).sample(_ALL, 60)) | set(_E0))
-SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 docs_strategy = st.dictionaries(
     st.sampled_from([f"d{i}" for i in range(6)]), st.sets(st.sampled_from(POOL), max_size=12), max_size=6
 )

@@ -17,7 +17,7 @@ from cophe_core.metrics import evaluate
 from cophe_core.ontology.custom import hierarchy_from_edges
 from cophe_core.scoring.labels import NothingScorable
 from cophe_core.scoring.suite import icm_left_out, icm_note, information_content, per_document, suite
-from tests.conftest import long_csv
+from tests.conftest import examples, long_csv
 
 GOLD = [("d1", "401.9"), ("d1", "428.0"), ("d2", "250.00")]
 PRED = [("d1", "401.9"), ("d1", "427.31"), ("d2", "250.00"), ("d3", "584.9")]
@@ -118,7 +118,7 @@ labels = st.dictionaries(
 )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(gold=labels)
 def test_icm_norm_of_the_gold_against_itself_is_one(gold):
     pairs = long_csv([(d, c) for d, cs in gold.items() for c in sorted(cs)])
@@ -128,7 +128,7 @@ def test_icm_norm_of_the_gold_against_itself_is_one(gold):
     assert r["eb_f"] == r["hf"] == r["eb_jacc"] == r["eb_subacc"] == 1.0 and r["eb_hamm"] == 0.0
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(gold=labels)
 def test_an_empty_prediction_scores_below_the_gold_itself(gold):
     pairs = long_csv([(d, c) for d, cs in gold.items() for c in sorted(cs)])
