@@ -651,6 +651,7 @@ def tree_figure(
     fitted: bool = True,
     height: int = 640,
     runs: tuple[str, str] | None = None,
+    width: int = TREE_WIDTH_PX,
 ) -> go.Figure:
     """An icicle of a :func:`cophe_core.breakdown.tree.focused_subtree` table: a column for each depth,
     the top tiles in the first, at the left edge (no column for a root), each tile's children beside it
@@ -660,7 +661,8 @@ def tree_figure(
     the scale is fitted to the tiles shown (:func:`colour_range`: symmetric about 0 and clipped for a
     signed measure), and the colour bar states its range; otherwise it spans the measure's whole range.
     Every tile tall enough for a line of text carries its code and as much of its title as its lines hold
-    (:func:`tile_text`, at :data:`TREE_TEXT_PX` px, never shrunk; wrapped for :data:`TREE_WIDTH_PX`). Hover gives the counts
+    (:func:`tile_text`, at :data:`TREE_TEXT_PX` px, never shrunk; wrapped for tiles ``width`` px wide in all,
+    the colour bar aside). Hover gives the counts
     in ``words`` (default: a coder's words, :data:`TREE_WORDS`). Titles are HTML-escaped. With ``runs``
     (the names of runs A and B), ``sub`` is a comparison (:func:`cophe_core.breakdown.compare.delta_subtree`) and the
     hover gives both runs' counts and the change.
@@ -732,7 +734,7 @@ def tree_figure(
         f"{html.escape(title)}<br><sup>{html.escape(units)}</sup>"
         f"<br><sup>scale {rng}{', fitted' if fitted else ''}</sup>"
     )
-    fig = go.Figure(_tiles_trace(sub, tile_colours(sub, colour, scale, lo, hi), custom, hover, height))
+    fig = go.Figure(_tiles_trace(sub, tile_colours(sub, colour, scale, lo, hi), custom, hover, height, width))
     # the colour bar, on a trace that draws nothing (the tiles carry explicit colours)
     fig.add_scatter(
         x=[None],
@@ -766,7 +768,7 @@ def tree_figure(
 
 
 def _tiles_trace(
-    sub: pd.DataFrame, colours: list[str], custom: pd.DataFrame, hover: str, height: int
+    sub: pd.DataFrame, colours: list[str], custom: pd.DataFrame, hover: str, height: int, width_px: int
 ) -> go.Bar:
     """The tiles of a tree (:func:`tree_tiles`) as one bar trace: a bar per tile, in its depth's column, from
     its start down by its size; each labelled as its height in pixels allows (:func:`tile_text`), the tile's
@@ -775,7 +777,7 @@ def _tiles_trace(
     columns = int(tiles.depth.max()) + 1 if len(tiles) else 1
     plot_px = height - 8  # the figure's margins
     lines = ((tiles["size"] * plot_px - 2 * TREE_PAD_PX) // TREE_LINE_PX).clip(lower=0).astype(int)
-    width = int((TREE_WIDTH_PX / columns - 2 * TREE_PAD_PX) // TREE_CHAR_PX)
+    width = int((width_px / columns - 2 * TREE_PAD_PX) // TREE_CHAR_PX)
     text = [tile_text(c, t, len(m), n, width) for c, t, m, n in zip(sub.code, sub.title, sub.merged, lines)]
     return go.Bar(
         x=tiles.depth,
