@@ -94,8 +94,8 @@ SEL = {
     "run_done": "[data-testid=stMain] >> text=run {run}",  # the tree's heading names the run
     # the tree page
     "tree_link": "Code-family tree",  # the sidebar navigation link
-    "tree_drawn": "[data-testid=stMain] .js-plotly-plot g.slice",
-    "tiles": "[data-testid=stMain] .js-plotly-plot g.slice",
+    "tree_drawn": "[data-testid=stMain] .js-plotly-plot g.trace.bars g.point",
+    "tiles": "[data-testid=stMain] .js-plotly-plot g.trace.bars g.point",  # a bar a tile (tree_figure)
     "focused": "[data-testid=stMain] button:has-text('› {code} ')",  # the breadcrumb only a focus draws
     "root_button": "All codes",
     "at_root": "[data-testid=stMain] >> text=Inside all codes",  # the children table's heading at the root
@@ -130,13 +130,13 @@ SHELL_PHASES_JS = """() => {
           load_event: s(nav.loadEventEnd), script_started: s(run && run.t), script_idle: s(idle && idle.t)};
 }"""
 
-# The slices of the icicle with their plotly id, label and drawn area (the largest first).
+# The tiles of the tree with their plotly id, label and drawn area (the largest first).
 TILES_JS = """
 (els) => els.map((el) => {
   const r = el.getBoundingClientRect();
-  const d = el.__data__ && el.__data__.data && el.__data__.data.data;
-  return {id: d ? String(d.id) : '', label: d ? String(d.label) : (el.textContent || ''),
-          area: r.width * r.height};
+  const d = el.__data__;
+  const t = el.querySelector('text.bartext');
+  return {id: d && d.id !== undefined ? String(d.id) : '', label: t ? t.textContent : '', area: r.width * r.height};
 }).sort((a, b) => b.area - a.area)
 """
 
@@ -525,15 +525,14 @@ def largest_tile(page) -> dict:
 
 
 def tile_surface(page, tile_id: str):
-    """The clickable surface of the slice whose plotly id is ``tile_id``."""
+    """The clickable surface of the tile whose plotly id is ``tile_id``."""
     index = page.locator(SEL["tiles"]).evaluate_all(
-        "(els, id) => els.findIndex((el) => el.__data__ && el.__data__.data && el.__data__.data.data "
-        "&& String(el.__data__.data.data.id) === id)",
+        "(els, id) => els.findIndex((el) => el.__data__ && String(el.__data__.id) === id)",
         tile_id,
     )
     if index < 0:
         raise RuntimeError(f"tile {tile_id} is no longer drawn")
-    return page.locator(SEL["tiles"]).nth(index).locator("path.surface")
+    return page.locator(SEL["tiles"]).nth(index).locator("path")
 
 
 def step_focus(b: Bench) -> None:

@@ -53,7 +53,7 @@ def main() -> None:
             page.goto(f"http://127.0.0.1:{PORT}/tree?data=icd9&run=overcoder&focus=428")
             page.wait_for_selector("text=Documents behind 428 Heart failure", timeout=60_000)
             page.wait_for_selector(IDLE)
-            page.wait_for_selector(".js-plotly-plot g.slice")
+            page.wait_for_selector(".js-plotly-plot g.trace.bars g.point")  # the tree's tiles
             page.wait_for_function("() => !document.querySelector('[data-testid=stSkeleton]')")
             page.screenshot(path=ROOT / "docs" / "tree.png")
             browser.close()

@@ -604,34 +604,34 @@ def _print_families(fig: go.Figure, text: float) -> None:
 
 def _print_tree(ev: Evaluation, colour: str, width: str | float) -> go.Figure:
     """The tree of ``ev`` for print: the top families and theirs (depth 2, the largest few of each, the rest
-    one "Other" tile), as nested tiles over the whole width (an icicle of several top families spends a
-    column on an empty root), the colour bar on a line below."""
+    one "Other" tile), as nested tiles over the whole width (a treemap: no column for the root; its frame
+    is white), the colour bar on a line below."""
     import html
 
     import plotly.graph_objects as go
 
     from ..breakdown.tree import focused_subtree
-    from .plotting import tree_figure, without_root
+    from .plotting import children_fit, tree_figure, without_root
 
     inches = _inches(width)
     sub = focused_subtree(ev.nodes, ev.ontology, depth=2, max_children=TREE_CHILDREN)
     fig = tree_figure(sub, colour, height=round(inches * 0.75 * CSS_PX_PER_INCH))
-    shown = without_root(sub)  # the tiles as the figure draws them
+    shown = without_root(sub)  # the tiles as the figure draws them, in its order and colours
     # a tile's code alone (a title fits few tiles at print size, and a label that does not fit is left
     # out); "Other" tiles say how many families they hold (paper has no clicks)
     labels = [
         f"<b>{html.escape(c)}</b>" if c else f"Other ({len(m)})" if len(m) else html.escape(t)
         for c, t, m in zip(shown.code, shown.title, shown.merged)
     ]
-    icicle = fig.data[0]
+    drawn = fig.data[0]
     tiles = go.Treemap(
-        ids=icicle.ids,
-        parents=icicle.parents,
+        ids=drawn.ids,
+        parents=shown.parent_id,
         labels=labels,
-        values=icicle.values,
-        branchvalues=icicle.branchvalues,
+        values=shown.value,
+        branchvalues="total" if children_fit(shown) else "remainder",
         sort=False,
-        marker={"colors": icicle.marker.colors, "line": {"width": 1, "color": "#ffffff"}},
+        marker={"colors": drawn.marker.color, "line": {"width": 1, "color": "#ffffff"}},
         textinfo="label",
         pathbar={"visible": False},
         root={"color": "#ffffff"},

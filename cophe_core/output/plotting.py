@@ -523,6 +523,125 @@ def without_root(sub: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+TREE_TEXT_PX = 13  # every tile label at this size: never shrunk (a label that does not fit is left out)
+TREE_LINE_PX = 17  # a line of it (Plotly's line spacing, 1.3)
+TREE_PAD_PX = 3  # Plotly's padding between a bar's text and its edges
+TREE_CHAR_PX = 6.5  # the mean width of a character at that size, with room to spare (measured: 5.8)
+TREE_WIDTH_PX = 680  # the width the labels are wrapped for: the tiles' width on the tree page at 1280 px
+
+
+def _lines(text: str, width: int) -> list[str]:
+    """``text`` broken into lines of at most ``width`` characters at its spaces; a word longer than a line
+    is cut with an ellipsis.
+
+    >>> _lines("Diseases of other endocrine glands", 16)
+    ['Diseases of', 'other endocrine', 'glands']
+    """
+    lines: list[str] = []
+    for word in text.split():
+        word = _short(word, width)
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def tile_text(code: str, title: str, merged: int, lines: int, width: int) -> str:
+    """A tile's label in at most ``lines`` lines of ``width`` characters: the code in bold and the title
+    (the last line cut with an ellipsis when it goes on), or for an "Other" tile that merges ``merged``
+    families, how many and that it opens; empty when not even a line fits. HTML-escaped.
+
+    >>> tile_text("249-259", "Diseases of other endocrine glands", 0, 2, 20)
+    '<b>249-259</b> Diseases of<br>other endocrine…'
+    >>> tile_text("", "", 12, 1, 30), tile_text("401", "Essential hypertension", 0, 0, 30)
+    ('<b>Other</b>: 12 smaller families…', '')
+    """
+    if lines < 1 or width < 1:
+        return ""
+    bold = code or ("Other" if merged else "")
+    text = (
+        f"{code} {title}"
+        if code
+        else f"Other: {merged} smaller families (click to list)"
+        if merged
+        else title
+    )
+    kept = _lines(text, width)
+    if len(kept) > lines:
+        last = kept[lines - 1]
+        kept = kept[: lines - 1] + [last + "…" if len(last) < width else last[: width - 1].rstrip() + "…"]
+    out = [html.escape(line) for line in kept]
+    if bold and out and kept[0].startswith(bold):
+        out[0] = f"<b>{html.escape(bold)}</b>{html.escape(kept[0][len(bold) :])}"
+    return "<br>".join(out)
+
+
+def children_fit(sub: pd.DataFrame) -> bool:
+    """Whether every tile's children add up to no more than the tile (a tree); in a DAG a code can sit under
+    two siblings, so children may outweigh their parent.
+
+    >>> import pandas as pd
+    >>> children_fit(pd.DataFrame({"id": ["a", "b"], "parent_id": ["", "a"], "value": [3, 2]}))
+    True
+    """
+    child_sum = sub.groupby("parent_id")["value"].sum()
+    child_sum = child_sum[child_sum.index != ""]
+    own = sub.set_index("id").value.reindex(child_sum.index).fillna(float("inf"))
+    return bool((own >= child_sum).all())
+
+
+def tree_tiles(sub: pd.DataFrame) -> pd.DataFrame:
+    """Where each tile of a tree table (``id``, ``parent_id``, ``value``; the top tiles' parent ``""``) is
+    drawn: its ``depth`` (column: 0 for a top tile, its parent's plus one otherwise), and its ``start`` and
+    ``size`` down that column, as shares of the column's height. Siblings follow one another in the table's
+    order from their parent's start, so that a tile's children lie within its span; the top tiles fill
+    their column, which starts at the left edge (no column for an implicit root).
+
+    A tile's size is its value, over the sum of the top tiles' values, when every parent holds its
+    children (:func:`children_fit`; what the children leave is blank). Otherwise (a DAG) a tile's size is
+    its own value plus its children's sizes (Plotly's "remainder"), so that every tile is drawn. A tile
+    whose parent is not in the table is a top tile.
+
+    >>> import pandas as pd
+    >>> sub = pd.DataFrame({"id": ["a", "b", "a1", "a2"], "parent_id": ["", "", "a", "a"],
+    ...                     "value": [6, 2, 3, 1]})
+    >>> t = tree_tiles(sub)
+    >>> t.depth.tolist(), t.start.tolist(), t["size"].tolist()
+    ([0, 0, 1, 1], [0.0, 0.75, 0.0, 0.375], [0.75, 0.25, 0.375, 0.125])
+    """
+    ids = sub.id.astype(str).reset_index(drop=True)
+    parent = sub.parent_id.astype(str).reset_index(drop=True)
+    parent = parent.where(parent.isin(ids), "")
+    value = pd.to_numeric(sub.value.reset_index(drop=True), errors="coerce").fillna(0.0).clip(lower=0.0)
+    # depth, one level at a time: a handful of levels, each a vectorised lookup
+    depth = pd.Series(np.where(parent == "", 0, -1), dtype=int)
+    for d in range(len(ids)):
+        at = (depth < 0) & parent.isin(ids[depth == d])
+        if not at.any():
+            break
+        depth[at] = d + 1
+    if (depth < 0).any():
+        raise ValueError(
+            f"tiles {', '.join(ids[depth < 0][:5])} do not lead to a top tile: their parents form a cycle"
+        )
+    size = value.astype(float)
+    if not children_fit(pd.DataFrame({"id": ids, "parent_id": parent, "value": value})):
+        for d in range(int(depth.max()), 0, -1):  # bottom up: a tile holds its own value and its children
+            kids = size[depth == d].groupby(parent[depth == d]).sum()
+            at = depth == d - 1
+            size[at] = value[at] + ids[at].map(kids).fillna(0.0)
+    start = pd.Series(0.0, index=ids.index)
+    for d in range(int(depth.max()) + 1):  # top down: siblings one after another from their parent's start
+        at = depth == d
+        first = parent[at].map(pd.Series(start.to_numpy(), index=ids)).fillna(0.0)
+        start[at] = first + size[at].groupby(parent[at]).cumsum() - size[at]
+    total = size[depth == 0].sum() or 1.0
+    return pd.DataFrame(
+        {"id": ids, "parent_id": parent, "depth": depth, "start": start / total, "size": size / total}
+    )
+
+
 def tree_figure(
     sub: pd.DataFrame,
     colour: str = "balance",
@@ -532,13 +651,18 @@ def tree_figure(
     fitted: bool = True,
     height: int = 640,
     runs: tuple[str, str] | None = None,
+    width: int = TREE_WIDTH_PX,
 ) -> go.Figure:
-    """An icicle of a :func:`cophe_core.breakdown.tree.focused_subtree` table.
+    """An icicle of a :func:`cophe_core.breakdown.tree.focused_subtree` table: a column for each depth,
+    the top tiles in the first, at the left edge (no column for a root), each tile's children beside it
+    within its span (:func:`tree_tiles`), drawn as one bar trace with the tiles' ids on its bars.
 
     Size is the row's ``value`` (gold plus predicted codes); colour is the chosen column. With ``fitted``
     the scale is fitted to the tiles shown (:func:`colour_range`: symmetric about 0 and clipped for a
     signed measure), and the colour bar states its range; otherwise it spans the measure's whole range.
-    Every tile tall enough for a line of text carries its code and a short title. Hover gives the counts
+    Every tile tall enough for a line of text carries its code and as much of its title as its lines hold
+    (:func:`tile_text`, at :data:`TREE_TEXT_PX` px, never shrunk; wrapped for tiles ``width`` px wide in all,
+    the colour bar aside). Hover gives the counts
     in ``words`` (default: a coder's words, :data:`TREE_WORDS`). Titles are HTML-escaped. With ``runs``
     (the names of runs A and B), ``sub`` is a comparison (:func:`cophe_core.breakdown.compare.delta_subtree`) and the
     hover gives both runs' counts and the change.
@@ -552,8 +676,8 @@ def tree_figure(
     >>> a, b = s.evaluation("A"), s.evaluation("B")
     >>> from cophe_core.breakdown.tree import focused_subtree
     >>> fig = tree_figure(focused_subtree(a.nodes, a.ontology))
-    >>> fig.data[0].type, fig.data[0].labels[0]
-    ('icicle', '<b>249-259</b> Diseases of other endocrine glands')
+    >>> fig.data[0].type, fig.data[0].ids[0], fig.data[0].text[0], int(fig.data[0].x[0])
+    ('bar', 'n49', '<b>249-259</b> Diseases of other endocrine glands', 0)
     """
     title, scale, lo, hi = COLOUR_BY[colour]
     units = COLOUR_UNITS.get(colour, "")
@@ -596,10 +720,6 @@ def tree_figure(
     )
     if runs is not None:
         custom, hover = _both_runs_hover(sub, runs, w)
-    # In a DAG a code can sit under two siblings, so children may outweigh their parent;
-    # "total" would then draw nothing, "remainder" draws every tile.
-    child_sum = sub.groupby("parent_id")["value"].sum()
-    fits = (sub.set_index("id").value.reindex(child_sum.index).fillna(float("inf")) >= child_sum).all()
     fmt = (
         ".0%"
         if colour == "error_share"
@@ -614,26 +734,7 @@ def tree_figure(
         f"{html.escape(title)}<br><sup>{html.escape(units)}</sup>"
         f"<br><sup>scale {rng}{', fitted' if fitted else ''}</sup>"
     )
-    fig = go.Figure(
-        go.Icicle(
-            ids=sub.id,
-            parents=sub.parent_id,
-            labels=tree_labels(sub),
-            values=sub.value,
-            branchvalues="total" if fits else "remainder",
-            customdata=custom.to_numpy(),
-            hovertemplate=hover,
-            sort=False,
-            marker={
-                "colors": tile_colours(sub, colour, scale, lo, hi),
-                "line": {"width": 1, "color": "#ffffff"},
-            },
-            tiling={"orientation": "h"},
-            maxdepth=-1,
-            textinfo="label",
-            insidetextfont={"size": 13},
-        )
-    )
+    fig = go.Figure(_tiles_trace(sub, tile_colours(sub, colour, scale, lo, hi), custom, hover, height, width))
     # the colour bar, on a trace that draws nothing (the tiles carry explicit colours)
     fig.add_scatter(
         x=[None],
@@ -651,12 +752,53 @@ def tree_figure(
             "colorbar": {"title": {"text": bar_title, "side": "right"}, "thickness": 14, "tickformat": fmt},
         },
     )
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
+    columns = int(max(fig.data[0].x, default=0)) + 1
+    # the columns side by side from the left edge to the right, the first tile of each at the top
+    fig.update_xaxes(visible=False, range=[-0.5, columns - 0.5], fixedrange=True)
+    fig.update_yaxes(visible=False, range=[1, 0], fixedrange=True)
     fig.update_layout(
-        height=height, margin={"t": 4, "b": 4, "l": 4, "r": 4}, uniformtext={"minsize": 9, "mode": "hide"}
+        height=height,
+        margin={"t": 4, "b": 4, "l": 4, "r": 4},
+        uniformtext={"minsize": TREE_TEXT_PX, "mode": "hide"},
+        barmode="overlay",
+        hovermode="closest",
+        plot_bgcolor="#ffffff",
     )
     return fig
+
+
+def _tiles_trace(
+    sub: pd.DataFrame, colours: list[str], custom: pd.DataFrame, hover: str, height: int, width_px: int
+) -> go.Bar:
+    """The tiles of a tree (:func:`tree_tiles`) as one bar trace: a bar per tile, in its depth's column, from
+    its start down by its size; each labelled as its height in pixels allows (:func:`tile_text`), the tile's
+    id on the bar, so that a click names it."""
+    tiles = tree_tiles(sub)
+    columns = int(tiles.depth.max()) + 1 if len(tiles) else 1
+    plot_px = height - 8  # the figure's margins
+    lines = ((tiles["size"] * plot_px - 2 * TREE_PAD_PX) // TREE_LINE_PX).clip(lower=0).astype(int)
+    width = int((width_px / columns - 2 * TREE_PAD_PX) // TREE_CHAR_PX)
+    text = [tile_text(c, t, len(m), n, width) for c, t, m, n in zip(sub.code, sub.title, sub.merged, lines)]
+    return go.Bar(
+        x=tiles.depth,
+        base=tiles.start,
+        y=tiles["size"],
+        width=1.0,
+        ids=tiles.id,
+        text=text,
+        textposition="inside",
+        insidetextanchor="start",
+        textangle=0,
+        textfont={"size": TREE_TEXT_PX},
+        customdata=custom.to_numpy(),
+        hovertemplate=hover,
+        marker={"color": colours, "line": {"width": 1, "color": "#ffffff"}},
+        # a click selects a tile to focus it: the others are not dimmed meanwhile
+        selected={"marker": {"opacity": 1}},
+        unselected={"marker": {"opacity": 1}},
+        showlegend=False,
+        name="",
+    )
 
 
 def _both_runs_hover(sub: pd.DataFrame, runs: tuple[str, str], w: dict[str, str]) -> tuple[pd.DataFrame, str]:

@@ -17,6 +17,9 @@ from cophe_core.output.report import html_report
 from cophe_dashboard import state
 from cophe_dashboard.texts import chart_words, columns, figure_name, level, measure, term
 
+REPORT_TREE_WIDTH = (
+    560  # px of tiles the report's tree labels are wrapped for: an A4 page's, its colour bar aside
+)
 DASH = "–"  # an undefined number in a report: the baseline's own difference, an untested family
 
 
@@ -244,7 +247,12 @@ def compare_report(ctx, cmp: Comparison, *, focus: int | None = None) -> str:
                 if focus is None
                 else f"Within {onto.keys[focus]} {onto.titles[focus]}, the family focused in the code-family tree.",
                 tree_figure(
-                    delta_subtree(ea, eb, focus), "delta_f1", prefix="b_", words=tree_words, runs=(a, b)
+                    delta_subtree(ea, eb, focus),
+                    "delta_f1",
+                    prefix="b_",
+                    words=tree_words,
+                    runs=(a, b),
+                    width=REPORT_TREE_WIDTH,
                 ),
             ],
         ),

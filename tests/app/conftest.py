@@ -85,6 +85,23 @@ def plotly_specs(at: AppTest) -> list[dict]:
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
 
 
+def plotly_array(value) -> list:
+    """A figure JSON's array as a list: Plotly writes numeric arrays as ``{"dtype", "bdata"}`` (base64)."""
+    if isinstance(value, dict) and "bdata" in value:
+        import base64
+
+        import numpy as np
+
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).tolist()
+    return list(value)
+
+
+def is_tree(trace: dict) -> bool:
+    """Whether ``trace`` is the code-family tree's tiles (plotting.tree_figure): one bar per tile, named by its
+    id, laid from its start (``base``) down its depth's column."""
+    return trace.get("type") == "bar" and "ids" in trace and "base" in trace
+
+
 @pytest.fixture
 def sample_bytes():
     return {p.name: p.read_bytes() for p in SAMPLE.glob("*.csv")}

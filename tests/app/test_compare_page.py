@@ -10,7 +10,7 @@ import pytest
 from cophe_core import score_files
 from cophe_core.breakdown.families import family_changes
 from cophe_core.breakdown.stats import compare_runs
-from tests.app.conftest import SAMPLE, plotly_specs, run_app
+from tests.app.conftest import SAMPLE, is_tree, plotly_specs, run_app
 
 RUNS = ["siblings", "overcoder", "conservative"]
 GREEN, RED = "#d9f0d3", "#f8d3d0"
@@ -118,7 +118,7 @@ def test_family_table_is_the_cores_ranked_with_words_and_tints_that_agree(page, 
 
 
 def test_change_tree_has_a_fitted_symmetric_scale_and_both_runs_in_its_hover(page):
-    spec = next(s for s in plotly_specs(page) if s["data"][0]["type"] == "icicle")
+    spec = next(s for s in plotly_specs(page) if is_tree(s["data"][0]))
     icicle, bar = spec["data"][0], spec["data"][1]["marker"]
     assert bar["cmin"] == -bar["cmax"] and 0 < bar["cmax"] < 1  # fitted to the changes, not ±1
     assert "siblings" in icicle["hovertemplate"] and "overcoder" in icicle["hovertemplate"]

@@ -23,12 +23,15 @@ def test_tree_figure_uses_explicit_colours_centred_on_zero():
     trace, bar = fig.data
     # 401 (one extra, one correct) is red, 428 (one missed) blue, on a scale fitted to them (±1 here)
     assert bar.marker.cmid == 0 and (bar.marker.cmin, bar.marker.cmax) == (-1, 1)
-    colours = dict(zip(sub.code[sub.id != "root"], trace.marker.colors))  # no tile for the root
+    colours = dict(zip(sub.code[sub.id != "root"], trace.marker.color))  # no tile for the root
     assert colours["428"] == "rgb(5, 48, 97)" and colours["401"] != colours["428"]
     red, _, blue = (int(v) for v in colours["401"][4:-1].split(", "))
     assert red > blue
-    assert trace.branchvalues == "total"
     assert len(trace.ids) == len(sub) - 1  # every row but the root
+    # children fit their parents: every tile is drawn at its value, on one scale (Plotly's "total")
+    shown = sub[sub.id != "root"]
+    scale = shown.value[shown.parent_id == "root"].sum()
+    assert [y * scale for y in trace.y] == pytest.approx(shown.value.tolist())
 
 
 def test_titles_are_escaped():
@@ -46,8 +49,20 @@ def test_dag_tree_draws_with_remainder_sizes():
     h = load_hierarchy(b"child,parent\nroot,\nA,root\nB,root\nab,A\nab,B\n", name="dag.csv")
     s = score_files(long_csv([("d", "ab")]), {"r": long_csv([("d", "ab")])}, ontology=h)
     ev = s.evaluation("r", max_level="d0")
-    fig = tree_figure(focused_subtree(ev.nodes, ev.ontology, h.codes["root"]), "f1")
-    assert fig.data[0].branchvalues == "remainder"  # ab sits under A and B: children outweigh root
+    sub = focused_subtree(ev.nodes, ev.ontology, h.codes["root"])
+    trace = tree_figure(sub, "f1").data[0]
+    # ab sits under A and B, so children outweigh root: each tile holds its own value and its children's
+    # (Plotly's "remainder"), so that every tile is drawn, each child inside its parent
+    size = dict(zip(trace.ids, trace.y))
+    start = dict(zip(trace.ids, trace.base))
+    scale = sub.value.iloc[0] / (
+        size[sub.id.iloc[0]] - sum(size[i] for i in sub.id[sub.parent_id == sub.id.iloc[0]])
+    )
+    for i, p, v in zip(sub.id, sub.parent_id, sub.value):
+        kids = sub.id[sub.parent_id == i]
+        assert size[i] * scale == pytest.approx(v + sum(size[k] * scale for k in kids)) and size[i] > 0
+        if p:
+            assert start[p] <= start[i] and start[i] + size[i] <= start[p] + size[p] + 1e-12
 
 
 def test_levels_bar_has_one_trace_per_measure():

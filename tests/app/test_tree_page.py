@@ -11,7 +11,7 @@ import pytest
 from cophe_core import score_files
 from cophe_core.breakdown.tree import focused_subtree
 from cophe_core.output.plotting import OTHER_COLOUR, colour_range, coloured
-from tests.app.conftest import PAGES, SAMPLE, asking, plotly_specs, run_app
+from tests.app.conftest import PAGES, SAMPLE, asking, is_tree, plotly_specs, run_app
 from tests.app.test_document_links import needs_table_keys
 from tests.core.test_families import naive_family_errors
 
@@ -61,8 +61,8 @@ def test_focus_children_written_instead_and_documents():
     focus = onto.codes["428"]
     at = run_app("views/tree.py", focus=focus, run="siblings")
     trace = plotly_specs(at)[0]["data"][0]
-    assert trace["type"] == "icicle" and trace["ids"][0] == f"n{focus}"
-    assert trace["labels"][0] == "<b>428</b> Heart failure"  # the focused tile carries its label
+    assert is_tree(trace) and trace["ids"][0] == f"n{focus}"
+    assert trace["text"][0] == "<b>428</b> Heart failure"  # the focused tile carries its label
     tables = [d.value for d in at.dataframe]
     kids = next(t for t in tables if "docs_over" in t.columns)
     assert set(kids.code) == {"428.0", "428.1", "428.2", "428.3", "428.4", "428.9"}
@@ -104,7 +104,7 @@ def test_colour_scales_are_fitted_and_stated(overcoder):
     assert f"{hi:.2f}" in bar["marker"]["colorbar"]["title"]["text"]
     assert any(f"from {lo:+.2f} to {hi:+.2f}".replace("-", "−") in c.value for c in at.caption)
     # "Other" tiles are grey, the families take the scale's colours
-    colours = dict(zip(tiles["ids"], tiles["marker"]["colors"]))
+    colours = dict(zip(tiles["ids"], tiles["marker"]["color"]))
     others = [i for i in tiles["ids"] if i.startswith("other:")]
     assert others and all(colours[i] == OTHER_COLOUR for i in others)
     assert all(colours[i] != OTHER_COLOUR for i in shown.id)

@@ -5,7 +5,17 @@ from __future__ import annotations
 import pytest
 
 from cophe_core import score_files
-from tests.app.conftest import SAMPLE, asking, goto, plotly_specs, run_app, upload, upload_with_hierarchy
+from tests.app.conftest import (
+    SAMPLE,
+    asking,
+    goto,
+    is_tree,
+    plotly_array,
+    plotly_specs,
+    run_app,
+    upload,
+    upload_with_hierarchy,
+)
 
 RUNS = ["siblings", "overcoder", "conservative"]  # plus "model", given as scores
 F1_COLUMNS = ["Exact codes (Flat) F1", "Right family (Set-based) F1", "Right family and count (CoPHE) F1"]
@@ -128,9 +138,13 @@ def test_undotted_codes_ask_for_the_code_system():
 
 def test_tree_root_is_bounded(sample):
     at = run_app("views/tree.py")
-    trace = plotly_specs(at)[0]["data"][0]
-    # the chapters are the top tiles: no column spent on an "All codes" root (issue 26)
-    assert "root" not in trace["ids"] and trace["parents"][0] == "" and len(trace["ids"]) <= 2000
+    spec = plotly_specs(at)[0]
+    trace = spec["data"][0]
+    # the chapters are the top tiles: no column spent on an "All codes" root (issue 26); the first column is
+    # at the chart's left edge
+    column = plotly_array(trace["x"])
+    assert "root" not in trace["ids"] and column[0] == 0 and len(trace["ids"]) <= 2000
+    assert min(column) == 0 and spec["layout"]["xaxis"]["range"][0] == -0.5
     assert any(i.startswith("other:") for i in trace["ids"])
 
 
@@ -142,13 +156,12 @@ def test_compare_view(sample):
     assert [m.delta for m in at.metric if m.label == "Right family and count F1 · overcoder"][
         0
     ] == f"{b.score('cophe').f1 - a.score('cophe').f1:+.3f}"
-    traces = [s["data"][0]["type"] for s in plotly_specs(at)]
-    assert "icicle" in traces
+    assert any(is_tree(s["data"][0]) for s in plotly_specs(at))
     dis = at.dataframe[-1].value
     assert len(dis) > 0 and (dis.codes_disagreed.diff().dropna() <= 0).all()
     at.radio(key="cmp_tree_layout").set_value("Side by side").run()
-    icicles = [s["data"][0] for s in plotly_specs(at) if s["data"][0]["type"] == "icicle"]
-    assert len(icicles) == 2 and icicles[0]["ids"] == icicles[1]["ids"]
+    trees = [s["data"][0] for s in plotly_specs(at) if is_tree(s["data"][0])]
+    assert len(trees) == 2 and trees[0]["ids"] == trees[1]["ids"]
 
 
 def test_compare_needs_two_runs():
@@ -190,7 +203,7 @@ def test_icd10_sample_is_selectable():
     assert at.selectbox(key="max_level_icd10").value == "block"
     assert headline_f1(at)[2] == f"{icd10.evaluation('siblings').score('cophe').f1:.3f}"
     goto(at, "views/tree.py").run()
-    assert not at.exception and plotly_specs(at)[0]["data"][0]["type"] == "icicle"
+    assert not at.exception and is_tree(plotly_specs(at)[0]["data"][0])
 
 
 def test_custom_hierarchy_upload():

@@ -42,9 +42,11 @@ PAGE_STATES = {
     "Export": "text=Tables (CSV)",
 }
 
+# The tree's tiles: a bar each (plotting.tree_figure), its text a bar's text.
+TILES = ".js-plotly-plot g.trace.bars g.point"
 # Tiles whose label is drawn: Plotly hides the text of a tile too small for it (uniformtext "hide").
-LABELLED_TILES = """() => [...document.querySelectorAll('.js-plotly-plot g.slice')].filter(g => {
-    const t = g.querySelector('text.slicetext');
+LABELLED_TILES = """() => [...document.querySelectorAll('.js-plotly-plot g.trace.bars g.point')].filter(g => {
+    const t = g.querySelector('text.bartext');
     return t && t.textContent.trim() && t.getBoundingClientRect().height > 0; }).length"""
 
 
@@ -113,8 +115,10 @@ def timed(pg, action, state: str) -> float:
 
 
 def tile(pg, text: str):
-    """The clickable surface of the icicle tile whose label starts with ``text``."""
-    return pg.locator("g.slice", has=pg.locator("text", has_text=text)).first.locator("path.surface")
+    """The clickable surface of the tree's tile whose label starts with ``text``."""
+    # from the start: "Other" is also inside titles ("420-429 Other forms of heart disease")
+    label = pg.locator("text", has_text=re.compile("^" + re.escape(text)))
+    return pg.locator(TILES, has=label).first.locator("path")
 
 
 def click_row(pg, table, row: int = 0) -> None:

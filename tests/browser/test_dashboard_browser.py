@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from tests.browser.helpers import ARTIFACTS, ROOT, choose, expect, settle, tile, timed
+from tests.browser.helpers import ARTIFACTS, ROOT, TILES, choose, expect, settle, tile, timed
 
 pytestmark = pytest.mark.browser
 
@@ -70,7 +70,7 @@ def test_load_upload_click_and_drill(page, server):
     expect(page.locator("[data-testid=stMain]").get_by_text("preds-2")).to_have_count(0)
 
     # The tree: click the hypertension block, then check the focused view and the detail panel
-    timed(page, lambda: page.get_by_role("link", name="Code-family tree").click(), ".js-plotly-plot g.slice")
+    timed(page, lambda: page.get_by_role("link", name="Code-family tree").click(), TILES)
     page.screenshot(path=ARTIFACTS / "03_tree_root.png", full_page=True)
     timings["focus_block_s"] = timed(
         page, lambda: tile(page, "401-405").click(force=True), "text=Inside 401-405 Hypertensive disease"

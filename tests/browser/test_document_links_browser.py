@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from tests.browser.helpers import ARTIFACTS, ROOT, click_row, expect, settle
+from tests.browser.helpers import ARTIFACTS, ROOT, TILES, click_row, expect, settle
 
 pytestmark = pytest.mark.browser
 SAMPLE = ROOT / "sample_data" / "icd9"
@@ -26,7 +26,7 @@ def first_document(page, table) -> str:
 def test_a_document_row_opens_one_document_and_keeps_the_uploads(page, server):
     OUT.mkdir(parents=True, exist_ok=True)
     page.goto(server + "/tree")
-    settle(page, ".js-plotly-plot g.slice")
+    settle(page, TILES)
     page.get_by_text("Upload files").click()
     settle(page, "text=Upload a gold standard")
     inputs = page.locator("[data-testid=stFileUploader] input[type=file]")

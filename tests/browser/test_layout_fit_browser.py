@@ -161,20 +161,17 @@ def test_an_example_document_opens_in_one_click(page, server):
         page.set_viewport_size({"width": 1440, "height": 900})
 
 
-# The share of the tree chart's width left of its first column of labelled tiles (the implicit root has none).
+# The share of the tree chart's width left of its first column of labelled tiles (an icicle's implicit root
+# had none, and took a column).
 EMPTY_LEFT = """() => {
   const plot = document.querySelector('.js-plotly-plot'), box = plot.getBoundingClientRect();
-  const tiles = [...plot.querySelectorAll('g.slice')].filter(g => g.querySelector('text.slicetext')?.textContent.trim())
-    .map(g => g.querySelector('path.surface').getBoundingClientRect()).filter(r => r.width > 0);
+  const tiles = [...plot.querySelectorAll('g.trace.bars g.point')]
+    .filter(g => g.querySelector('text.bartext')?.textContent.trim())
+    .map(g => g.querySelector('path').getBoundingClientRect()).filter(r => r.width > 0);
   return (Math.min(...tiles.map(r => r.left)) - box.left) / box.width;
 }"""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 26 point 9, still open: Plotly lays out an empty column for the implicit root of an icicle "
-    "with several top tiles (the chapters), a third of a two-level view",
-)
 def test_the_tree_spends_its_width_on_families(page, server):
     page.set_viewport_size({"width": 1280, "height": 720})
     try:

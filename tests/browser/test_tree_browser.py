@@ -14,7 +14,17 @@ import pytest
 
 from cophe_core import score_files
 from cophe_core.breakdown.families import family_errors
-from tests.browser.helpers import ARTIFACTS, LABELLED_TILES, ROOT, click_row, expect, settle, tile, timed
+from tests.browser.helpers import (
+    ARTIFACTS,
+    LABELLED_TILES,
+    ROOT,
+    TILES,
+    click_row,
+    expect,
+    settle,
+    tile,
+    timed,
+)
 
 pytestmark = pytest.mark.browser
 SAMPLE = ROOT / "sample_data" / "icd9"
@@ -36,7 +46,7 @@ def test_tree_is_labelled_ranked_and_kept_in_the_url(page, server, worst):
     page.goto(server + "/tree")
     page.wait_for_selector("h1:has-text('Code-family tree')")  # the first load shows its title at once
     timings["first_load_title_s"] = time.perf_counter() - t0
-    settle(page, ".js-plotly-plot g.slice")
+    settle(page, TILES)
     timings["first_load_complete_s"] = time.perf_counter() - t0
     labelled = page.evaluate(LABELLED_TILES)
     assert labelled >= 15, f"only {labelled} tiles carry a label on the root view"

@@ -31,7 +31,8 @@ def test_the_tutorial_runs_and_draws(monkeypatch):
     scoring, levels, bars, tree, families, diff = shown[:6]
     assert "<b>Scoring</b>: 1,000 documents, 2 run(s)" in scoring._repr_html_()
     assert set(levels.measure) == {"flat", "set_based", "cophe"}
-    assert isinstance(bars, go.Figure) and isinstance(tree, go.Figure) and tree.data[0].type == "icicle"
+    assert isinstance(bars, go.Figure) and isinstance(tree, go.Figure) and tree.data[0].type == "bar"
+    assert len(tree.data[0].ids) and tree.data[0].base is not None  # the tree's tiles, each named and placed
     assert len(families) == 10 and {"fp", "fn"} <= set(families.columns)
     assert list(diff.figure) == ["flat f1", "set_based overall f1", "cophe overall f1"]
     # the training loop: batches dealt to two workers, merged, logged to a local MLflow store, equal to the

@@ -28,6 +28,7 @@ from cophe_dashboard.texts import (
     term,
 )
 
+SIDE_TREE_WIDTH = 260  # px of tiles in each of two trees side by side (beside its colour bar, at 1280 px)
 WRAP_ROW = 68  # px: Streamlit wraps a cell's text in rows taller than 4rem (64 px)
 SHADES = {
     Outcome.BETTER: "#d9f0d3",
@@ -487,7 +488,8 @@ def tree_section(ctx, cmp: Comparison, onto) -> None:
                 st.markdown(f"**{md(run)}**")
                 side = sub.assign(**{c: sub[prefix + c] for c in ("balance", "f1", "set_f1")})
                 st.plotly_chart(
-                    tree_figure(side, colour, prefix=prefix, words=tree_words),
+                    # half the page each, beside its own colour bar: labels wrapped for that width
+                    tree_figure(side, colour, prefix=prefix, words=tree_words, width=SIDE_TREE_WIDTH),
                     key=f"cmp_side_{run}_{focus}_{colour}_{depth}",
                 )
 
