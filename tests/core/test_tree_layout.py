@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from cophe_core import score_files
 from cophe_core.breakdown.tree import COUNTS, focused_subtree
 from cophe_core.output.plotting import children_fit, tree_figure, tree_tiles
-from tests.conftest import ROOT
+from tests.conftest import ROOT, examples
 
 # The dashboard's tree settings (dashboard/views/tree.py: MAX_CHILDREN, MAX_NODES, MIN_SHARE, default depth).
 VIEW = {"depth": 2, "max_children": 30, "max_nodes": 2000, "min_share": 0.018}
@@ -184,7 +184,7 @@ def check_tiles(sub: pd.DataFrame, tiles: pd.DataFrame) -> None:
         assert top["size"].sum() == pytest.approx(1)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(trees())
 def test_tiles_are_laid_out_as_a_naive_recursion_lays_them(sub):
     tiles = tree_tiles(sub)
