@@ -36,7 +36,9 @@ fresh_venv() {  # fresh_venv DIR PIP-ARGS...: a new virtual environment with the
   shift
   rm -rf "$dir"
   "$PYTHON" -m venv "$dir"
-  "$dir/bin/python" -m pip install --quiet "$@"
+  # --no-compile: pip byte-compiles every file it installs (half its CPU time here, torch's thousands of
+  # modules included); Python compiles what the tests import, when they import it
+  "$dir/bin/python" -m pip install --quiet --no-compile "$@"
 }
 
 checks() {  # checks DIR PYTEST-ARGS...: deptry, ruff and pytest with the environment in DIR
