@@ -207,3 +207,21 @@ def test_each_ranked_family_is_one_click_from_focus(overcoder):
         assert at.button_group(key=key[:-1] + str(int(key[-1]) + 1)).value is None  # none chosen
         at.button(key="crumb_root").click().run()
         assert at.session_state["focus"] is None
+
+
+def test_the_ranked_codes_are_escaped():
+    """A code is the user's (a code system read from a file): its pill shows it as text, never as Markdown."""
+    from streamlit.testing.v1 import AppTest
+
+    def app() -> None:
+        import pandas as pd
+
+        from cophe_dashboard.views import tree
+
+        tree.ranked_codes(
+            pd.DataFrame({"code": ["[x](http://e.x)", "**V45**", "428"], "node": [4, 5, 6]}), "r"
+        )
+
+    at = AppTest.from_function(app).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert list(at.button_group(key="go_r_0").options) == [r"\[x\]\(http://e\.x\)", r"\*\*V45\*\*", "428"]

@@ -222,8 +222,8 @@ def offenders(ctx, ev) -> None:
                 else:
                     count_panel(table, count, share, head, word, lv)
         st.caption(
-            "Click a family's code above its list to focus the tree on it. Counts are codes summed over the documents: a family "
-            "given three codes where the gold standard has one counts two extra codes."
+            "Click a family's code above its list to focus the tree on it. Counts are codes summed over the "
+            "documents: a family given three codes where the gold standard has one counts two extra codes."
         )
 
 
