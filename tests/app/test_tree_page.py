@@ -12,7 +12,6 @@ from cophe_core import score_files
 from cophe_core.breakdown.tree import focused_subtree
 from cophe_core.output.plotting import OTHER_COLOUR, colour_range, coloured
 from tests.app.conftest import PAGES, SAMPLE, asking, is_tree, plotly_specs, run_app
-from tests.app.test_document_links import needs_table_keys
 from tests.core.test_families import naive_family_errors
 
 SNAKE = re.compile(r"\b[a-z0-9]+(?:_[a-z0-9]+)+\b")
@@ -180,43 +179,49 @@ def test_no_identifier_reaches_the_screen(page):
     assert not found, f"{page} shows identifiers: {sorted(found)}"
 
 
-@needs_table_keys
-def test_a_focus_keeps_the_ranked_tables_keys():
-    """The ranked panel does not change with the focus, so its tables keep their keys (the browser keeps them
-    drawn, not built again from nothing) when the tree is focused another way, and back."""
-    at = run_app("views/tree.py")
+def ranked_codes(at) -> dict[str, list[str]]:
+    """The codes above each ranked list (pills), by their key."""
+    return {g.key: list(g.options) for g in at.button_group if g.key and g.key.startswith("go_")}
 
-    def ranked() -> list[str]:
-        return sorted(d.key for d in at.dataframe if d.key and d.key.startswith(("rank_", "rate_")))
 
-    before = ranked()
-    assert len(before) == 2
-    at.text_input(key="tree_find").set_value("428").run()  # a focus from the find box
+def test_each_ranked_family_is_one_click_from_focus(overcoder):
+    """Above each ranked list, its codes in its rows' order; a click on one focuses the tree on that family
+    (its breadcrumb and documents show) and renews that list's codes alone, drawn again with none chosen,
+    so the same code focuses again after the way back. A focus from elsewhere keeps their keys."""
+    onto = overcoder.ontology
+    at = run_app("views/tree.py", run="overcoder")
+    codes = ranked_codes(at)
+    extra_t, missed_t = at.dataframe[0].value, at.dataframe[1].value
+    assert codes == {"go_rank_fp_e0_0": list(extra_t.code), "go_rank_fn_e0_0": list(missed_t.code)}
+    at.text_input(key="tree_find").set_value("428").run()  # a focus from the find box keeps them
+    assert at.session_state["focus"] is not None and ranked_codes(at) == codes
+    at.button(key="crumb_root").click().run()
+    second = onto.codes[missed_t.code.iloc[1]]  # the second family of "Most missed codes"
+    for key in ("go_rank_fn_e0_0", "go_rank_fn_e0_1"):  # the same family twice, the way back between
+        at.button_group(key=key).set_value(second).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.session_state["focus"] == second
+        assert at.button(key=f"crumb_{second}").label.startswith(f"› {missed_t.code.iloc[1]}")
+        assert any(h.value.startswith(f"Documents behind {missed_t.code.iloc[1]} ") for h in at.subheader)
+        assert set(ranked_codes(at)) == {"go_rank_fp_e0_0", key[:-1] + str(int(key[-1]) + 1)}
+        assert at.button_group(key=key[:-1] + str(int(key[-1]) + 1)).value is None  # none chosen
+        at.button(key="crumb_root").click().run()
+        assert at.session_state["focus"] is None
+
+
+def test_the_ranked_codes_are_escaped():
+    """A code is the user's (a code system read from a file): its pill shows it as text, never as Markdown."""
+    from streamlit.testing.v1 import AppTest
+
+    def app() -> None:
+        import pandas as pd
+
+        from cophe_dashboard.views import tree
+
+        tree.ranked_codes(
+            pd.DataFrame({"code": ["[x](http://e.x)", "**V45**", "428"], "node": [4, 5, 6]}), "r"
+        )
+
+    at = AppTest.from_function(app).run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.session_state["focus"] is not None and ranked() == before
-    at.button(key="crumb_root").click().run()  # back to every code
-    assert at.session_state["focus"] is None and ranked() == before
-
-
-def test_a_pick_in_a_ranked_table_focuses_and_renews_that_tables_key_alone(monkeypatch):
-    """A row picked in a ranked table focuses its family and gives that table a new key, so that it is drawn
-    again unselected and a second click on the same row focuses again (the same key would keep the row
-    selected, and the click would unselect it); the other ranked table keeps its key. A pick in one of the
-    tree's own tables renews no ranked table."""
-    from types import SimpleNamespace
-
-    from cophe_dashboard.views import tree
-
-    def picked(row: int) -> SimpleNamespace:
-        return SimpleNamespace(selection=SimpleNamespace(rows=[row]))
-
-    session: dict = {"rank_fp_e0_0": picked(1), "kids_3": picked(0)}
-    monkeypatch.setattr(tree, "st", SimpleNamespace(session_state=session))
-    focused: list = []
-    monkeypatch.setattr(tree, "set_focus", focused.append)
-    assert tree.ranked_key("rank_fp_e0") == "rank_fp_e0_0"
-    tree.pick_row("rank_fp_e0_0", [11, 22], "rank_fp_e0")
-    assert focused == [22]
-    assert (tree.ranked_key("rank_fp_e0"), tree.ranked_key("rank_fn_e0")) == ("rank_fp_e0_1", "rank_fn_e0_0")
-    tree.pick_row("kids_3", [33], None)
-    assert focused == [22, 33] and tree.ranked_key("rank_fp_e0") == "rank_fp_e0_1"
+    assert list(at.button_group(key="go_r_0").options) == [r"\[x\]\(http://e\.x\)", r"\*\*V45\*\*", "428"]

@@ -21,7 +21,7 @@ from cophe_core.ontology import family_level
 from cophe_core.output.coder_report import ranked_families
 from cophe_core.output.plotting import COLOUR_BY, colour_range, coloured, tree_figure
 from cophe_dashboard import components, state, texts, urlstate
-from cophe_dashboard.components import keep_choice, md
+from cophe_dashboard.components import keep_choice, label_md, md
 
 MAX_NODES = 2000  # the browser never gets more tiles than this (SPEC §6)
 MAX_CHILDREN = 30  # per parent, largest first; the rest fold into "Other"
@@ -62,33 +62,72 @@ def view() -> int:
     return int(st.session_state.get("_view", 0))
 
 
-def pick_row(key: str, nodes: list[int], ranked: str | None = None) -> None:
+def pick_row(key: str, nodes: list[int]) -> None:
     """Selection callback of a family table: the picked row focuses its node. As a callback it runs before
     the rerun, so one click costs one rerun; the tables' keys name the focus, so the new ones start
-    unselected, and a ranked table picked from is renewed (:func:`ranked_key`)."""
+    unselected."""
     rows = st.session_state[key].selection.rows
     if rows:
-        if ranked is not None:
-            picks = st.session_state.setdefault("_ranked_picks", {})
-            picks[ranked] = picks.get(ranked, 0) + 1
         set_focus(nodes[rows[0]])
 
 
 def ranked_key(name: str) -> str:
-    """The key of the ranked table ``name``: renewed when a row of it is picked, so that it is drawn again
-    unselected, and kept at every other focus change. The ranked panel does not change with the focus, and a
-    table under a new key is built again from nothing in the browser: keyed by :func:`view`, as the tree's
-    own tables are, both ranked tables were rebuilt at every click of the page."""
-    return f"{name}_{st.session_state.get('_ranked_picks', {}).get(name, 0)}"
+    """The key of the codes of the ranked list ``name`` (:func:`ranked_codes`): renewed when one of them is
+    clicked, so that they are drawn again with none chosen, and kept at every other focus change (the ranked
+    panel does not change with the focus)."""
+    return f"go_{name}_{st.session_state.get('_ranked_picks', {}).get(name, 0)}"
 
 
-def family_table(
-    shown: pd.DataFrame, key: str, *, wrap: bool = False, ranked: str | None = None, **kw
-) -> None:
+def pick_family(key: str, name: str) -> None:
+    """Callback of a ranked list's codes: the clicked code focuses its family, and the list's codes are
+    renewed (:func:`ranked_key`), so that the same code focuses again after a way back."""
+    node = st.session_state.get(key)
+    if node is not None:
+        picks = st.session_state.setdefault("_ranked_picks", {})
+        picks[name] = picks.get(name, 0) + 1
+        set_focus(int(node))
+
+
+def ranked_codes(shown: pd.DataFrame, name: str) -> None:
+    """The codes of a ranked list, in its rows' order, each one click from focusing the tree on its family.
+    A clicked pill starts the rerun at once, where a table's row selection waits for more clicks first
+    (Streamlit's ~150 ms), and a click on a row's title or numbers selects nothing. Codes are the user's:
+    escaped for Markdown (:func:`label_md`)."""
+    key = ranked_key(name)
+    nodes = [int(n) for n in shown.node]
+    labels = dict(zip(nodes, (label_md(c) for c in shown.code)))
+    with st.container(key=f"ranked_{name}"):  # a stable class (st-key-ranked_…) for the pills, whatever key
+        st.pills(
+            "Focus the tree on",
+            nodes,
+            format_func=labels.__getitem__,
+            key=key,
+            on_change=pick_family,
+            args=(key, name),
+            help="The families of the list below, in its order: click one to focus the tree on it.",
+        )
+
+
+def ranked_table(shown: pd.DataFrame, key: str, column_config: dict) -> None:
+    """A ranked list: its families (``node`` hidden) with their numbers in the page's one style
+    (:data:`NUMBERS`), on rows tall enough for a title on three lines (:data:`WRAP_ROW`), the half-page
+    column cutting a longer title, every row in view (a grid's own height shows five and a half). Read-only:
+    the codes above it focus the tree (:func:`ranked_codes`)."""
+    st.dataframe(
+        texts.styled(shown, **{c: k for c, k in NUMBERS.items() if c in shown.columns}),
+        hide_index=True,
+        row_height=WRAP_ROW,
+        height=GRID_HEAD + WRAP_ROW * len(shown) + 2,  # and the grid's border, 1 px each side
+        width="stretch",
+        key=key,
+        column_config=column_config,
+    )
+
+
+def family_table(shown: pd.DataFrame, key: str, *, wrap: bool = False, **kw) -> None:
     """A table of families (with a ``node`` column, hidden) in which a click focuses the tree; its numbers in
     the page's one style (:func:`texts.styled`: :data:`NUMBERS`). ``wrap``: rows tall enough for a title on
-    three lines (:data:`WRAP_ROW`), for the small ranked lists whose half-page column cuts a title.
-    ``ranked`` names a ranked table, whose ``key`` is :func:`ranked_key` of it."""
+    three lines (:data:`WRAP_ROW`), for tables whose column cuts a title."""
     st.dataframe(
         texts.styled(shown, **{c: k for c, k in NUMBERS.items() if c in shown.columns}),
         hide_index=True,
@@ -96,7 +135,7 @@ def family_table(
         width="stretch",
         selection_mode="single-row",
         key=key,
-        on_select=partial(pick_row, key, [int(n) for n in shown.node], ranked),
+        on_select=partial(pick_row, key, [int(n) for n in shown.node]),
         **kw,
     )
 
@@ -117,6 +156,7 @@ NUMBERS: dict[str, str | tuple[str, int]] = {
 # title what they leave, on up to three lines (the grid stretches them all at wider pages)
 RANK_NUMBER, RANK_TITLE = 60, 168
 WRAP_ROW = 68  # px: Streamlit wraps a cell's text in rows taller than 4rem (64 px); three lines of a title
+GRID_HEAD = 35  # px: a canvas table's header row, whatever its rows' height
 
 
 def count_columns(cols: list[str]) -> dict:
@@ -182,8 +222,8 @@ def offenders(ctx, ev) -> None:
                 else:
                     count_panel(table, count, share, head, word, lv)
         st.caption(
-            "Click a family to focus the tree on it. Counts are codes summed over the documents: a family "
-            "given three codes where the gold standard has one counts two extra codes."
+            "Click a family's code above its list to focus the tree on it. Counts are codes summed over the "
+            "documents: a family given three codes where the gold standard has one counts two extra codes."
         )
 
 
@@ -203,11 +243,10 @@ def count_panel(table: pd.DataFrame, count: str, share: str, head: str, word: st
         f"{word}."
     )
     shown = top[["code", "title", count, share, "node"]]
-    family_table(
+    ranked_codes(shown, f"rank_{count}_{lv}")
+    ranked_table(
         shown,
-        ranked_key(f"rank_{count}_{lv}"),
-        wrap=True,
-        ranked=f"rank_{count}_{lv}",
+        f"rank_{count}_{lv}",
         column_config={
             # half the page at 1280 px: the title takes what the numbers leave, the code pinned
             "code": st.column_config.TextColumn(texts.term("code"), width=RANK_NUMBER, pinned=True),
@@ -244,11 +283,10 @@ def rate_panel(table: pd.DataFrame, top: pd.DataFrame, count: str, rate: str, wo
         f"**Most {word} per 100 gold codes**, among families with at least {MIN_SUPPORT} gold codes.{note}"
     )
     shown = top[["code", "title", rate, count, "gold", "node"]]
-    family_table(
+    ranked_codes(shown, f"rate_{count}_{lv}")
+    ranked_table(
         shown,
-        ranked_key(f"rate_{count}_{lv}"),
-        wrap=True,
-        ranked=f"rate_{count}_{lv}",
+        f"rate_{count}_{lv}",
         column_config={
             # half the page at 1280 px: the title takes what the numbers leave, the code pinned
             "code": st.column_config.TextColumn(texts.term("code"), width=RANK_NUMBER, pinned=True),
