@@ -14,7 +14,7 @@ from collections import defaultdict
 import pytest
 import streamlit
 
-from tests.app.conftest import SAMPLE, goto, run_app
+from tests.app.conftest import SAMPLE, goto, is_tree, run_app
 
 # AppTest of Streamlit 1.56 (the declared floor) gives no table its key, and these tests find and select
 # tables by key; the browser test (tests/browser/test_document_links_browser.py) clicks them at any version.
@@ -204,7 +204,8 @@ def test_tree_colours_by_extra_codes_per_100_gold_codes():
 
     chart = json.loads(next(e for e in at.main.get("plotly_chart")).proto.spec)
     trace = chart["data"][0]
-    colours, custom = trace["marker"]["colors"], trace["customdata"]
+    assert is_tree(trace)
+    colours, custom = trace["marker"]["color"], trace["customdata"]
     gold = [row[2] for row in custom]
     ids = trace["ids"]
     small = [i for i, (g, n) in enumerate(zip(gold, ids)) if str(n).startswith("n") and g < 10]
