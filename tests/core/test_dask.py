@@ -215,6 +215,9 @@ class Recording:
     def compute(self, *args, **kw):
         return self.client.compute(*args, **kw)
 
+    def nthreads(self):
+        return self.client.nthreads()
+
     def persist(self, *args, **kw):  # the results stay on the workers: nothing reaches the client
         return self.client.persist(*args, **kw)
 
