@@ -278,10 +278,11 @@ def _deal(
     row_share = value_share[doc_at]
     order = np.argsort(row_share, kind="stable")
     bounds = np.searchsorted(row_share[order], np.arange(n_shares + 1))
-    names = pa.array(ids[by_share], pa.large_string())
+    names = ids[by_share]
     return tuple(
         (
-            names[id_bounds[k] : id_bounds[k + 1]],
+            # an array of its own (a slice of a larger one would be pickled with its whole buffers)
+            pa.array(names[id_bounds[k] : id_bounds[k + 1]], pa.large_string()),
             value_within[doc_at[order[bounds[k] : bounds[k + 1]]]],
             node[order[bounds[k] : bounds[k + 1]]],
             side,
