@@ -791,6 +791,7 @@ def _streamed(args: argparse.Namespace) -> _Scored:
     """The inputs scored in chunks (:func:`cophe_core.scale.pipeline.score_dataset`)."""
     from .scale.pipeline import score_dataset  # here: the in-memory path needs no pyarrow.dataset
 
+    _keep_freed_memory()
     ev = score_dataset(
         args.gold,
         args.pred,
@@ -808,6 +809,30 @@ def _streamed(args: argparse.Namespace) -> _Scored:
     warnings = list(ev.warnings) + [n for n in [ev.icm_note] if n]
     rows = {r.file: r.to_dict() for r in ev.rows.values()}
     return _Scored(ev, warnings, ev.rejected, rows, ev.detection, ev.suite)
+
+
+# glibc's mallopt parameters, and the values the streamed command sets
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_MMAP_THRESHOLD = 32 << 20  # glibc's largest
+_TRIM_THRESHOLD = 1 << 30
+
+
+def _keep_freed_memory() -> bool:
+    """With glibc, let this process reuse the memory it frees: blocks up to 32 MB come from the heap rather
+    than each from the system (which hands them back zeroed, page by page), and the heap's free top is kept
+    up to 1 GB. The streamed path allocates and frees arrays of a chunk's rows over and over; page faults took
+    a quarter of its CPU time (10.5M rows: 4.1 s CPU, 1.0 s of it the system's, against 3.5 s and 0.4 s). Peak
+    memory is the same. The command's own process only: the library leaves a host program's allocator as it
+    is. Whether the setting was made (not on other C libraries)."""
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError, TypeError):  # no C library to ask, or one without mallopt (musl, macOS)
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)) and bool(
+        mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD)
+    )
 
 
 def _not_streamed(args: argparse.Namespace) -> str | None:

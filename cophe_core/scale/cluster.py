@@ -3,8 +3,8 @@ Spark job needs (:func:`count_batches`, :func:`combine_counted`).
 
 The figures are those of the in-memory path (:func:`cophe_core.api.score_files`) and of the streamed one
 (:func:`cophe_core.scale.pipeline.score_dataset`), to the last digit, because the reading and the counting are
-the streamed path's: each partition read on Arrow arrays as a chunk of a Parquet file is, and each shuffled
-partition counted on integers by :func:`cophe_core.scoring.kernel.count_rows`, the per-node counts summed. Dask
+the streamed path's: each partition read on Arrow arrays as a chunk of a Parquet file is, and each document's
+rows counted on integers by :func:`cophe_core.scoring.kernel.count_rows`, the per-node counts summed. Dask
 does the rest with its own machinery:
 
 1. **Read and normalise.** Each partition of each side is read as the streamed path reads a chunk of a
@@ -12,31 +12,32 @@ does the rest with its own machinery:
    arrays, dictionary-encoded, the readers' normalisation applied to their distinct values only; a
    partition whose columns do not say it holds labels one code a row (codes joined in cells, a column of
    mixed values) goes through the readers' own (:func:`cophe_core.inputs.readers.read_frame`). The same
-   columns detected, the same rejected rows (quoted by partition and row number in it).
+   columns detected, the same rejected rows (quoted by partition and row number in it). Each partition's
+   encoded rows (numbers into its distinct ids and codes, 32-bit) stay in its worker's memory
+   (``Client.persist``) for step 3: every partition is read once.
 2. **Resolve.** The distinct codes of every partition (a small result) come back to the client and are
    placed in the ontology once, each side's codes read on its own evidence
    (:func:`cophe_core.scoring.kernel.resolve_tables`): the same node ids as in memory, unlisted codes included. The
    two code tables are broadcast to the workers (``Client.scatter``).
-3. **Place.** Each partition is read again and its distinct codes looked up in its side's table once: every
+3. **Place and deal.** Each kept partition's distinct codes are looked up in its side's table once: every
    row gets its code's node (-1: not scored), and the few rows rejected or flagged for their code are listed
-   there and then (a row's fate depends on its code alone).
-4. **Co-partition.** Both sides' rows, one frame of three columns (``side``, ``doc_id`` as Arrow strings,
-   ``node`` as int32), are shuffled on the document id (``DataFrame.shuffle(on="doc_id")``, Dask's hash
-   shuffle, peer-to-peer on a distributed cluster): every row of a document, gold and predicted, lands in the
-   same partition. One shuffle of one frame, rather than a join or a ``set_index`` (which would sort, and
-   first compute quantiles of the ids).
-5. **Count and reduce.** Each shuffled partition's document ids are dictionary-encoded into document numbers
-   and counted with the nodes by ``count_rows`` (on a DAG ontology, by the in-memory evaluation of the same
-   rows). A partition returns plain columns only: its per-node counts (``node`` and one column per
-   :class:`~cophe_core.metrics.NodeCounts` field, the nodes with a count), four totals, and its per-document
-   table. The per-node counts are summed by a tree reduction (``dask.delayed`` sums of eight at a time, the
-   tree ``dask.bag``'s reductions build), so neither the client nor one worker receives every partition's
-   counts at once; the client receives the sum, the per-document tables and the listed rows, and no
-   pickled object of cophe's.
+   there and then (a row's fate depends on its code alone). Its rows are then dealt into as many shares as
+   there are count tasks by a hash of their document's id (pandas' ``hash_array``, the same in every
+   process, on the distinct ids only): each share holds its distinct ids once and its rows as two int32
+   columns (the document's number among those ids, the node). Every row of a document, gold and predicted,
+   from any partition, goes to the same count task; only the shares travel between workers, rather than a
+   shuffle of whole rows of text.
+4. **Count and reduce.** Each count task takes its share of every partition, numbers their ids (the
+   distinct ids of each share dictionary-encoded together) and counts the rows by ``count_rows`` (on a DAG
+   ontology, by the in-memory evaluation of the same rows). It returns plain columns only: its per-node counts
+   (``node`` and one column per :class:`~cophe_core.metrics.NodeCounts` field, the nodes with a count), four
+   totals, and its per-document table. The per-node counts are summed by a tree reduction (``dask.delayed``
+   sums of eight at a time, the tree ``dask.bag``'s reductions build), so neither the client nor one worker
+   receives every task's counts at once; the client receives the sum, the per-document tables and the listed
+   rows, and no pickled object of cophe's.
 
-The inputs are read twice (once for the codes, once to count), as the streamed path reads each file once and
-its spilled buckets once; ``persist()`` a frame first to read it once. Dask is an optional extra
-(``pip install ".[dask]"`` in a cophe checkout), imported when :func:`score_dask` is called.
+The kept partitions take about 12 bytes a row of the workers' memory until the shares are dealt. Dask is an
+optional extra (``pip install ".[dask]"`` in a cophe checkout), imported when :func:`score_dask` is called.
 
 **On Spark.** The same integer kernel counts a ``mapInPandas`` partition (:func:`count_batches`: each side's
 codes placed by its table, the document ids numbered, ``count_rows``): union the normalised rows of both sides with a ``side``
@@ -82,7 +83,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import fields
+from dataclasses import fields, replace
 from operator import getitem
 from typing import TYPE_CHECKING, Any
 
@@ -109,7 +110,6 @@ from ..scoring.kernel import (
 from ..scoring.labels import NothingScorable
 from .pipeline import StreamedEvaluation
 from .sources import LabelChunk, frame_label_chunk
-from .spill import arrow_strings
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -142,9 +142,13 @@ def _dask() -> Any:
 
 # ------------------------------------------------------------------ the functions the workers run
 
-# The rows shuffled by document: side (0 gold, 1 predicted), the document id, the node of its code (-1: none,
-# or a code not scored: its document is evaluated all the same)
-_ROWS = {"side": np.int8, "doc_id": pd.StringDtype("pyarrow"), "node": np.int32}
+# A share of one input partition's rows, those of the documents that hash to one count task: its distinct
+# document ids (Arrow strings), per row the number of its document among them (int32) and its code's node
+# (int32; -1: none, or a code not scored: its document is evaluated all the same), and the side (0 gold, 1
+# predicted). The ids travel once per partition and share, the rows as 8 bytes each.
+Share = tuple[pa.Array, np.ndarray, np.ndarray, int]
+# Rows per count task by default: each counts about as many rows as the streamed path's buckets
+_COUNT_ROWS = 2_000_000
 _TOTALS_ROW = ("duplicates_gold", "duplicates_pred", "only_gold", "only_pred")
 
 
@@ -163,7 +167,7 @@ def _chunk(
     frame.index = pd.RangeIndex(1, len(frame) + 1)
     chunk = frame_label_chunk(frame, file, labels_only=side == 0, doc_col=doc_col, code_col=code_col)
     if chunk is not None:
-        return chunk, []
+        return _compact(chunk), []
     raw = read_frame(frame, name=file, labels_only=side == 0, doc_col=doc_col, code_col=code_col)
     if isinstance(raw, RawScores):
         raise InputError(
@@ -183,7 +187,19 @@ def _chunk(
         np.flatnonzero(~listed),
         raw.rejected,
     )
-    return chunk, list(raw.warnings)
+    return _compact(chunk), list(raw.warnings)
+
+
+def _compact(chunk: LabelChunk) -> LabelChunk:
+    """The chunk's row numbers as 32-bit integers (a partition holds far fewer than 2**31 rows): it stays in a
+    worker's memory between the two passes, 12 bytes a row."""
+    return replace(
+        chunk,
+        doc_at=chunk.doc_at.astype(np.int32),
+        code_at=chunk.code_at.astype(np.int32),
+        lines=chunk.lines.astype(np.int32),
+        alone=chunk.alone.astype(np.int32),
+    )
 
 
 def _summary(chunk: tuple[LabelChunk, list[str]]) -> tuple[np.ndarray, int, pd.DataFrame, list[str]]:
@@ -194,12 +210,14 @@ def _summary(chunk: tuple[LabelChunk, list[str]]) -> tuple[np.ndarray, int, pd.D
 
 
 def _prepare(
-    chunk: tuple[LabelChunk, list[str]], side: int, file: str, tables: Tables
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, int]:
-    """One partition's rows placed by its side's code table (its distinct codes looked up once): the rows to
-    shuffle (:data:`_ROWS`; a document without a scored code keeps a row with node -1), its rejected and
-    flagged rows, and its rows scored. Whether a row is scored depends on its code alone, so the few rows
-    listed are listed here, and only integers and the document ids travel on."""
+    chunk: tuple[LabelChunk, list[str]], side: int, file: str, tables: Tables, n_shares: int
+) -> tuple[tuple[Share, ...], pd.DataFrame, pd.DataFrame, int]:
+    """One partition's rows placed by its side's code table (its distinct codes looked up once) and dealt by
+    document into ``n_shares`` shares (:data:`Share`; a document without a scored code keeps a row with node
+    -1), with its rejected and flagged rows and its rows scored. Whether a row is scored depends on its code
+    alone, so the few rows listed are listed here. A document's share is a hash of its id (pandas',
+    the same in every process) taken on the distinct ids only: every row of a document, gold and predicted,
+    in any partition, goes to the same count task."""
     c = chunk[0]
     table = tables if isinstance(tables, CodeTable) else tables[side]
     pos = table.index.get_indexer(c.codes) if len(c.codes) else np.zeros(0, np.int64)
@@ -219,7 +237,7 @@ def _prepare(
             pd.DataFrame(
                 {
                     "file": file,
-                    "line": c.lines[at],
+                    "line": c.lines[at].astype(np.int64),
                     "value": table.codes[p],
                     "reason": text[p],
                     "kind": kind[p],
@@ -227,16 +245,50 @@ def _prepare(
                 columns=REJECTED_COLUMNS,
             )
         )
-    docs = pa.array(np.asarray(c.docs, dtype=object), pa.large_string())
-    at = pa.array(np.concatenate([c.doc_at, c.alone]).astype(np.int64))
-    rows = pd.DataFrame(
-        {
-            "side": np.full(len(at), side, np.int8),
-            "doc_id": _string_column(docs.take(at)),
-            "node": np.concatenate([node, np.full(len(c.alone), -1)]).astype(np.int32),
-        }
+    doc_at = np.concatenate([c.doc_at, c.alone]).astype(np.int64)
+    nodes = np.concatenate([node, np.full(len(c.alone), -1)]).astype(np.int32)
+    return _deal(c.docs, doc_at, nodes, side, n_shares), listed[0], listed[1], int((node >= 0).sum())
+
+
+def _deal(
+    docs: np.ndarray, doc_at: np.ndarray, node: np.ndarray, side: int, n_shares: int
+) -> tuple[Share, ...]:
+    """The rows (each its document's number in the distinct ``docs``, and its node) dealt into ``n_shares``
+    shares by a hash of their document's id, each share's documents numbered among its own ids.
+
+    >>> docs = np.array(["a", "b", "c"], dtype=object)  # "b": no row, left out
+    >>> (share,) = _deal(docs, np.array([2, 0, 2]), np.array([7, 8, 9], np.int32), 1, 1)
+    >>> share[0].to_pylist(), share[1].tolist(), share[2].tolist(), share[3]
+    (['a', 'c'], [1, 0, 1], [7, 8, 9], 1)
+    """
+    used = np.flatnonzero(np.bincount(doc_at, minlength=len(docs)))  # the ids of some row
+    ids = np.asarray(docs, dtype=object)[used]
+    # 16-bit share numbers where they fit, for which numpy's stable sort is a radix sort
+    share = (pd.util.hash_array(ids) % np.uint64(n_shares)).astype(
+        np.uint16 if n_shares <= 1 << 16 else np.int64
     )
-    return rows, listed[0], listed[1], int((node >= 0).sum())
+    by_share = np.argsort(share, kind="stable")  # the used ids by share, each numbered within its share
+    id_bounds = np.searchsorted(share[by_share], np.arange(n_shares + 1))
+    within = np.empty(len(ids), dtype=np.int32)
+    within[by_share] = np.arange(len(ids)) - id_bounds[share[by_share]]
+    value_share = np.zeros(len(docs), dtype=share.dtype)
+    value_share[used] = share
+    value_within = np.zeros(len(docs), dtype=np.int32)
+    value_within[used] = within
+    row_share = value_share[doc_at]
+    order = np.argsort(row_share, kind="stable")
+    bounds = np.searchsorted(row_share[order], np.arange(n_shares + 1))
+    names = ids[by_share]
+    return tuple(
+        (
+            # an array of its own (a slice of a larger one would be pickled with its whole buffers)
+            pa.array(names[id_bounds[k] : id_bounds[k + 1]], pa.large_string()),
+            value_within[doc_at[order[bounds[k] : bounds[k + 1]]]],
+            node[order[bounds[k] : bounds[k + 1]]],
+            side,
+        )
+        for k in range(n_shares)
+    )
 
 
 def _string_column(values: pa.Array) -> pd.api.extensions.ExtensionArray:
@@ -246,18 +298,22 @@ def _string_column(values: pa.Array) -> pd.api.extensions.ExtensionArray:
 
 
 def _count(
-    rows: pd.DataFrame, tables: Tables, max_level: str, keep_documents: bool
+    shares: Sequence[Share], tables: Tables, max_level: str, keep_documents: bool
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """One shuffled partition (every row of its documents, both sides) counted on integers: the document ids
-    dictionary-encoded into document numbers, counted with the nodes by
-    :func:`~cophe_core.scoring.kernel.count_rows`. Returns plain columns: the per-node counts of the nodes
-    with a count (``node`` and one column per :class:`~cophe_core.metrics.NodeCounts` field), the four
-    totals (one row), and the per-document table (``doc_id`` and its columns)."""
+    """The shares of one count task (every row of its documents, both sides, from every partition) counted on
+    integers: their document ids dictionary-encoded into document numbers (the distinct ids of each share
+    only), counted with the nodes by :func:`~cophe_core.scoring.kernel.count_rows`. Returns plain columns: the
+    per-node counts of the nodes with a count (``node`` and one column per
+    :class:`~cophe_core.metrics.NodeCounts` field), the four totals (one row), and the per-document table
+    (``doc_id`` and its columns)."""
     onto = (tables if isinstance(tables, CodeTable) else tables[0]).ontology
-    encoded = pc.dictionary_encode(arrow_strings(rows["doc_id"]))
-    ids, doc = encoded.dictionary, encoded.indices.to_numpy().astype(np.int64)
-    side = rows["side"].to_numpy() == 1
-    node = rows["node"].to_numpy().astype(np.int64)
+    names = pa.chunked_array([s[0] for s in shares], pa.large_string()).combine_chunks()
+    encoded = pc.dictionary_encode(names)
+    ids, number = encoded.dictionary, encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    starts = np.cumsum([0, *(len(s[0]) for s in shares)])
+    doc = np.concatenate([np.zeros(0, np.int64), *(number[k + s[1]] for k, s in zip(starts, shares))])
+    node = np.concatenate([np.zeros(0, np.int64), *(s[2] for s in shares)]).astype(np.int64)
+    side = np.concatenate([np.zeros(0, bool), *(np.full(len(s[1]), s[3] == 1) for s in shares)])
     got = _count_ids(doc, node, side, len(ids), onto, max_level, keep_documents)
     in_side = np.bincount(doc * 2 + side, minlength=2 * len(ids)).reshape(-1, 2) > 0
     totals = (
@@ -346,7 +402,8 @@ def score_dask(
     client : dask.distributed.Client, optional
         The cluster to run on (default: Dask's current scheduler, a client's if one was started).
     npartitions : int, optional
-        Partitions of the shuffle by document (default: the inputs' partitions added up).
+        Count tasks, each counting the rows of the documents that hash to it (default: one per 2M rows, at
+        least four per worker thread).
     keep_documents : bool
         Keep the per-document table (for :attr:`~cophe_core.scale.pipeline.StreamedEvaluation.documents` and the
         bootstrap).
@@ -383,6 +440,9 @@ def score_dask(
             chunks.append(dask.delayed(_chunk)(part, side, file, doc_col, code_col))
             files.append(file)
             sides.append(side)
+    # kept in the workers' memory (compact: 32-bit numbers into the distinct values), so that pass 2 places
+    # the rows pass 1 read rather than reading and encoding every partition again
+    chunks = _persist(dask, client, chunks)
     summaries = _compute(dask, client, [dask.delayed(_summary)(c) for c in chunks])
     codes = sorted({str(c) for s in summaries for c in s[0]})
     onto, detection = choose_ontology(ontology, codes)
@@ -391,17 +451,25 @@ def score_dask(
     tables = resolve_tables(side_codes, onto, system=system)  # each side read on its own evidence
     read_rejected = _concat_rows([s[2] for s in summaries])
     _check_scorable(tables, summaries, sides, files, names, system)
-    # pass 2: each partition's rows placed (node ids), both sides in one frame shuffled on the document,
-    # each shuffled partition counted on integers, a tree of sums of the per-node counts
+    # pass 2: each persisted partition's rows placed (node ids) and dealt into shares by document, each count
+    # task counting its share of every partition on integers, a tree of sums of the per-node counts
     shared = (
         client.scatter(tables, broadcast=True, hash=False)
         if client is not None
         else dask.delayed(tables, name=f"cophe-code-table-{uuid.uuid4().hex}", traverse=False)
     )
-    prepared = [dask.delayed(_prepare)(c, side, file, shared) for c, side, file in zip(chunks, sides, files)]
-    rows = dd.from_delayed([dask.delayed(getitem)(p, 0) for p in prepared], meta=_meta(), verify_meta=False)
-    shuffled = rows.shuffle(on="doc_id", npartitions=npartitions or len(files))
-    counted = [dask.delayed(_count)(p, shared, max_level, keep_documents) for p in shuffled.to_delayed()]
+    n_shares = npartitions or _shares(sum(s[1] for s in summaries), client)
+    prepared = [
+        dask.delayed(_prepare, nout=4)(c, side, file, shared, n_shares)
+        for c, side, file in zip(chunks, sides, files)
+    ]
+    # each count task takes its share of every partition: Dask moves the shares (8 bytes a row and each
+    # share's distinct ids) between workers, with no shuffle of whole rows of text
+    dealt = [p[0] for p in prepared]
+    counted = [
+        dask.delayed(_count)([d[k] for d in dealt], shared, max_level, keep_documents)
+        for k in range(n_shares)
+    ]
     summed: list[Any] = [[dask.delayed(getitem)(c, k) for k in (0, 1)] for c in counted]
     while len(summed) > 1:  # a tree of sums, eight at a time, as dask.bag's reductions build it
         summed = [
@@ -409,7 +477,7 @@ def score_dask(
             for i in range(0, len(summed), _SPLIT_EVERY)
         ]
     documents = [dask.delayed(getitem)(c, 2) for c in counted]
-    listed = [dask.delayed(getitem)(p, k) for p in prepared for k in (1, 2, 3)]
+    listed = [p[k] for p in prepared for k in (1, 2, 3)]
     found = _compute(dask, client, [*summed, *documents, *listed])
     return StreamedEvaluation.of(
         _partition_counts(
@@ -484,10 +552,6 @@ def _name(source: Any, default: str) -> str:
     return os.fspath(source) if isinstance(source, str | os.PathLike) else default
 
 
-def _meta() -> pd.DataFrame:
-    return pd.DataFrame({k: pd.Series(dtype=v) for k, v in _ROWS.items()})
-
-
 def _no_rows() -> pd.DataFrame:
     return pd.DataFrame(columns=REJECTED_COLUMNS)
 
@@ -495,6 +559,21 @@ def _no_rows() -> pd.DataFrame:
 def _concat_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
     full = [f for f in frames if len(f)]
     return pd.concat(full, ignore_index=True) if full else _no_rows()
+
+
+def _shares(rows: int, client: Any) -> int:
+    """How many count tasks by default: one per :data:`_COUNT_ROWS` rows, and at least four per worker thread
+    (a task's fixed cost is small; more tasks than threads share the work evenly)."""
+    threads = sum(client.nthreads().values()) if client is not None else 1
+    return max(-(-rows // _COUNT_ROWS), 4 * max(threads, 1))
+
+
+def _persist(dask: Any, client: Any, objs: list[Any]) -> list[Any]:
+    """The objects computed and kept where they were computed (on the workers, with a client), as delayed
+    objects that later graphs take as inputs."""
+    if client is not None:
+        return list(client.persist(objs))
+    return list(dask.persist(*objs))
 
 
 def _compute(dask: Any, client: Any, objs: list[Any]) -> list[Any]:

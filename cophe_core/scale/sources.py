@@ -191,9 +191,12 @@ def frame_label_chunk(
     if found is None:
         return None
     try:
-        batch = pa.RecordBatch.from_pandas(frame[list(found)], preserve_index=False)
+        # through a Table: a column pandas holds as Arrow in several chunks (a Parquet file's row groups, as
+        # Dask reads them) is one array of a batch only once its chunks are joined
+        table = pa.Table.from_pandas(frame[list(found)], preserve_index=False, nthreads=1)
     except (pa.ArrowException, ValueError, TypeError):
         return None  # a column of mixed values: the readers' rules, row by row
+    batch = pa.RecordBatch.from_arrays([c.combine_chunks() for c in table.columns], names=table.column_names)
     if any(pa.types.is_null(t) for t in batch.schema.types):  # a column of missing values only: text
         columns = [c.cast(pa.string()) if pa.types.is_null(c.type) else c for c in batch.columns]
         batch = pa.RecordBatch.from_arrays(columns, names=batch.schema.names)

@@ -382,3 +382,28 @@ def test_help_prints_a_percent_sign_as_one(command, capsys):
         main([command, "--help"])
     said = capsys.readouterr().out
     assert "%%" not in said and "%(" not in said
+
+
+def test_the_streamed_command_lets_its_process_reuse_freed_memory(monkeypatch, capsys):
+    """`cophe score --stream` asks glibc (where it runs) to keep the blocks it frees for reuse, and the
+    in-memory command leaves the allocator alone; the figures are the same either way."""
+    import ctypes
+
+    import cophe_core.cli as cli
+
+    calls: list[tuple[int, int]] = []
+
+    class Libc:
+        def mallopt(self, param: int, value: int) -> int:
+            calls.append((param, value))
+            return 1
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: Libc())
+    gold, pred = "sample_data/icd9/gold.csv", "sample_data/icd9/run_siblings.csv"
+    assert main(["score", "--gold", gold, "--pred", pred, "--format", "json"]) == 0
+    assert calls == []
+    in_memory = json.loads(capsys.readouterr().out)["cophe"]["overall"]
+    assert main(["score", "--gold", gold, "--pred", pred, "--format", "json", "--stream"]) == 0
+    assert calls == [(-3, 32 << 20), (-1, 1 << 30)]  # M_MMAP_THRESHOLD 32 MB, M_TRIM_THRESHOLD 1 GB
+    assert json.loads(capsys.readouterr().out)["cophe"]["overall"] == in_memory
+    assert cli._keep_freed_memory()
