@@ -368,7 +368,7 @@ def test_integer_ids_read_on_arrow_arrays_as_the_readers_read_them(rows):
     assert set(chunk.docs[chunk.doc_at]) | set(chunk.docs[chunk.alone]) == set(raw.docs)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.lists(st.tuples(IDS, CODES), min_size=2, max_size=12), st.data())
 def test_arrow_columns_in_several_chunks_are_read_on_arrow_arrays(rows, data):
     """Dask reads a Parquet file's row groups into Arrow-backed columns of several chunks: such a partition
