@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
 
+from cophe_dashboard import downloads
 from tests.app.conftest import ask, run_app
 
 
@@ -57,3 +58,52 @@ def test_a_rerun_that_finds_everything_kept_draws_every_element_in_place(monkeyp
     changed = {p: (before[p][-1], k[0]) for p, k in after.items() if p in before and before[p][-1] != k[0]}
     assert not changed, changed
     assert set(after) == set(before)
+
+
+def boxes(node, parent=None, out=None) -> dict[str, int]:
+    """The height in pixels of the block that holds each pill asking for a file and each download button."""
+    out = {} if out is None else out
+    children = getattr(node, "children", None) or {}
+    for child in children.values() if isinstance(children, dict) else children:
+        boxes(child, node, out)
+    kind = getattr(node, "type", "")
+    if (kind == "button_group" and "_make" in (node.key or "")) or kind == "download_button":
+        height = getattr(getattr(parent, "proto", None), "height_config", None)
+        out[node.key] = height.pixel_height if height is not None else 0
+    return out
+
+
+def test_a_costly_file_has_a_box_of_one_height_for_its_pill_its_spinner_and_its_download():
+    """A pill leaving its place for the spinner shortened the page by its height: a page scrolled to its end then
+    moved down under the pointer (the browser keeps the end in view), and a click elsewhere was lost."""
+    at = run_app("views/export.py")
+    ask(at, "dl_report_make")
+    held = boxes(at._tree)
+    assert held["dl_report"] == downloads.BOX_PX  # made: its download in the box
+    pills = {key: px for key, px in held.items() if "_make" in key}
+    assert "dl_fig_levels_make" in pills and set(pills.values()) == {downloads.BOX_PX}, pills
+
+
+SAID = """
+import operator
+
+import streamlit as st
+from cophe_dashboard import state
+
+slot = st.empty()
+with state.said_while_working("Reading and scoring the files…", slot):
+    st.write(state.memo(operator.mul, st.session_state.get("x", 1), 2))
+"""
+
+
+def test_words_are_said_above_the_page_only_while_something_is_computed(monkeypatch):
+    """state.said_while_working: the placeholder takes a container (for the spinner) while memo computes, is
+    emptied after, and a run that finds the value kept sends the placeholder alone."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string(SAID, default_timeout=30)
+    assert drawn(monkeypatch, at)[(0, 0)] == ["empty", "block", "empty"]  # computed: said
+    assert drawn(monkeypatch, at)[(0, 0)] == ["empty"]  # kept: nothing drawn
+    at.session_state["x"] = 2  # another value: computed, and said again
+    assert drawn(monkeypatch, at)[(0, 0)] == ["empty", "block", "empty"]
+    assert at.markdown[0].value == "`4`"
