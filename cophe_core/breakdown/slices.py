@@ -48,7 +48,7 @@ import pandas as pd
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from ..base.files import MB, InputError, binary_as_text, parse_delimited, sniff_separator
+from ..base.files import MAX_EDGES, MB, InputError, binary_as_text, parse_delimited, sniff_separator
 from ..inputs.readers import DOC_COLUMNS as LABEL_DOC_COLUMNS
 from ..inputs.readers import RawLabels
 from ..metrics import Evaluation, NodeCounts, evaluate
@@ -81,9 +81,6 @@ DOC_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(("doc_id", "hadm_id", "docume
 MAX_METADATA_ROWS = 10_000_000
 MAX_METADATA_BYTES = 200 * MB
 GOLD_SOURCE = "the gold standard"
-#: At most this many bin edges (21 bins): each bin is a slice scored with intervals, and 2,000 edges on the
-#: sample took 20 s and 4.6 GB. Twenty is finer than any banding of code frequency in the papers (2 or 3).
-MAX_EDGES = 20
 _NAME_CHARS = 60  # a category's value is cut to this length in a slice name
 
 

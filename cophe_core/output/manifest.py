@@ -17,8 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..base.files import InputError
-from ..breakdown.slices import MAX_EDGES
+from ..base.files import MAX_EDGES, InputError
 from ..inputs.archive import show
 from ..ontology import NAMES
 from ..ontology.custom import MAX_ANCESTOR_CELLS, MAX_LEVELS

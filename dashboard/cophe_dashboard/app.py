@@ -13,6 +13,8 @@ import gc
 
 import streamlit as st
 from streamlit.navigation.page import StreamlitPage
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from cophe_dashboard import downloads, errors, pages, saved, sidebar, slicing, state, texts, uploads, urlstate
 from cophe_dashboard.components import md
@@ -85,26 +87,48 @@ def main() -> None:
             if ctx.scoring is not None and ctx.blocked is None:  # once the page is drawn, not before
                 # by default the rare and frequent codes
                 ctx.evaluations_ahead(slicing.shown_slices(ctx.scoring))
+    except StopException:
+        # A closed page: Streamlit stops its run at the run's next element call, a file being made is made to
+        # its end first (state.to_the_end), and every turn the run took is given back on the way out
+        # (state.heavy). Said in the log, so that a turn kept by a page that left would show.
+        run_ctx = get_script_run_ctx(suppress_warning=True)
+        errors.log.info(
+            "session %s: its run was stopped (its page closed, or the page ended early); it holds %s",
+            run_ctx.session_id[:8] if run_ctx is not None else "-",
+            "the turn to compute still (a fault)" if state.holds_turn() else "no turn to compute",
+        )
+        raise
     except Exception as exc:  # the user sees a panel, never a traceback: theirs to fix, or ours to report
         errors.show_error(exc, page.title)
 
 
 def data_sidebar(page: StreamlitPage) -> state.Context:
     """The data sidebar and the slice: the context every page reads. The first run of a session loads the code
-    sets and scores the sample: that is said, under the page's title, until it is done."""
-    loading = st.empty()
+    sets and scores the sample: that is said, under the page's title, until it is done. A later run says so
+    in the same place only while it reads or scores files (state.said_while_working): a run that finds its
+    files kept draws nothing above the page, which then does not move under the pointer."""
+    loading = st.empty()  # empty once the first run is done, and on every later run unless files are scored
+    words = "Reading and scoring the files…"
+    if "_ctx" in st.session_state:
+        with state.said_while_working(words, loading):
+            return _data()
     with loading.container():
-        if "_ctx" not in st.session_state:
-            st.title(page.title)
-            st.caption(
-                "Loading the code sets and scoring the runs. The first view of a session takes a few "
-                "seconds; later views reuse the work."
-            )
-        with st.spinner("Reading and scoring the files…"):
-            ctx = sidebar.sidebar()
-        if ctx.scoring is not None and ctx.blocked is None:
-            ctx.slice = slicing.sidebar(ctx.scoring, (ctx.reading or {}).get("system") or "auto")
+        st.title(page.title)
+        st.caption(
+            "Loading the code sets and scoring the runs. The first view of a session takes a few "
+            "seconds; later views reuse the work."
+        )
+        with st.spinner(words):
+            ctx = _data()
     loading.empty()
+    return ctx
+
+
+def _data() -> state.Context:
+    """The sidebar's data and slice."""
+    ctx = sidebar.sidebar()
+    if ctx.scoring is not None and ctx.blocked is None:
+        ctx.slice = slicing.sidebar(ctx.scoring, (ctx.reading or {}).get("system") or "auto")
     return ctx
 
 

@@ -9,7 +9,8 @@ does not rerun the page (``on_click="ignore"``), so nothing can cancel it.
 - :func:`prepared`: for a costly file (an HTML report, a chart with plotly.js inside, a saved analysis), a
   pill asks for it (a choice the browser sends with every rerun: a plain button's click can be dropped by
   Streamlit, see :func:`_asked`); a spinner while it is made, then a download button with the same words
-  and the file's size, each in the other's place.
+  and the file's size, each in the other's place. The pill and the download are drawn straight where they
+  go, the same element on every run; a placeholder is made only in the run that makes the file.
 
 The files of the buttons a page offers stay referenced from the very start of the session's next run
 (:func:`keep_offered`, called first thing by app.py): Streamlit drops a session's references to its files when
@@ -39,6 +40,7 @@ OFFERED = "_downloads_offered"  # session key: button key → (bytes, file name,
 ASKED = "_downloads_asked"  # session key: the keys of the costly files asked for and not made yet
 MADE = "_downloads_made"  # session key: button key → how many times its file was made (its pill's generation)
 KEPT_PER_SESSION = 12
+BOX_PX = 40  # the height of a costly file's box (prepared): a download button's, the tallest of the three
 log = logging.getLogger("cophe.dashboard.downloads")  # debug lines: when a file is asked for, made
 SMALL = {"type": "tertiary", "icon": ":material/download:"}
 
@@ -136,23 +138,32 @@ def prepared(
     """
     file_name = safe_file_name(file_name)
     data = _kept(key, source)
-    slot = where.empty()  # the pill, then the spinner, then the download, each in the other's place
+    # The pill, the spinner and the download take turns in a box of one height, so that the page around does not
+    # move when one replaces another: scrolled to its end, the page moved by the pill's height as the pill left
+    # (the browser keeps the end in view), and a click elsewhere pressed before the move and released after it
+    # reached nothing (the 8-session load test, issue 29, point 7).
+    where = where.container(height=BOX_PX, border=False, width="content", gap=None)
     if data is None:
-        if not _asked(slot, label, key, help):
+        if not _asked(where, label, key, help):
             return
         from cophe_dashboard import state  # here: state imports components, which imports this module
 
-        with slot.container(), st.spinner(f"Preparing {file_name}…"), state.heavy():  # a turn for the making
+        # The spinner, then the download, in the pill's place: a placeholder only in the run that makes the
+        # file. A pill (or a download) drawn through a new placeholder on every run was taken off the page and
+        # put back whenever the page reran, and a click whose press fell before the swap and its release after
+        # reached nothing (the browser sends a pill's choice only for a press and release on the same element).
+        where = where.empty()
+        with where.container(), st.spinner(f"Preparing {file_name}…"), state.heavy():  # a turn for the making
             log.debug("%s: making %s", _session(), key)
             # made, kept and marked made in one step that a click meanwhile cannot cut short (the click's
             # rerun then finds the file ready)
             data = state.to_the_end(lambda: _made(key, _keep(key, source, make())))
             log.debug("%s: made %s, %d bytes", _session(), key, len(data))
     ready = {"icon": ":material/download:", **button}
-    _offer(slot, f"{label} · {_size(len(data))}", data, file_name, mime, key=key, help=help, **ready)
+    _offer(where, f"{label} · {_size(len(data))}", data, file_name, mime, key=key, help=help, **ready)
 
 
-def _asked(slot: Any, label: str, key: str, help: str | None) -> bool:
+def _asked(where: Any, label: str, key: str, help: str | None) -> bool:
     """Whether the file of ``key`` has been asked for: asked earlier and not made yet (a run cut short), or its
     pill is chosen now.
 
@@ -166,13 +177,13 @@ def _asked(slot: Any, label: str, key: str, help: str | None) -> bool:
     if key in asked:
         return True
     made = st.session_state.setdefault(MADE, {}).get(key, 0)
-    chosen = slot.pills(
-        label,
-        [label],
-        key=f"{key}_make" if not made else f"{key}_make{made}",
-        help=help,
-        label_visibility="collapsed",
-    )
+    pill = f"{key}_make" if not made else f"{key}_make{made}"
+    # Chosen already (the browser sent it with this run): not drawn again, so that the spinner takes its place.
+    # Otherwise drawn straight into ``where``: the same element as on the last run, which the browser keeps
+    # as it is (see :func:`prepared`).
+    chosen = st.session_state.get(pill)
+    if chosen is None:
+        chosen = where.pills(label, [label], key=pill, help=help, label_visibility="collapsed")
     if chosen is None:
         return False
     log.debug("%s: %s asked for", _session(), key)  # the request reached the server

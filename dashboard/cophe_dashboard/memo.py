@@ -163,9 +163,11 @@ class Memo:
         fn: Callable[..., T],
         *args: Any,
         around: Callable[[], AbstractContextManager[Any]] = nullcontext,
+        waiting: Callable[[], AbstractContextManager[Any]] = nullcontext,
         **kwargs: Any,
     ) -> T:
-        """``fn(*args, **kwargs)``, computed once (inside ``around()``: the turn to compute) and kept."""
+        """``fn(*args, **kwargs)``, computed once (inside ``around()``: the turn to compute) and kept; found under
+        way in the background (:meth:`ahead`), waited for inside ``waiting()``."""
         key = _key(fn, args, kwargs)
         with self._lock:
             store = self._store(fn)
@@ -179,7 +181,8 @@ class Memo:
                 self._ahead.pop(key, None)
         elif future is not None:
             try:
-                return future.result()  # under way in the background: wait for it
+                with waiting():
+                    return future.result()  # under way in the background: wait for it
             except Exception:  # noqa: BLE001 - computed again below, where its error reaches the error panel
                 pass
         with around():

@@ -119,8 +119,56 @@ def _warm(ev):
 
 def memo(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``fn(*args, **kwargs)``, computed once per session (:mod:`memo`: keyed by the function and its
-    arguments), in the turn to compute (:func:`heavy`); found at once when :func:`ahead` computed it."""
-    return one_cache.session().get(fn, *args, around=heavy, **kwargs)
+    arguments), in the turn to compute (:func:`heavy`); found at once when :func:`ahead` computed it. While it
+    is computed or waited for, the words of :func:`said_while_working` show, if any."""
+    return one_cache.session().get(fn, *args, around=_computing, waiting=_saying, **kwargs)
+
+
+@contextmanager
+def _computing() -> Iterator[None]:
+    with _saying(), heavy():
+        yield
+
+
+# what to say while this thread's script computes (said_while_working): the words and where, or None
+_SAID = threading.local()
+
+
+@contextmanager
+def said_while_working(words: str, where: Any) -> Iterator[None]:
+    """Within this block, ``words`` show in a spinner in ``where`` (a placeholder, ``st.empty()``) while
+    :func:`memo` computes or waits for work started ahead, and a run that finds everything kept draws nothing.
+
+    A spinner around the whole block, in a container above the page, was drawn on every run: the container
+    took its place above the page as the run started and gave it back as it ended, and the spinner too when
+    the run took longer than its half-second delay (under load, most runs). The page moved down and up under
+    the pointer, and a click pressed before a move and released after it reached nothing: in the 8-session
+    load test, the second file asked for while the first was made (issue 29, point 7).
+    """
+    before = getattr(_SAID, "said", None)
+    _SAID.said = (words, where)
+    try:
+        yield
+    finally:
+        _SAID.said = before
+
+
+@contextmanager
+def _saying() -> Iterator[None]:
+    """The spinner of :func:`said_while_working`, once: a computation inside another adds none. The placeholder
+    is emptied again once the work is done."""
+    said = getattr(_SAID, "said", None)
+    if said is None or get_script_run_ctx(suppress_warning=True) is None:
+        yield
+        return
+    words, where = said
+    _SAID.said = None
+    try:
+        with where.container(), st.spinner(words):
+            yield
+        where.empty()
+    finally:
+        _SAID.said = said
 
 
 def is_kept(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> bool:
@@ -210,6 +258,11 @@ def to_the_end(fn: Callable[[], T]) -> T:
     if len(outcome) == 2:
         raise outcome[1]
     return cast(T, outcome[0])
+
+
+def holds_turn() -> bool:
+    """Whether this thread holds the turn to compute (a run that has left :func:`heavy` never does)."""
+    return _TURN.held_by_me
 
 
 def return_freed_memory() -> None:

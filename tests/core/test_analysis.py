@@ -781,3 +781,20 @@ def test_a_max_level_not_in_a_user_hierarchy_is_an_input_error_once_it_is_read()
     )
     with pytest.raises(InputError, match=r"^manifest\.json: options\.max_level 'bogus' is not a level"):
         score_analysis(read_analysis(write_analysis(a), name="shared.cophe"))
+
+
+def test_opening_a_saved_analysis_imports_no_slicing_code():
+    """Issue 29, point 1: a saved analysis within its bounds costs no more than its members scored as plain files.
+    Checking its manifest needed one constant of the slicing module (the bound on bin edges), whose import
+    brought the slicing code, the bootstrap and the metric suite: about 30 ms of CPU that scoring plain files
+    never spends."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from cophe_core.output.analysis import read_analysis, score_analysis; "
+        "print(sorted(m for m in ('cophe_core.breakdown.slices', 'cophe_core.breakdown.stats', "
+        "'cophe_core.scoring.suite') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
