@@ -3,6 +3,7 @@
 from cophe_core.base.files import (
     MAX_BYTES,
     MAX_COLUMNS,
+    MAX_EDGES,
     MB,
     InputError,
     Reason,
@@ -28,6 +29,7 @@ __all__ = [
     "InputError",
     "MAX_BYTES",
     "MAX_COLUMNS",
+    "MAX_EDGES",
     "MB",
     "Reason",
     "Source",
