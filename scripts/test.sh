@@ -36,9 +36,7 @@ fresh_venv() {  # fresh_venv DIR PIP-ARGS...: a new virtual environment with the
   shift
   rm -rf "$dir"
   "$PYTHON" -m venv "$dir"
-  # --no-compile: pip byte-compiles every file it installs (half its CPU time here, torch's thousands of
-  # modules included); Python compiles what the tests import, when they import it
-  "$dir/bin/python" -m pip install --quiet --no-compile "$@"
+  "$dir/bin/python" -m pip install --quiet "$@"
 }
 
 checks() {  # checks DIR PYTEST-ARGS...: deptry, ruff and pytest with the environment in DIR
