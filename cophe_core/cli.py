@@ -713,7 +713,7 @@ def _score(args: argparse.Namespace) -> int:
     result["rows"] = scored.rows
     result["warnings"] = scored.warnings
     if scored.detection:
-        print(f"cophe: ontology {scored.detection}", file=sys.stderr)
+        print(f"cophe: ontology {result['ontology']} {scored.detection}", file=sys.stderr)
     if args.nodes:
         _write_csv(ev.nodes, args.nodes)
     if args.documents:

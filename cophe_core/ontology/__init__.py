@@ -117,7 +117,7 @@ def choose_ontology(
 
     >>> onto, how = choose_ontology("auto", ["401.9", "428.0", "V45.81"])
     >>> onto.name, how.split(" (")[0]
-    ('icd9', 'detected icd9')
+    ('icd9', 'detected ICD-9-CM')
     """
     if not (isinstance(ontology, str) and ontology == "auto"):
         return load_ontology(ontology), None

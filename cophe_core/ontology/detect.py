@@ -118,7 +118,7 @@ def detect_system(codes: Iterable[str], *, threshold: float = 0.9) -> Detection:
         decided = _decide(counts, threshold)
     summary = ", ".join(f"{v:,} {FORM_WORDS.get(k, k)}" for k, v in counts.most_common())
     if decided is not None:
-        found = f"{REGISTRY[decided].description}, detected from {sum(counts.values()):,} distinct codes"
+        found = f"{REGISTRY[decided].description}, from {sum(counts.values()):,} distinct codes"
         return Detection(decided, dict(counts), f"{found}: {summary}")
     if not any(counts.get(s.name) for s in _single_systems()):
         return Detection(

@@ -334,7 +334,7 @@ def level_and_run(sb, scoring: Scoring | Aggregate) -> tuple[str, str]:
     """The code sets' captions, then the highest level and the run shown, as chosen."""
     tree, default = scoring.ontology, scoring.max_level
     if scoring.detection:
-        sb.caption(f"Code system: {md(scoring.detection)}")
+        sb.caption(f"Code system {md(scoring.detection)}")
     sb.caption(
         "Code sets: " + "; ".join(f"{md(k)} ({md(v)})" for k, v in tree.code_sets.items()),
         help="The releases the codes were checked and placed against. Different releases can change "

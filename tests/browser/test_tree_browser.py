@@ -56,7 +56,7 @@ def test_a_click_on_a_ranked_family_focuses_it(page, server, worst, width, heigh
     page.set_viewport_size({"width": width, "height": height})
     try:
         page.goto(server + "/tree")
-        settle(page, ".js-plotly-plot g.slice")
+        settle(page, TILES)
         expect(first_ranked(page)).to_have_text(code)
         for _ in range(2):
             timed(page, lambda: first_ranked(page).click(), crumb)

@@ -136,7 +136,7 @@ def test_ontology_choices(tmp_path, capsys):
     assert main(["score", "--gold", str(gold), "--pred", str(pred), "--format", "json"]) == 0
     captured = capsys.readouterr()
     result = json.loads(captured.out)
-    assert result["ontology"] == "icd10" and "detected icd10" in captured.err
+    assert result["ontology"] == "icd10" and "ontology icd10 detected ICD-10-CM + ICD-10-PCS" in captured.err
     assert set(result["systems"]) == {"ICD-10-CM", "ICD-10-PCS"}
     assert result["systems"]["ICD-10-CM"]["cophe"]["levels"]["e0"]["tp"] == 3
     lifted = ["--max-rejected", "1"]  # a quarter of the rows are PCS codes, rejected under icd10cm on purpose

@@ -217,7 +217,7 @@ def test_detection(codes, expected):
 def test_the_detection_is_said_in_words_with_its_counts():
     codes = [f"{n:03d}.{d}" for n in range(1, 400) for d in range(3)] + ["V45.81", "E849.7"]
     assert detect_system(codes).message == (
-        "ICD-9-CM (diagnoses, V/E codes, procedures), detected from 1,199 distinct codes: 1,197 ICD-9-CM, "
+        "ICD-9-CM (diagnoses, V/E codes, procedures), from 1,199 distinct codes: 1,197 ICD-9-CM, "
         "2 of a form two systems share"
     )
 
