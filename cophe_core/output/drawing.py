@@ -37,6 +37,7 @@ __all__ = ["DRAW_TIMEOUT", "ATTEMPTS", "DrawingFailed", "draw"]
 DRAW_TIMEOUT = float(os.environ.get("COPHE_DRAW_TIMEOUT", "90"))
 ATTEMPTS = 2  # a browser that hung once is replaced by a fresh one once
 STOP_GRACE = 10.0  # seconds a child asked to stop gets to close its browser before it is ended
+CLOSE_WAIT = 2.0  # seconds a browser gets to close when asked, before its process group is ended
 ERROR_TAIL = 600  # characters of a failed child's error output kept in the message
 
 
@@ -136,7 +137,7 @@ async def _close_browser(k: Any) -> None:
     """Close Kaleido's browser, and end its process group if it has not closed within the grace: the browser
     runs in a session of its own, which the parent's signals do not reach."""
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(k.close(), STOP_GRACE / 2)
+        await asyncio.wait_for(k.close(), CLOSE_WAIT)
     browser = getattr(k, "subprocess", None)  # choreographer's documented Popen of the browser
     if browser is not None and browser.poll() is None:
         with contextlib.suppress(ProcessLookupError):
