@@ -96,6 +96,8 @@ def _attempt(
     if child.returncode == 0 and out.exists():
         return None
     text = err.decode("utf-8", "replace").strip()
+    if child.returncode == 1 and text:  # the child's own one-line error comes last, after any warnings
+        text = text.splitlines()[-1]
     return f"the drawing process ended with code {child.returncode}: {text[-ERROR_TAIL:] or 'no message'}"
 
 

@@ -59,7 +59,7 @@ def test_a_browser_that_hangs_is_ended_and_retried_within_the_bound(hanging_brow
 
 def test_a_browser_that_is_not_there_is_named(tmp_path):
     with pytest.raises(
-        drawing.DrawingFailed, match="ended with code 1: ChromeNotFoundError: No browser found at "
+        drawing.DrawingFailed, match="^the drawing process ended with code 1: ChromeNotFoundError: "
     ):
         drawing.draw("{}", OPTS, str(tmp_path / "no-chromium"), attempts=1)
 
