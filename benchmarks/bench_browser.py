@@ -16,7 +16,7 @@ chromium-headless-shell at 1440×900 and measures, on a fresh server:
   and its chart of the levels (drawn: the chart's canvas or SVG marks) and is idle;
 - then the median, min and max of five for each interaction: the "Highest
   level" selectbox, the sidebar "Run" selectbox (on the tree page, where the run
-  shows), focusing a family by clicking the largest tile of the icicle and going
+  shows), focusing a family by clicking the largest tile of the tree and going
   back through the "All codes" breadcrumb, opening the ranked panel "Where
   this run goes wrong", and focusing the tree on its first family (the first
   code above the list "Most extra codes").
@@ -491,7 +491,7 @@ def step_tree(b: Bench) -> None:
         SEL["tree_drawn"],
         SEL["at_root"],
     )
-    b.record("open_tree_page", [t], None, "sidebar link to the tree page until the icicle and its table show")
+    b.record("open_tree_page", [t], None, "sidebar link to the tree page until the tree and its table show")
     b.shot("tree_root")
 
 
@@ -523,7 +523,7 @@ def largest_tile(page) -> dict:
     # a family's tile has the id "n<node>"; the root's id is a digest, an "Other" tile's "other:…"
     tiles = [t for t in tiles if re.fullmatch(r"n\d+", t["id"])]
     if not tiles:
-        raise RuntimeError("no tile to click in the icicle")
+        raise RuntimeError("no tile to click in the tree")
     return tiles[0]
 
 
@@ -566,7 +566,7 @@ def step_focus(b: Bench) -> None:
         "back_to_all_codes",
         back,
         TARGET_INTERACTION_S,
-        "breadcrumb 'All codes' until 'Inside all codes' and the icicle show",
+        "breadcrumb 'All codes' until 'Inside all codes' and the tree show",
     )
     b.shot("tree_back")
 
