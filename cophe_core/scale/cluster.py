@@ -110,6 +110,7 @@ from ..scoring.kernel import (
 from ..scoring.labels import NothingScorable
 from .pipeline import StreamedEvaluation
 from .sources import LabelChunk, frame_label_chunk
+from .spill import deal_rows
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -267,24 +268,14 @@ def _deal(
     share = (pd.util.hash_array(ids) % np.uint64(n_shares)).astype(
         np.uint16 if n_shares <= 1 << 16 else np.int64
     )
-    by_share = np.argsort(share, kind="stable")  # the used ids by share, each numbered within its share
-    id_bounds = np.searchsorted(share[by_share], np.arange(n_shares + 1))
-    within = np.empty(len(ids), dtype=np.int32)
-    within[by_share] = np.arange(len(ids)) - id_bounds[share[by_share]]
-    value_share = np.zeros(len(docs), dtype=share.dtype)
-    value_share[used] = share
-    value_within = np.zeros(len(docs), dtype=np.int32)
-    value_within[used] = within
-    row_share = value_share[doc_at]
-    order = np.argsort(row_share, kind="stable")
-    bounds = np.searchsorted(row_share[order], np.arange(n_shares + 1))
-    names = ids[by_share]
+    d = deal_rows(share, used, len(docs), doc_at, n_shares)
+    names = ids[d.by_group]
     return tuple(
         (
             # an array of its own (a slice of a larger one would be pickled with its whole buffers)
-            pa.array(names[id_bounds[k] : id_bounds[k + 1]], pa.large_string()),
-            value_within[doc_at[order[bounds[k] : bounds[k + 1]]]],
-            node[order[bounds[k] : bounds[k + 1]]],
+            pa.array(names[d.value_bounds[k] : d.value_bounds[k + 1]], pa.large_string()),
+            d.within[d.order[d.bounds[k] : d.bounds[k + 1]]],
+            node[d.order[d.bounds[k] : d.bounds[k + 1]]],
             side,
         )
         for k in range(n_shares)

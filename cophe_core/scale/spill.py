@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -17,8 +18,10 @@ __all__ = [
     "FILE_SHIFT",
     "LINE_MASK",
     "SPILL_SCHEMA",
+    "Dealt",
     "Spill",
     "bucket_documents",
+    "deal_rows",
 ]  # the functions serve scale/pipeline.py
 
 # a spilled row's line holds its file's index in the high bits: one int64 column says file and line
@@ -30,6 +33,41 @@ def arrow_strings(values: pd.Series | np.ndarray) -> pa.Array:
     """Strings as one Arrow array (a pandas column backed by Arrow may hold several chunks, or none)."""
     found = pa.array(values, pa.large_string())
     return found.combine_chunks() if isinstance(found, pa.ChunkedArray) else found
+
+
+class Dealt(NamedTuple):
+    """Rows dealt into groups by their value's group (:func:`deal_rows`)."""
+
+    by_group: np.ndarray  # the used values (their places in ``used``) in group order
+    value_bounds: np.ndarray  # group k's used values: ``by_group[value_bounds[k] : value_bounds[k + 1]]``
+    within: np.ndarray  # each row's value, numbered among its group's values
+    order: np.ndarray  # the rows in group order (stable)
+    bounds: np.ndarray  # group k's rows: ``order[bounds[k] : bounds[k + 1]]``
+
+
+def deal_rows(group: np.ndarray, used: np.ndarray, n_values: int, at: np.ndarray, n_groups: int) -> Dealt:
+    """Deal rows into ``n_groups`` groups by their value's group: ``at`` is each row's value (a number below
+    ``n_values``), ``used`` the values some row holds and ``group`` the group of each of those. Each group's
+    values are numbered from 0 in their order in ``used``, so that a group's rows name their values by a small
+    number into the group's own list. Stable sorts throughout (on 16-bit groups, a radix sort).
+
+    >>> d = deal_rows(np.array([1, 0, 1], np.uint16), np.array([0, 2, 3]), 4, np.array([3, 0, 2, 3]), 2)
+    >>> d.by_group.tolist(), d.value_bounds.tolist(), d.within.tolist(), d.order.tolist(), d.bounds.tolist()
+    ([1, 0, 2], [0, 1, 3], [1, 0, 0, 1], [2, 0, 1, 3], [0, 1, 4])
+    """
+    by_group = np.argsort(group, kind="stable")
+    value_bounds = np.searchsorted(group[by_group], np.arange(n_groups + 1))
+    numbered = np.empty(len(group), dtype=np.int32)
+    numbered[by_group] = np.arange(len(group)) - value_bounds[group[by_group]]
+    # per value (the unused ones never looked up): its group and its number there
+    value_group = np.zeros(n_values, dtype=group.dtype)
+    value_group[used] = group
+    value_within = np.zeros(n_values, dtype=np.int32)
+    value_within[used] = numbered
+    row_group = value_group[at]
+    order = np.argsort(row_group, kind="stable")
+    bounds = np.searchsorted(row_group[order], np.arange(n_groups + 1))
+    return Dealt(by_group, value_bounds, value_within[at], order, bounds)
 
 
 # ------------------------------------------------------------------ pass 1: spill into buckets
@@ -117,26 +155,15 @@ class Spill:
         used_docs = np.flatnonzero(np.bincount(at, minlength=len(doc_values)))
         ids = pa.array(np.asarray(doc_values, dtype=object)[used_docs], pa.large_string())
         doc_bucket = _small(_string_hashes(ids) % n_buckets, self.n_buckets)
-        # the used ids by bucket, each row's id numbered within its bucket's ids
-        by_bucket = np.argsort(doc_bucket, kind="stable")
-        doc_bounds = np.searchsorted(doc_bucket[by_bucket], np.arange(self.n_buckets + 1))
-        within = np.empty(len(ids), dtype=np.int32)
-        within[by_bucket] = np.arange(len(ids)) - doc_bounds[doc_bucket[by_bucket]]
-        # per distinct value (the unused ones never looked up): its bucket and its number there
-        value_bucket = np.zeros(len(doc_values), dtype=doc_bucket.dtype)
-        value_bucket[used_docs] = doc_bucket
-        value_within = np.zeros(len(doc_values), dtype=np.int32)
-        value_within[used_docs] = within
-        bucket = value_bucket[at]
-        order = np.argsort(bucket, kind="stable")  # 16-bit keys: a radix sort
-        bounds = np.searchsorted(bucket[order], np.arange(self.n_buckets + 1))
+        dealt = deal_rows(doc_bucket, used_docs, len(doc_values), at, self.n_buckets)
+        order, bounds = dealt.order, dealt.bounds
         side_col = np.full(len(at), side, np.int8)
-        doc_col, code_col, line_col = value_within[at[order]], code[order], line[order]
+        doc_col, code_col, line_col = dealt.within[order], code[order], line[order]
         for b in np.flatnonzero(np.diff(bounds)).tolist():
             if b not in self.writers:
                 self.writers[b] = pa.ipc.new_stream(str(self.folder / f"bucket-{b:05d}.arrow"), SPILL_SCHEMA)
             rows = slice(bounds[b], bounds[b + 1])
-            names = ids.take(pa.array(by_bucket[doc_bounds[b] : doc_bounds[b + 1]]))
+            names = ids.take(pa.array(dealt.by_group[dealt.value_bounds[b] : dealt.value_bounds[b + 1]]))
             batch = pa.record_batch(
                 [
                     pa.array(side_col[rows]),
