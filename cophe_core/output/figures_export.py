@@ -360,7 +360,6 @@ def paper_figure(
     levels = {lv: level_name(onto, lv) for lv in ("leaf", *onto.levels, "overall")}
     inches = _inches(width)
     text = _font_pt(width) * CSS_PX_PER_INCH / 72
-    legend_rows = 3 if inches < WIDTHS["two-column"] else 1  # the three measures, as many lines
     if kind == "levels":
         return _print_levels(evals, names, levels, width, metric, n_resamples)
     if kind == "compare":
@@ -377,7 +376,6 @@ def paper_figure(
         # in one column the measures by the papers' names, on one line, as the levels figure names them
         one = inches < WIDTHS["two-column"]
         words = {m: paper for m, (_, paper) in MEASURE_WORDS.items()} if one else None
-        legend_rows = 1
         fig = delta_bar(deltas, metric, a=base, b=other, levels=levels, words=words)
         # the axis holds the bars and their intervals' ends
         ends = [deltas[f"delta_{metric}"], *(deltas[c] for c in ("low", "high") if c in deltas)]
@@ -387,7 +385,8 @@ def paper_figure(
         values = "low" not in deltas
         pad = (0.3 if values else 0.05) * ((hi - lo) or 1.0)  # room for a value beside its bar
         fig.update_xaxes(range=[lo - pad if lo < 0 else lo, hi + pad if hi > 0 else hi])
-        _print_bars(fig, text, legend_rows, rows=1, per_row=1, levels=deltas.level.nunique(), values=values)
+        # the legend on one line at either width
+        _print_bars(fig, text, 1, rows=1, per_row=1, levels=deltas.level.nunique(), values=values)
         return publication(fig, width, height=fig.layout.height / CSS_PX_PER_INCH)
     if kind == "tree":
         return _print_tree(first, colour, width)
