@@ -585,12 +585,16 @@ class _Units:
     rank_bits: int
 
     @property
-    def rank_mask(self) -> np.ndarray:
-        return self.key.dtype.type((1 << self.rank_bits) - 1)
+    def rank_mask(self) -> np.generic:
+        """The low bits of a key that hold the rank, in the keys' type."""
+        mask: np.generic = self.key.dtype.type((1 << self.rank_bits) - 1)
+        return mask
 
     @property
     def doc(self) -> np.ndarray:
-        return np.right_shift(self.key, self.rank_bits).astype(np.intp)
+        """Each unit's document."""
+        doc: np.ndarray = np.right_shift(self.key, self.rank_bits).astype(np.intp)
+        return doc
 
 
 @dataclass(frozen=True)
