@@ -13,7 +13,10 @@ tile, so that the two sides come in different document orders). "Label rows" cou
 Each size runs the CLI (``cophe score --gold DIR --pred DIR --format json``) in a child process under
 ``/usr/bin/time -v`` when it exists (else ``resource.getrusage(RUSAGE_CHILDREN)`` of a fresh wrapper), and
 prints rows, wall and CPU seconds (user + system), rows per wall second and per CPU second (per core),
-and peak resident MB.
+and peak resident MB. A first run is not counted (it writes the bytecode, the code-system cache and brings
+the files into the page cache); then the CLI and the input floor below run in turn ``--rounds`` times (3 by
+default), and each figure is the median of its rounds. Every process keeps its bytecode, as an installed
+package's is kept (in a temporary ``PYTHONPYCACHEPREFIX``, even where ``PYTHONDONTWRITEBYTECODE`` is set).
 
 The input floor, in the same run: a child process that reads both sides' ``doc_id`` and ``code`` columns with
 pyarrow's dataset scanner, one record batch at a time, and dictionary-encodes each (what any reader of the
@@ -36,11 +39,14 @@ Prints figures and asserts nothing.
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib.util
 import json
 import math
 import os
 import re
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -273,6 +279,9 @@ def parse_size_options(doc: str, sizes: list[float], nargs: str) -> tuple[argpar
     ap.add_argument("--with-1e8", action="store_true", help="add 10^8 label rows")
     ap.add_argument("--chunk-rows", type=int, default=None, help="the CLI's --chunk-rows (default its own)")
     ap.add_argument("--keep", type=Path, help="generate into (and keep) this folder instead of a temp dir")
+    ap.add_argument(
+        "--rounds", type=int, default=3, help="cophe and the floor timed in turn, this many times"
+    )
     args = ap.parse_args()
     return args, [int(s) for s in args.sizes] + ([10**8] if args.with_1e8 else [])
 
@@ -289,6 +298,11 @@ def main() -> None:
     if not has_duckdb:
         print("DuckDB is not installed (pip install cophe[bench]): no yardstick", flush=True)
     print(f"machine: {os.cpu_count()} cores; load {os.getloadavg()}", flush=True)
+    # every process with its bytecode cached, as an installed package's is (pip compiles it): with
+    # PYTHONDONTWRITEBYTECODE set, cophe's own modules would be compiled in every process (about 0.05 s CPU)
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = cache = tempfile.mkdtemp(prefix="cophe-bench-pycache-")
+    atexit.register(shutil.rmtree, cache, ignore_errors=True)
     print(
         f"{'rows':>12} {'docs':>10} {'files':>6} {'MB disk':>8} {'gen s':>7} {'wall s':>7} {'CPU s':>7} "
         f"{'rows/s wall':>12} {'rows/s/core':>12} {'peak MB':>8} {'load':>5}"
@@ -299,7 +313,8 @@ def main() -> None:
             t0 = time.perf_counter()
             data = generate(folder, n)
             gen = time.perf_counter() - t0
-            r = run_cli(folder, args.chunk_rows)
+            run_cli(folder, args.chunk_rows)  # not counted: writes the bytecode and code-system caches
+            r, f = interleaved(folder, args.chunk_rows, args.rounds)
             done.append((data["rows"], r["seconds"], r["cpu_s"]))
             print(
                 f"{data['rows']:>12,} {data['documents']:>10,} {data['files']:>6} {data['bytes'] / 2**20:>8.0f} "
@@ -307,7 +322,7 @@ def main() -> None:
                 f"{data['rows'] / r['cpu_s']:>12,.0f} {r['peak_mb']:>8.0f} {os.getloadavg()[0]:>5.2f}",
                 flush=True,
             )
-            compare_floor(folder, data["rows"], r)
+            compare_floor(f, data["rows"], r)
             if has_duckdb:
                 compare_duckdb(folder, data["rows"], r)
     if len(done) > 1:  # the cost of one more row, start-up (imports, ontology) left out
@@ -317,9 +332,24 @@ def main() -> None:
         )
 
 
-def compare_floor(folder: Path, rows: int, cophe: dict) -> None:
-    """Time the input floor (:func:`floor_worker`) and print cophe's CPU and wall seconds over it."""
-    f = run_floor(folder)
+def interleaved(folder: Path, chunk_rows: int | None, rounds: int) -> tuple[dict, dict]:
+    """cophe (:func:`run_cli`) and the input floor (:func:`run_floor`) in turn, ``rounds`` times (a busy
+    machine slows both alike): each one's median wall and CPU seconds and peak memory over the rounds, and
+    cophe's result."""
+    runs = [(run_cli(folder, chunk_rows), run_floor(folder)) for _ in range(max(rounds, 1))]
+    cophe = {
+        **runs[0][0],
+        **{k: statistics.median(r[0][k] for r in runs) for k in ("seconds", "cpu_s", "peak_mb")},
+    }
+    floor = {
+        **runs[0][1],
+        **{k: statistics.median(r[1][k] for r in runs) for k in ("wall_s", "cpu_s", "peak_mb")},
+    }
+    return cophe, floor
+
+
+def compare_floor(f: dict, rows: int, cophe: dict) -> None:
+    """Print the input floor's figures (:func:`run_floor`) and cophe's CPU and wall seconds over them."""
     print(
         f"{'input floor (Arrow read + encode)':>38} {f['wall_s']:>7.1f} {f['cpu_s']:>7.1f} "
         f"{rows / f['wall_s']:>12,.0f} {rows / f['cpu_s']:>12,.0f} {f['peak_mb']:>8.0f} "

@@ -504,31 +504,35 @@ def count_rows(
     np.not_equal(keys[1:], keys[:-1], out=first[1:])
     pred_dups = int(np.count_nonzero(np.bitwise_and(keys[~first], 1)))
     duplicates = (int(len(keys) - np.count_nonzero(first)) - pred_dups, pred_dups)
-    if len(keys) >= 1 << 31:  # x and y are packed in 32 bits each (_Items)
+    if len(keys) >= 1 << 31:  # x and y are packed in 32 bits each (_packed)
         raise ValueError("count_rows counts fewer than 2**31 rows at a time: split the documents")
-    units = _units(keys[first], shift, n_docs)
-    # each unit's class: gold only (0), predicted only (1), both (2)
-    cls = (2 * np.bitwise_and(units.xy, 1) + np.right_shift(units.xy, 32) - 1).astype(np.int64)
-    flat = np.bincount(ranked[units.rank] * 3 + cls, minlength=3 * n).reshape(n, 3)
+    units = _units(keys[first], shift)
+    rank = np.bitwise_and(units.key, units.rank_mask).astype(np.intp)
+    flat = np.bincount(ranked[rank] * 3 + units.cls, minlength=3 * n).reshape(n, 3)
     ftp = flat[:, 2]
     fgold, fpred = flat[:, 0] + ftp, flat[:, 1] + ftp
     per_doc: list[np.ndarray] = []
     if documents:
-        by_doc = np.bincount(units.doc * 3 + cls, minlength=3 * n_docs).reshape(n_docs, 3)
+        by_doc = np.bincount(units.doc * 3 + units.cls, minlength=3 * n_docs).reshape(n_docs, 3)
         d_ftp = by_doc[:, 2]
         n_gold, n_pred = by_doc[:, 0] + d_ftp, by_doc[:, 1] + d_ftp
         per_doc = [n_gold, n_pred, d_ftp, n_pred - d_ftp, n_gold - d_ftp]
-    per_rank = np.bincount(units.rank * 3 + cls, minlength=3 * len(ranked)).reshape(-1, 3)
+    per_rank = np.bincount(rank * 3 + units.cls, minlength=3 * len(ranked)).reshape(-1, 3)
     by_rank = (per_rank[:, 1] + per_rank[:, 2], per_rank[:, 0] + per_rank[:, 2])  # predicted rows, gold rows
     anc = np.ascontiguousarray(ontology.ancestors[ranked][:, :nlev].T)  # per level, each rank's ancestor
     sums = {k: np.zeros(n, dtype=np.int64) for k in _NODE_SUMS}
-    items = units
+    groups = _Groups(units.key, None)
     for level in range(nlev):
         has = anc[level] >= 0  # each side's rows summed per node from the counts per rank: Σx and Σy
         sums["x"] += np.bincount(anc[level][has], weights=by_rank[0][has], minlength=n).astype(np.int64)
         sums["y"] += np.bincount(anc[level][has], weights=by_rank[1][has], minlength=n).astype(np.int64)
-        items, runs = _merge_level(items, anc[level], last=level == nlev - 1)
-        per_doc += _count_level(runs, n, n_docs, sums, documents)
+        if level == 0 and np.all((anc[0] < 0) | (anc[0] == ranked)):
+            # the finest level's groups are the units themselves (no node of the level below another): counted
+            # from each unit's class, x and y 0 or 1
+            per_doc += _count_units(units, rank, anc[0], flat, sums, documents, n_docs)
+            continue
+        groups, runs = _merge_level(groups, units, anc[level], last=level == nlev - 1)
+        per_doc += _count_level(runs, units.rank_bits, n, n_docs, sums, documents)
     counts = NodeCounts(
         gold=sums["y"],
         predicted=sums["x"],
@@ -569,37 +573,135 @@ def _sort_keys(
 
 
 @dataclass(frozen=True)
-class _Items:
-    """Groups of rows in (document, depth-first rank) order: each group's document, the rank of its first
-    node (or, for a level's runs, the ancestor's node), its predicted rows (x) and gold rows (y) packed as
-    ``x + (y << 32)`` (so that one cumulative sum adds both), and which groups begin a document."""
+class _Units:
+    """The distinct (document, node) pairs of the sorted rows, in (document, depth-first rank) order: each
+    one's key (``document << rank_bits | rank``) and class (0: gold only, 1: predicted only, 2: both), and
+    the cumulative sums of their counts packed as ``x + (y << 32)`` (x predicted, y gold; one entry more than
+    the units, from 0), so that the counts of any run of units are one difference."""
 
-    doc: np.ndarray
-    rank: np.ndarray
+    key: np.ndarray
+    cls: np.ndarray
+    cum: np.ndarray
+    rank_bits: int
+
+    @property
+    def rank_mask(self) -> np.generic:
+        """The low bits of a key that hold the rank, in the keys' type."""
+        mask: np.generic = self.key.dtype.type((1 << self.rank_bits) - 1)
+        return mask
+
+    @property
+    def doc(self) -> np.ndarray:
+        """Each unit's document."""
+        doc: np.ndarray = np.right_shift(self.key, self.rank_bits).astype(np.intp)
+        return doc
+
+
+@dataclass(frozen=True)
+class _Groups:
+    """A level's groups of units, in order: each one's key (that of its first unit) and where its units end
+    (``edges``: group k holds units ``edges[k]:edges[k + 1]``; None while each group is one unit)."""
+
+    key: np.ndarray
+    edges: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """A level's (document, node) groups with an ancestor at the level: that node, the packed counts, and the
+    group's key (its document in the high bits)."""
+
+    node: np.ndarray
     xy: np.ndarray
-    new_doc: np.ndarray
+    key: np.ndarray
 
 
 _LOW = np.int64(0xFFFFFFFF)
+_PACKED = np.array([1 << 32, 1, 1 + (1 << 32)], dtype=np.int64)  # x + (y << 32) of each class
 
 
-def _units(keys: np.ndarray, shift: int, n_docs: int) -> _Items:
-    """The distinct sorted keys (document, rank, side) as one unit per (document, node): x and y are 0 or 1."""
+def _units(keys: np.ndarray, shift: int) -> _Units:
+    """The distinct sorted keys (document, rank, side) as one unit per (document, node)."""
     pair = np.right_shift(keys, 1)
     start = np.ones(len(pair), dtype=bool)
     np.not_equal(pair[1:], pair[:-1], out=start[1:])
     at = np.flatnonzero(start)
-    last = np.empty_like(at)
-    last[:-1], last[-1:] = at[1:] - 1, len(pair) - 1
-    side = np.bitwise_and(keys, 1).astype(np.int64)  # 1: predicted (sorted after the gold row of its pair)
-    pair = pair[at]
-    doc = np.right_shift(pair, shift - 1).astype(np.int32 if n_docs < 1 << 31 else np.int64)
-    rank = np.bitwise_and(pair, (1 << (shift - 1)) - 1).astype(np.int32)
-    new_doc = np.ones(len(doc), dtype=bool)
-    np.not_equal(doc[1:], doc[:-1], out=new_doc[1:])
-    xy = side[last]
-    xy += np.left_shift(1 - side[at], 32)
-    return _Items(doc, rank, xy, new_doc)
+    size = np.diff(np.append(at, len(pair)))  # 2 when both sides have the pair (the gold row sorted first)
+    cls = np.bitwise_and(keys[at], 1).astype(np.intp)
+    cls += 2 * size - 2
+    cum = np.zeros(len(at) + 1, dtype=np.int64)
+    np.cumsum(_PACKED[cls], out=cum[1:])
+    return _Units(pair[at], cls, cum, shift - 1)
+
+
+def _back(anc: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Per rank, how far it is from the first rank under its ancestor ``anc`` (ranks under one ancestor are
+    consecutive, depth-first), 0 without an ancestor: a key minus this is the same for every unit of one
+    document under one ancestor."""
+    idx = np.arange(len(anc))
+    new = np.ones(len(anc), dtype=bool)
+    np.not_equal(anc[1:], anc[:-1], out=new[1:])
+    first = np.maximum.accumulate(np.where(new, idx, 0))
+    return np.where(anc >= 0, idx - first, 0).astype(dtype)
+
+
+def _merge_level(groups: _Groups, units: _Units, anc: np.ndarray, *, last: bool) -> tuple[_Groups, _Runs]:
+    """One level's groups: consecutive groups of one document under one ancestor at the level merged (their
+    x and y summed); a group without an ancestor there (a node above the level) stays alone. Returns every
+    group (the next, coarser level merges them further: its groups are unions of these) and the runs, the
+    groups with an ancestor at the level."""
+    rank = np.bitwise_and(groups.key, units.rank_mask)
+    level_key = groups.key - _back(anc, groups.key.dtype)[rank]
+    start = np.ones(len(level_key), dtype=bool)
+    np.not_equal(level_key[1:], level_key[:-1], out=start[1:])
+    at = np.flatnonzero(start)
+    ends = np.append(at, len(level_key))
+    edges = ends if groups.edges is None else groups.edges[ends]
+    xy = np.diff(units.cum[edges])
+    node = anc[rank[at]]
+    key = groups.key[at]
+    keep = node >= 0
+    runs = _Runs(node, xy, key) if keep.all() else _Runs(node[keep], xy[keep], key[keep])
+    return (groups if last else _Groups(key, edges)), runs
+
+
+_NODE_SUMS = ("x", "y", "tp", "sx", "sy", "both", "over", "under", "x_alone", "y_alone")
+# a run's state: 3 × (both sides have it) + sign(x − y) + 1 (x = y = 0 is never a run, so 1 never is)
+_UNDER_ALONE, _OVER_ALONE, _UNDER, _EQUAL, _OVER = 0, 2, 3, 4, 5
+
+
+def _count_units(
+    units: _Units,
+    rank: np.ndarray,
+    anc: np.ndarray,
+    flat: np.ndarray,
+    sums: dict[str, np.ndarray],
+    documents: bool,
+    n_docs: int,
+) -> list[np.ndarray]:
+    """The finest level when its groups are the units themselves (no node of the level lies under another
+    of it), as :func:`_count_level` counts them: x and y are 0 or 1, so each node's sums are its units' counts
+    per class (``flat``: gold only, predicted only, both) for the nodes of the level."""
+    mine = np.zeros(len(flat), dtype=bool)
+    mine[anc[anc >= 0]] = True
+    gold, pred, both = (np.where(mine, flat[:, k], 0).astype(np.int64) for k in range(3))
+    for name, value in (
+        ("tp", both),
+        ("sx", pred + both),
+        ("sy", gold + both),
+        ("both", both),
+        ("over", pred),
+        ("under", gold),
+        ("x_alone", pred),
+        ("y_alone", gold),
+    ):
+        sums[name] += value
+    if not documents:
+        return []
+    at = anc[rank] >= 0
+    by_doc = np.bincount(units.doc[at] * 3 + units.cls[at], minlength=3 * n_docs).reshape(n_docs, 3)
+    gold, pred, both = (by_doc[:, k].astype(np.int64) for k in range(3))
+    return [both, pred, gold, both, pred, gold]
 
 
 def _segment_sums(values: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -611,53 +713,24 @@ def _segment_sums(values: np.ndarray, at: np.ndarray) -> np.ndarray:
     return np.diff(total[bounds])
 
 
-def _merge_level(items: _Items, anc: np.ndarray, *, last: bool) -> tuple[_Items, _Items]:
-    """One level's groups: consecutive items of one document under one ancestor at the level merged (their x
-    and y summed); an item without an ancestor there (a node above the level) stays alone. Returns every group
-    (the next, coarser level merges them further: its groups are unions of these) and the groups with an
-    ancestor at the level, ``rank`` replaced by that ancestor's node."""
-    a = anc[items.rank]
-    start = items.new_doc.copy()
-    np.logical_or(start[1:], a[1:] != a[:-1], out=start[1:])
-    above = a < 0
-    start |= above
-    if start.all():
-        merged = items
-    else:
-        at = np.flatnonzero(start)
-        merged = _Items(items.doc[at], items.rank[at], _segment_sums(items.xy, at), items.new_doc[at])
-        above = above[at]
-        a = a[at]
-    if above.any():
-        keep = ~above
-        runs = _Items(merged.doc[keep], a[keep], merged.xy[keep], merged.new_doc[:0])
-    else:
-        runs = _Items(merged.doc, a, merged.xy, merged.new_doc[:0])
-    return (merged if not last else items), runs
-
-
-_NODE_SUMS = ("x", "y", "tp", "sx", "sy", "both", "over", "under", "x_alone", "y_alone")
-# a run's state: 3 × (both sides have it) + sign(x − y) + 1 (x = y = 0 is never a run, so 1 never is)
-_UNDER_ALONE, _OVER_ALONE, _UNDER, _EQUAL, _OVER = 0, 2, 3, 4, 5
-
-
 def _count_level(
-    runs: _Items, n: int, n_docs: int, sums: dict[str, np.ndarray], documents: bool
+    runs: _Runs, rank_bits: int, n: int, n_docs: int, sums: dict[str, np.ndarray], documents: bool
 ) -> list[np.ndarray]:
-    """One level of :func:`count_rows`: ``runs`` are the level's (document, node) groups in document order,
-    ``rank`` holding the node. Adds the per-node sums but Σx and Σy into ``sums``; returns the per-document
+    """One level of :func:`count_rows`: ``runs`` are the level's (document, node) groups in document order.
+    Adds the per-node sums but Σx and Σy into ``sums``; returns the per-document
     columns (tp, fp, fn, set_tp, set_fp, set_fn) when ``documents``."""
     x = np.bitwise_and(runs.xy, _LOW)
     y = np.right_shift(runs.xy, 32)
     both = (x > 0) & (y > 0)
-    key = runs.rank.astype(np.int64) * 6
+    key = runs.node.astype(np.int64) * 6
     key += x > y
     key -= x < y
     key += 1 + 3 * both.view(np.int8)
     by_state = np.bincount(key, minlength=n * 6).reshape(n, 6).T
     # per (node, state) one weighted sum: min(x, y) where both sides have the node (tp), else the side's rows
     tp = np.minimum(x, y)
-    weight = np.where(both, tp, x + y)
+    weight = x + y
+    np.copyto(weight, tp, where=both)  # np.where's own loop is several times slower
     summed = np.bincount(key, weights=weight, minlength=n * 6).astype(np.int64).reshape(n, 6).T
     shared = by_state[_UNDER] + by_state[_EQUAL] + by_state[_OVER]
     for name, value in (
@@ -674,7 +747,7 @@ def _count_level(
     if not documents:
         return []
     # runs come in document order: each document's sums are differences of cumulative sums over its runs
-    doc = runs.doc
+    doc = np.right_shift(runs.key, rank_bits)
     begins = np.ones(len(doc), dtype=bool)
     np.not_equal(doc[1:], doc[:-1], out=begins[1:])
     at = np.flatnonzero(begins)

@@ -19,6 +19,7 @@ from cophe_core import score_files
 from cophe_core.inputs.readers import InputError, label_columns, label_values
 from cophe_core.metrics import evaluate
 from cophe_core.ontology import icd9_ontology
+from cophe_core.ontology.base import Ontology
 from cophe_core.ontology.custom import hierarchy_from_edges
 from cophe_core.scale import pipeline
 from cophe_core.scale.pipeline import score_dataset
@@ -123,6 +124,32 @@ def test_level_groups_merged_from_finer_levels_give_the_sparse_counts(data, n_do
     if documents:
         assert got.documents is not None
         assert np.array_equal(got.documents, ev.documents[got.columns].to_numpy())
+
+
+def test_a_level_nested_in_itself_is_merged_as_evaluate_counts_it():
+    """The finest level's groups are counted from the units alone only when no node of that level lies under
+    another of it (true of every ontology the builders make). An ontology made by hand with a leaf-level node
+    under another (B under A, both "leaf") is merged instead: A's group holds A's and B's rows, as the sparse
+    evaluation counts it (A: 2 gold rows and 1 predicted in document 0, 1 and 2 in document 1)."""
+    onto = Ontology(
+        name="nested",
+        levels=("leaf", "top"),
+        keys=np.array(["T", "A", "B"], dtype=object),
+        titles=np.array(["T", "A", "B"], dtype=object),
+        level=np.array([1, 0, 0], np.int16),
+        parent=np.array([-1, 0, 1], np.int32),
+        listed=np.ones(3, bool),
+        codes={"T": 0, "A": 1, "B": 2},
+    )
+    gold, pred = (np.array([0, 0, 1]), np.array([1, 2, 2])), (np.array([0, 1, 1]), np.array([2, 1, 2]))
+    g, p = _matrix(gold[0], gold[1], 2, 3), _matrix(pred[0], pred[1], 2, 3)
+    ev = evaluate(g, p, onto, max_level="top")
+    got = count_ids(gold, pred, 2, onto, max_level="top")
+    assert got.counts.tp.tolist() == [2, 2, 0]  # A: min(2, 1) + min(1, 2) at "leaf"; T: the same at "top"
+    for f in dataclasses.fields(ev.node_counts):
+        assert np.array_equal(getattr(ev.node_counts, f.name), getattr(got.counts, f.name)), f.name
+    assert got.documents is not None
+    assert np.array_equal(got.documents, ev.documents[got.columns].to_numpy())
 
 
 def test_count_ids_by_hand():
