@@ -4,9 +4,11 @@ Kaleido draws by driving a Chrome or Chromium over a pipe. A browser that does n
 would hold the process that asked (a dashboard server, a CLI, a test worker) for ever; Kaleido's own time
 limit covers the drawing, not the browser's start. So the drawing runs in a child: it reads the figure's
 JSON on stdin, draws it with Kaleido's async API in its main thread, and writes the bytes to a file in a
-temporary folder. The parent waits at most ``timeout`` seconds. A child over its time is asked to stop, which
-cancels the drawing and closes its browser (Kaleido ends the browser's whole process group), then ended; a
-fresh child with a fresh browser gets one more try. Only the figure's JSON and plain options cross: nothing is
+temporary folder. The parent waits at most ``timeout`` seconds. A child over its time is asked to stop: it
+ends its browser's whole process group at once and exits (Kaleido's own close waits on a browser that does
+not answer, and choreographer's waits swallow a cancellation, so a cooperative stop took the whole grace); a
+child that does not exit within the grace is ended. The child's temporary files (the browser's profile) are
+made in the parent's temporary folder, removed after. A fresh child with a fresh browser gets one more try. Only the figure's JSON and plain options cross: nothing is
 unpickled, and no shell runs.
 
     >>> import plotly.graph_objects as go
@@ -36,7 +38,7 @@ __all__ = ["DRAW_TIMEOUT", "ATTEMPTS", "DrawingFailed", "draw"]
 #: machine, and a figure of a few thousand tiles draws in under 10 s on a loaded one
 DRAW_TIMEOUT = float(os.environ.get("COPHE_DRAW_TIMEOUT", "90"))
 ATTEMPTS = 2  # a browser that hung once is replaced by a fresh one once
-STOP_GRACE = 10.0  # seconds a child asked to stop gets to close its browser before it is ended
+STOP_GRACE = 10.0  # seconds a child asked to stop gets to end its browser and exit before it is ended
 CLOSE_WAIT = 2.0  # seconds a browser gets to close when asked, before its process group is ended
 ERROR_TAIL = 600  # characters of a failed child's error output kept in the message
 
@@ -66,8 +68,10 @@ def draw(
     failures: list[str] = []
     with tempfile.TemporaryDirectory(prefix="cophe-draw-") as folder:
         out = Path(folder) / "figure"
+        scratch = Path(folder) / "tmp"  # the child's temporary folder: whatever it leaves goes with this one
+        scratch.mkdir()
         for _ in range(attempts):
-            failure = _attempt(fig_json, opts, browser, out, timeout)
+            failure = _attempt(fig_json, opts, browser, out, timeout, scratch)
             if failure is None:
                 return out.read_bytes()
             failures.append(failure)
@@ -75,7 +79,7 @@ def draw(
 
 
 def _attempt(
-    fig_json: str, opts: dict[str, Any], browser: str | None, out: Path, timeout: float
+    fig_json: str, opts: dict[str, Any], browser: str | None, out: Path, timeout: float, scratch: Path
 ) -> str | None:
     """One child's try: None when it drew the figure into ``out``, else what went wrong."""
     # the file run as a script, with -P keeping its folder off the path: the child imports Kaleido, not cophe
@@ -87,6 +91,7 @@ def _attempt(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        env={**os.environ, "TMPDIR": str(scratch)},
     )
     try:
         _, err = child.communicate(fig_json.encode("utf-8"), timeout=timeout)
@@ -102,7 +107,7 @@ def _attempt(
 
 
 def _end(child: subprocess.Popen[bytes]) -> None:
-    """Ask ``child`` to stop (it then closes its browser), and end it if it has not within the grace."""
+    """Ask ``child`` to stop (it then ends its browser and exits), and end it if it has not within the grace."""
     with contextlib.suppress(ProcessLookupError):
         child.send_signal(signal.SIGTERM)
     try:
@@ -114,20 +119,18 @@ def _end(child: subprocess.Popen[bytes]) -> None:
 
 
 async def _draw_in_child(fig: dict[str, Any], opts: dict[str, Any], browser: str) -> bytes:
-    """Kaleido's drawing, cancelled when the parent sends SIGTERM; its browser is ended either way."""
+    """Kaleido's drawing; its browser is closed after, and ended at once when the parent sends SIGTERM."""
     import kaleido
 
-    loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
-    if task is not None:
-        with contextlib.suppress(NotImplementedError):  # Windows: the parent's kill ends the child at once
-            loop.add_signal_handler(signal.SIGTERM, task.cancel)
     kopts: dict[str, Any] = {"n": 1, "mathjax": False}
     if browser:
         kopts["path"] = browser
     k = kaleido.Kaleido(**kopts)
+    # a handler run by the interpreter between bytecodes (a blocked select returns for it), not by the event
+    # loop: a drawing that waits on a browser that never answers is stopped all the same
+    signal.signal(signal.SIGTERM, lambda signum, frame: _stop(k))
     try:
-        # not `async with`: a start cancelled while the browser does not answer would skip its close
+        # not `async with`: a start that fails while the browser does not answer would skip its close
         await k.open()
         data = await k.calc_fig(fig, opts=opts)
     finally:
@@ -135,11 +138,23 @@ async def _draw_in_child(fig: dict[str, Any], opts: dict[str, Any], browser: str
     return data if isinstance(data, bytes) else str(data).encode("utf-8")
 
 
+def _stop(k: Any) -> None:
+    """The child's SIGTERM: end the browser's process group, then exit at once (the parent removes the
+    temporary folder the browser's files are in; nothing else is kept)."""
+    _end_browser(k)
+    os._exit(3)
+
+
 async def _close_browser(k: Any) -> None:
     """Close Kaleido's browser, and end its process group if it has not closed within the grace: the browser
     runs in a session of its own, which the parent's signals do not reach."""
     with contextlib.suppress(Exception):
         await asyncio.wait_for(k.close(), CLOSE_WAIT)
+    _end_browser(k)
+
+
+def _end_browser(k: Any) -> None:
+    """End Kaleido's browser's process group (a session of its own) if the browser is still running."""
     browser = getattr(k, "subprocess", None)  # choreographer's documented Popen of the browser
     if browser is not None and browser.poll() is None:
         with contextlib.suppress(ProcessLookupError):
@@ -155,9 +170,6 @@ def _child(argv: list[str]) -> int:
     fig = json.loads(sys.stdin.buffer.read())
     try:
         data = asyncio.run(_draw_in_child(fig, json.loads(opts), browser))
-    except asyncio.CancelledError:
-        print("stopped by the parent: over its time", file=sys.stderr)
-        return 3
     except Exception as e:  # the parent's message: the error's kind and words, not the child's traceback
         print(f"{type(e).__name__}: {e}", file=sys.stderr)
         return 1
