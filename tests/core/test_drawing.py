@@ -44,8 +44,8 @@ def hanging_browser(tmp_path):
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="looks for processes left in /proc")
 def test_a_browser_that_hangs_is_ended_and_retried_within_the_bound(hanging_browser, monkeypatch):
     """Each child over its time ends its browser and exits when asked: with a minute's grace before the parent
-    would end it, both tries still end in seconds (a child that waited on its browser's close would take the
-    whole grace, twice), and the hung browser is gone."""
+    would end it, each stop is a signal and an exit, well under a second (a child that waited on Kaleido's close
+    of a browser that does not answer took about 10 s: 26 s for the two tries), and the hung browser is gone."""
     path, marker = hanging_browser
     monkeypatch.setattr(drawing, "STOP_GRACE", 60.0)
     fig = go.Figure(go.Bar(x=[1], y=["a"]))
@@ -56,7 +56,7 @@ def test_a_browser_that_hangs_is_ended_and_retried_within_the_bound(hanging_brow
     assert str(e.value) == (
         "the browser did not draw the figure within 3 s; then the browser did not draw the figure within 3 s"
     )
-    assert took < drawing.STOP_GRACE
+    assert took < 2 * 3 + 5  # two tries of 3 s, and at most 2.5 s for each stop
     assert processes_named(marker) == [], "the hung browser was left running"
 
 
