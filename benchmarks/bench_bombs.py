@@ -8,7 +8,7 @@ Targets (issue 29, point 1), reported and not asserted: a file that breaks a bou
 is inflated or decoded, in ≤ 1 s of work and ≤ 300 MB for the whole process (which starts by importing cophe:
 about 0.5 s on a quiet machine, the "startup" line); a file within the bounds costs no more than its members
 scored as plain files (the "within bounds" line against the next; ``--ab N`` runs the two interleaved N times and
-gives the median CPU seconds of each). Before:
+gives the medians of each and of their ratio). Before:
 
 - an aggregate analysis of 1.2 MB whose ``ontology/nodes.parquet`` decodes to 1 GiB peaked at 2.2 GB;
 - a 0.5 MB counts table whose footer declares 20,000,000 identical rows ran out of memory at 2.9 GB;
@@ -193,12 +193,12 @@ def startup(folder: Path) -> list[str]:
 
 def measure(args: list[str]) -> tuple[float, float, int, str, int]:
     """Wall seconds, peak MB, exit status, the last stderr line and the bytes written to stderr."""
-    wall, _, mb, code, last, said = measure_cpu(args)
+    wall, _, _, mb, code, last, said = measure_cpu(args)
     return wall, mb, code, last, said
 
 
-def measure_cpu(args: list[str]) -> tuple[float, float, float, int, str, int]:
-    """Wall seconds, CPU seconds (user and system), peak MB, exit status, the last stderr line and the bytes
+def measure_cpu(args: list[str]) -> tuple[float, float, float, float, int, str, int]:
+    """Wall seconds, user and system CPU seconds, peak MB, exit status, the last stderr line and the bytes
     written to stderr."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
@@ -210,7 +210,8 @@ def measure_cpu(args: list[str]) -> tuple[float, float, float, int, str, int]:
     lines = err.strip().splitlines()
     return (
         wall,
-        usage.ru_utime + usage.ru_stime,
+        usage.ru_utime,
+        usage.ru_stime,
         usage.ru_maxrss / 1024,
         os.waitstatus_to_exitcode(status),
         (lines[-1][:200] if lines else ""),
@@ -229,25 +230,35 @@ def build(folder: Path, only: list[str] | None = None) -> None:
 AB = ("saved analysis within bounds (20 MB gold), scored", "  the same two files scored as plain files")
 
 
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
 def ab(folder: Path, rounds: int) -> None:
     """The saved analysis within bounds and its members as plain files, one after the other ``rounds`` times
-    (interleaved, so that a change of the machine's load falls on both): the median wall and CPU seconds of
-    each, and the load averages before and after."""
+    (interleaved, so that a change of the machine's load falls on both): the medians of each one's wall time,
+    user and system CPU and peak memory, and of the saved analysis's CPU over the plain files' in each round
+    (user and system, then user alone: the system's share, page faults mostly, varies most with the load);
+    the load averages before and after."""
     cases = json.loads((folder / "cases.json").read_text())
     print(f"load averages before {os.getloadavg()}")
-    got: dict[str, list[tuple[float, float]]] = {label: [] for label in AB}
+    got: dict[str, list[tuple[float, float, float, float]]] = {label: [] for label in AB}
     for _ in range(rounds):
         for label in AB:
-            wall, cpu, _, code, last, _ = measure_cpu(cases[label])
+            wall, user, system, mb, code, last, _ = measure_cpu(cases[label])
             if code:
                 raise SystemExit(f"{label}: exit {code}: {last}")
-            got[label].append((wall, cpu))
+            got[label].append((wall, user, system, mb))
     for label, runs in got.items():
-        walls, cpus = sorted(w for w, _ in runs), sorted(c for _, c in runs)
+        wall, user, system, mb = (_median([r[i] for r in runs]) for i in range(4))
         print(
-            f"{label:50} median {walls[len(walls) // 2]:5.2f} s wall, {cpus[len(cpus) // 2]:5.2f} s CPU  "
-            f"(CPU {' '.join(f'{c:.2f}' for _, c in runs)})"
+            f"{label:50} median {wall:5.2f} s wall, {user:5.2f} s user + {system:4.2f} s system CPU, {mb:4.0f} MB  "
+            f"(CPU {' '.join(f'{r[1] + r[2]:.2f}' for r in runs)})"
         )
+    saved, plain = (got[label] for label in AB)
+    both = _median([(s[1] + s[2]) / (p[1] + p[2]) for s, p in zip(saved, plain, strict=True)])
+    user = _median([s[1] / p[1] for s, p in zip(saved, plain, strict=True)])
+    print(f"saved analysis / plain files, median of the rounds: CPU {both:.3f}, user CPU {user:.3f}")
     print(f"load averages after {os.getloadavg()}")
 
 
