@@ -176,7 +176,7 @@ def _inflate_in_one(z: Any, info: zipfile.ZipInfo) -> bytes | None:
     declared size, whatever the data hold (None where the result is not exactly its declared size with its CRC,
     or the zip is not in memory: the caller then reads it through :mod:`zipfile`, which says what is wrong).
 
-    A saved analysis of a 26 MB gold standard and a 24 MB run (9.4 MB deflated) cost about 10% more CPU to open
+    A saved analysis of a 26 MB gold standard and a 24 MB run (9.8 MB deflated) cost about 10% more CPU to open
     and score than the two files scored as plain files, most of it inflating them: 98 ms with zlib (Arrow's gzip
     codec, CRC included; zipfile's stream is slower), 32 ms with ISA-L, whose CRC takes 0.3 ms to zlib's 12. The
     deflate stream is read where it lies in the zip's bytes, not copied.
