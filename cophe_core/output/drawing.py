@@ -139,10 +139,10 @@ async def _draw_in_child(fig: dict[str, Any], opts: dict[str, Any], browser: str
 
 
 def _stop(k: Any) -> None:
-    """The child's SIGTERM: end the browser's process group, then exit at once (the parent removes the
-    temporary folder the browser's files are in; nothing else is kept)."""
+    """The child's SIGTERM: end the browser's process group, then this process at once, with no clean-up to
+    wait on (the parent removes the temporary folder the browser's files are in; nothing else is kept)."""
     _end_browser(k)
-    os._exit(3)
+    os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))  # Windows: TerminateProcess
 
 
 async def _close_browser(k: Any) -> None:
