@@ -18,7 +18,11 @@ The first complete view is Scores by level showing the files' document count, it
 and its levels chart drawn, and the script idle (as ``bench_browser``'s upload step waits). For each trial:
 wall seconds from setting the first file until then, and the CPU seconds (user + system, all threads, from
 ``/proc/<pid>/stat``) the server process used over that interval: the upload's HTTP requests, hashing,
-reading and scoring. The browser runs in this process's children, not counted.
+reading and scoring; then its CPU until it is quiet again (work left running in the background counted too).
+The browser's CPU is not counted. The server is started through ``bench_browser``'s timing wrapper
+(``--server-timing`` there), which also gives the script's runs in each trial and their thread's CPU: the rest
+of the process's CPU is the server receiving the files and work in other threads. ``--only A`` (or ``B``)
+runs one kind alone, to profile the server (``py-spy record --pid`` on the pid printed).
 
 One round of each is run first and left out (the server's first upload imports and loads what later ones
 find ready); then A and B alternate, their order swapped each round, so a change of load falls on both.
