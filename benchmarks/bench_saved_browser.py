@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -247,6 +248,7 @@ def main() -> None:
     rows.sort(key=lambda r: r["kind"])  # stable: each kind in its rounds' order
     if not args.only:
         report(rows, (loads[0], loads[1]), sizes)
+    shutil.rmtree(tmp, ignore_errors=True)  # the files unless --data, the log unless --log, the runs' times
 
 
 if __name__ == "__main__":
