@@ -129,9 +129,12 @@ def content(f, max_mb: int) -> bytes:
     return f.getvalue()
 
 
-def file_digest(name: str, data: bytes) -> str:
-    """SHA-256 of a file's name and bytes."""
-    return hashlib.sha256(name.encode() + b"\0" + hashlib.sha256(data).digest()).hexdigest()
+def file_digest(name: str, data: bytes, sha256: str | None = None) -> str:
+    """SHA-256 of a file's name and bytes; ``sha256``: the bytes' own SHA-256 (hex) when it is known already
+    (an opened analysis's inputs, checked against it: :attr:`~cophe_core.output.analysis.InputFile.sha256`),
+    so that the same bytes are not hashed twice."""
+    inner = bytes.fromhex(sha256) if sha256 is not None else hashlib.sha256(data).digest()
+    return hashlib.sha256(name.encode() + b"\0" + inner).hexdigest()
 
 
 def read_upload(
@@ -201,10 +204,16 @@ def read_inputs(
     doc_col: str | None = None,
     code_col: str | None = None,
     header: bool | None = None,
+    sha256: list[str] | None = None,
 ) -> Inputs:
-    """Parse the gold and the runs (each once per session and content; every byte hashed once per rerun)."""
-    gold_digest = file_digest(*gold)
-    run_digests = [file_digest(name, data) for _, name, data in runs]
+    """Parse the gold and the runs (each once per session and content; every byte hashed once per rerun, or
+    not at all when ``sha256`` gives the SHA-256 of the gold's and each run's bytes, in that order: an opened
+    analysis's inputs, hashed as it was read)."""
+    known: list[str | None] = list(sha256) if sha256 is not None else [None] * (1 + len(runs))
+    gold_digest = file_digest(*gold, sha256=known[0])
+    run_digests = [
+        file_digest(name, data, sha256=k) for (_, name, data), k in zip(runs, known[1:], strict=True)
+    ]
     h = hashlib.sha256(gold_digest.encode())
     for (run, _, _), d in zip(runs, run_digests):
         h.update(run.encode() + b"\0" + d.encode())

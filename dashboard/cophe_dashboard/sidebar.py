@@ -188,6 +188,7 @@ def analysis_source(sb, opened: Analysis) -> Source:
             doc_col=o.get("doc_col"),
             code_col=o.get("code_col"),
             header=o.get("header"),
+            sha256=[opened.gold.sha256, *(f.sha256 for f in opened.runs.values())],  # hashed as it was read
         )
         if o.get("score_anyway"):  # saved after "Score anyway": the same rows scored, and said so
             score_anyway(src.inputs.digest)

@@ -227,3 +227,40 @@ def test_training_labels_define_the_rare_codes(scoring):
     assert headline(at, "overcoder") == pytest.approx(
         restrict(scoring.evaluation("overcoder"), rare).score("cophe").f1, abs=5e-4
     )
+
+
+def test_an_opened_analysis_is_not_hashed_again_and_keys_its_inputs_as_uploads(monkeypatch):
+    """The inputs of an opened analysis are hashed once, as it is read (their SHA-256 checked against its
+    manifest, kept on each InputFile): the dashboard keys its caches by that digest, not by hashing the same
+    bytes again on every rerun, and the key is the one the same file uploaded would have."""
+    import hashlib
+
+    from cophe_dashboard import loading
+
+    # the sample's files under other document ids: not the bytes of the sample the app opens with
+    gold, run = ((SAMPLE / f).read_bytes().replace(b"\nD", b"\nX") for f in ("gold.csv", "run_siblings.csv"))
+    for name, data in (("gold.csv", gold), ("run_siblings.csv", run)):
+        known = hashlib.sha256(data).hexdigest()
+        assert loading.file_digest(name, data, sha256=known) == loading.file_digest(name, data)
+    real, hashed = hashlib.sha256, []
+
+    def counting(content=b"", *args, **kw):
+        hashed.append(bytes(content))
+        return real(content, *args, **kw)
+
+    saved = write_analysis(
+        Analysis(InputFile("gold.csv", gold), {"siblings": InputFile("run_siblings.csv", run)})
+    )
+    monkeypatch.setattr(loading.hashlib, "sha256", counting)  # hashlib's own: cophe_core's reading counts too
+    at = run_app()
+    at.radio(key="source").set_value("Open a saved analysis").run()
+    at.file_uploader(key="analysis_file").set_value(("shared.cophe", saved, "application/zip")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.run()  # a rerun: nothing hashed again either
+    assert [c for c in hashed if c in (gold, run)].count(gold) == 1  # read_analysis's check, once
+    assert [c for c in hashed if c in (gold, run)].count(run) == 1
+    at.radio(key="source").set_value("Upload files").run()  # the same files uploaded: hashed by the dashboard
+    at.file_uploader(key="gold_file").set_value(("gold.csv", gold, "text/csv"))
+    at.file_uploader(key="run_files").set_value([("run_siblings.csv", run, "text/csv")]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert hashed.count(gold) > 1  # the counting sees the dashboard's own hashing

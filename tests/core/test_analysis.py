@@ -88,6 +88,30 @@ def test_the_manifest_lists_every_input_with_its_digest():
     assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_DEFLATED}
 
 
+def test_each_input_is_hashed_once_as_it_is_read_and_keeps_its_sha256(monkeypatch):
+    """read_analysis checks every input against its SHA-256 and keeps that digest on the InputFile (the
+    dashboard keys its caches by it): each input's bytes are hashed once, and the digest kept is hashlib's."""
+    data = write_analysis(analysis())
+    a = analysis()
+    inputs = {f.data for f in (a.gold, *a.runs.values(), a.metadata, a.training) if f is not None}
+    hashed: list[bytes] = []
+    real = hashlib.sha256
+
+    def counting(content=b"", *args, **kw):
+        hashed.append(bytes(content))
+        return real(content, *args, **kw)
+
+    monkeypatch.setattr("cophe_core.output.analysis.hashlib.sha256", counting)
+    back = read_analysis(data)
+    monkeypatch.undo()
+    assert sorted(c for c in hashed if c in inputs) == sorted(inputs)  # each input once, no more
+    kept = [f for f in (back.gold, *back.runs.values(), back.metadata, back.training) if f is not None]
+    assert len(kept) == len(inputs)
+    for f in kept:
+        assert vars(f)["sha256"] == real(f.data).hexdigest()  # computed while reading, kept
+    assert InputFile("x.csv", b"doc_id,code\n").sha256 == real(b"doc_id,code\n").hexdigest()
+
+
 def test_the_same_analysis_gives_the_same_bytes():
     assert write_analysis(analysis()) == write_analysis(analysis())
     assert write_analysis(analysis(view={"a": 1, "b": 2})) == write_analysis(analysis(view={"b": 2, "a": 1}))
