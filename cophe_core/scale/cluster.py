@@ -143,13 +143,16 @@ def _dask() -> Any:
 
 # ------------------------------------------------------------------ the functions the workers run
 
-# A share of one input partition's rows, those of the documents that hash to one count task: its distinct
-# document ids (Arrow strings), per row the number of its document among them (int32) and its code's node
-# (int32; -1: none, or a code not scored: its document is evaluated all the same), and the side (0 gold, 1
-# predicted). The ids travel once per partition and share, the rows as 8 bytes each.
+# A share of one side's rows in a group of input partitions, those of the documents that hash to one count
+# task: its distinct document ids (Arrow strings), per row the number of its document among them (int32) and
+# its code's node (int32; -1: none, or a code not scored: its document is evaluated all the same), and the
+# side (0 gold, 1 predicted). The ids travel once per group, side and share, the rows as 8 bytes each.
 Share = tuple[pa.Array, np.ndarray, np.ndarray, int]
 # Rows per count task by default: each counts about as many rows as the streamed path's buckets
 _COUNT_ROWS = 2_000_000
+# Code rows per group of partitions placed and dealt in one task (the partitions a worker holds, cut): its
+# arrays take some 40 bytes a row while it runs
+_GROUP_ROWS = 8_000_000
 _TOTALS_ROW = ("duplicates_gold", "duplicates_pred", "only_gold", "only_pred")
 
 
@@ -203,30 +206,77 @@ def _compact(chunk: LabelChunk) -> LabelChunk:
     )
 
 
-def _summary(chunk: tuple[LabelChunk, list[str]]) -> tuple[np.ndarray, int, pd.DataFrame, list[str]]:
+def _summary(
+    chunk: tuple[LabelChunk, list[str]],
+) -> tuple[np.ndarray, int, pd.DataFrame, list[str], str | None]:
     """What the client needs of a partition before counting: its distinct codes and code rows, the rows the
-    reader rejected and its warnings."""
+    reader rejected, its warnings, and the address of the worker that holds it (None outside a cluster)."""
     c, warnings = chunk
-    return c.codes[np.unique(c.code_at)], len(c.code_at), c.rejected, warnings
+    return c.codes[np.unique(c.code_at)], len(c.code_at), c.rejected, warnings, _worker()
+
+
+def _worker() -> str | None:
+    """The address of the Dask worker running this task, None when it runs elsewhere (Dask's local
+    schedulers)."""
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return None
 
 
 def _prepare(
-    chunk: tuple[LabelChunk, list[str]], side: int, file: str, tables: Tables, n_shares: int
-) -> tuple[tuple[Share, ...], pd.DataFrame, pd.DataFrame, int]:
-    """One partition's rows placed by its side's code table (its distinct codes looked up once) and dealt by
-    document into ``n_shares`` shares (:data:`Share`; a document without a scored code keeps a row with node
-    -1), with its rejected and flagged rows and its rows scored. Whether a row is scored depends on its code
-    alone, so the few rows listed are listed here. A document's share is a hash of its id (pandas',
-    the same in every process) taken on the distinct ids only: every row of a document, gold and predicted,
-    in any partition, goes to the same count task."""
-    c = chunk[0]
-    table = tables if isinstance(tables, CodeTable) else tables[side]
+    chunks: Sequence[tuple[LabelChunk, list[str]]],
+    sides: Sequence[int],
+    files: Sequence[str],
+    tables: Tables,
+    n_shares: int,
+) -> tuple[Any, ...]:
+    """A group of partitions (those one worker holds), each placed by its side's code table (its distinct
+    codes looked up once) and dealt by document into ``n_shares`` shares, one per count task (:data:`Share`;
+    a document without a scored code keeps a row with node -1). Returns ``n_shares`` items, the shares of
+    count task ``k`` (one per partition with rows there), then the group's rejected and flagged rows and
+    each partition's rows scored. Whether a row is scored depends on its code alone, so the few rows listed
+    are listed here. A document's share is a hash of its id (pandas', the same in every process) taken on
+    the distinct ids only: every row of a document, gold and predicted, in any partition, goes to the same
+    count task. One task per group rather than per partition: the scheduler and the transfers between
+    workers handle groups times count tasks pieces, not partitions times count tasks; each partition is
+    still dealt on its own (its arrays stay in the processor's cache).
+
+    >>> from cophe_core.ontology import icd9_ontology
+    >>> tables = resolve_tables([["401.9"], ["401.9", "XYZ"]], icd9_ontology())
+    >>> c = _chunk(pd.DataFrame({"doc_id": ["1", "2"], "code": ["401.9", "XYZ"]}), 1, "p", None, None)
+    >>> *shares, (rejected, flagged, scored) = _prepare([c, c], [1, 1], ["p", "q"], tables, 2)
+    >>> sum(len(s[1]) for k in shares for s in k), rejected.file.tolist(), scored.tolist()
+    (4, ['p', 'q'], [1, 1])
+    """
+    rejected: list[pd.DataFrame] = []
+    flagged: list[pd.DataFrame] = []
+    scored = np.zeros(len(chunks), np.int64)
+    shares: list[list[Share]] = [[] for _ in range(n_shares)]
+    for i, ((c, _), side, file) in enumerate(zip(chunks, sides, files)):
+        table = tables if isinstance(tables, CodeTable) else tables[side]
+        node, bad, caveat = _place(c, table, file)
+        rejected.append(bad)
+        flagged.append(caveat)
+        scored[i] = int((node >= 0).sum())
+        doc_at = np.concatenate([c.doc_at, c.alone]).astype(np.int64)
+        nodes = np.concatenate([node, np.full(len(c.alone), -1)]).astype(np.int32)
+        for mine, share in zip(shares, _deal(c.docs, doc_at, nodes, side, n_shares)):
+            if len(share[1]):
+                mine.append(share)
+    return (*(tuple(s) for s in shares), (_concat_rows(rejected), _concat_rows(flagged), scored))
+
+
+def _place(c: LabelChunk, table: CodeTable, file: str) -> tuple[np.ndarray, pd.DataFrame, pd.DataFrame]:
+    """Each kept row's node by its code (the partition's distinct codes looked up once; -1: not scored), and
+    the rows rejected and flagged for their code, quoted by ``file`` and line."""
     pos = table.index.get_indexer(c.codes) if len(c.codes) else np.zeros(0, np.int64)
     node_of = (
         np.where(pos >= 0, table.nodes[np.maximum(pos, 0)], -1) if len(table.nodes) else np.full(len(pos), -1)
     )
     flag_of = (node_of >= 0) & ((table.flag != "")[np.maximum(pos, 0)] if len(table.codes) else False)
-    node = node_of[c.code_at]
     listed = []
     for mask, text, kind in (
         ((pos >= 0) & (node_of < 0), table.reason, table.reason_kind),
@@ -246,9 +296,7 @@ def _prepare(
                 columns=REJECTED_COLUMNS,
             )
         )
-    doc_at = np.concatenate([c.doc_at, c.alone]).astype(np.int64)
-    nodes = np.concatenate([node, np.full(len(c.alone), -1)]).astype(np.int32)
-    return _deal(c.docs, doc_at, nodes, side, n_shares), listed[0], listed[1], int((node >= 0).sum())
+    return node_of[c.code_at], listed[0], listed[1]
 
 
 def _deal(
@@ -289,15 +337,16 @@ def _string_column(values: pa.Array) -> pd.api.extensions.ExtensionArray:
 
 
 def _count(
-    shares: Sequence[Share], tables: Tables, max_level: str, keep_documents: bool
+    groups: Sequence[Sequence[Share]], tables: Tables, max_level: str, keep_documents: bool
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """The shares of one count task (every row of its documents, both sides, from every partition) counted on
+    """The shares of one count task (every row of its documents, both sides, from every group) counted on
     integers: their document ids dictionary-encoded into document numbers (the distinct ids of each share
     only), counted with the nodes by :func:`~cophe_core.scoring.kernel.count_rows`. Returns plain columns: the
     per-node counts of the nodes with a count (``node`` and one column per
     :class:`~cophe_core.metrics.NodeCounts` field), the four totals (one row), and the per-document table
     (``doc_id`` and its columns)."""
     onto = (tables if isinstance(tables, CodeTable) else tables[0]).ontology
+    shares = [share for group in groups for share in group]
     names = pa.chunked_array([s[0] for s in shares], pa.large_string()).combine_chunks()
     encoded = pc.dictionary_encode(names)
     ids, number = encoded.dictionary, encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
@@ -442,23 +491,32 @@ def score_dask(
     tables = resolve_tables(side_codes, onto, system=system)  # each side read on its own evidence
     read_rejected = _concat_rows([s[2] for s in summaries])
     _check_scorable(tables, summaries, sides, files, names, system)
-    # pass 2: each persisted partition's rows placed (node ids) and dealt into shares by document, each count
-    # task counting its share of every partition on integers, a tree of sums of the per-node counts
+    # pass 2: the persisted partitions in groups, each group's on the worker that holds them: its rows placed
+    # (node ids) and dealt into shares by document, each count task counting its share of every group on
+    # integers, a tree of sums of the per-node counts
     shared = (
         client.scatter(tables, broadcast=True, hash=False)
         if client is not None
         else dask.delayed(tables, name=f"cophe-code-table-{uuid.uuid4().hex}", traverse=False)
     )
     n_shares = npartitions or _shares(sum(s[1] for s in summaries), client)
-    prepared = [
-        dask.delayed(_prepare, nout=4)(c, side, file, shared, n_shares)
-        for c, side, file in zip(chunks, sides, files)
-    ]
-    # each count task takes its share of every partition: Dask moves the shares (8 bytes a row and each
-    # share's distinct ids) between workers, with no shuffle of whole rows of text
-    dealt = [p[0] for p in prepared]
+    groups = _groups([s[4] for s in summaries], [s[1] for s in summaries])
+    prepared = []
+    for where, group in groups:
+        with dask.annotate(**({} if where is None else {"workers": [where], "allow_other_workers": True})):
+            prepared.append(
+                dask.delayed(_prepare, nout=n_shares + 1)(
+                    [chunks[i] for i in group],
+                    [sides[i] for i in group],
+                    [files[i] for i in group],
+                    shared,
+                    n_shares,
+                )
+            )
+    # each count task takes its share of every group: Dask moves the shares (8 bytes a row and each share's
+    # distinct ids) between workers, with no shuffle of whole rows of text
     counted = [
-        dask.delayed(_count)([d[k] for d in dealt], shared, max_level, keep_documents)
+        dask.delayed(_count)([p[k] for p in prepared], shared, max_level, keep_documents)
         for k in range(n_shares)
     ]
     summed: list[Any] = [[dask.delayed(getitem)(c, k) for k in (0, 1)] for c in counted]
@@ -468,14 +526,18 @@ def score_dask(
             for i in range(0, len(summed), _SPLIT_EVERY)
         ]
     documents = [dask.delayed(getitem)(c, 2) for c in counted]
-    listed = [p[k] for p in prepared for k in (1, 2, 3)]
-    found = _compute(dask, client, [*summed, *documents, *listed])
+    listed = [p[n_shares] for p in prepared]
+    # the client's hold on the partitions let go once the graph is submitted: each is freed once placed
+    found = _compute(dask, client, [*summed, *documents, *listed], release=chunks)
+    scored = np.zeros(len(files), np.int64)
+    for (_, group), (_, _, rows) in zip(groups, found[1 + len(documents) :]):
+        scored[group] = rows
     return StreamedEvaluation.of(
         _partition_counts(
             found[0],
             found[1 : 1 + len(documents)],
             found[1 + len(documents) :],
-            files,
+            dict(zip(files, scored.tolist())),
             tables[0].ontology.n_nodes,
         ),
         tables[0].ontology,
@@ -492,13 +554,13 @@ def score_dask(
 def _partition_counts(
     summed: Sequence[pd.DataFrame],
     documents: list[pd.DataFrame],
-    listed: list[Any],
-    files: list[str],
+    listed: list[tuple[pd.DataFrame, pd.DataFrame, np.ndarray]],
+    scored: dict[str, int],
     n_nodes: int,
 ) -> PartitionCounts:
     """The counts of all the documents, from the plain columns the workers returned: the summed per-node
-    counts and totals, the per-document tables, and per input partition its rejected and flagged rows and
-    its rows scored."""
+    counts and totals, the per-document tables, per group of partitions its rejected and flagged rows, and
+    per partition its rows scored."""
     nodes, totals = summed
     at = nodes["node"].to_numpy(dtype=np.int64)
     arrays: dict[str, Any] = dict.fromkeys(COUNT_FIELDS)
@@ -510,12 +572,12 @@ def _partition_counts(
     return PartitionCounts(
         NodeCounts(**arrays),
         pd.concat(documents, ignore_index=True),
-        _concat_rows(listed[0::3]),
-        _concat_rows(listed[1::3]),
+        _concat_rows([g[0] for g in listed]),
+        _concat_rows([g[1] for g in listed]),
         (n["duplicates_gold"], n["duplicates_pred"]),
         n["only_gold"],
         n["only_pred"],
-        {file: int(k) for file, k in zip(files, listed[2::3])},
+        scored,
     )
 
 
@@ -559,6 +621,30 @@ def _shares(rows: int, client: Any) -> int:
     return max(-(-rows // _COUNT_ROWS), 4 * max(threads, 1))
 
 
+def _groups(where: Sequence[str | None], rows: Sequence[int]) -> list[tuple[str | None, list[int]]]:
+    """The partitions in groups to place and deal, a group per worker (the partitions ``where`` says it
+    holds, in their order), cut into groups of about :data:`_GROUP_ROWS` code rows (``rows``) at most.
+
+    >>> _groups(["a", "b", "a", None], [10, 20, 30, 40])
+    [('a', [0, 2]), ('b', [1]), (None, [3])]
+    """
+    held: dict[str | None, list[int]] = {}
+    for i, w in enumerate(where):
+        held.setdefault(w, []).append(i)
+    out: list[tuple[str | None, list[int]]] = []
+    for w, mine in held.items():
+        group: list[int] = []
+        size = 0
+        for i in mine:
+            if group and size + rows[i] > _GROUP_ROWS:
+                out.append((w, group))
+                group, size = [], 0
+            group.append(i)
+            size += rows[i]
+        out.append((w, group))
+    return out
+
+
 def _persist(dask: Any, client: Any, objs: list[Any]) -> list[Any]:
     """The objects computed and kept where they were computed (on the workers, with a client), as delayed
     objects that later graphs take as inputs."""
@@ -567,15 +653,19 @@ def _persist(dask: Any, client: Any, objs: list[Any]) -> list[Any]:
     return list(dask.persist(*objs))
 
 
-def _compute(dask: Any, client: Any, objs: list[Any]) -> list[Any]:
+def _compute(dask: Any, client: Any, objs: list[Any], release: list[Any] | None = None) -> list[Any]:
+    """The objects computed; ``release`` (persisted inputs) emptied once they are submitted."""
     if client is not None:
-        return list(client.gather(client.compute(objs)))
+        futures = client.compute(objs)
+        if release is not None:
+            release.clear()
+        return list(client.gather(futures))
     return list(dask.compute(*objs))
 
 
 def _check_scorable(
     tables: tuple[CodeTable, ...],
-    summaries: list[tuple[np.ndarray, int, pd.DataFrame, list[str]]],
+    summaries: list[tuple[np.ndarray, int, pd.DataFrame, list[str], str | None]],
     sides: list[int],
     files: list[str],
     names: list[str],
