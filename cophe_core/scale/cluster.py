@@ -82,7 +82,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import fields, replace
 from operator import getitem
 from typing import TYPE_CHECKING, Any
@@ -151,8 +151,8 @@ Share = tuple[pa.Array, np.ndarray, np.ndarray, int]
 # Rows per count task by default: each counts about as many rows as the streamed path's buckets
 _COUNT_ROWS = 2_000_000
 # Code rows per group of partitions placed and dealt in one task (the partitions a worker holds, cut): its
-# arrays take some 40 bytes a row while it runs
-_GROUP_ROWS = 8_000_000
+# result, the shares, takes some 9 bytes a row
+_GROUP_ROWS = 25_000_000
 _TOTALS_ROW = ("duplicates_gold", "duplicates_pred", "only_gold", "only_pred")
 
 
@@ -206,13 +206,27 @@ def _compact(chunk: LabelChunk) -> LabelChunk:
     )
 
 
-def _summary(
-    chunk: tuple[LabelChunk, list[str]],
-) -> tuple[np.ndarray, int, pd.DataFrame, list[str], str | None]:
-    """What the client needs of a partition before counting: its distinct codes and code rows, the rows the
-    reader rejected, its warnings, and the address of the worker that holds it (None outside a cluster)."""
+# What the client needs of a partition before counting: its code rows, the rows the reader rejected, its
+# warnings, and the address of the worker that holds it (None outside a cluster).
+Brief = tuple[int, pd.DataFrame, list[str], str | None]
+
+
+def _summary(chunk: tuple[LabelChunk, list[str]]) -> tuple[np.ndarray, list[Brief]]:
+    """A partition's distinct codes and its :data:`Brief`."""
     c, warnings = chunk
-    return c.codes[np.unique(c.code_at)], len(c.code_at), c.rejected, warnings, _worker()
+    return _codes(chunk), [(len(c.code_at), c.rejected, warnings, _worker())]
+
+
+def _codes(chunk: tuple[LabelChunk, list[str]]) -> np.ndarray:
+    """The distinct codes of a partition's kept rows."""
+    c = chunk[0]
+    codes: np.ndarray = c.codes[np.unique(c.code_at)]
+    return codes
+
+
+def _merge_summaries(found: Sequence[tuple[np.ndarray, list[Brief]]]) -> tuple[np.ndarray, list[Brief]]:
+    """A step of the tree of summaries: the distinct codes of all, their partitions' briefs in order."""
+    return _distinct([codes for codes, _ in found]), [b for _, briefs in found for b in briefs]
 
 
 def _worker() -> str | None:
@@ -483,15 +497,33 @@ def score_dask(
     # kept in the workers' memory (compact: 32-bit numbers into the distinct values), so that pass 2 places
     # the rows pass 1 read rather than reading and encoding every partition again
     chunks = _persist(dask, client, chunks)
-    summaries = _compute(dask, client, [dask.delayed(_summary)(c) for c in chunks])
-    # each side's distinct codes by a hash table over the partitions' (a set of Python strings took seconds
-    # at 10^8 rows, a few thousand codes in each of hundreds of partitions)
-    side_codes = [_distinct([s[0] for s, i in zip(summaries, sides) if i == side]) for side in (0, 1)]
+    # each side's distinct codes and what the client needs of each partition, summed up by a tree of tasks
+    # as the partitions are read: the client receives one summary a side, not the codes of every partition
+    roots = []
+    for side in (0, 1):
+        level = [dask.delayed(_summary)(c) for c, s in zip(chunks, sides) if s == side]
+        while len(level) > 1:
+            level = [
+                dask.delayed(_merge_summaries)(level[i : i + _SPLIT_EVERY])
+                for i in range(0, len(level), _SPLIT_EVERY)
+            ]
+        roots.extend(level)
+    found = _compute(dask, client, roots)
+    side_codes = [codes for codes, _ in found]
+    briefs = [b for _, mine in found for b in mine]  # (gold's partitions first, as files lists them)
     onto, detection = choose_ontology(ontology, sorted({str(c) for c in np.concatenate(side_codes)}))
     max_level = onto.top_level(max_level)
     tables = resolve_tables(side_codes, onto, system=system)  # each side read on its own evidence
-    read_rejected = _concat_rows([s[2] for s in summaries])
-    _check_scorable(tables, summaries, sides, files, names, system)
+    read_rejected = _concat_rows([b[1] for b in briefs])
+    _check_scorable(
+        tables,
+        briefs,
+        sides,
+        files,
+        names,
+        system,
+        lambda at: _compute(dask, client, [dask.delayed(_codes)(chunks[i]) for i in at]),
+    )
     # pass 2: the persisted partitions in groups, each group's on the worker that holds them: its rows placed
     # (node ids) and dealt into shares by document, each count task counting its share of every group on
     # integers, a tree of sums of the per-node counts
@@ -500,8 +532,8 @@ def score_dask(
         if client is not None
         else dask.delayed(tables, name=f"cophe-code-table-{uuid.uuid4().hex}", traverse=False)
     )
-    n_shares = npartitions or _shares(sum(s[1] for s in summaries), client)
-    groups = _groups([s[4] for s in summaries], [s[1] for s in summaries])
+    n_shares = npartitions or _shares(sum(b[0] for b in briefs), client)
+    groups = _groups([b[3] for b in briefs], [b[0] for b in briefs])
     prepared = []
     for where, group in groups:
         with dask.annotate(**({} if where is None else {"workers": [where], "allow_other_workers": True})):
@@ -546,7 +578,7 @@ def score_dask(
         names=names,
         files=files,
         read_rejected=read_rejected,
-        notes=[w for s in summaries for w in s[3]],
+        notes=[w for b in briefs for w in b[2]],
         detection=detection,
         keep_documents=keep_documents,
     )
@@ -675,21 +707,22 @@ def _compute(dask: Any, client: Any, objs: list[Any], release: list[Any] | None 
 
 def _check_scorable(
     tables: tuple[CodeTable, ...],
-    summaries: list[tuple[np.ndarray, int, pd.DataFrame, list[str], str | None]],
+    briefs: list[Brief],
     sides: list[int],
     files: list[str],
     names: list[str],
     system: str,
+    codes_of: Callable[[list[int]], list[np.ndarray]],
 ) -> None:
     """As the streamed path checks each source: a side none of whose rows can be scored is a
-    :class:`~cophe_core.scoring.labels.NothingScorable` naming it, and so is a gold standard without a code."""
+    :class:`~cophe_core.scoring.labels.NothingScorable` naming it, and so is a gold standard without a code.
+    ``codes_of`` gives the distinct codes of some partitions (asked for the error's rows only)."""
     for side, (name, table) in enumerate(zip(names, tables)):
         if (table.nodes >= 0).any():  # the table holds the side's codes, and no other
             continue
         mine = [i for i, s in enumerate(sides) if s == side]
-        at = [table.index.get_indexer(summaries[i][0]) for i in mine]
-        read_bad = _concat_rows([summaries[i][2] for i in mine])
-        n_rows = sum(summaries[i][1] for i in mine) + len(read_bad)
+        read_bad = _concat_rows([briefs[i][1] for i in mine])
+        n_rows = sum(briefs[i][0] for i in mine) + len(read_bad)
         what = "gold standard" if side == 0 else "run"
         if not n_rows:
             if side == 1:
@@ -700,6 +733,7 @@ def _check_scorable(
                 rejected=_no_rows(),
                 needs_system=False,
             )
+        at = [table.index.get_indexer(codes) for codes in codes_of(mine)]
         codes = [rejected_codes(table, files[i], a) for i, a in zip(mine, at)]
         raise nothing_scorable(name, n_rows, _concat_rows([read_bad, *codes]), table.ontology, system)
 
