@@ -207,14 +207,18 @@ def _compact(chunk: LabelChunk) -> LabelChunk:
 
 
 # What the client needs of a partition before counting: its code rows, the rows the reader rejected, its
-# warnings, and the address of the worker that holds it (None outside a cluster).
-Brief = tuple[int, pd.DataFrame, list[str], str | None]
+# warnings, the address of the worker that holds it (None outside a cluster), and a sample of its document
+# ids (to cut the ids into ranges of about as many documents each).
+Brief = tuple[int, pd.DataFrame, list[str], str | None, np.ndarray]
+# Document ids sampled per partition
+_SAMPLE = 128
 
 
 def _summary(chunk: tuple[LabelChunk, list[str]]) -> tuple[np.ndarray, list[Brief]]:
     """A partition's distinct codes and its :data:`Brief`."""
     c, warnings = chunk
-    return _codes(chunk), [(len(c.code_at), c.rejected, warnings, _worker())]
+    sample = np.asarray(c.docs[:: max(1, len(c.docs) // _SAMPLE)], dtype=object)
+    return _codes(chunk), [(len(c.code_at), c.rejected, warnings, _worker(), sample)]
 
 
 def _codes(chunk: tuple[LabelChunk, list[str]]) -> np.ndarray:
@@ -245,30 +249,31 @@ def _prepare(
     sides: Sequence[int],
     files: Sequence[str],
     tables: Tables,
-    n_shares: int,
+    bounds: pa.Array,
 ) -> tuple[Any, ...]:
     """A group of partitions (those one worker holds), each placed by its side's code table (its distinct
-    codes looked up once) and dealt by document into ``n_shares`` shares, one per count task (:data:`Share`;
-    a document without a scored code keeps a row with node -1). Returns ``n_shares`` items, the shares of
-    count task ``k`` (one per partition with rows there), then the group's rejected and flagged rows and
-    each partition's rows scored. Whether a row is scored depends on its code alone, so the few rows listed
-    are listed here. A document's share is a hash of its id (pandas', the same in every process) taken on
-    the distinct ids only: every row of a document, gold and predicted, in any partition, goes to the same
-    count task. One task per group rather than per partition: the scheduler and the transfers between
-    workers handle groups times count tasks pieces, not partitions times count tasks; each partition is
-    still dealt on its own (its arrays stay in the processor's cache).
+    codes looked up once) and dealt by document into shares, one per count task (:data:`Share`; a document
+    without a scored code keeps a row with node -1), by the range of ids among ``bounds`` its id is in
+    (:func:`_deal`, on the distinct ids only): every row of a document, gold and predicted, in any
+    partition, goes to the same count task, and the count tasks' documents, in order, are in the order of
+    their ids. Returns ``len(bounds) + 1`` items, the shares of count task ``k`` (one per partition with
+    rows there), then the group's rejected and flagged rows and each partition's rows scored. Whether a row
+    is scored depends on its code alone, so the few rows listed are listed here. One task per group rather
+    than per partition: the scheduler and the transfers between workers handle groups times count tasks
+    pieces, not partitions times count tasks; each partition is still dealt on its own (its arrays stay in
+    the processor's cache).
 
     >>> from cophe_core.ontology import icd9_ontology
     >>> tables = resolve_tables([["401.9"], ["401.9", "XYZ"]], icd9_ontology())
     >>> c = _chunk(pd.DataFrame({"doc_id": ["1", "2"], "code": ["401.9", "XYZ"]}), 1, "p", None, None)
-    >>> *shares, (rejected, flagged, scored) = _prepare([c, c], [1, 1], ["p", "q"], tables, 2)
+    >>> *shares, (rejected, flagged, scored) = _prepare([c, c], [1, 1], ["p", "q"], tables, pa.array(["2"]))
     >>> sum(len(s[1]) for k in shares for s in k), rejected.file.tolist(), scored.tolist()
     (4, ['p', 'q'], [1, 1])
     """
     rejected: list[pd.DataFrame] = []
     flagged: list[pd.DataFrame] = []
     scored = np.zeros(len(chunks), np.int64)
-    shares: list[list[Share]] = [[] for _ in range(n_shares)]
+    shares: list[list[Share]] = [[] for _ in range(len(bounds) + 1)]
     for i, ((c, _), side, file) in enumerate(zip(chunks, sides, files)):
         table = tables if isinstance(tables, CodeTable) else tables[side]
         node, bad, caveat = _place(c, table, file)
@@ -277,7 +282,7 @@ def _prepare(
         scored[i] = int((node >= 0).sum())
         doc_at = np.concatenate([c.doc_at, c.alone]).astype(np.int64)
         nodes = np.concatenate([node, np.full(len(c.alone), -1)]).astype(np.int32)
-        for mine, share in zip(shares, _deal(c.docs, doc_at, nodes, side, n_shares)):
+        for mine, share in zip(shares, _deal(c.docs, doc_at, nodes, side, bounds)):
             if len(share[1]):
                 mine.append(share)
     return (*(tuple(s) for s in shares), (_concat_rows(rejected), _concat_rows(flagged), scored))
@@ -314,23 +319,26 @@ def _place(c: LabelChunk, table: CodeTable, file: str) -> tuple[np.ndarray, pd.D
 
 
 def _deal(
-    docs: np.ndarray, doc_at: np.ndarray, node: np.ndarray, side: int, n_shares: int
+    docs: np.ndarray, doc_at: np.ndarray, node: np.ndarray, side: int, bounds: pa.Array
 ) -> tuple[Share, ...]:
-    """The rows (each its document's number in the distinct ``docs``, and its node) dealt into ``n_shares``
-    shares by a hash of their document's id, each share's documents numbered among its own ids.
+    """The rows (each its document's number in the distinct ``docs``, and its node) dealt into
+    ``len(bounds) + 1`` shares by their document's id: share ``k`` holds the ids from ``bounds[k - 1]``
+    (included) up to ``bounds[k]`` (excluded), in Arrow's order of strings. Each share's documents are
+    numbered among its own ids.
 
     >>> docs = np.array(["a", "b", "c"], dtype=object)  # "b": no row, left out
-    >>> (share,) = _deal(docs, np.array([2, 0, 2]), np.array([7, 8, 9], np.int32), 1, 1)
-    >>> share[0].to_pylist(), share[1].tolist(), share[2].tolist(), share[3]
-    (['a', 'c'], [1, 0, 1], [7, 8, 9], 1)
+    >>> one, two = _deal(docs, np.array([2, 0, 2]), np.array([7, 8, 9], np.int32), 1, pa.array(["b"]))
+    >>> one[0].to_pylist(), one[1].tolist(), one[2].tolist(), two[0].to_pylist(), two[1].tolist(), two[3]
+    (['a'], [0], [8], ['c'], [0, 0], 1)
     """
     used = np.flatnonzero(np.bincount(doc_at, minlength=len(docs)))  # the ids of some row
     ids = np.asarray(docs, dtype=object)[used]
+    n_shares = len(bounds) + 1
+    share = _ranges(pa.array(ids, pa.large_string()), bounds)
     # 16-bit share numbers where they fit, for which numpy's stable sort is a radix sort
-    share = (pd.util.hash_array(ids) % np.uint64(n_shares)).astype(
-        np.uint16 if n_shares <= 1 << 16 else np.int64
+    d = deal_rows(
+        share.astype(np.uint16 if n_shares <= 1 << 16 else np.int64), used, len(docs), doc_at, n_shares
     )
-    d = deal_rows(share, used, len(docs), doc_at, n_shares)
     names = ids[d.by_group]
     return tuple(
         (
@@ -344,6 +352,35 @@ def _deal(
     )
 
 
+def _ranges(ids: pa.Array, bounds: pa.Array) -> np.ndarray:
+    """The range of each id among the sorted ``bounds``: how many bounds sort before it (an id equal to a
+    bound is in the range that bound begins), in Arrow's order of strings (by their UTF-8 bytes).
+
+    >>> _ranges(pa.array(["b", "a", "c", "bb"]), pa.array(["b", "c"])).tolist()
+    [1, 0, 2, 1]
+    """
+    both = pa.concat_arrays([bounds.cast(pa.large_string()), ids.cast(pa.large_string())])
+    order = pc.sort_indices(both).to_numpy()  # a stable sort: a bound before an id equal to it
+    is_bound = order < len(bounds)
+    passed = np.cumsum(is_bound)
+    found = np.empty(len(ids), np.int64)
+    found[order[~is_bound] - len(bounds)] = passed[~is_bound]
+    return found
+
+
+def _bounds(samples: Sequence[np.ndarray], n_shares: int) -> pa.Array:
+    """``n_shares - 1`` bounds that cut the sampled document ids into ranges of about as many each.
+
+    >>> _bounds([np.array(["d", "a"], dtype=object), np.array(["c", "b"], dtype=object)], 2).to_pylist()
+    ['c']
+    """
+    ids = pa.array(np.concatenate([np.zeros(0, object), *samples]), pa.large_string())
+    ordered = ids.take(pc.sort_indices(ids))
+    if not len(ordered):
+        return pa.array([""] * (n_shares - 1), pa.large_string())
+    return ordered.take(pa.array((np.arange(1, n_shares) * len(ordered)) // n_shares))
+
+
 def _string_column(values: pa.Array) -> pd.api.extensions.ExtensionArray:
     """Arrow strings as a pandas column without a copy to Python objects. As Arrow's ``string`` (32-bit
     offsets): pandas before 2.2 takes no other, and one partition's ids are far below 2 GB."""
@@ -355,7 +392,7 @@ def _count(
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The shares of one count task (every row of its documents, both sides, from every group) counted on
     integers: their document ids dictionary-encoded into document numbers (the distinct ids of each share
-    only), counted with the nodes by :func:`~cophe_core.scoring.kernel.count_rows`. Returns plain columns: the
+    only, numbered in sorted order), counted with the nodes by :func:`~cophe_core.scoring.kernel.count_rows`. Returns plain columns: the
     per-node counts of the nodes with a count (``node`` and one column per
     :class:`~cophe_core.metrics.NodeCounts` field), the four totals (one row), and the per-document table
     (``doc_id`` and its columns)."""
@@ -363,7 +400,13 @@ def _count(
     shares = [share for group in groups for share in group]
     names = pa.chunked_array([s[0] for s in shares], pa.large_string()).combine_chunks()
     encoded = pc.dictionary_encode(names)
-    ids, number = encoded.dictionary, encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    # the documents numbered in the order of their ids: the per-document table comes out sorted, and the
+    # client's sort of all the documents (the count tasks', in turn, in the order of their ranges) is short
+    order = pc.sort_indices(encoded.dictionary).to_numpy()
+    ids = encoded.dictionary.take(pa.array(order))
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    number = rank[encoded.indices.to_numpy(zero_copy_only=False)]
     starts = np.cumsum([0, *(len(s[0]) for s in shares)])
     doc = np.concatenate([np.zeros(0, np.int64), *(number[k + s[1]] for k, s in zip(starts, shares))])
     node = np.concatenate([np.zeros(0, np.int64), *(s[2] for s in shares)]).astype(np.int64)
@@ -533,6 +576,7 @@ def score_dask(
         else dask.delayed(tables, name=f"cophe-code-table-{uuid.uuid4().hex}", traverse=False)
     )
     n_shares = npartitions or _shares(sum(b[0] for b in briefs), client)
+    bounds = _bounds([b[4] for b in briefs], n_shares)
     groups = _groups([b[3] for b in briefs], [b[0] for b in briefs])
     prepared = []
     for where, group in groups:
@@ -543,7 +587,7 @@ def score_dask(
                     [sides[i] for i in group],
                     [files[i] for i in group],
                     shared,
-                    n_shares,
+                    bounds,
                 )
             )
     # each count task takes its share of every group: Dask moves the shares (8 bytes a row and each share's
