@@ -143,10 +143,10 @@ def _dask() -> Any:
 
 # ------------------------------------------------------------------ the functions the workers run
 
-# A share of one side's rows in a group of input partitions, those of the documents that hash to one count
-# task: its distinct document ids (Arrow strings), per row the number of its document among them (int32) and
-# its code's node (int32; -1: none, or a code not scored: its document is evaluated all the same), and the
-# side (0 gold, 1 predicted). The ids travel once per group, side and share, the rows as 8 bytes each.
+# A share of one side's rows in a group of input partitions, those of the documents in one count task's range
+# of ids: its document ids (Arrow strings), per row the number of its document among them and its code's
+# node (-1: none, or a code not scored: its document is evaluated all the same), in 16 or 32 bits, and the
+# side (0 gold, 1 predicted). The ids travel once per group, side and share, the rows as 4 to 8 bytes each.
 Share = tuple[pa.Array, np.ndarray, np.ndarray, int]
 # Rows per count task by default: each counts about as many rows as the streamed path's buckets
 _COUNT_ROWS = 2_000_000
@@ -273,7 +273,7 @@ def _prepare(
     rejected: list[pd.DataFrame] = []
     flagged: list[pd.DataFrame] = []
     scored = np.zeros(len(chunks), np.int64)
-    shares: list[list[Share]] = [[] for _ in range(len(bounds) + 1)]
+    pieces: list[list[Share]] = [[] for _ in range(2 * (len(bounds) + 1))]  # per share, per side
     for i, ((c, _), side, file) in enumerate(zip(chunks, sides, files)):
         table = tables if isinstance(tables, CodeTable) else tables[side]
         node, bad, caveat = _place(c, table, file)
@@ -282,10 +282,35 @@ def _prepare(
         scored[i] = int((node >= 0).sum())
         doc_at = np.concatenate([c.doc_at, c.alone]).astype(np.int64)
         nodes = np.concatenate([node, np.full(len(c.alone), -1)]).astype(np.int32)
-        for mine, share in zip(shares, _deal(c.docs, doc_at, nodes, side, bounds)):
+        for k, share in enumerate(_deal(c.docs, doc_at, nodes, side, bounds)):
             if len(share[1]):
-                mine.append(share)
-    return (*(tuple(s) for s in shares), (_concat_rows(rejected), _concat_rows(flagged), scored))
+                pieces[2 * k + side].append(share)
+    # one share per count task and side: a few arrays to send, each in the narrowest integers that hold it
+    n_nodes = (tables if isinstance(tables, CodeTable) else tables[0]).ontology.n_nodes
+    shares = [
+        tuple(_joined(p, n_nodes) for p in pieces[2 * k : 2 * k + 2] if p) for k in range(len(bounds) + 1)
+    ]
+    return (*shares, (_concat_rows(rejected), _concat_rows(flagged), scored))
+
+
+def _joined(pieces: Sequence[Share], n_nodes: int) -> Share:
+    """Shares of one side as one: their ids one after another (an id in two of them twice: the count task
+    numbers ids afresh), each row's number into them, its node; the numbers in 16 bits where they fit.
+
+    >>> one = (pa.array(["a"], pa.large_string()), np.array([0, 0], np.int32), np.array([5, -1], np.int32), 1)
+    >>> two = (pa.array(["b", "a"], pa.large_string()), np.array([1, 0], np.int32), np.array([6, 7], np.int32), 1)
+    >>> ids, doc, node, side = _joined([one, two], 100)
+    >>> ids.to_pylist(), doc.tolist(), node.tolist(), doc.dtype.name, node.dtype.name, side
+    (['a', 'b', 'a'], [0, 0, 2, 1], [5, -1, 6, 7], 'uint16', 'int16', 1)
+    """
+    starts = np.cumsum([0, *(len(p[0]) for p in pieces)])
+    doc_type = np.uint16 if starts[-1] <= 1 << 16 else np.int32
+    return (
+        pa.concat_arrays([p[0] for p in pieces]),
+        np.concatenate([(p[1] + k).astype(doc_type) for k, p in zip(starts, pieces)]),
+        np.concatenate([p[2] for p in pieces]).astype(np.int16 if n_nodes < 1 << 15 else np.int32),
+        pieces[0][3],
+    )
 
 
 def _place(c: LabelChunk, table: CodeTable, file: str) -> tuple[np.ndarray, pd.DataFrame, pd.DataFrame]:
