@@ -155,6 +155,10 @@ _COUNT_ROWS = 2_000_000
 # result, the shares, takes some 9 bytes a row
 _GROUP_ROWS = 25_000_000
 _TOTALS_ROW = ("duplicates_gold", "duplicates_pred", "only_gold", "only_pred")
+# A count task's per-document table: its documents' ids (a ``doc_id`` column, in sorted order), their counts
+# (documents x columns, in the narrowest integers that hold them; no column when they are not kept), and
+# the columns' names.
+Documents = tuple[pd.DataFrame, np.ndarray, list[str]]
 
 
 def _chunk(
@@ -415,13 +419,13 @@ def _string_column(values: pa.Array) -> pd.api.extensions.ExtensionArray:
 
 def _count(
     groups: Sequence[Sequence[Share]], tables: Tables, max_level: str, keep_documents: bool
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+) -> tuple[pd.DataFrame, pd.DataFrame, Documents]:
     """The shares of one count task (every row of its documents, both sides, from every group) counted on
     integers: their document ids dictionary-encoded into document numbers (the distinct ids of each share
     only, numbered in sorted order), counted with the nodes by :func:`~cophe_core.scoring.kernel.count_rows`. Returns plain columns: the
     per-node counts of the nodes with a count (``node`` and one column per
     :class:`~cophe_core.metrics.NodeCounts` field), the four totals (one row), and the per-document table
-    (``doc_id`` and its columns)."""
+    (:data:`Documents`)."""
     onto = (tables if isinstance(tables, CodeTable) else tables[0]).ontology
     shares = [share for group in groups for share in group]
     names = pa.chunked_array([s[0] for s in shares], pa.large_string()).combine_chunks()
@@ -444,9 +448,12 @@ def _count(
         int((in_side[:, 0] & ~in_side[:, 1]).sum()),
         int((in_side[:, 1] & ~in_side[:, 0]).sum()),
     )
-    documents = pd.DataFrame({"doc_id": _string_column(ids)})
-    if got.documents is not None:
-        documents = pd.concat([documents, pd.DataFrame(_narrow(got.documents), columns=got.columns)], axis=1)
+    kept = got.documents is not None
+    documents = (
+        pd.DataFrame({"doc_id": _string_column(ids)}),
+        _narrow(got.documents) if got.documents is not None else np.zeros((len(ids), 0), np.uint8),
+        list(got.columns) if kept else [],
+    )
     return _node_rows(got.counts), pd.DataFrame([totals], columns=list(_TOTALS_ROW)), documents
 
 
@@ -668,7 +675,7 @@ def score_dask(
 
 def _partition_counts(
     summed: Sequence[pd.DataFrame],
-    documents: list[pd.DataFrame],
+    documents: list[Documents],
     listed: list[tuple[pd.DataFrame, pd.DataFrame, np.ndarray]],
     scored: dict[str, int],
     n_nodes: int,
@@ -684,9 +691,15 @@ def _partition_counts(
             arrays[f] = np.zeros(n_nodes, dtype=np.int64)
             arrays[f][at] = nodes[f].to_numpy(dtype=np.int64)
     n = {k: int(totals[k].iloc[0]) for k in _TOTALS_ROW}
+    # the counts as one block of 32-bit integers, read as one array rather than column by column
+    columns = documents[0][2] if documents else []
+    values = np.concatenate(
+        [np.zeros((0, len(columns)), np.int32), *(d[1] for d in documents)], dtype=np.int32
+    )
+    ids = pd.concat([d[0] for d in documents], ignore_index=True) if documents else _no_documents()
     return PartitionCounts(
         NodeCounts(**arrays),
-        pd.concat(documents, ignore_index=True),
+        pd.concat([ids, pd.DataFrame(values, columns=columns, copy=False)], axis=1),
         _concat_rows([g[0] for g in listed]),
         _concat_rows([g[1] for g in listed]),
         (n["duplicates_gold"], n["duplicates_pred"]),
@@ -694,6 +707,10 @@ def _partition_counts(
         n["only_pred"],
         scored,
     )
+
+
+def _no_documents() -> pd.DataFrame:
+    return pd.DataFrame({"doc_id": pd.Series(dtype=object)})
 
 
 def _frame(dd: Any, source: Any) -> Any:
