@@ -15,26 +15,32 @@ does the rest with its own machinery:
    columns detected, the same rejected rows (quoted by partition and row number in it). Each partition's
    encoded rows (numbers into its distinct ids and codes, 32-bit) stay in its worker's memory
    (``Client.persist``) for step 3: every partition is read once.
-2. **Resolve.** The distinct codes of every partition (a small result) come back to the client and are
-   placed in the ontology once, each side's codes read on its own evidence
+2. **Resolve.** The distinct codes of the partitions are joined by a tree of tasks (eight at a time) as the
+   partitions are read, with what the client needs of each (its rows, rejected rows, warnings, the worker
+   that holds it, a sample of its document ids): the client receives one summary a side. The codes are placed
+   in the ontology once, each side's codes read on its own evidence
    (:func:`cophe_core.scoring.kernel.resolve_tables`): the same node ids as in memory, unlisted codes included. The
    two code tables are broadcast to the workers (``Client.scatter``).
-3. **Place and deal.** Each kept partition's distinct codes are looked up in its side's table once: every
-   row gets its code's node (-1: not scored), and the few rows rejected or flagged for their code are listed
-   there and then (a row's fate depends on its code alone). Its rows are then dealt into as many shares as
-   there are count tasks by a hash of their document's id (pandas' ``hash_array``, the same in every
-   process, on the distinct ids only): each share holds its distinct ids once and its rows as two int32
-   columns (the document's number among those ids, the node). Every row of a document, gold and predicted,
-   from any partition, goes to the same count task; only the shares travel between workers, rather than a
-   shuffle of whole rows of text.
-4. **Count and reduce.** Each count task takes its share of every partition, numbers their ids (the
-   distinct ids of each share dictionary-encoded together) and counts the rows by ``count_rows`` (on a DAG
+3. **Place and deal.** The partitions a worker holds are placed and dealt in one task per group (of up to
+   25M rows), run on that worker: each partition's distinct codes are looked up in its side's table once,
+   every row gets its code's node (-1: not scored), and the few rows rejected or flagged for their code are
+   listed there and then (a row's fate depends on its code alone). The rows are then dealt into as many
+   shares as there are count tasks by the range their document's id falls in (bounds cut from the sampled
+   ids, in Arrow's order of strings, on the distinct ids only), and each group's pieces joined: one share
+   per count task and side, its distinct ids once and its rows as two columns of 16 or 32 bits (the
+   document's number among those ids, the node). Every row of a document, gold and predicted, from any
+   partition, goes to the same count task; only the shares travel between workers, rather than a shuffle
+   of whole rows of text, and the scheduler handles groups times count tasks pieces, not partitions times
+   count tasks.
+4. **Count and reduce.** Each count task takes its share of every group, numbers their ids (the distinct
+   ids dictionary-encoded together, numbered in sorted order) and counts the rows by ``count_rows`` (on a DAG
    ontology, by the in-memory evaluation of the same rows). It returns plain columns only: its per-node counts
    (``node`` and one column per :class:`~cophe_core.metrics.NodeCounts` field, the nodes with a count), four
-   totals, and its per-document table. The per-node counts are summed by a tree reduction (``dask.delayed``
-   sums of eight at a time, the tree ``dask.bag``'s reductions build), so neither the client nor one worker
-   receives every task's counts at once; the client receives the sum, the per-document tables and the listed
-   rows, and no pickled object of cophe's.
+   totals, and its per-document table (its ids, sorted, and their counts as one array). The per-node counts
+   are summed by a tree reduction (``dask.delayed`` sums of eight at a time, the tree ``dask.bag``'s
+   reductions build), so neither the client nor one worker receives every task's counts at once; the client
+   fetches the sum, the per-document tables (in order of their ranges: all the documents come sorted) and
+   the listed rows as their tasks finish, and no pickled object of cophe's.
 
 The kept partitions take about 12 bytes a row of the workers' memory until the shares are dealt. Dask is an
 optional extra (``pip install ".[dask]"`` in a cophe checkout), imported when :func:`score_dask` is called.
@@ -544,7 +550,7 @@ def score_dask(
     client : dask.distributed.Client, optional
         The cluster to run on (default: Dask's current scheduler, a client's if one was started).
     npartitions : int, optional
-        Count tasks, each counting the rows of the documents that hash to it (default: one per 2M rows, at
+        Count tasks, each counting the rows of the documents in its range of ids (default: one per 2M rows, at
         least four per worker thread).
     keep_documents : bool
         Keep the per-document table (for :attr:`~cophe_core.scale.pipeline.StreamedEvaluation.documents` and the
