@@ -15,26 +15,32 @@ does the rest with its own machinery:
    columns detected, the same rejected rows (quoted by partition and row number in it). Each partition's
    encoded rows (numbers into its distinct ids and codes, 32-bit) stay in its worker's memory
    (``Client.persist``) for step 3: every partition is read once.
-2. **Resolve.** The distinct codes of every partition (a small result) come back to the client and are
-   placed in the ontology once, each side's codes read on its own evidence
+2. **Resolve.** The distinct codes of the partitions are joined by a tree of tasks (eight at a time) as the
+   partitions are read, with what the client needs of each (its rows, rejected rows, warnings, the worker
+   that holds it, a sample of its document ids): the client receives one summary a side. The codes are placed
+   in the ontology once, each side's codes read on its own evidence
    (:func:`cophe_core.scoring.kernel.resolve_tables`): the same node ids as in memory, unlisted codes included. The
    two code tables are broadcast to the workers (``Client.scatter``).
-3. **Place and deal.** Each kept partition's distinct codes are looked up in its side's table once: every
-   row gets its code's node (-1: not scored), and the few rows rejected or flagged for their code are listed
-   there and then (a row's fate depends on its code alone). Its rows are then dealt into as many shares as
-   there are count tasks by a hash of their document's id (pandas' ``hash_array``, the same in every
-   process, on the distinct ids only): each share holds its distinct ids once and its rows as two int32
-   columns (the document's number among those ids, the node). Every row of a document, gold and predicted,
-   from any partition, goes to the same count task; only the shares travel between workers, rather than a
-   shuffle of whole rows of text.
-4. **Count and reduce.** Each count task takes its share of every partition, numbers their ids (the
-   distinct ids of each share dictionary-encoded together) and counts the rows by ``count_rows`` (on a DAG
+3. **Place and deal.** The partitions a worker holds are placed and dealt in one task per group (of up to
+   25M rows), run on that worker: each partition's distinct codes are looked up in its side's table once,
+   every row gets its code's node (-1: not scored), and the few rows rejected or flagged for their code are
+   listed there and then (a row's fate depends on its code alone). The rows are then dealt into as many
+   shares as there are count tasks by the range their document's id falls in (bounds cut from the sampled
+   ids, in Arrow's order of strings, on the distinct ids only), and each group's pieces joined: one share
+   per count task and side, its distinct ids once and its rows as two columns of 16 or 32 bits (the
+   document's number among those ids, the node). Every row of a document, gold and predicted, from any
+   partition, goes to the same count task; only the shares travel between workers, rather than a shuffle
+   of whole rows of text, and the scheduler handles groups times count tasks pieces, not partitions times
+   count tasks.
+4. **Count and reduce.** Each count task takes its share of every group, numbers their ids (the distinct
+   ids dictionary-encoded together, numbered in sorted order) and counts the rows by ``count_rows`` (on a DAG
    ontology, by the in-memory evaluation of the same rows). It returns plain columns only: its per-node counts
    (``node`` and one column per :class:`~cophe_core.metrics.NodeCounts` field, the nodes with a count), four
-   totals, and its per-document table. The per-node counts are summed by a tree reduction (``dask.delayed``
-   sums of eight at a time, the tree ``dask.bag``'s reductions build), so neither the client nor one worker
-   receives every task's counts at once; the client receives the sum, the per-document tables and the listed
-   rows, and no pickled object of cophe's.
+   totals, and its per-document table (its ids, sorted, and their counts as one array). The per-node counts
+   are summed by a tree reduction (``dask.delayed`` sums of eight at a time, the tree ``dask.bag``'s
+   reductions build), so neither the client nor one worker receives every task's counts at once; the client
+   fetches the sum, the per-document tables (in order of their ranges: all the documents come sorted) and
+   the listed rows as their tasks finish, and no pickled object of cophe's.
 
 The kept partitions take about 12 bytes a row of the workers' memory until the shares are dealt. Dask is an
 optional extra (``pip install ".[dask]"`` in a cophe checkout), imported when :func:`score_dask` is called.
@@ -80,9 +86,10 @@ normalise them: trimmed, one code a row, no empty document id); ``ev.levels_tabl
 
 from __future__ import annotations
 
+import importlib
 import os
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import fields, replace
 from operator import getitem
 from typing import TYPE_CHECKING, Any
@@ -143,14 +150,21 @@ def _dask() -> Any:
 
 # ------------------------------------------------------------------ the functions the workers run
 
-# A share of one input partition's rows, those of the documents that hash to one count task: its distinct
-# document ids (Arrow strings), per row the number of its document among them (int32) and its code's node
-# (int32; -1: none, or a code not scored: its document is evaluated all the same), and the side (0 gold, 1
-# predicted). The ids travel once per partition and share, the rows as 8 bytes each.
+# A share of one side's rows in a group of input partitions, those of the documents in one count task's range
+# of ids: its document ids (Arrow strings), per row the number of its document among them and its code's
+# node (-1: none, or a code not scored: its document is evaluated all the same), in 16 or 32 bits, and the
+# side (0 gold, 1 predicted). The ids travel once per group, side and share, the rows as 4 to 8 bytes each.
 Share = tuple[pa.Array, np.ndarray, np.ndarray, int]
 # Rows per count task by default: each counts about as many rows as the streamed path's buckets
 _COUNT_ROWS = 2_000_000
+# Code rows per group of partitions placed and dealt in one task (the partitions a worker holds, cut): its
+# result, the shares, takes some 9 bytes a row
+_GROUP_ROWS = 25_000_000
 _TOTALS_ROW = ("duplicates_gold", "duplicates_pred", "only_gold", "only_pred")
+# A count task's per-document table: its documents' ids (a ``doc_id`` column, in sorted order), their counts
+# (documents x columns, in the narrowest integers that hold them; no column when they are not kept), and
+# the columns' names.
+Documents = tuple[pd.DataFrame, np.ndarray, list[str]]
 
 
 def _chunk(
@@ -203,30 +217,121 @@ def _compact(chunk: LabelChunk) -> LabelChunk:
     )
 
 
-def _summary(chunk: tuple[LabelChunk, list[str]]) -> tuple[np.ndarray, int, pd.DataFrame, list[str]]:
-    """What the client needs of a partition before counting: its distinct codes and code rows, the rows the
-    reader rejected and its warnings."""
+# What the client needs of a partition before counting: its code rows, the rows the reader rejected, its
+# warnings, the address of the worker that holds it (None outside a cluster), and a sample of its document
+# ids (to cut the ids into ranges of about as many documents each).
+Brief = tuple[int, pd.DataFrame, list[str], str | None, np.ndarray]
+# Document ids sampled per partition
+_SAMPLE = 128
+
+
+def _summary(chunk: tuple[LabelChunk, list[str]]) -> tuple[np.ndarray, list[Brief]]:
+    """A partition's distinct codes and its :data:`Brief`."""
     c, warnings = chunk
-    return c.codes[np.unique(c.code_at)], len(c.code_at), c.rejected, warnings
+    sample = np.asarray(c.docs[:: max(1, len(c.docs) // _SAMPLE)], dtype=object)
+    return _codes(chunk), [(len(c.code_at), c.rejected, warnings, _worker(), sample)]
+
+
+def _codes(chunk: tuple[LabelChunk, list[str]]) -> np.ndarray:
+    """The distinct codes of a partition's kept rows."""
+    c = chunk[0]
+    codes: np.ndarray = c.codes[np.unique(c.code_at)]
+    return codes
+
+
+def _merge_summaries(found: Sequence[tuple[np.ndarray, list[Brief]]]) -> tuple[np.ndarray, list[Brief]]:
+    """A step of the tree of summaries: the distinct codes of all, their partitions' briefs in order."""
+    return _distinct([codes for codes, _ in found]), [b for _, briefs in found for b in briefs]
+
+
+def _worker() -> str | None:
+    """The address of the Dask worker running this task, None when it runs elsewhere (Dask's local
+    schedulers)."""
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return None
 
 
 def _prepare(
-    chunk: tuple[LabelChunk, list[str]], side: int, file: str, tables: Tables, n_shares: int
-) -> tuple[tuple[Share, ...], pd.DataFrame, pd.DataFrame, int]:
-    """One partition's rows placed by its side's code table (its distinct codes looked up once) and dealt by
-    document into ``n_shares`` shares (:data:`Share`; a document without a scored code keeps a row with node
-    -1), with its rejected and flagged rows and its rows scored. Whether a row is scored depends on its code
-    alone, so the few rows listed are listed here. A document's share is a hash of its id (pandas',
-    the same in every process) taken on the distinct ids only: every row of a document, gold and predicted,
-    in any partition, goes to the same count task."""
-    c = chunk[0]
-    table = tables if isinstance(tables, CodeTable) else tables[side]
+    chunks: Sequence[tuple[LabelChunk, list[str]]],
+    sides: Sequence[int],
+    files: Sequence[str],
+    tables: Tables,
+    bounds: pa.Array,
+) -> tuple[Any, ...]:
+    """A group of partitions (those one worker holds), each placed by its side's code table (its distinct
+    codes looked up once) and dealt by document into shares, one per count task (:data:`Share`; a document
+    without a scored code keeps a row with node -1), by the range of ids among ``bounds`` its id is in
+    (:func:`_deal`, on the distinct ids only): every row of a document, gold and predicted, in any
+    partition, goes to the same count task, and the count tasks' documents, in order, are in the order of
+    their ids. Returns ``len(bounds) + 1`` items, the shares of count task ``k`` (one per partition with
+    rows there), then the group's rejected and flagged rows and each partition's rows scored. Whether a row
+    is scored depends on its code alone, so the few rows listed are listed here. One task per group rather
+    than per partition: the scheduler and the transfers between workers handle groups times count tasks
+    pieces, not partitions times count tasks; each partition is still dealt on its own (its arrays stay in
+    the processor's cache).
+
+    >>> from cophe_core.ontology import icd9_ontology
+    >>> tables = resolve_tables([["401.9"], ["401.9", "XYZ"]], icd9_ontology())
+    >>> c = _chunk(pd.DataFrame({"doc_id": ["1", "2"], "code": ["401.9", "XYZ"]}), 1, "p", None, None)
+    >>> *shares, (rejected, flagged, scored) = _prepare([c, c], [1, 1], ["p", "q"], tables, pa.array(["2"]))
+    >>> sum(len(s[1]) for k in shares for s in k), rejected.file.tolist(), scored.tolist()
+    (4, ['p', 'q'], [1, 1])
+    """
+    rejected: list[pd.DataFrame] = []
+    flagged: list[pd.DataFrame] = []
+    scored = np.zeros(len(chunks), np.int64)
+    pieces: list[list[Share]] = [[] for _ in range(2 * (len(bounds) + 1))]  # per share, per side
+    for i, ((c, _), side, file) in enumerate(zip(chunks, sides, files)):
+        table = tables if isinstance(tables, CodeTable) else tables[side]
+        node, bad, caveat = _place(c, table, file)
+        rejected.append(bad)
+        flagged.append(caveat)
+        scored[i] = int((node >= 0).sum())
+        doc_at = np.concatenate([c.doc_at, c.alone]).astype(np.int64)
+        nodes = np.concatenate([node, np.full(len(c.alone), -1)]).astype(np.int32)
+        for k, share in enumerate(_deal(c.docs, doc_at, nodes, side, bounds)):
+            if len(share[1]):
+                pieces[2 * k + side].append(share)
+    # one share per count task and side: a few arrays to send, each in the narrowest integers that hold it
+    n_nodes = (tables if isinstance(tables, CodeTable) else tables[0]).ontology.n_nodes
+    shares = [
+        tuple(_joined(p, n_nodes) for p in pieces[2 * k : 2 * k + 2] if p) for k in range(len(bounds) + 1)
+    ]
+    return (*shares, (_concat_rows(rejected), _concat_rows(flagged), scored))
+
+
+def _joined(pieces: Sequence[Share], n_nodes: int) -> Share:
+    """Shares of one side as one: their ids one after another (an id in two of them twice: the count task
+    numbers ids afresh), each row's number into them, its node; the numbers in 16 bits where they fit.
+
+    >>> one = (pa.array(["a"], pa.large_string()), np.array([0, 0], np.int32), np.array([5, -1], np.int32), 1)
+    >>> two = (pa.array(["b", "a"], pa.large_string()), np.array([1, 0], np.int32), np.array([6, 7], np.int32), 1)
+    >>> ids, doc, node, side = _joined([one, two], 100)
+    >>> ids.to_pylist(), doc.tolist(), node.tolist(), doc.dtype.name, node.dtype.name, side
+    (['a', 'b', 'a'], [0, 0, 2, 1], [5, -1, 6, 7], 'uint16', 'int16', 1)
+    """
+    starts = np.cumsum([0, *(len(p[0]) for p in pieces)])
+    doc_type = np.uint16 if starts[-1] <= 1 << 16 else np.int32
+    return (
+        pa.concat_arrays([p[0] for p in pieces]),
+        np.concatenate([(p[1] + k).astype(doc_type) for k, p in zip(starts, pieces)]),
+        np.concatenate([p[2] for p in pieces]).astype(np.int16 if n_nodes < 1 << 15 else np.int32),
+        pieces[0][3],
+    )
+
+
+def _place(c: LabelChunk, table: CodeTable, file: str) -> tuple[np.ndarray, pd.DataFrame, pd.DataFrame]:
+    """Each kept row's node by its code (the partition's distinct codes looked up once; -1: not scored), and
+    the rows rejected and flagged for their code, quoted by ``file`` and line."""
     pos = table.index.get_indexer(c.codes) if len(c.codes) else np.zeros(0, np.int64)
     node_of = (
         np.where(pos >= 0, table.nodes[np.maximum(pos, 0)], -1) if len(table.nodes) else np.full(len(pos), -1)
     )
     flag_of = (node_of >= 0) & ((table.flag != "")[np.maximum(pos, 0)] if len(table.codes) else False)
-    node = node_of[c.code_at]
     listed = []
     for mask, text, kind in (
         ((pos >= 0) & (node_of < 0), table.reason, table.reason_kind),
@@ -246,29 +351,30 @@ def _prepare(
                 columns=REJECTED_COLUMNS,
             )
         )
-    doc_at = np.concatenate([c.doc_at, c.alone]).astype(np.int64)
-    nodes = np.concatenate([node, np.full(len(c.alone), -1)]).astype(np.int32)
-    return _deal(c.docs, doc_at, nodes, side, n_shares), listed[0], listed[1], int((node >= 0).sum())
+    return node_of[c.code_at], listed[0], listed[1]
 
 
 def _deal(
-    docs: np.ndarray, doc_at: np.ndarray, node: np.ndarray, side: int, n_shares: int
+    docs: np.ndarray, doc_at: np.ndarray, node: np.ndarray, side: int, bounds: pa.Array
 ) -> tuple[Share, ...]:
-    """The rows (each its document's number in the distinct ``docs``, and its node) dealt into ``n_shares``
-    shares by a hash of their document's id, each share's documents numbered among its own ids.
+    """The rows (each its document's number in the distinct ``docs``, and its node) dealt into
+    ``len(bounds) + 1`` shares by their document's id: share ``k`` holds the ids from ``bounds[k - 1]``
+    (included) up to ``bounds[k]`` (excluded), in Arrow's order of strings. Each share's documents are
+    numbered among its own ids.
 
     >>> docs = np.array(["a", "b", "c"], dtype=object)  # "b": no row, left out
-    >>> (share,) = _deal(docs, np.array([2, 0, 2]), np.array([7, 8, 9], np.int32), 1, 1)
-    >>> share[0].to_pylist(), share[1].tolist(), share[2].tolist(), share[3]
-    (['a', 'c'], [1, 0, 1], [7, 8, 9], 1)
+    >>> one, two = _deal(docs, np.array([2, 0, 2]), np.array([7, 8, 9], np.int32), 1, pa.array(["b"]))
+    >>> one[0].to_pylist(), one[1].tolist(), one[2].tolist(), two[0].to_pylist(), two[1].tolist(), two[3]
+    (['a'], [0], [8], ['c'], [0, 0], 1)
     """
     used = np.flatnonzero(np.bincount(doc_at, minlength=len(docs)))  # the ids of some row
     ids = np.asarray(docs, dtype=object)[used]
+    n_shares = len(bounds) + 1
+    share = _ranges(pa.array(ids, pa.large_string()), bounds)
     # 16-bit share numbers where they fit, for which numpy's stable sort is a radix sort
-    share = (pd.util.hash_array(ids) % np.uint64(n_shares)).astype(
-        np.uint16 if n_shares <= 1 << 16 else np.int64
+    d = deal_rows(
+        share.astype(np.uint16 if n_shares <= 1 << 16 else np.int64), used, len(docs), doc_at, n_shares
     )
-    d = deal_rows(share, used, len(docs), doc_at, n_shares)
     names = ids[d.by_group]
     return tuple(
         (
@@ -282,6 +388,35 @@ def _deal(
     )
 
 
+def _ranges(ids: pa.Array, bounds: pa.Array) -> np.ndarray:
+    """The range of each id among the sorted ``bounds``: how many bounds sort before it (an id equal to a
+    bound is in the range that bound begins), in Arrow's order of strings (by their UTF-8 bytes).
+
+    >>> _ranges(pa.array(["b", "a", "c", "bb"]), pa.array(["b", "c"])).tolist()
+    [1, 0, 2, 1]
+    """
+    both = pa.concat_arrays([bounds.cast(pa.large_string()), ids.cast(pa.large_string())])
+    order = pc.sort_indices(both).to_numpy()  # a stable sort: a bound before an id equal to it
+    is_bound = order < len(bounds)
+    passed = np.cumsum(is_bound)
+    found = np.empty(len(ids), np.int64)
+    found[order[~is_bound] - len(bounds)] = passed[~is_bound]
+    return found
+
+
+def _bounds(samples: Sequence[np.ndarray], n_shares: int) -> pa.Array:
+    """``n_shares - 1`` bounds that cut the sampled document ids into ranges of about as many each.
+
+    >>> _bounds([np.array(["d", "a"], dtype=object), np.array(["c", "b"], dtype=object)], 2).to_pylist()
+    ['c']
+    """
+    ids = pa.array(np.concatenate([np.zeros(0, object), *samples]), pa.large_string())
+    ordered = ids.take(pc.sort_indices(ids))
+    if not len(ordered):
+        return pa.array([""] * (n_shares - 1), pa.large_string())
+    return ordered.take(pa.array((np.arange(1, n_shares) * len(ordered)) // n_shares))
+
+
 def _string_column(values: pa.Array) -> pd.api.extensions.ExtensionArray:
     """Arrow strings as a pandas column without a copy to Python objects. As Arrow's ``string`` (32-bit
     offsets): pandas before 2.2 takes no other, and one partition's ids are far below 2 GB."""
@@ -289,18 +424,25 @@ def _string_column(values: pa.Array) -> pd.api.extensions.ExtensionArray:
 
 
 def _count(
-    shares: Sequence[Share], tables: Tables, max_level: str, keep_documents: bool
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """The shares of one count task (every row of its documents, both sides, from every partition) counted on
+    groups: Sequence[Sequence[Share]], tables: Tables, max_level: str, keep_documents: bool
+) -> tuple[pd.DataFrame, pd.DataFrame, Documents]:
+    """The shares of one count task (every row of its documents, both sides, from every group) counted on
     integers: their document ids dictionary-encoded into document numbers (the distinct ids of each share
-    only), counted with the nodes by :func:`~cophe_core.scoring.kernel.count_rows`. Returns plain columns: the
+    only, numbered in sorted order), counted with the nodes by :func:`~cophe_core.scoring.kernel.count_rows`. Returns plain columns: the
     per-node counts of the nodes with a count (``node`` and one column per
     :class:`~cophe_core.metrics.NodeCounts` field), the four totals (one row), and the per-document table
-    (``doc_id`` and its columns)."""
+    (:data:`Documents`)."""
     onto = (tables if isinstance(tables, CodeTable) else tables[0]).ontology
+    shares = [share for group in groups for share in group]
     names = pa.chunked_array([s[0] for s in shares], pa.large_string()).combine_chunks()
     encoded = pc.dictionary_encode(names)
-    ids, number = encoded.dictionary, encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    # the documents numbered in the order of their ids: the per-document table comes out sorted, and the
+    # client's sort of all the documents (the count tasks', in turn, in the order of their ranges) is short
+    order = pc.sort_indices(encoded.dictionary).to_numpy()
+    ids = encoded.dictionary.take(pa.array(order))
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    number = rank[encoded.indices.to_numpy(zero_copy_only=False)]
     starts = np.cumsum([0, *(len(s[0]) for s in shares)])
     doc = np.concatenate([np.zeros(0, np.int64), *(number[k + s[1]] for k, s in zip(starts, shares))])
     node = np.concatenate([np.zeros(0, np.int64), *(s[2] for s in shares)]).astype(np.int64)
@@ -312,12 +454,27 @@ def _count(
         int((in_side[:, 0] & ~in_side[:, 1]).sum()),
         int((in_side[:, 1] & ~in_side[:, 0]).sum()),
     )
-    documents = pd.DataFrame({"doc_id": _string_column(ids)})
-    if got.documents is not None:
-        documents = pd.concat(
-            [documents, pd.DataFrame(got.documents.astype(np.int32), columns=got.columns)], axis=1
-        )
+    kept = got.documents is not None
+    documents = (
+        pd.DataFrame({"doc_id": _string_column(ids)}),
+        _narrow(got.documents) if got.documents is not None else np.zeros((len(ids), 0), np.uint8),
+        list(got.columns) if kept else [],
+    )
     return _node_rows(got.counts), pd.DataFrame([totals], columns=list(_TOTALS_ROW)), documents
+
+
+def _narrow(block: np.ndarray) -> np.ndarray:
+    """Counts in the narrowest of 8, 16 and 32 bits that holds them all (fewer bytes to send; the client
+    reads them as 32-bit).
+
+    >>> _narrow(np.array([[0, 255]])).dtype.name, _narrow(np.array([[0, 256]])).dtype.name
+    ('uint8', 'uint16')
+    """
+    lo, hi = (int(block.min()), int(block.max())) if block.size else (0, 0)
+    for kind in (np.uint8, np.uint16):
+        if lo >= 0 and hi <= np.iinfo(kind).max:
+            return block.astype(kind)
+    return block.astype(np.int32)
 
 
 def _count_ids(
@@ -393,7 +550,7 @@ def score_dask(
     client : dask.distributed.Client, optional
         The cluster to run on (default: Dask's current scheduler, a client's if one was started).
     npartitions : int, optional
-        Count tasks, each counting the rows of the documents that hash to it (default: one per 2M rows, at
+        Count tasks, each counting the rows of the documents in its range of ids (default: one per 2M rows, at
         least four per worker thread).
     keep_documents : bool
         Keep the per-document table (for :attr:`~cophe_core.scale.pipeline.StreamedEvaluation.documents` and the
@@ -434,31 +591,60 @@ def score_dask(
     # kept in the workers' memory (compact: 32-bit numbers into the distinct values), so that pass 2 places
     # the rows pass 1 read rather than reading and encoding every partition again
     chunks = _persist(dask, client, chunks)
-    summaries = _compute(dask, client, [dask.delayed(_summary)(c) for c in chunks])
-    codes = sorted({str(c) for s in summaries for c in s[0]})
-    onto, detection = choose_ontology(ontology, codes)
+    # each side's distinct codes and what the client needs of each partition, summed up by a tree of tasks
+    # as the partitions are read: the client receives one summary a side, not the codes of every partition
+    roots = []
+    for side in (0, 1):
+        level = [dask.delayed(_summary)(c) for c, s in zip(chunks, sides) if s == side]
+        while len(level) > 1:
+            level = [
+                dask.delayed(_merge_summaries)(level[i : i + _SPLIT_EVERY])
+                for i in range(0, len(level), _SPLIT_EVERY)
+            ]
+        roots.extend(level)
+    found = _compute(dask, client, roots)
+    side_codes = [codes for codes, _ in found]
+    briefs = [b for _, mine in found for b in mine]  # (gold's partitions first, as files lists them)
+    onto, detection = choose_ontology(ontology, sorted({str(c) for c in np.concatenate(side_codes)}))
     max_level = onto.top_level(max_level)
-    side_codes = [[c for s, i in zip(summaries, sides) if i == side for c in s[0]] for side in (0, 1)]
     tables = resolve_tables(side_codes, onto, system=system)  # each side read on its own evidence
-    read_rejected = _concat_rows([s[2] for s in summaries])
-    _check_scorable(tables, summaries, sides, files, names, system)
-    # pass 2: each persisted partition's rows placed (node ids) and dealt into shares by document, each count
-    # task counting its share of every partition on integers, a tree of sums of the per-node counts
+    read_rejected = _concat_rows([b[1] for b in briefs])
+    _check_scorable(
+        tables,
+        briefs,
+        sides,
+        files,
+        names,
+        system,
+        lambda at: _compute(dask, client, [dask.delayed(_codes)(chunks[i]) for i in at]),
+    )
+    # pass 2: the persisted partitions in groups, each group's on the worker that holds them: its rows placed
+    # (node ids) and dealt into shares by document, each count task counting its share of every group on
+    # integers, a tree of sums of the per-node counts
     shared = (
         client.scatter(tables, broadcast=True, hash=False)
         if client is not None
         else dask.delayed(tables, name=f"cophe-code-table-{uuid.uuid4().hex}", traverse=False)
     )
-    n_shares = npartitions or _shares(sum(s[1] for s in summaries), client)
-    prepared = [
-        dask.delayed(_prepare, nout=4)(c, side, file, shared, n_shares)
-        for c, side, file in zip(chunks, sides, files)
-    ]
-    # each count task takes its share of every partition: Dask moves the shares (8 bytes a row and each
-    # share's distinct ids) between workers, with no shuffle of whole rows of text
-    dealt = [p[0] for p in prepared]
+    n_shares = npartitions or _shares(sum(b[0] for b in briefs), client)
+    bounds = _bounds([b[4] for b in briefs], n_shares)
+    groups = _groups([b[3] for b in briefs], [b[0] for b in briefs])
+    prepared = []
+    for where, group in groups:
+        with dask.annotate(**({} if where is None else {"workers": [where], "allow_other_workers": True})):
+            prepared.append(
+                dask.delayed(_prepare, nout=n_shares + 1)(
+                    [chunks[i] for i in group],
+                    [sides[i] for i in group],
+                    [files[i] for i in group],
+                    shared,
+                    bounds,
+                )
+            )
+    # each count task takes its share of every group: Dask moves the shares (8 bytes a row and each share's
+    # distinct ids) between workers, with no shuffle of whole rows of text
     counted = [
-        dask.delayed(_count)([d[k] for d in dealt], shared, max_level, keep_documents)
+        dask.delayed(_count)([p[k] for p in prepared], shared, max_level, keep_documents)
         for k in range(n_shares)
     ]
     summed: list[Any] = [[dask.delayed(getitem)(c, k) for k in (0, 1)] for c in counted]
@@ -468,14 +654,18 @@ def score_dask(
             for i in range(0, len(summed), _SPLIT_EVERY)
         ]
     documents = [dask.delayed(getitem)(c, 2) for c in counted]
-    listed = [p[k] for p in prepared for k in (1, 2, 3)]
-    found = _compute(dask, client, [*summed, *documents, *listed])
+    listed = [p[n_shares] for p in prepared]
+    # the client's hold on the partitions let go once the graph is submitted: each is freed once placed
+    found = _compute(dask, client, [*summed, *documents, *listed], release=chunks)
+    scored = np.zeros(len(files), np.int64)
+    for (_, group), (_, _, rows) in zip(groups, found[1 + len(documents) :]):
+        scored[group] = rows
     return StreamedEvaluation.of(
         _partition_counts(
             found[0],
             found[1 : 1 + len(documents)],
             found[1 + len(documents) :],
-            files,
+            dict(zip(files, scored.tolist())),
             tables[0].ontology.n_nodes,
         ),
         tables[0].ontology,
@@ -483,7 +673,7 @@ def score_dask(
         names=names,
         files=files,
         read_rejected=read_rejected,
-        notes=[w for s in summaries for w in s[3]],
+        notes=[w for b in briefs for w in b[2]],
         detection=detection,
         keep_documents=keep_documents,
     )
@@ -491,14 +681,14 @@ def score_dask(
 
 def _partition_counts(
     summed: Sequence[pd.DataFrame],
-    documents: list[pd.DataFrame],
-    listed: list[Any],
-    files: list[str],
+    documents: list[Documents],
+    listed: list[tuple[pd.DataFrame, pd.DataFrame, np.ndarray]],
+    scored: dict[str, int],
     n_nodes: int,
 ) -> PartitionCounts:
     """The counts of all the documents, from the plain columns the workers returned: the summed per-node
-    counts and totals, the per-document tables, and per input partition its rejected and flagged rows and
-    its rows scored."""
+    counts and totals, the per-document tables, per group of partitions its rejected and flagged rows, and
+    per partition its rows scored."""
     nodes, totals = summed
     at = nodes["node"].to_numpy(dtype=np.int64)
     arrays: dict[str, Any] = dict.fromkeys(COUNT_FIELDS)
@@ -507,16 +697,26 @@ def _partition_counts(
             arrays[f] = np.zeros(n_nodes, dtype=np.int64)
             arrays[f][at] = nodes[f].to_numpy(dtype=np.int64)
     n = {k: int(totals[k].iloc[0]) for k in _TOTALS_ROW}
+    # the counts as one block of 32-bit integers, read as one array rather than column by column
+    columns = documents[0][2] if documents else []
+    values = np.concatenate(
+        [np.zeros((0, len(columns)), np.int32), *(d[1] for d in documents)], dtype=np.int32
+    )
+    ids = pd.concat([d[0] for d in documents], ignore_index=True) if documents else _no_documents()
     return PartitionCounts(
         NodeCounts(**arrays),
-        pd.concat(documents, ignore_index=True),
-        _concat_rows(listed[0::3]),
-        _concat_rows(listed[1::3]),
+        pd.concat([ids, pd.DataFrame(values, columns=columns, copy=False)], axis=1),
+        _concat_rows([g[0] for g in listed]),
+        _concat_rows([g[1] for g in listed]),
         (n["duplicates_gold"], n["duplicates_pred"]),
         n["only_gold"],
         n["only_pred"],
-        {file: int(k) for file, k in zip(files, listed[2::3])},
+        scored,
     )
+
+
+def _no_documents() -> pd.DataFrame:
+    return pd.DataFrame({"doc_id": pd.Series(dtype=object)})
 
 
 def _frame(dd: Any, source: Any) -> Any:
@@ -559,6 +759,39 @@ def _shares(rows: int, client: Any) -> int:
     return max(-(-rows // _COUNT_ROWS), 4 * max(threads, 1))
 
 
+def _distinct(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """The distinct values of some arrays, in the order they first appear.
+
+    >>> _distinct([np.array(["b", "a"], dtype=object), np.array(["a", "c"], dtype=object)]).tolist()
+    ['b', 'a', 'c']
+    """
+    return np.asarray(pd.unique(np.concatenate([np.zeros(0, object), *arrays])), dtype=object)
+
+
+def _groups(where: Sequence[str | None], rows: Sequence[int]) -> list[tuple[str | None, list[int]]]:
+    """The partitions in groups to place and deal, a group per worker (the partitions ``where`` says it
+    holds, in their order), cut into groups of about :data:`_GROUP_ROWS` code rows (``rows``) at most.
+
+    >>> _groups(["a", "b", "a", None], [10, 20, 30, 40])
+    [('a', [0, 2]), ('b', [1]), (None, [3])]
+    """
+    held: dict[str | None, list[int]] = {}
+    for i, w in enumerate(where):
+        held.setdefault(w, []).append(i)
+    out: list[tuple[str | None, list[int]]] = []
+    for w, mine in held.items():
+        group: list[int] = []
+        size = 0
+        for i in mine:
+            if group and size + rows[i] > _GROUP_ROWS:
+                out.append((w, group))
+                group, size = [], 0
+            group.append(i)
+            size += rows[i]
+        out.append((w, group))
+    return out
+
+
 def _persist(dask: Any, client: Any, objs: list[Any]) -> list[Any]:
     """The objects computed and kept where they were computed (on the workers, with a client), as delayed
     objects that later graphs take as inputs."""
@@ -567,29 +800,41 @@ def _persist(dask: Any, client: Any, objs: list[Any]) -> list[Any]:
     return list(dask.persist(*objs))
 
 
-def _compute(dask: Any, client: Any, objs: list[Any]) -> list[Any]:
-    if client is not None:
-        return list(client.gather(client.compute(objs)))
-    return list(dask.compute(*objs))
+def _compute(dask: Any, client: Any, objs: list[Any], release: list[Any] | None = None) -> list[Any]:
+    """The objects computed; ``release`` (persisted inputs) emptied once they are submitted. With a client,
+    the results are fetched as they are done, while the others run, rather than all at the end."""
+    if client is None:
+        return list(dask.compute(*objs))
+    distributed: Any = importlib.import_module("distributed")  # (a client is about: it is installed)
+    futures = client.compute(objs)
+    if release is not None:
+        release.clear()
+    at = {f.key: i for i, f in enumerate(futures)}
+    found: list[Any] = [None] * len(futures)
+    for done in distributed.as_completed(futures).batches():
+        for f, result in zip(done, client.gather(done)):
+            found[at[f.key]] = result
+    return found
 
 
 def _check_scorable(
     tables: tuple[CodeTable, ...],
-    summaries: list[tuple[np.ndarray, int, pd.DataFrame, list[str]]],
+    briefs: list[Brief],
     sides: list[int],
     files: list[str],
     names: list[str],
     system: str,
+    codes_of: Callable[[list[int]], list[np.ndarray]],
 ) -> None:
     """As the streamed path checks each source: a side none of whose rows can be scored is a
-    :class:`~cophe_core.scoring.labels.NothingScorable` naming it, and so is a gold standard without a code."""
+    :class:`~cophe_core.scoring.labels.NothingScorable` naming it, and so is a gold standard without a code.
+    ``codes_of`` gives the distinct codes of some partitions (asked for the error's rows only)."""
     for side, (name, table) in enumerate(zip(names, tables)):
-        mine = [i for i, s in enumerate(sides) if s == side]
-        at = [table.index.get_indexer(summaries[i][0]) for i in mine]
-        if any((table.nodes[a] >= 0).any() for a in at if len(a)):
+        if (table.nodes >= 0).any():  # the table holds the side's codes, and no other
             continue
-        read_bad = _concat_rows([summaries[i][2] for i in mine])
-        n_rows = sum(summaries[i][1] for i in mine) + len(read_bad)
+        mine = [i for i, s in enumerate(sides) if s == side]
+        read_bad = _concat_rows([briefs[i][1] for i in mine])
+        n_rows = sum(briefs[i][0] for i in mine) + len(read_bad)
         what = "gold standard" if side == 0 else "run"
         if not n_rows:
             if side == 1:
@@ -600,6 +845,7 @@ def _check_scorable(
                 rejected=_no_rows(),
                 needs_system=False,
             )
+        at = [table.index.get_indexer(codes) for codes in codes_of(mine)]
         codes = [rejected_codes(table, files[i], a) for i, a in zip(mine, at)]
         raise nothing_scorable(name, n_rows, _concat_rows([read_bad, *codes]), table.ontology, system)
 

@@ -740,9 +740,16 @@ def _assemble(
     columns = parts[0].columns if parts else []
     ids = pa.concat_arrays([p.docs for p in parts]) if parts else pa.array([], pa.large_string())
     order = pc.sort_indices(ids).to_numpy()
-    docs = pd.Index(ids.take(pa.array(order)).to_pandas(), dtype="str", name=None)
+    # documents that come sorted (Dask's count tasks deal them by ranges of ids) are taken as they are
+    ordered = bool((order[1:] > order[:-1]).all())
+    docs = pd.Index((ids if ordered else ids.take(pa.array(order))).to_pandas(), dtype="str", name=None)
     values = None
-    if not parts or parts[0].values is not None:  # the per-document table, filled in sorted order
+    if ordered and len(parts) == 1:
+        kept = parts[0].values
+        values = (
+            kept if kept is None or kept.flags.writeable else kept.copy()
+        )  # (a read-only view of a frame)
+    elif not parts or parts[0].values is not None:  # the per-document table, filled in sorted order
         rank = np.empty(len(order), dtype=np.int64)
         rank[order] = np.arange(len(order))
         values = np.empty((len(order), len(columns)), dtype=np.int32)

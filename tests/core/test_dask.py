@@ -419,3 +419,61 @@ def test_each_partition_is_read_once():
         sv = score_dask(*sides)
     assert_same(ev, sv)
     assert sorted(reads) == [(s, i) for s in ("gold", "pred") for i in range(3)]
+
+
+# ------------------------------------------------------------------ few tasks, few results (issue 28.2)
+
+
+def test_pass_two_places_each_workers_partitions_in_one_task_where_they_are(client, tmp_path):
+    """The partitions are placed and dealt in one task per worker (not one per partition: the scheduler and
+    the transfers then handle partitions times count tasks pieces), each run by the worker that holds its
+    partitions (none fetched from the other); the figures are the streamed path's."""
+    from distributed import get_task_stream
+
+    tiles(tmp_path, 12, seed=5)
+    streamed = score_dataset(tmp_path / "gold", tmp_path / "pred", chunk_rows=1_000)
+    with get_task_stream(client) as stream:
+        on_dask = score_dask(str(tmp_path / "gold"), str(tmp_path / "pred"), client=client, npartitions=5)
+    assert on_dask.to_dict() == streamed.to_dict()
+    pd.testing.assert_frame_equal(on_dask.documents, streamed.documents)
+    prepared = [t for t in stream.data if str(t["key"]).startswith("_prepare")]
+    assert 1 <= len(prepared) <= 2  # 24 partitions, two workers
+    assert not [s for t in prepared for s in t["startstops"] if s["action"] == "transfer"]
+    assert len(stream.data) < 24 * 4 + 5 * 6  # (it was about 24 * 5 + 5 * 30)
+
+
+def test_the_client_receives_a_summary_a_side_and_the_documents_in_order(client):
+    """Pass 1's codes come back as one summary a side (a tree of tasks joins the partitions'); the count
+    tasks deal the documents by ranges of their ids, about as many each, and send them sorted, so that
+    the client's table is in order as it arrives."""
+    gold = pd.read_csv(ICD9 / "gold.csv", dtype=str)
+    pred = pd.read_csv(ICD9 / "run_siblings.csv", dtype=str)
+    recording = Recording(client)
+    sv = score_dask(shuffled(gold, 0, 9), shuffled(pred, 1, 7), client=recording, npartitions=4)
+    ev, _, _ = in_memory(ICD9 / "gold.csv", ICD9 / "run_siblings.csv")
+    assert_same(ev, sv)
+    received = [x for got in recording.received for x in got]
+    summaries = [x for x in received if isinstance(x, tuple) and len(x) == 2 and isinstance(x[1], list)]
+    assert len(summaries) == 2 and sum(len(s[1]) for s in summaries) == 16  # a side each, 16 partitions
+    tables = [x for x in received if isinstance(x, tuple) and len(x) == 3 and isinstance(x[2], list)]
+    ids = [t[0]["doc_id"].astype(str).tolist() for t in tables]
+    assert len(ids) == 4 and all(len(i) == len(t[1]) for i, t in zip(ids, tables))
+    assert all(200 <= len(i) <= 300 for i in ids)  # 1,000 documents, four count tasks
+    assert all(i == sorted(i) for i in ids)
+    firsts = sorted(ids, key=lambda i: i[0])
+    assert all(a[-1] < b[0] for a, b in zip(firsts, firsts[1:]))  # ranges one after another
+
+
+def test_a_document_with_hundreds_of_codes_keeps_its_counts(client):
+    """Per-document counts travel in the narrowest integers that hold them: a document with more than 255
+    codes keeps its counts, equal to the in-memory path's."""
+    codes = [c for c in icd9_ontology().keys.astype(str) if "." in c][:1_000]
+    gold = [("big", c) for c in codes] + [("small", "401.9")]
+    pred = [("big", c) for c in codes[300:700]] + [("small", "401.9")]
+    ev = score_files(long_csv(gold), {"pred": long_csv(pred)}).evaluation("pred")
+    frames = [
+        dd.from_pandas(pd.DataFrame(rows, columns=["doc_id", "code"]), npartitions=3) for rows in (gold, pred)
+    ]
+    sv = score_dask(*frames, client=client, npartitions=2)
+    assert_same(ev, sv)
+    assert sv.documents.set_index("doc_id").to_numpy().max() > 255
