@@ -8,8 +8,8 @@ temporary folder. The parent waits at most ``timeout`` seconds. A child over its
 ends its browser's whole process group at once and exits (Kaleido's own close waits on a browser that does
 not answer, and choreographer's waits swallow a cancellation, so a cooperative stop took the whole grace); a
 child that does not exit within the grace is ended. The child's temporary files (the browser's profile) are
-made in the parent's temporary folder, removed after. A fresh child with a fresh browser gets one more try. Only the figure's JSON and plain options cross: nothing is
-unpickled, and no shell runs.
+made in the parent's temporary folder, removed after. A fresh child with a fresh browser gets one more try.
+Only the figure's JSON and plain options cross: nothing is unpickled, and no shell runs.
 
     >>> import plotly.graph_objects as go
     >>> from cophe_core.output.figures_export import find_browser

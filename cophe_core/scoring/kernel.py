@@ -504,7 +504,7 @@ def count_rows(
     np.not_equal(keys[1:], keys[:-1], out=first[1:])
     pred_dups = int(np.count_nonzero(np.bitwise_and(keys[~first], 1)))
     duplicates = (int(len(keys) - np.count_nonzero(first)) - pred_dups, pred_dups)
-    if len(keys) >= 1 << 31:  # x and y are packed in 32 bits each (_packed)
+    if len(keys) >= 1 << 31:  # x and y are packed in 32 bits each (_PACKED)
         raise ValueError("count_rows counts fewer than 2**31 rows at a time: split the documents")
     units = _units(keys[first], shift)
     rank = np.bitwise_and(units.key, units.rank_mask).astype(np.intp)
