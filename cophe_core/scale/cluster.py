@@ -176,7 +176,8 @@ def _chunk(
     in the partition, as its rejected rows quote them. With the readers' warnings."""
     if not len(frame):
         ints = np.zeros(0, np.int64)
-        return LabelChunk(np.zeros(0, object), ints, np.zeros(0, object), ints, ints, ints, _no_rows()), []
+        no_ids = pa.array([], pa.large_string())
+        return LabelChunk(no_ids, ints, np.zeros(0, object), ints, ints, ints, _no_rows()), []
     frame = frame.reset_index(drop=all(n is None for n in frame.index.names))  # a named index is a column
     frame.columns = [str(c) for c in frame.columns]
     frame.index = pd.RangeIndex(1, len(frame) + 1)
@@ -194,7 +195,7 @@ def _chunk(
     code_at, codes = pd.factorize(pairs["code"].to_numpy(dtype=object))
     listed = np.bincount(doc_at, minlength=len(docs)) > 0
     chunk = LabelChunk(
-        np.asarray(docs, dtype=object),
+        pa.array(np.asarray(docs, dtype=object), pa.large_string()),
         doc_at.astype(np.int64),
         np.asarray(codes, dtype=object),
         code_at.astype(np.int64),
@@ -228,7 +229,8 @@ _SAMPLE = 128
 def _summary(chunk: tuple[LabelChunk, list[str]]) -> tuple[np.ndarray, list[Brief]]:
     """A partition's distinct codes and its :data:`Brief`."""
     c, warnings = chunk
-    sample = np.asarray(c.docs[:: max(1, len(c.docs) // _SAMPLE)], dtype=object)
+    every = np.arange(0, len(c.docs), max(1, len(c.docs) // _SAMPLE))
+    sample = np.asarray(c.docs.take(pa.array(every)).to_numpy(zero_copy_only=False), dtype=object)
     return _codes(chunk), [(len(c.code_at), c.rejected, warnings, _worker(), sample)]
 
 
@@ -355,31 +357,30 @@ def _place(c: LabelChunk, table: CodeTable, file: str) -> tuple[np.ndarray, pd.D
 
 
 def _deal(
-    docs: np.ndarray, doc_at: np.ndarray, node: np.ndarray, side: int, bounds: pa.Array
+    docs: pa.Array, doc_at: np.ndarray, node: np.ndarray, side: int, bounds: pa.Array
 ) -> tuple[Share, ...]:
     """The rows (each its document's number in the distinct ``docs``, and its node) dealt into
     ``len(bounds) + 1`` shares by their document's id: share ``k`` holds the ids from ``bounds[k - 1]``
     (included) up to ``bounds[k]`` (excluded), in Arrow's order of strings. Each share's documents are
     numbered among its own ids.
 
-    >>> docs = np.array(["a", "b", "c"], dtype=object)  # "b": no row, left out
+    >>> docs = pa.array(["a", "b", "c"], pa.large_string())  # "b": no row, left out
     >>> one, two = _deal(docs, np.array([2, 0, 2]), np.array([7, 8, 9], np.int32), 1, pa.array(["b"]))
     >>> one[0].to_pylist(), one[1].tolist(), one[2].tolist(), two[0].to_pylist(), two[1].tolist(), two[3]
     (['a'], [0], [8], ['c'], [0, 0], 1)
     """
     used = np.flatnonzero(np.bincount(doc_at, minlength=len(docs)))  # the ids of some row
-    ids = np.asarray(docs, dtype=object)[used]
+    ids = docs.take(pa.array(used))
     n_shares = len(bounds) + 1
-    share = _ranges(pa.array(ids, pa.large_string()), bounds)
+    share = _ranges(ids, bounds)
     # 16-bit share numbers where they fit, for which numpy's stable sort is a radix sort
     d = deal_rows(
         share.astype(np.uint16 if n_shares <= 1 << 16 else np.int64), used, len(docs), doc_at, n_shares
     )
-    names = ids[d.by_group]
     return tuple(
         (
             # an array of its own (a slice of a larger one would be pickled with its whole buffers)
-            pa.array(names[d.value_bounds[k] : d.value_bounds[k + 1]], pa.large_string()),
+            ids.take(pa.array(d.by_group[d.value_bounds[k] : d.value_bounds[k + 1]])),
             d.within[d.order[d.bounds[k] : d.bounds[k + 1]]],
             node[d.order[d.bounds[k] : d.bounds[k + 1]]],
             side,

@@ -113,7 +113,7 @@ class Spill:
         self.add_ids(
             side,
             file_index,
-            np.concatenate([doc_distinct, np.asarray(alone, dtype=object)]),
+            arrow_strings(np.concatenate([doc_distinct, np.asarray(alone, dtype=object)])),
             doc_at,
             np.asarray(distinct, dtype=object),
             code_at,
@@ -125,7 +125,7 @@ class Spill:
         self,
         side: int,
         file_index: int,
-        doc_values: np.ndarray,
+        doc_values: pa.Array,
         doc_at: np.ndarray,
         code_values: np.ndarray,
         code_at: np.ndarray,
@@ -133,7 +133,7 @@ class Spill:
         alone: np.ndarray,
     ) -> None:
         """Spill one chunk's rows given as numbers: each row's document (``doc_at``, in the distinct
-        ``doc_values``), code (``code_at``, in ``code_values``) and line, and the documents without a code
+        ``doc_values``, Arrow large strings), code (``code_at``, in ``code_values``) and line, and the documents without a code
         row (``alone``, in ``doc_values``). Strings are only hashed and looked up as distinct values; the rows'
         ids are gathered by Arrow."""
         used = np.flatnonzero(np.bincount(code_at, minlength=len(code_values)))  # the codes of some row
@@ -153,7 +153,7 @@ class Spill:
         line = lines | (np.int64(file_index) << FILE_SHIFT)
         n_buckets = np.uint64(self.n_buckets)
         used_docs = np.flatnonzero(np.bincount(at, minlength=len(doc_values)))
-        ids = pa.array(np.asarray(doc_values, dtype=object)[used_docs], pa.large_string())
+        ids = doc_values.take(pa.array(used_docs))
         doc_bucket = _small(_string_hashes(ids) % n_buckets, self.n_buckets)
         dealt = deal_rows(doc_bucket, used_docs, len(doc_values), at, self.n_buckets)
         order, bounds = dealt.order, dealt.bounds

@@ -568,8 +568,21 @@ def _sort_keys(
     keys = np.left_shift(doc.astype(dtype), shift, dtype=dtype)
     np.bitwise_or(keys, rank_of[node], out=keys)
     np.bitwise_or(keys, pred.astype(dtype), out=keys)
-    keys.sort()
+    keys.sort(kind="stable" if _mostly_ascending(doc) else "quicksort")
     return keys, shift
+
+
+def _mostly_ascending(values: np.ndarray) -> bool:
+    """Whether ``values`` fall in few ascending runs (fewer than one descent in 128 values): files list a
+    document's rows together, so each side's rows in a bucket come in document order, where numpy's stable
+    sort (a merge of runs) sorts keys 2-3x faster than its quicksort; in any other order it is slower.
+
+    >>> two_runs = np.concatenate([np.arange(200), np.arange(100)])  # one descent in 300 values
+    >>> _mostly_ascending(two_runs), _mostly_ascending(two_runs[::-1])
+    (True, False)
+    """
+    descents = np.count_nonzero(values[1:] < values[:-1])
+    return bool(descents * 128 < max(len(values), 1))
 
 
 @dataclass(frozen=True)

@@ -348,10 +348,14 @@ def test_a_partition_read_on_arrow_arrays_is_read_as_the_readers_read_it(rows, l
     assert chunk is not None
     raw = read_frame(frame.copy(), name="p", labels_only=labels_only)
     assert isinstance(raw, RawLabels)
-    got = sorted(zip(chunk.docs[chunk.doc_at], chunk.codes[chunk.code_at], chunk.lines.tolist()))
+    got = sorted(
+        zip(chunk.docs.take(chunk.doc_at).to_pylist(), chunk.codes[chunk.code_at], chunk.lines.tolist())
+    )
     want = sorted(zip(raw.pairs.doc_id, raw.pairs.code, raw.pairs.line.tolist()))
     assert got == want
-    assert set(chunk.docs[chunk.doc_at]) | set(chunk.docs[chunk.alone]) == set(raw.docs)
+    assert set(chunk.docs.take(chunk.doc_at).to_pylist()) | set(
+        chunk.docs.take(chunk.alone).to_pylist()
+    ) == set(raw.docs)
     pd.testing.assert_frame_equal(sorted_rows(chunk.rejected), sorted_rows(raw.rejected))
 
 
@@ -363,9 +367,13 @@ def test_integer_ids_read_on_arrow_arrays_as_the_readers_read_them(rows):
     chunk = frame_label_chunk(frame, "g", labels_only=True, doc_col=None, code_col=None)
     raw = read_frame(frame.copy(), name="g", labels_only=True)
     assert chunk is not None and isinstance(raw, RawLabels)
-    got = sorted(zip(chunk.docs[chunk.doc_at], chunk.codes[chunk.code_at], chunk.lines.tolist()))
+    got = sorted(
+        zip(chunk.docs.take(chunk.doc_at).to_pylist(), chunk.codes[chunk.code_at], chunk.lines.tolist())
+    )
     assert got == sorted(zip(raw.pairs.doc_id, raw.pairs.code, raw.pairs.line.tolist()))
-    assert set(chunk.docs[chunk.doc_at]) | set(chunk.docs[chunk.alone]) == set(raw.docs)
+    assert set(chunk.docs.take(chunk.doc_at).to_pylist()) | set(
+        chunk.docs.take(chunk.alone).to_pylist()
+    ) == set(raw.docs)
 
 
 @settings(max_examples=examples(80), deadline=None)
@@ -388,9 +396,13 @@ def test_arrow_columns_in_several_chunks_are_read_on_arrow_arrays(rows, data):
         pd.DataFrame(rows, columns=["doc_id", "code"], dtype=object, index=frame.index), name="p"
     )
     assert isinstance(raw, RawLabels)
-    got = sorted(zip(chunk.docs[chunk.doc_at], chunk.codes[chunk.code_at], chunk.lines.tolist()))
+    got = sorted(
+        zip(chunk.docs.take(chunk.doc_at).to_pylist(), chunk.codes[chunk.code_at], chunk.lines.tolist())
+    )
     assert got == sorted(zip(raw.pairs.doc_id, raw.pairs.code, raw.pairs.line.tolist()))
-    assert set(chunk.docs[chunk.doc_at]) | set(chunk.docs[chunk.alone]) == set(raw.docs)
+    assert set(chunk.docs.take(chunk.doc_at).to_pylist()) | set(
+        chunk.docs.take(chunk.alone).to_pylist()
+    ) == set(raw.docs)
     pd.testing.assert_frame_equal(sorted_rows(chunk.rejected), sorted_rows(raw.rejected))
 
 

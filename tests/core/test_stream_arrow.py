@@ -204,6 +204,47 @@ def test_distinct_values_are_normalised_as_rows_are():
     assert not v.joined and label_values(pd.Series(["1"]), pd.Series(["401.9;428.0"])).joined
 
 
+TEXT = st.one_of(
+    st.none(),
+    st.text(alphabet=st.sampled_from(list("aZ09 .;\t\né-")), max_size=8),
+    st.sampled_from(["nan", "None", "401.9", "a;b", "V" * 9]),
+)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    values=st.lists(TEXT, max_size=12),
+    large=st.booleans(),
+    start=st.integers(0, 3),
+    max_bytes=st.integers(1, 9),
+    missing=st.sampled_from([[], ["nan", "None"]]),
+)
+def test_plain_values_found_on_the_buffers_are_those_the_pattern_finds(
+    values, large, start, max_bytes, missing
+):
+    """The plain values (first and last byte an ASCII letter or digit, no ``;``, at most ``max_bytes``, not a
+    missing word) read from the Arrow buffers are those the regular expression finds, in sliced arrays of
+    either string type with nulls, empty and non-ASCII values."""
+    from cophe_core.scale import sources
+
+    array = pa.array(values, pa.large_string() if large else pa.string()).slice(min(start, len(values)))
+    found = sources._plain(array, max_bytes, missing)
+    assert found.tolist() == sources._plain_by_pattern(array, max_bytes, missing).tolist()
+    # and against Python's own reading of the rule
+    expected = [
+        v is not None
+        and 0 < len(v.encode()) <= max_bytes
+        and v[0].isascii()
+        and v[0].isalnum()
+        and v[-1].isascii()
+        and v[-1].isalnum()
+        and ";" not in v
+        and v not in missing
+        for v in array.to_pylist()
+    ]
+    assert found.tolist() == expected
+
+
 def _write(path, rows: list[tuple], *, dictionary: bool, int_docs: bool, row_group: int) -> None:
     docs = [d for d, _ in rows]
     if int_docs:
