@@ -311,7 +311,9 @@ def score_dataset(
     chunk_rows : int
         Rows read at a time, and about the rows of one bucket counted at a time: memory grows with it.
     temp_dir : str, optional
-        Where the temporary bucket files go (default: the system's temporary folder); removed on return.
+        Where the temporary bucket files go once the rows outgrow what the spill holds in memory
+        (:data:`cophe_core.scale.spill.HELD_BYTES`, about 15M rows; default: the system's temporary folder);
+        removed on return.
     keep_documents : bool
         Keep the per-document table (about 140 bytes a document), for :attr:`~StreamedEvaluation.documents`
         and the bootstrap; without it, memory is the per-node counts and the sorted document ids.

@@ -348,7 +348,7 @@ def _plain(values: pa.Array, max_bytes: int, missing: list[str]) -> np.ndarray:
     lengths = np.diff(offsets)
     filled = lengths > 0
     ends = np.where(filled, [offsets[:-1], offsets[1:] - 1], 0)  # a value's first and last byte
-    plain = filled & (lengths <= max_bytes) & _ALNUM[raw[ends[0]]] & _ALNUM[raw[ends[1]]]
+    plain: np.ndarray = filled & (lengths <= max_bytes) & _ALNUM[raw[ends[0]]] & _ALNUM[raw[ends[1]]]
     semicolons = np.flatnonzero(raw[offsets[0] : offsets[-1]] == ord(";")) + offsets[0]
     if len(semicolons):
         plain[np.searchsorted(offsets, semicolons, side="right") - 1] = False

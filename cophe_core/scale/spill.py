@@ -1,6 +1,8 @@
-"""The disk spill of streamed scoring (pass 1): rows hashed by document id into buckets, Arrow IPC files in a
-temporary folder, so that every row of a document, gold and predicted, lands in the same bucket; and a bucket
-read back as the gold and predicted frames the counting kernel takes.
+"""The spill of streamed scoring (pass 1): rows hashed by document id into buckets, so that every row of a
+document, gold and predicted, lands in the same bucket; and a bucket read back as the gold and predicted frames
+the counting kernel takes. The buckets are held in memory up to a bound (:data:`HELD_BYTES`), beyond which
+they go to Arrow IPC files in a temporary folder: memory stays bounded whatever the input's size, and inputs
+of a few million rows are not written to disk and read back.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pyarrow.compute as pc
 
 __all__ = [
     "FILE_SHIFT",
+    "HELD_BYTES",
     "LINE_MASK",
     "SPILL_SCHEMA",
     "Dealt",
@@ -23,6 +26,9 @@ __all__ = [
     "bucket_documents",
     "deal_rows",
 ]  # the functions serve scale/pipeline.py
+
+# the spilled rows held in memory (about 17 bytes a row: 15M rows) before every bucket goes to its file
+HELD_BYTES = 256 << 20
 
 # a spilled row's line holds its file's index in the high bits: one int64 column says file and line
 FILE_SHIFT = 40
@@ -87,9 +93,11 @@ SPILL_SCHEMA = pa.schema(
 class Spill:
     """Rows hashed by document into bucket files (Arrow IPC), and the distinct codes seen."""
 
-    def __init__(self, folder: str, n_buckets: int, n_files: int):
+    def __init__(self, folder: str, n_buckets: int, n_files: int, held_bytes: int = HELD_BYTES):
         self.folder = Path(folder)
         self.n_buckets = n_buckets
+        self.held: dict[int, list[pa.RecordBatch]] | None = {}  # None once the buckets are in files
+        self.held_bytes, self.room = 0, held_bytes
         self.writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
         self.book: dict[str, int] = {}
         self.known: pa.Array | None = None  # the book's codes, to look a chunk's codes up in by Arrow
@@ -160,8 +168,6 @@ class Spill:
         side_col = np.full(len(at), side, np.int8)
         doc_col, code_col, line_col = dealt.within[order], code[order], line[order]
         for b in np.flatnonzero(np.diff(bounds)).tolist():
-            if b not in self.writers:
-                self.writers[b] = pa.ipc.new_stream(str(self.folder / f"bucket-{b:05d}.arrow"), SPILL_SCHEMA)
             rows = slice(bounds[b], bounds[b + 1])
             names = ids.take(pa.array(dealt.by_group[dealt.value_bounds[b] : dealt.value_bounds[b + 1]]))
             batch = pa.record_batch(
@@ -173,7 +179,27 @@ class Spill:
                 ],
                 schema=SPILL_SCHEMA,
             )
-            self.writers[b].write_batch(batch)
+            self._put(b, batch)
+
+    def _put(self, b: int, batch: pa.RecordBatch) -> None:
+        """Hold a batch of bucket ``b``, or write it to the bucket's file once the held batches outgrow the
+        bound (every held batch is written then, in order)."""
+        if self.held is not None:
+            self.held.setdefault(b, []).append(batch)
+            self.held_bytes += batch.nbytes
+            if self.held_bytes <= self.room:
+                return
+            held, self.held = self.held, None
+            for k, batches in held.items():
+                for one in batches:
+                    self._write(k, one)
+            return
+        self._write(b, batch)
+
+    def _write(self, b: int, batch: pa.RecordBatch) -> None:
+        if b not in self.writers:
+            self.writers[b] = pa.ipc.new_stream(str(self.folder / f"bucket-{b:05d}.arrow"), SPILL_SCHEMA)
+        self.writers[b].write_batch(batch)
 
     def _book_ids(self, distinct: np.ndarray) -> np.ndarray:
         """The code book's number of each distinct code of a chunk, new codes numbered on (looked up in one
@@ -203,6 +229,10 @@ class Spill:
 
     def buckets(self) -> Iterator[pa.Table]:
         """Each bucket's rows, its batches' dictionaries of document ids unified into one."""
+        if self.held is not None:
+            for b in sorted(self.held):
+                yield pa.Table.from_batches(self.held[b], SPILL_SCHEMA).unify_dictionaries()
+            return
         for b in sorted(self.writers):
             with pa.memory_map(str(self.folder / f"bucket-{b:05d}.arrow")) as source:
                 yield pa.ipc.open_stream(source).read_all().unify_dictionaries()

@@ -4,6 +4,7 @@ and globs with the same JSON."""
 
 from __future__ import annotations
 
+import functools
 import json
 import pickle
 
@@ -22,7 +23,9 @@ from cophe_core.inputs.datasets import dataset_files, is_dataset
 from cophe_core.inputs.readers import InputError
 from cophe_core.metrics import Evaluation
 from cophe_core.ontology import icd9_ontology
+from cophe_core.scale import pipeline
 from cophe_core.scale.pipeline import StreamedEvaluation, score_dataset
+from cophe_core.scale.spill import HELD_BYTES, Spill
 from cophe_core.scoring.kernel import PartitionCounts, count_partition, resolve_table
 from tests.conftest import ROOT, examples, long_csv
 
@@ -74,14 +77,45 @@ def assert_same(ev: Evaluation, sv: StreamedEvaluation, *, by_code: bool = False
 # ------------------------------------------------------------------ the bundled samples
 
 
+def holding(monkeypatch, held_bytes: int):
+    """Streamed scoring whose spill holds at most ``held_bytes`` in memory (0: every bucket in its file from
+    the first row; a few kB: held, then every held batch written to the files midway)."""
+    monkeypatch.setattr(pipeline, "Spill", functools.partial(Spill, held_bytes=held_bytes))
+
+
+@pytest.mark.parametrize("held_bytes", [0, 40_000, HELD_BYTES], ids=["in-files", "written-midway", "held"])
 @pytest.mark.parametrize(("folder", "run"), SAMPLES, ids=[f"{f.name}-{r}" for f, r in SAMPLES])
-def test_a_sample_streamed_in_many_buckets_equals_in_memory(folder, run):
+def test_a_sample_streamed_in_many_buckets_equals_in_memory(monkeypatch, folder, run, held_bytes):
     gold, pred = folder / "gold.csv", folder / run
     ev, rejected, warnings = in_memory(gold, pred)
+    holding(monkeypatch, held_bytes)
     sv = score_dataset(gold, pred, chunk_rows=2_000)  # about 20 buckets, blocks of a few hundred lines
     assert_same(ev, sv)
     assert sv.warnings == warnings
     assert len(sv.rejected) == len(rejected) == 0
+
+
+def test_the_spill_holds_rows_up_to_its_bound_then_writes_every_bucket_to_its_file(tmp_path):
+    ids = pa.array([f"d{i}" for i in range(50)], pa.large_string())
+    rows = np.arange(50)
+    codes = np.array(["401.9"], dtype=object)
+
+    def spilled(held_bytes: int, chunks: int) -> tuple[Spill, list[str], list[int]]:
+        folder = tmp_path / f"{held_bytes}-{chunks}"
+        folder.mkdir()
+        spill = Spill(str(folder), 4, 1, held_bytes=held_bytes)
+        for _ in range(chunks):
+            spill.add_ids(0, 0, ids, rows, codes, np.zeros(50, np.int64), rows + 1, rows[:0])
+        spill.close()
+        counted = sorted(n for b in spill.buckets() for n in b["doc_id"].cast(pa.large_string()).to_pylist())
+        return spill, sorted(p.name for p in folder.iterdir()), counted
+
+    expected = sorted([f"d{i}" for i in range(50)] * 3)
+    held, files, counted = spilled(1 << 20, 3)
+    assert held.held is not None and files == [] and counted == expected  # held: nothing written
+    one_chunk = held.held_bytes // 3
+    written, files, counted = spilled(one_chunk * 2, 3)  # outgrown by the third chunk: all written
+    assert written.held is None and len(files) == 4 and counted == expected
 
 
 def test_max_level_and_ontology_are_passed_on():
@@ -343,8 +377,9 @@ SIDE = st.sampled_from([CODES, DOTTED, UNDOTTED]).flatmap(
 @settings(
     max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(gold=SIDE.filter(len), pred=SIDE, chunk=st.integers(2, 40))
-def test_streamed_equals_in_memory_on_any_small_input(tmp_path, gold, pred, chunk):
+@given(gold=SIDE.filter(len), pred=SIDE, chunk=st.integers(2, 40), held=st.sampled_from([0, 300, HELD_BYTES]))
+def test_streamed_equals_in_memory_on_any_small_input(tmp_path, monkeypatch, gold, pred, chunk, held):
+    holding(monkeypatch, held)
     g, p = tmp_path / "g.csv", tmp_path / "p.csv"
     g.write_bytes(long_csv(gold))
     p.write_bytes(long_csv(pred))
