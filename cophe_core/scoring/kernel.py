@@ -508,7 +508,9 @@ def count_rows(
         raise ValueError("count_rows counts fewer than 2**31 rows at a time: split the documents")
     units = _units(keys[first], shift)
     rank = np.bitwise_and(units.key, units.rank_mask).astype(np.intp)
-    flat = np.bincount(ranked[rank] * 3 + units.cls, minlength=3 * n).reshape(n, 3)
+    per_rank = np.bincount(rank * 3 + units.cls, minlength=3 * len(ranked)).reshape(-1, 3)
+    flat = np.zeros((n, 3), dtype=per_rank.dtype)  # per node: a rank is one node
+    flat[ranked] = per_rank
     ftp = flat[:, 2]
     fgold, fpred = flat[:, 0] + ftp, flat[:, 1] + ftp
     per_doc: list[np.ndarray] = []
@@ -517,7 +519,6 @@ def count_rows(
         d_ftp = by_doc[:, 2]
         n_gold, n_pred = by_doc[:, 0] + d_ftp, by_doc[:, 1] + d_ftp
         per_doc = [n_gold, n_pred, d_ftp, n_pred - d_ftp, n_gold - d_ftp]
-    per_rank = np.bincount(rank * 3 + units.cls, minlength=3 * len(ranked)).reshape(-1, 3)
     by_rank = (per_rank[:, 1] + per_rank[:, 2], per_rank[:, 0] + per_rank[:, 2])  # predicted rows, gold rows
     anc = np.ascontiguousarray(ontology.ancestors[ranked][:, :nlev].T)  # per level, each rank's ancestor
     sums = {k: np.zeros(n, dtype=np.int64) for k in _NODE_SUMS}
@@ -568,13 +569,20 @@ def _sort_keys(
     keys = np.left_shift(doc.astype(dtype), shift, dtype=dtype)
     np.bitwise_or(keys, rank_of[node], out=keys)
     np.bitwise_or(keys, pred.astype(dtype), out=keys)
-    keys.sort(kind="stable" if _mostly_ascending(doc) else "quicksort")
+    n_gold = len(pred) - int(np.count_nonzero(pred))
+    if not pred[:n_gold].any():  # the gold rows first (as the spill and count_ids give them): each side's
+        # rows sorted by the sort that suits their order, then the two runs merged (a stable sort's merge)
+        for part in (slice(0, n_gold), slice(n_gold, None)):
+            keys[part].sort(kind="stable" if _mostly_ascending(doc[part]) else "quicksort")
+        keys.sort(kind="stable")
+    else:
+        keys.sort(kind="stable" if _mostly_ascending(doc) else "quicksort")
     return keys, shift
 
 
 def _mostly_ascending(values: np.ndarray) -> bool:
     """Whether ``values`` fall in few ascending runs (fewer than one descent in 128 values): files list a
-    document's rows together, so each side's rows in a bucket come in document order, where numpy's stable
+    document's rows together, so a side's rows in a bucket come in document order, where numpy's stable
     sort (a merge of runs) sorts keys 2-3x faster than its quicksort; in any other order it is slower.
 
     >>> two_runs = np.concatenate([np.arange(200), np.arange(100)])  # one descent in 300 values

@@ -389,7 +389,7 @@ def test_a_plain_labels_file_is_read_on_arrow_arrays_and_others_are_not(tmp_path
     (chunk,) = list(chunks)
     assert isinstance(chunk, LabelChunk)
     assert chunk.lines.tolist() == [1] and chunk.rejected.line.tolist() == [2]
-    assert chunk.docs[chunk.alone].tolist() == ["2"]  # its only row has an empty code: still a document
+    assert chunk.docs.take(chunk.alone).to_pylist() == ["2"]  # its only row has an empty code: still a document
     pq.write_table(pa.table({"doc_id": ["1"], "code": [b"401.9"]}), tmp_path / "b.parquet")  # bytes
     pq.write_table(pa.table({"doc_id": ["1"], "code": ["401.9"], "score": [0.5]}), tmp_path / "s.parquet")
     pq.write_table(pa.table({"doc_id": ["1"], "code": [4019]}), tmp_path / "n.parquet")  # numbers
