@@ -29,6 +29,7 @@ NOT_NEEDED = (
     "cophe_core.breakdown.families",
     "cophe_core.breakdown.tree",
     "cophe_core.output.report",
+    "asyncio",  # the figure command's drawing child alone uses it
 )
 
 
