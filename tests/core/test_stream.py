@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cophe_core import NothingScorable, score_files
@@ -116,6 +116,25 @@ def test_the_spill_holds_rows_up_to_its_bound_then_writes_every_bucket_to_its_fi
     one_chunk = held.held_bytes // 3
     written, files, counted = spilled(one_chunk * 2, 3)  # outgrown by the third chunk: all written
     assert written.held is None and len(files) == 4 and counted == expected
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(values=st.lists(st.text(max_size=30), min_size=1, max_size=12), start=st.integers(0, 3))
+@example(
+    values=["", "\x00", "\x00" * 8, "\x00" * 9, "a" * 8, "a" * 16], start=0
+)  # zero bytes: told apart by length
+def test_an_id_hashes_the_same_wherever_it_lies_in_an_arrow_array(values, start):
+    """A document's bucket is its id's hash: the same id must hash alike in any chunk, gold or predicted,
+    whatever bytes lie around it in the buffers (the words past its end are masked off) and wherever the array
+    begins (a slice); ids of different lengths or bytes hash apart."""
+    from cophe_core.scale import spill
+
+    array = pa.array(values, pa.large_string()).slice(min(start, len(values) - 1))
+    together = spill._string_hashes(array).tolist()
+    alone = [spill._string_hashes(pa.array([v], pa.large_string()))[0] for v in array.to_pylist()]
+    assert together == alone
+    distinct = {v: h for v, h in zip(array.to_pylist(), together)}
+    assert len(set(distinct.values())) == len(distinct)
 
 
 def test_max_level_and_ontology_are_passed_on():
