@@ -517,7 +517,7 @@ def _spans(sides: list[list[SourceFile]]) -> list[tuple[int, int]]:
 
 def _side_codes(spill: Spill, indices: Iterable[int]) -> np.ndarray:
     """The distinct codes of some files (their positions in the spill's book of codes), sorted."""
-    found = [np.fromiter(spill.file_codes[i], np.int64, len(spill.file_codes[i])) for i in indices]
+    found = [spill.file_codes(i) for i in indices]
     return np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
 
 
@@ -707,7 +707,7 @@ def _check_scorable(
         placed = (at >= 0) & (table.nodes[at] >= 0) if len(table.nodes) else np.zeros(len(book), bool)
         indices = range(first_file, first_file + len(files))
         first_file += len(files)
-        mine = [np.fromiter(spill.file_codes[i], np.int64, len(spill.file_codes[i])) for i in indices]
+        mine = [spill.file_codes(i) for i in indices]
         if any(placed[m].any() for m in mine):
             continue
         read_bad = read_rejected[read_rejected.file.isin([f.name for f in files])]

@@ -101,7 +101,7 @@ class Spill:
         self.writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
         self.book: dict[str, int] = {}
         self.known: pa.Array | None = None  # the book's codes, to look a chunk's codes up in by Arrow
-        self.file_codes: list[set[int]] = [set() for _ in range(n_files)]
+        self.found: list[list[np.ndarray]] = [[] for _ in range(n_files)]  # per file, its chunks' codes
         self.rows = np.zeros(n_files, dtype=np.int64)  # code rows per file
         self.docs = [False, False]  # has the side any document
 
@@ -147,7 +147,7 @@ class Spill:
         used = np.flatnonzero(np.bincount(code_at, minlength=len(code_values)))  # the codes of some row
         book = np.full(len(code_values), -1, dtype=np.int32)
         book[used] = self._book_ids(code_values[used])
-        self.file_codes[file_index].update(book[used].tolist())
+        self.found[file_index].append(book[used])
         self.rows[file_index] += len(code_at)
         if len(alone):  # rows without a code for the documents without a kept row
             at = np.concatenate([doc_at, alone]).astype(np.int64)
@@ -226,6 +226,11 @@ class Spill:
 
     def codes(self) -> list[str]:
         return list(self.book)
+
+    def file_codes(self, file_index: int) -> np.ndarray:
+        """The distinct codes of a file's rows, as their numbers in the book (:meth:`codes`), sorted."""
+        found = self.found[file_index]
+        return np.unique(np.concatenate(found)).astype(np.int64) if found else np.zeros(0, np.int64)
 
     def buckets(self) -> Iterator[pa.Table]:
         """Each bucket's rows, its batches' dictionaries of document ids unified into one."""
