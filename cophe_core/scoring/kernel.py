@@ -734,25 +734,45 @@ def _segment_sums(values: np.ndarray, at: np.ndarray) -> np.ndarray:
     return np.diff(total[bounds])
 
 
+_SUM_BITS = 26
+
+
+def _state_sums(key: np.ndarray, weight: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """How many ``key`` fall on each of ``size`` bins, and the sum of their ``weight`` (non-negative): in one
+    pass when both fit in a float64's 53 exact bits (each weight plus ``1 << 26``, summed, then split: a bin's
+    sum below 2**26, its count below 2**27), else in two.
+
+    >>> count, total = _state_sums(np.array([0, 2, 2]), np.array([5, 1, 3], np.int32), 3)
+    >>> count.tolist(), total.tolist()
+    ([1, 0, 2], [5, 0, 4])
+    """
+    if len(key) < 1 << _SUM_BITS and int(weight.sum(dtype=np.int64)) < 1 << _SUM_BITS:
+        packed = np.bincount(key, weights=weight + float(1 << _SUM_BITS), minlength=size).astype(np.int64)
+        return np.right_shift(packed, _SUM_BITS), np.bitwise_and(packed, (1 << _SUM_BITS) - 1)
+    count = np.bincount(key, minlength=size)
+    return count, np.bincount(key, weights=weight, minlength=size).astype(np.int64)
+
+
 def _count_level(
     runs: _Runs, rank_bits: int, n: int, n_docs: int, sums: dict[str, np.ndarray], documents: bool
 ) -> list[np.ndarray]:
     """One level of :func:`count_rows`: ``runs`` are the level's (document, node) groups in document order.
     Adds the per-node sums but Σx and Σy into ``sums``; returns the per-document
     columns (tp, fp, fn, set_tp, set_fp, set_fn) when ``documents``."""
-    x = np.bitwise_and(runs.xy, _LOW)
-    y = np.right_shift(runs.xy, 32)
+    halves = runs.xy.view(np.int32).reshape(-1, 2)  # x in the low 32 bits, y in the high: views, no copies
+    x, y = (halves[:, 0], halves[:, 1]) if np.little_endian else (halves[:, 1], halves[:, 0])
     both = (x > 0) & (y > 0)
+    state = (x > y).view(np.int8) - (x < y).view(np.int8)
+    state += 1 + 3 * both.view(np.int8)
     key = runs.node.astype(np.int64) * 6
-    key += x > y
-    key -= x < y
-    key += 1 + 3 * both.view(np.int8)
-    by_state = np.bincount(key, minlength=n * 6).reshape(n, 6).T
-    # per (node, state) one weighted sum: min(x, y) where both sides have the node (tp), else the side's rows
+    key += state
+    # per (node, state) the runs and one weighted sum: min(x, y) where both sides have the node (tp), else
+    # the side's rows
     tp = np.minimum(x, y)
     weight = x + y
     np.copyto(weight, tp, where=both)  # np.where's own loop is several times slower
-    summed = np.bincount(key, weights=weight, minlength=n * 6).astype(np.int64).reshape(n, 6).T
+    by_state, summed = _state_sums(key, weight, n * 6)
+    by_state, summed = by_state.reshape(n, 6).T, summed.reshape(n, 6).T
     shared = by_state[_UNDER] + by_state[_EQUAL] + by_state[_OVER]
     for name, value in (
         ("tp", summed[_UNDER] + summed[_EQUAL] + summed[_OVER]),

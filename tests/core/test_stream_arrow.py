@@ -24,6 +24,7 @@ from cophe_core.ontology.custom import hierarchy_from_edges
 from cophe_core.scale import pipeline
 from cophe_core.scale.pipeline import score_dataset
 from cophe_core.scale.sources import LabelChunk, label_chunks, source_files
+from cophe_core.scoring import kernel
 from cophe_core.scoring.kernel import count_ids
 from tests.conftest import examples
 from tests.core.test_stream import assert_same, sorted_rows
@@ -58,16 +59,23 @@ ICD9_NODES = [
 ICD9_NODES += [int(n) for n in np.flatnonzero(ICD9.level == ICD9.level.max())[:2]]  # top-level nodes too
 
 
-@settings(max_examples=examples(60), deadline=None)
+@settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     data=st.data(),
     n_docs=st.integers(1, 6),
     tree=st.sampled_from(["icd9", "tree"]),
     documents=st.booleans(),
+    sum_bits=st.sampled_from([26, 1]),
 )
-def test_count_ids_gives_the_counts_of_the_sparse_evaluation(data, n_docs, tree, documents):
+def test_count_ids_gives_the_counts_of_the_sparse_evaluation(
+    monkeypatch, data, n_docs, tree, documents, sum_bits
+):
     """Every node count, the per-document table and the repeated rows equal evaluate()'s (label matrices times
-    the ancestor closure), at every maximum level, whatever the rows (repeats, labels at any level)."""
+    the ancestor closure), at every maximum level, whatever the rows (repeats, labels at any level); with each
+    level's counts and sums per node packed in one pass, or (``sum_bits`` 1: sums that do not fit) in two."""
+    monkeypatch.setattr(kernel, "_SUM_BITS", sum_bits)
     onto = ICD9 if tree == "icd9" else TREE
     nodes = ICD9_NODES if tree == "icd9" else list(range(TREE.n_nodes))
     gold, pred = data.draw(_rows(n_docs, nodes)), data.draw(_rows(n_docs, nodes))
@@ -389,7 +397,9 @@ def test_a_plain_labels_file_is_read_on_arrow_arrays_and_others_are_not(tmp_path
     (chunk,) = list(chunks)
     assert isinstance(chunk, LabelChunk)
     assert chunk.lines.tolist() == [1] and chunk.rejected.line.tolist() == [2]
-    assert chunk.docs.take(chunk.alone).to_pylist() == ["2"]  # its only row has an empty code: still a document
+    assert chunk.docs.take(chunk.alone).to_pylist() == [
+        "2"
+    ]  # its only row has an empty code: still a document
     pq.write_table(pa.table({"doc_id": ["1"], "code": [b"401.9"]}), tmp_path / "b.parquet")  # bytes
     pq.write_table(pa.table({"doc_id": ["1"], "code": ["401.9"], "score": [0.5]}), tmp_path / "s.parquet")
     pq.write_table(pa.table({"doc_id": ["1"], "code": [4019]}), tmp_path / "n.parquet")  # numbers
