@@ -5,9 +5,8 @@
 #   2. builds a brand-new virtual environment from requirements.txt plus the test extras, and runs deptry,
 #      ruff (lint and format), mypy and the whole pytest suite there, never in the machine's own Python, so
 #      that nothing installed by hand can hide a missing install step;
-#   3. builds a second new environment at the lowest declared versions (constraints-lowest.txt), beside the
-#      first (its dependencies; cophe itself once the first is installed), and runs deptry, ruff and the core
-#      and app tests there, so that every lower bound is a
+#   3. builds a second new environment at the lowest declared versions (constraints-lowest.txt), while
+#      mypy runs, and runs deptry, ruff and the core and app tests there, so that every lower bound is a
 #      tested version. That run shows that those versions work; it does not search the inputs again: each
 #      property test runs a quarter of its examples (COPHE_TEST_EXAMPLES, tests/conftest.py), and the tests
 #      marked `once` (the docs, the layout, the packaging: nothing a library's version changes) are left to
@@ -56,44 +55,28 @@ checks() {  # checks DIR PYTEST-ARGS...: deptry, ruff and pytest with the enviro
 # which a CPU test does not use; where pip has no CPU build, this is what it downloads.
 TORCH=${TORCH:-torch==2.13.0}
 
-test_requirements() {  # cophe's dependencies and its test extras' (pyproject.toml), one a line
-  "$PYTHON" - <<'PY'
-import re, tomllib
-project = tomllib.load(open("pyproject.toml", "rb"))["project"]
-def expand(reqs):
-    for r in reqs:
-        own = re.fullmatch(r"cophe\[(\w+)\]", r)
-        yield from expand(project["optional-dependencies"][own[1]]) if own else [r]
-print("\n".join(dict.fromkeys([*project["dependencies"], *expand(project["optional-dependencies"]["test"])])))
-PY
-}
-
+phase "new environment: requirements.txt + test extras"
+fresh_venv "$VENVS/test" -r requirements.txt -e ".[test]" "$TORCH"
 lowest_pid=""
 if [ $# -eq 0 ]; then
-  # the second environment's dependencies are installed beside the first environment (pip leaves a core
-  # idle), and cophe itself into it once the first one's editable install is done (two at once would write
-  # the same cophe.egg-info); its output is shown once it is done
-  phase "new environments: the lowest declared versions' dependencies (constraints-lowest.txt), beside"
+  # the second environment is built beside mypy (each uses one core), after the first one's editable
+  # install (two at once would write the same cophe.egg-info); its output is shown once it is done
+  phase "new environment, beside mypy: the lowest declared versions (constraints-lowest.txt)"
   mkdir -p "$VENVS"
-  test_requirements >"$VENVS/lowest-requirements.txt"
-  fresh_venv "$VENVS/lowest" -c constraints-lowest.txt -r "$VENVS/lowest-requirements.txt" \
-    >"$VENVS/lowest-install.log" 2>&1 &
+  fresh_venv "$VENVS/lowest" -c constraints-lowest.txt -e ".[test]" >"$VENVS/lowest-install.log" 2>&1 &
   lowest_pid=$!
   trap '[ -z "$lowest_pid" ] || kill "$lowest_pid" 2>/dev/null || true' EXIT
 fi
-phase "new environment: requirements.txt + test extras"
-fresh_venv "$VENVS/test" -r requirements.txt -e ".[test]" "$TORCH"
+phase "types (mypy, latest versions: library type hints change between releases)"
+"$VENVS/test/bin/python" -m mypy
 if [ -n "$lowest_pid" ]; then
-  phase "the lowest declared versions' environment: waiting for its dependencies, then cophe"
+  phase "the lowest declared versions' environment: waiting for it"
   status=0
   wait "$lowest_pid" || status=$?
   lowest_pid=""
   cat "$VENVS/lowest-install.log"
   [ "$status" -eq 0 ] || exit "$status"
-  "$VENVS/lowest/bin/python" -m pip install --quiet --no-deps -c constraints-lowest.txt -e .
 fi
-phase "types (mypy, latest versions: library type hints change between releases)"
-"$VENVS/test/bin/python" -m mypy
 phase "tests (latest versions)"
 checks "$VENVS/test" "$@"
 
