@@ -102,6 +102,7 @@ class Spill:
         self.book: dict[str, int] = {}
         self.known: pa.Array | None = None  # the book's codes, to look a chunk's codes up in by Arrow
         self.found: list[list[np.ndarray]] = [[] for _ in range(n_files)]  # per file, its chunks' codes
+        self.joined: dict[int, np.ndarray] = {}  # per file, its distinct codes (once its last chunk is in)
         self.rows = np.zeros(n_files, dtype=np.int64)  # code rows per file
         self.docs = [False, False]  # has the side any document
 
@@ -229,8 +230,10 @@ class Spill:
 
     def file_codes(self, file_index: int) -> np.ndarray:
         """The distinct codes of a file's rows, as their numbers in the book (:meth:`codes`), sorted."""
-        found = self.found[file_index]
-        return np.unique(np.concatenate(found)).astype(np.int64) if found else np.zeros(0, np.int64)
+        if file_index not in self.joined:  # joined once, on the first call after the file's last chunk
+            found = self.found[file_index]
+            self.joined[file_index] = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int32)
+        return self.joined[file_index].astype(np.int64)
 
     def buckets(self) -> Iterator[pa.Table]:
         """Each bucket's rows, its batches' dictionaries of document ids unified into one."""
