@@ -242,7 +242,7 @@ def _encoded(values: pa.Array) -> tuple[pa.Array, np.ndarray]:
     if at.null_count:
         at = pc.fill_null(at, len(distinct))
         distinct = pa.concat_arrays([distinct, pa.nulls(1, distinct.type)])
-    return distinct, at.to_numpy().astype(np.int64)
+    return distinct, at.to_numpy().astype(np.int32, copy=False)  # Arrow's dictionary indices as they are
 
 
 def _label_chunk(
