@@ -768,9 +768,8 @@ def _count_level(
     key += state
     # per (node, state) the runs and one weighted sum: min(x, y) where both sides have the node (tp), else
     # the side's rows
-    tp = np.minimum(x, y)
-    weight = x + y
-    np.copyto(weight, tp, where=both)  # np.where's own loop is several times slower
+    weight = x + y  # where both: x + y - max(x, y) = min(x, y) (masked copies are several times slower)
+    weight -= np.maximum(x, y) * both
     by_state, summed = _state_sums(key, weight, n * 6)
     by_state, summed = by_state.reshape(n, 6).T, summed.reshape(n, 6).T
     shared = by_state[_UNDER] + by_state[_EQUAL] + by_state[_OVER]
@@ -794,7 +793,7 @@ def _count_level(
     at = np.flatnonzero(begins)
     here = doc[at]
     columns = []
-    for values in (tp, runs.xy, both, y == 0):  # tp; x and y packed; set_tp; predicted only
+    for values in (np.minimum(x, y), runs.xy, both, y == 0):  # tp; x and y packed; set_tp; predicted only
         column = np.zeros(n_docs, dtype=np.int64)
         column[here] = _segment_sums(values, at)
         columns.append(column)
