@@ -644,12 +644,12 @@ _PACKED = np.array([1 << 32, 1, 1 + (1 << 32)], dtype=np.int64)  # x + (y << 32)
 def _units(keys: np.ndarray, shift: int) -> _Units:
     """The distinct sorted keys (document, rank, side) as one unit per (document, node)."""
     pair = np.right_shift(keys, 1)
-    start = np.ones(len(pair), dtype=bool)
-    np.not_equal(pair[1:], pair[:-1], out=start[1:])
-    at = np.flatnonzero(start)
-    size = np.diff(np.append(at, len(pair)))  # 2 when both sides have the pair (the gold row sorted first)
+    start = np.ones(len(pair) + 1, dtype=bool)  # and one past the end
+    np.not_equal(pair[1:], pair[:-1], out=start[1:-1])
+    at = np.flatnonzero(start[:-1])
     cls = np.bitwise_and(keys[at], 1).astype(np.intp)
-    cls += 2 * size - 2
+    # both sides have the pair when the next key has it too (the gold row sorted first: class 0 + 2)
+    cls += 2 * ~start[at + 1]
     cum = np.zeros(len(at) + 1, dtype=np.int64)
     np.cumsum(_PACKED[cls], out=cum[1:])
     return _Units(pair[at], cls, cum, shift - 1)
