@@ -62,7 +62,7 @@ def deal_rows(group: np.ndarray, used: np.ndarray, n_values: int, at: np.ndarray
     ([1, 0, 2], [0, 1, 3], [1, 0, 0, 1], [2, 0, 1, 3], [0, 1, 4])
     """
     by_group = np.argsort(group, kind="stable")
-    value_bounds = np.searchsorted(group[by_group], np.arange(n_groups + 1))
+    value_bounds = _bounds(group, n_groups)
     numbered = np.empty(len(group), dtype=np.int32)
     numbered[by_group] = np.arange(len(group)) - value_bounds[group[by_group]]
     # per value (the unused ones never looked up): its group and its number there
@@ -72,8 +72,14 @@ def deal_rows(group: np.ndarray, used: np.ndarray, n_values: int, at: np.ndarray
     value_within[used] = numbered
     row_group = value_group[at]
     order = np.argsort(row_group, kind="stable")
-    bounds = np.searchsorted(row_group[order], np.arange(n_groups + 1))
-    return Dealt(by_group, value_bounds, value_within[at], order, bounds)
+    return Dealt(by_group, value_bounds, value_within[at], order, _bounds(row_group, n_groups))
+
+
+def _bounds(group: np.ndarray, n_groups: int) -> np.ndarray:
+    """Where each group's items begin and end once sorted by group: the cumulative counts per group."""
+    bounds = np.zeros(n_groups + 1, dtype=np.int64)
+    np.cumsum(np.bincount(group, minlength=n_groups), out=bounds[1:])
+    return bounds
 
 
 # ------------------------------------------------------------------ pass 1: spill into buckets
