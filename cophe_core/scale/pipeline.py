@@ -100,7 +100,7 @@ from .sources import (
     source_frames,
     source_name,
 )
-from .spill import FILE_SHIFT, LINE_MASK, Spill, arrow_strings, bucket_documents, bucket_frames
+from .spill import Bucket, Spill, arrow_strings, bucket_documents, bucket_frames
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -584,7 +584,7 @@ class _Kept:
 
 
 def _count_bucket(
-    bucket: pa.Table,
+    bucket: Bucket,
     to_table: Sequence[np.ndarray],
     tables: tuple[CodeTable, ...],
     file_names: list[str],
@@ -595,9 +595,9 @@ def _count_bucket(
     document a number into the bucket's distinct ids, its node and status looked up by its code's number in
     its side's table; only the rejected and flagged rows (few) become table rows. The same as
     :func:`count_partition` on :func:`bucket_frames`."""
-    ids, doc = bucket_documents(bucket)
-    side = bucket["side"].to_numpy()
-    code = bucket["code"].to_numpy()
+    ids, doc = bucket_documents(bucket.rows)
+    side = bucket.side
+    code = bucket.rows["code"].to_numpy()
     book = len(to_table[0])
     # per side, per code number (the last: no code): its position in the side's table, node and status
     pos = np.stack([np.append(t, -1) for t in to_table]).astype(np.int64)
@@ -632,7 +632,7 @@ def _count_bucket(
     odd = np.flatnonzero(status_of.ravel()[cell])  # the rejected and flagged rows (few)
     status = status_of.ravel()[cell[odd]]
     listed = [
-        _listed(tables, pos, side, code, bucket["line"], odd[status == kind], kind, file_names)
+        _listed(tables, pos, side, code, bucket, odd[status == kind], kind, file_names)
         for kind in (_REJECTED, _FLAGGED)
     ]
     in_side = np.bincount(doc * 2 + side, minlength=2 * len(ids)).reshape(-1, 2) > 0
@@ -657,16 +657,16 @@ def _listed(
     pos: np.ndarray,
     side: np.ndarray,
     code: np.ndarray,
-    lines: pa.ChunkedArray,
+    bucket: Bucket,
     at: np.ndarray,
     kind: int,
     file_names: list[str],
 ) -> pd.DataFrame:
     """A bucket's rows ``at`` of one status (rejected or flagged), each side's by its table, as the rejected
-    table lists them; ``lines`` hold each row's file index in their high bits."""
+    table lists them, with the file and line ``bucket`` gives them."""
     if not len(at):
         return pd.DataFrame(columns=REJECTED_COLUMNS)
-    line = lines.take(pa.array(at)).to_numpy()
+    line, file = bucket.lines(at), bucket.file_of(at)
     frames = []
     for s, table in enumerate(tables):
         mine = side[at] == s
@@ -675,8 +675,8 @@ def _listed(
         frames.append(
             pd.DataFrame(
                 {
-                    "file": np.asarray(file_names, dtype=object)[line[mine] >> FILE_SHIFT],
-                    "line": line[mine] & LINE_MASK,
+                    "file": np.asarray(file_names, dtype=object)[file[mine]],
+                    "line": line[mine],
                     "value": table.codes[p],
                     "reason": text[p],
                     "kind": why[p],

@@ -17,10 +17,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 __all__ = [
-    "FILE_SHIFT",
     "HELD_BYTES",
-    "LINE_MASK",
+    "MAX_LINE",
     "SPILL_SCHEMA",
+    "Bucket",
     "Dealt",
     "Spill",
     "bucket_documents",
@@ -30,9 +30,8 @@ __all__ = [
 # the spilled rows held in memory (about 17 bytes a row: 15M rows) before every bucket goes to its file
 HELD_BYTES = 256 << 20
 
-# a spilled row's line holds its file's index in the high bits: one int64 column says file and line
-FILE_SHIFT = 40
-LINE_MASK = (1 << FILE_SHIFT) - 1
+# a spilled row's line in its file, 32 bits (its file and side are its batch's, kept beside the batches)
+MAX_LINE = (1 << 32) - 1
 
 
 def arrow_strings(values: pd.Series | np.ndarray) -> pa.Array:
@@ -85,15 +84,41 @@ def _bounds(group: np.ndarray, n_groups: int) -> np.ndarray:
 # ------------------------------------------------------------------ pass 1: spill into buckets
 
 # a batch's document ids are numbers into a dictionary of its own distinct ids (an IPC stream replaces it
-# batch by batch): the ids are written once per chunk and bucket, not once per row
+# batch by batch): the ids are written once per chunk and bucket, not once per row; a batch's rows come from
+# one file of one side (Spill.sources), so 12 bytes a row
 SPILL_SCHEMA = pa.schema(
     [
-        ("side", pa.int8()),
         ("doc_id", pa.dictionary(pa.int32(), pa.large_string())),
         ("code", pa.int32()),
-        ("line", pa.int64()),
+        ("line", pa.uint32()),
     ]
 )
+
+
+class Bucket(NamedTuple):
+    """A bucket's rows read back: the spilled columns (``doc_id``, ``code``, ``line``: the row's line in its
+    file), each row's side (0 gold, 1 predicted), and where each batch begins (``starts``, one more than
+    the batches) with the file it came from (``files``, an index into the sources' files)."""
+
+    rows: pa.Table
+    side: np.ndarray
+    starts: np.ndarray
+    files: np.ndarray
+
+    def file_of(self, at: np.ndarray) -> np.ndarray:
+        """The file index of the rows ``at``.
+
+        >>> b = Bucket(pa.table({"line": pa.array([1, 2, 1], pa.uint32())}), np.array([0, 0, 1], np.int8),
+        ...            np.array([0, 2, 3]), np.array([4, 7]))
+        >>> b.file_of(np.array([2, 0, 1])).tolist()
+        [7, 4, 4]
+        """
+        files: np.ndarray = self.files[np.searchsorted(self.starts, at, side="right") - 1]
+        return files
+
+    def lines(self, at: np.ndarray) -> np.ndarray:
+        """The lines (in their files) of the rows ``at``, as int64."""
+        return np.asarray(self.rows["line"].take(pa.array(at)).to_numpy(), dtype=np.int64)
 
 
 class Spill:
@@ -103,6 +128,7 @@ class Spill:
         self.folder = Path(folder)
         self.n_buckets = n_buckets
         self.held: dict[int, list[pa.RecordBatch]] | None = {}  # None once the buckets are in files
+        self.sources: dict[int, list[tuple[int, int, int]]] = {}  # per bucket, each batch's side, file, rows
         self.held_bytes, self.room = 0, held_bytes
         self.writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
         self.book: dict[str, int] = {}
@@ -165,21 +191,22 @@ class Spill:
         if not len(at):
             return
         self.docs[side] = True
-        line = lines | (np.int64(file_index) << FILE_SHIFT)
+        if lines.max() > MAX_LINE:
+            raise ValueError(f"a file of more than {MAX_LINE:,} lines: split it into smaller files")
+        line = lines.astype(np.uint32)
         n_buckets = np.uint64(self.n_buckets)
         used_docs = np.flatnonzero(np.bincount(at, minlength=len(doc_values)))
         ids = doc_values.take(pa.array(used_docs))
         doc_bucket = _small(_string_hashes(ids) % n_buckets, self.n_buckets)
         dealt = deal_rows(doc_bucket, used_docs, len(doc_values), at, self.n_buckets)
         order, bounds = dealt.order, dealt.bounds
-        side_col = np.full(len(at), side, np.int8)
         doc_col, code_col, line_col = dealt.within[order], code[order], line[order]
         for b in np.flatnonzero(np.diff(bounds)).tolist():
             rows = slice(bounds[b], bounds[b + 1])
             names = ids.take(pa.array(dealt.by_group[dealt.value_bounds[b] : dealt.value_bounds[b + 1]]))
+            self.sources.setdefault(b, []).append((side, file_index, int(bounds[b + 1] - bounds[b])))
             batch = pa.record_batch(
                 [
-                    pa.array(side_col[rows]),
                     pa.DictionaryArray.from_arrays(pa.array(doc_col[rows]), names),
                     pa.array(code_col[rows]),
                     pa.array(line_col[rows]),
@@ -241,15 +268,19 @@ class Spill:
             self.joined[file_index] = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int32)
         return self.joined[file_index].astype(np.int64)
 
-    def buckets(self) -> Iterator[pa.Table]:
+    def buckets(self) -> Iterator[Bucket]:
         """Each bucket's rows, its batches' dictionaries of document ids unified into one."""
-        if self.held is not None:
-            for b in sorted(self.held):
-                yield pa.Table.from_batches(self.held[b], SPILL_SCHEMA).unify_dictionaries()
-            return
-        for b in sorted(self.writers):
+        for b in sorted(self.sources):
+            side, file, n = (np.array(column, dtype=np.int64) for column in zip(*self.sources[b]))
+            starts = np.zeros(len(n) + 1, dtype=np.int64)
+            np.cumsum(n, out=starts[1:])
+            sides = np.repeat(side.astype(np.int8), n)
+            if self.held is not None:
+                rows = pa.Table.from_batches(self.held[b], SPILL_SCHEMA)
+                yield Bucket(rows.unify_dictionaries(), sides, starts, file)
+                continue
             with pa.memory_map(str(self.folder / f"bucket-{b:05d}.arrow")) as source:
-                yield pa.ipc.open_stream(source).read_all().unify_dictionaries()
+                yield Bucket(pa.ipc.open_stream(source).read_all().unify_dictionaries(), sides, starts, file)
 
 
 def bucket_documents(bucket: pa.Table) -> tuple[pa.Array, np.ndarray]:
@@ -307,15 +338,17 @@ def _string_hashes(values: pa.Array) -> np.ndarray:
 
 
 def bucket_frames(
-    bucket: pa.Table, to_table: Sequence[np.ndarray], categories: Sequence[pd.Index], file_names: list[str]
+    bucket: Bucket, to_table: Sequence[np.ndarray], categories: Sequence[pd.Index], file_names: list[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A spilled bucket as the gold and predicted frames :func:`count_partition` takes, each side's codes
     categories of its own code table."""
     frames = []
+    file = np.repeat(bucket.files, np.diff(bucket.starts))
     for side in (0, 1):
-        rows = bucket.filter(pc.equal(bucket["side"], side))
+        mine = bucket.side == side
+        rows = bucket.rows.filter(pa.array(mine))
         code = rows["code"].to_numpy()
-        line = rows["line"].to_numpy()
+        line = rows["line"].to_numpy().astype(np.int64)
         frames.append(
             pd.DataFrame(
                 {
@@ -323,8 +356,8 @@ def bucket_frames(
                     "code": pd.Categorical.from_codes(
                         np.where(code >= 0, to_table[side][np.maximum(code, 0)], -1), categories[side]
                     ),
-                    "line": line & LINE_MASK,
-                    "file": pd.Categorical.from_codes(line >> FILE_SHIFT, file_names),
+                    "line": line,
+                    "file": pd.Categorical.from_codes(file[mine], file_names),
                 }
             )
         )

@@ -96,26 +96,40 @@ def test_a_sample_streamed_in_many_buckets_equals_in_memory(monkeypatch, folder,
 
 
 def test_the_spill_holds_rows_up_to_its_bound_then_writes_every_bucket_to_its_file(tmp_path):
+    """Chunks of three files (gold, gold, predicted) spilled, held or written: every row comes back once, with
+    its side, file and line."""
     ids = pa.array([f"d{i}" for i in range(50)], pa.large_string())
     rows = np.arange(50)
     codes = np.array(["401.9"], dtype=object)
 
-    def spilled(held_bytes: int, chunks: int) -> tuple[Spill, list[str], list[int]]:
-        folder = tmp_path / f"{held_bytes}-{chunks}"
+    def spilled(held_bytes: int) -> tuple[Spill, list[str], list[tuple]]:
+        folder = tmp_path / str(held_bytes)
         folder.mkdir()
-        spill = Spill(str(folder), 4, 1, held_bytes=held_bytes)
-        for _ in range(chunks):
-            spill.add_ids(0, 0, ids, rows, codes, np.zeros(50, np.int64), rows + 1, rows[:0])
+        spill = Spill(str(folder), 4, 3, held_bytes=held_bytes)
+        for side, file in ((0, 0), (0, 1), (1, 2)):
+            spill.add_ids(
+                side, file, ids, rows, codes, np.zeros(50, np.int64), rows + 70_000 * file + 1, rows[:0]
+            )
         spill.close()
-        counted = sorted(n for b in spill.buckets() for n in b["doc_id"].cast(pa.large_string()).to_pylist())
-        return spill, sorted(p.name for p in folder.iterdir()), counted
+        found = []
+        for b in spill.buckets():
+            at = np.arange(b.rows.num_rows)
+            names = b.rows["doc_id"].cast(pa.large_string()).to_pylist()
+            found += zip(names, b.side.tolist(), b.file_of(at).tolist(), b.lines(at).tolist())
+        return spill, sorted(p.name for p in folder.iterdir()), sorted(found)
 
-    expected = sorted([f"d{i}" for i in range(50)] * 3)
-    held, files, counted = spilled(1 << 20, 3)
-    assert held.held is not None and files == [] and counted == expected  # held: nothing written
+    expected = sorted(
+        (f"d{i}", side, file, i + 70_000 * file + 1)
+        for i in range(50)
+        for side, file in ((0, 0), (0, 1), (1, 2))
+    )
+    held, files, found = spilled(1 << 20)
+    assert held.held is not None and files == [] and found == expected  # held: nothing written
     one_chunk = held.held_bytes // 3
-    written, files, counted = spilled(one_chunk * 2, 3)  # outgrown by the third chunk: all written
-    assert written.held is None and len(files) == 4 and counted == expected
+    written, files, found = spilled(one_chunk * 2)  # outgrown by the third chunk: all written
+    assert written.held is None and len(files) == 4 and found == expected
+    with pytest.raises(ValueError, match="split it into smaller files"):  # a line past 32 bits
+        held.add_ids(0, 0, ids, rows, codes, np.zeros(50, np.int64), rows + (1 << 32) - 10, rows[:0])
 
 
 @settings(max_examples=examples(200), deadline=None)
