@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 __all__ = [
+    "GATHERED_ROWS",
     "HELD_BYTES",
     "MAX_LINE",
     "SPILL_SCHEMA",
@@ -29,6 +30,10 @@ __all__ = [
 
 # the spilled rows held in memory (about 17 bytes a row: 15M rows) before every bucket goes to its file
 HELD_BYTES = 256 << 20
+
+# the rows gathered before they are written to the bucket files, over all the buckets (about 48 MB): each
+# chunk deals a few thousand rows to each of ~100 buckets at 10^8 rows, and a write costs ~60 µs however small
+GATHERED_ROWS = 4 << 20
 
 # a spilled row's line in its file, 32 bits (its file and side are its batch's, kept beside the batches)
 MAX_LINE = (1 << 32) - 1
@@ -124,13 +129,24 @@ class Bucket(NamedTuple):
 class Spill:
     """Rows hashed by document into bucket files (Arrow IPC), and the distinct codes seen."""
 
-    def __init__(self, folder: str, n_buckets: int, n_files: int, held_bytes: int = HELD_BYTES):
+    def __init__(
+        self,
+        folder: str,
+        n_buckets: int,
+        n_files: int,
+        held_bytes: int = HELD_BYTES,
+        gathered_rows: int = GATHERED_ROWS,
+    ):
         self.folder = Path(folder)
         self.n_buckets = n_buckets
         self.held: dict[int, list[pa.RecordBatch]] | None = {}  # None once the buckets are in files
         self.sources: dict[int, list[tuple[int, int, int]]] = {}  # per bucket, each batch's side, file, rows
         self.held_bytes, self.room = 0, held_bytes
         self.writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
+        # per bucket, the batches not yet written, and how many rows they hold at most before they are
+        self.gathered: dict[int, list[pa.RecordBatch]] = {}
+        self.gathered_rows: dict[int, int] = {}
+        self.write_rows = min(max(gathered_rows // n_buckets, 1), 1 << 18)
         self.book: dict[str, int] = {}
         self.known: pa.Array | None = None  # the book's codes, to look a chunk's codes up in by Arrow
         self.found: list[list[np.ndarray]] = [[] for _ in range(n_files)]  # per file, its chunks' codes
@@ -201,9 +217,10 @@ class Spill:
         dealt = deal_rows(doc_bucket, used_docs, len(doc_values), at, self.n_buckets)
         order, bounds = dealt.order, dealt.bounds
         doc_col, code_col, line_col = dealt.within[order], code[order], line[order]
+        by_bucket = ids.take(pa.array(dealt.by_group))  # the ids in bucket order: a slice a bucket
         for b in np.flatnonzero(np.diff(bounds)).tolist():
             rows = slice(bounds[b], bounds[b + 1])
-            names = ids.take(pa.array(dealt.by_group[dealt.value_bounds[b] : dealt.value_bounds[b + 1]]))
+            names = by_bucket.slice(dealt.value_bounds[b], dealt.value_bounds[b + 1] - dealt.value_bounds[b])
             self.sources.setdefault(b, []).append((side, file_index, int(bounds[b + 1] - bounds[b])))
             batch = pa.record_batch(
                 [
@@ -231,9 +248,21 @@ class Spill:
         self._write(b, batch)
 
     def _write(self, b: int, batch: pa.RecordBatch) -> None:
+        """Gather a batch of bucket ``b``, and write the bucket's gathered batches as one once they hold
+        :attr:`write_rows` rows."""
+        self.gathered.setdefault(b, []).append(batch)
+        self.gathered_rows[b] = self.gathered_rows.get(b, 0) + batch.num_rows
+        if self.gathered_rows[b] >= self.write_rows:
+            self._flush(b)
+
+    def _flush(self, b: int) -> None:
+        batches = self.gathered.pop(b, [])
+        self.gathered_rows.pop(b, None)
+        if not batches:
+            return
         if b not in self.writers:
             self.writers[b] = pa.ipc.new_stream(str(self.folder / f"bucket-{b:05d}.arrow"), SPILL_SCHEMA)
-        self.writers[b].write_batch(batch)
+        self.writers[b].write_batch(_joined(batches))
 
     def _book_ids(self, distinct: np.ndarray) -> np.ndarray:
         """The code book's number of each distinct code of a chunk, new codes numbered on (looked up in one
@@ -255,6 +284,8 @@ class Spill:
         return at.astype(np.int32)
 
     def close(self) -> None:
+        for b in list(self.gathered):
+            self._flush(b)
         for w in self.writers.values():
             w.close()
 
@@ -281,6 +312,24 @@ class Spill:
                 continue
             with pa.memory_map(str(self.folder / f"bucket-{b:05d}.arrow")) as source:
                 yield Bucket(pa.ipc.open_stream(source).read_all().unify_dictionaries(), sides, starts, file)
+
+
+def _joined(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+    """Spilled batches as one, in order, their dictionaries of document ids unified (an id in several is
+    one value of the joined dictionary)."""
+    if len(batches) == 1:  # (a dictionary that is a slice of a larger array: Arrow writes the slice alone)
+        return batches[0]
+    table = pa.Table.from_batches(batches, SPILL_SCHEMA).unify_dictionaries()
+    ids = table["doc_id"]
+    indices = pa.concat_arrays([c.indices for c in ids.chunks])
+    return pa.record_batch(
+        [
+            pa.DictionaryArray.from_arrays(indices, ids.chunk(0).dictionary),
+            table["code"].combine_chunks(),
+            table["line"].combine_chunks(),
+        ],
+        schema=SPILL_SCHEMA,
+    )
 
 
 def bucket_documents(bucket: pa.Table) -> tuple[pa.Array, np.ndarray]:

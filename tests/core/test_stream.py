@@ -25,7 +25,7 @@ from cophe_core.metrics import Evaluation
 from cophe_core.ontology import icd9_ontology
 from cophe_core.scale import pipeline
 from cophe_core.scale.pipeline import StreamedEvaluation, score_dataset
-from cophe_core.scale.spill import HELD_BYTES, Spill
+from cophe_core.scale.spill import GATHERED_ROWS, HELD_BYTES, Spill
 from cophe_core.scoring.kernel import PartitionCounts, count_partition, resolve_table
 from tests.conftest import ROOT, examples, long_csv
 
@@ -77,18 +77,26 @@ def assert_same(ev: Evaluation, sv: StreamedEvaluation, *, by_code: bool = False
 # ------------------------------------------------------------------ the bundled samples
 
 
-def holding(monkeypatch, held_bytes: int):
+def holding(monkeypatch, held_bytes: int, gathered_rows: int = GATHERED_ROWS):
     """Streamed scoring whose spill holds at most ``held_bytes`` in memory (0: every bucket in its file from
-    the first row; a few kB: held, then every held batch written to the files midway)."""
-    monkeypatch.setattr(pipeline, "Spill", functools.partial(Spill, held_bytes=held_bytes))
+    the first row; a few kB: held, then every held batch written to the files midway), and gathers
+    ``gathered_rows`` rows over all its buckets before it writes them."""
+    spill = functools.partial(Spill, held_bytes=held_bytes, gathered_rows=gathered_rows)
+    monkeypatch.setattr(pipeline, "Spill", spill)
 
 
-@pytest.mark.parametrize("held_bytes", [0, 40_000, HELD_BYTES], ids=["in-files", "written-midway", "held"])
+@pytest.mark.parametrize(
+    ("held_bytes", "gathered_rows"),
+    [(0, GATHERED_ROWS), (0, 2_000), (40_000, GATHERED_ROWS), (HELD_BYTES, GATHERED_ROWS)],
+    ids=["in-files", "in-files-written-often", "written-midway", "held"],
+)
 @pytest.mark.parametrize(("folder", "run"), SAMPLES, ids=[f"{f.name}-{r}" for f, r in SAMPLES])
-def test_a_sample_streamed_in_many_buckets_equals_in_memory(monkeypatch, folder, run, held_bytes):
+def test_a_sample_streamed_in_many_buckets_equals_in_memory(
+    monkeypatch, folder, run, held_bytes, gathered_rows
+):
     gold, pred = folder / "gold.csv", folder / run
     ev, rejected, warnings = in_memory(gold, pred)
-    holding(monkeypatch, held_bytes)
+    holding(monkeypatch, held_bytes, gathered_rows)
     sv = score_dataset(gold, pred, chunk_rows=2_000)  # about 20 buckets, blocks of a few hundred lines
     assert_same(ev, sv)
     assert sv.warnings == warnings
@@ -97,18 +105,19 @@ def test_a_sample_streamed_in_many_buckets_equals_in_memory(monkeypatch, folder,
 
 def test_the_spill_holds_rows_up_to_its_bound_then_writes_every_bucket_to_its_file(tmp_path):
     """Chunks of three files (gold, gold, predicted) spilled, held or written: every row comes back once, with
-    its side, file and line."""
-    ids = pa.array([f"d{i}" for i in range(50)], pa.large_string())
+    its document, side, file and line. Each file lists the ids in another order, so that each chunk's
+    dictionary of a bucket's ids differs."""
+    ids = [pa.array([f"d{(i + 7 * f) % 50}" for i in range(50)], pa.large_string()) for f in range(3)]
     rows = np.arange(50)
     codes = np.array(["401.9"], dtype=object)
 
-    def spilled(held_bytes: int) -> tuple[Spill, list[str], list[tuple]]:
-        folder = tmp_path / str(held_bytes)
+    def spilled(held_bytes: int, gathered_rows: int = GATHERED_ROWS) -> tuple[Spill, list[str], list[tuple]]:
+        folder = tmp_path / f"{held_bytes}-{gathered_rows}"
         folder.mkdir()
-        spill = Spill(str(folder), 4, 3, held_bytes=held_bytes)
+        spill = Spill(str(folder), 4, 3, held_bytes=held_bytes, gathered_rows=gathered_rows)
         for side, file in ((0, 0), (0, 1), (1, 2)):
             spill.add_ids(
-                side, file, ids, rows, codes, np.zeros(50, np.int64), rows + 70_000 * file + 1, rows[:0]
+                side, file, ids[file], rows, codes, np.zeros(50, np.int64), rows + 70_000 * file + 1, rows[:0]
             )
         spill.close()
         found = []
@@ -119,17 +128,20 @@ def test_the_spill_holds_rows_up_to_its_bound_then_writes_every_bucket_to_its_fi
         return spill, sorted(p.name for p in folder.iterdir()), sorted(found)
 
     expected = sorted(
-        (f"d{i}", side, file, i + 70_000 * file + 1)
+        (f"d{(i + 7 * file) % 50}", side, file, i + 70_000 * file + 1)
         for i in range(50)
         for side, file in ((0, 0), (0, 1), (1, 2))
     )
     held, files, found = spilled(1 << 20)
     assert held.held is not None and files == [] and found == expected  # held: nothing written
     one_chunk = held.held_bytes // 3
-    written, files, found = spilled(one_chunk * 2)  # outgrown by the third chunk: all written
-    assert written.held is None and len(files) == 4 and found == expected
+    # outgrown by the third chunk: all written, each bucket's batches gathered and written together at the
+    # end, written as they come (a bound of one row), or gathered in part (a few rows)
+    for gathered_rows in (GATHERED_ROWS, 1, 60):
+        written, files, found = spilled(one_chunk * 2, gathered_rows)
+        assert written.held is None and len(files) == 4 and found == expected, gathered_rows
     with pytest.raises(ValueError, match="split it into smaller files"):  # a line past 32 bits
-        held.add_ids(0, 0, ids, rows, codes, np.zeros(50, np.int64), rows + (1 << 32) - 10, rows[:0])
+        held.add_ids(0, 0, ids[0], rows, codes, np.zeros(50, np.int64), rows + (1 << 32) - 10, rows[:0])
 
 
 @settings(max_examples=examples(200), deadline=None)
