@@ -302,7 +302,10 @@ class Spill:
         """The distinct codes of a file's rows, as their numbers in the book (:meth:`codes`), sorted."""
         if file_index not in self.joined:  # joined once, on the first call after the file's last chunk
             found = self.found[file_index]
-            self.joined[file_index] = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int32)
+            seen = (
+                np.bincount(np.concatenate(found)) if found else np.zeros(0, np.int64)
+            )  # book numbers: small
+            self.joined[file_index] = np.flatnonzero(seen)
         return self.joined[file_index].astype(np.int64)
 
     def buckets(self) -> Iterator[Bucket]:
