@@ -55,7 +55,7 @@ from abc import abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -423,10 +423,11 @@ def score_dataset(
         found: list[Frequencies] = []
         counts: NodeCounts | None = None
         on_ids = not suite and not table.ontology.is_dag  # the integer kernel; else the in-memory evaluation
+        lookup = _Lookup.of(to_table, tables)
         for bucket in spill.buckets():
             if on_ids:
                 kept, bucket_counts = _count_bucket(
-                    bucket, to_table, tables, file_names, max_level, keep_documents
+                    bucket, lookup, tables, file_names, max_level, keep_documents
                 )
                 counts = bucket_counts if counts is None else counts + bucket_counts
                 parts.append(kept)
@@ -583,9 +584,42 @@ class _Kept:
         )
 
 
+_SCORED, _REJECTED, _FLAGGED = 0, 1, 2
+
+
+class _Lookup(NamedTuple):
+    """Per side, per code number in the spill's book (the last: no code): its position in the side's code
+    table (-1: not there), its node (-1: not scored) and its status (scored, rejected or flagged); built once
+    for every bucket."""
+
+    pos: np.ndarray
+    node_of: np.ndarray
+    status_of: np.ndarray
+
+    @classmethod
+    def of(cls, to_table: Sequence[np.ndarray], tables: tuple[CodeTable, ...]) -> _Lookup:
+        pos = np.stack([np.append(t, -1) for t in to_table]).astype(np.int64)
+        node_of = np.stack(
+            [
+                np.where(p >= 0, t.nodes[np.maximum(p, 0)], -1) if len(t.nodes) else np.full(len(p), -1)
+                for p, t in zip(pos, tables)
+            ]
+        )
+        flag_of = np.stack(
+            [
+                (p >= 0) & (t.flag != "")[np.maximum(p, 0)] if len(t.codes) else np.zeros(len(p), bool)
+                for p, t in zip(pos, tables)
+            ]
+        )
+        status_of = np.where(
+            node_of >= 0, np.where(flag_of, _FLAGGED, _SCORED), np.where(pos >= 0, _REJECTED, _SCORED)
+        )
+        return cls(pos, node_of, status_of)
+
+
 def _count_bucket(
     bucket: Bucket,
-    to_table: Sequence[np.ndarray],
+    lookup: _Lookup,
     tables: tuple[CodeTable, ...],
     file_names: list[str],
     max_level: str,
@@ -598,24 +632,8 @@ def _count_bucket(
     ids, doc = bucket_documents(bucket.rows)
     side = bucket.side
     code = bucket.rows["code"].to_numpy()
-    book = len(to_table[0])
-    # per side, per code number (the last: no code): its position in the side's table, node and status
-    pos = np.stack([np.append(t, -1) for t in to_table]).astype(np.int64)
-    node_of = np.stack(
-        [
-            np.where(p >= 0, t.nodes[np.maximum(p, 0)], -1) if len(t.nodes) else np.full(len(p), -1)
-            for p, t in zip(pos, tables)
-        ]
-    )
-    flag_of = np.stack(
-        [
-            (p >= 0) & (t.flag != "")[np.maximum(p, 0)] if len(t.codes) else np.zeros(len(p), bool)
-            for p, t in zip(pos, tables)
-        ]
-    )
-    status_of = np.where(
-        node_of >= 0, np.where(flag_of, _FLAGGED, _SCORED), np.where(pos >= 0, _REJECTED, _SCORED)
-    )
+    pos, node_of, status_of = lookup
+    book = pos.shape[1] - 1
     # each row's cell in the flattened (side, code number) tables: a row without a code (-1) falls on the
     # "no code" entry that ends the other side's table (the same: no node, scored), so it needs no test
     cell = side.astype(np.int64) * (book + 1) + code
@@ -647,9 +665,6 @@ def _count_bucket(
         int((in_side[:, 1] & ~in_side[:, 0]).sum()),
     )
     return kept, got.counts
-
-
-_SCORED, _REJECTED, _FLAGGED = 0, 1, 2
 
 
 def _listed(
