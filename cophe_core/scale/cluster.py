@@ -92,7 +92,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import fields, replace
 from operator import getitem
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -115,8 +115,16 @@ from ..scoring.kernel import (
     resolve_tables,
 )
 from ..scoring.labels import NothingScorable
-from .pipeline import StreamedEvaluation
-from .sources import LabelChunk, frame_label_chunk
+from .pipeline import SortedDocuments, StreamedEvaluation
+from .sources import (
+    ColumnNames,
+    LabelChunk,
+    SourceFile,
+    frame_label_chunk,
+    label_chunks,
+    source_files,
+    source_frames,
+)
 from .spill import deal_rows
 
 if TYPE_CHECKING:
@@ -139,10 +147,13 @@ _INSTALL = (
 )
 
 
-def _dask() -> Any:
+def _dask(dataframe: bool = False) -> Any:
+    """Dask (with ``dask.dataframe``, which a Parquet dataset on disk does not need, on request)."""
     try:
         import dask
-        import dask.dataframe
+
+        if dataframe:
+            import dask.dataframe
     except ImportError as e:
         raise ImportError(f"{_INSTALL} ({e})") from None
     return dask
@@ -167,23 +178,99 @@ _TOTALS_ROW = ("duplicates_gold", "duplicates_pred", "only_gold", "only_pred")
 Documents = tuple[pd.DataFrame, np.ndarray, list[str]]
 
 
-def _chunk(
-    frame: pd.DataFrame, side: int, file: str, doc_col: str | None, code_col: str | None
-) -> tuple[LabelChunk, list[str]]:
-    """One input partition read as the streamed path reads a chunk of a file: on Arrow arrays when its
-    columns say it holds labels one code a row (:func:`~cophe_core.scale.sources.frame_label_chunk`), else
-    through the readers' normalisation (:func:`cophe_core.inputs.readers.read_frame`); rows numbered from 1
-    in the partition, as its rejected rows quote them. With the readers' warnings."""
+# A partition as pass 1 keeps it in its worker's memory for pass 2: its distinct document ids (Arrow strings,
+# never an object a row), per kept row the numbers of its id and code among the distinct ones and its line
+# (32-bit: a partition holds far fewer than 2**31 rows; 12 bytes a row), the documents without a kept row,
+# its distinct codes, the rows the readers rejected and their warnings.
+class _Part(NamedTuple):
+    docs: pa.Array
+    doc_at: np.ndarray
+    codes: np.ndarray
+    code_at: np.ndarray
+    lines: np.ndarray
+    alone: np.ndarray
+    rejected: pd.DataFrame
+    warnings: list[str]
+
+
+# Rows per batch when a file is read (a Parquet file's row group, or this many rows of it, a chunk)
+_FILE_ROWS = 1 << 22
+
+
+def _chunk(frame: pd.DataFrame, side: int, file: str, doc_col: str | None, code_col: str | None) -> _Part:
+    """One partition of a Dask DataFrame read as the streamed path reads a chunk of a file: on Arrow arrays
+    when its columns say it holds labels one code a row (:func:`~cophe_core.scale.sources.frame_label_chunk`),
+    else through the readers' normalisation (:func:`cophe_core.inputs.readers.read_frame`); rows numbered
+    from 1 in the partition, as its rejected rows quote them."""
     if not len(frame):
-        ints = np.zeros(0, np.int64)
-        return LabelChunk(np.zeros(0, object), ints, np.zeros(0, object), ints, ints, ints, _no_rows()), []
+        return _joined_parts([])
     frame = frame.reset_index(drop=all(n is None for n in frame.index.names))  # a named index is a column
     frame.columns = [str(c) for c in frame.columns]
     frame.index = pd.RangeIndex(1, len(frame) + 1)
     chunk = frame_label_chunk(frame, file, labels_only=side == 0, doc_col=doc_col, code_col=code_col)
     if chunk is not None:
-        return _compact(chunk), []
-    raw = read_frame(frame, name=file, labels_only=side == 0, doc_col=doc_col, code_col=code_col)
+        return _kept(chunk)
+    return _frame_part(frame, file, side == 0, doc_col, code_col)
+
+
+def _read_file(f: SourceFile, side: int, doc_col: str | None, code_col: str | None) -> _Part:
+    """One file of a dataset read as the streamed path reads it, straight into Arrow arrays: a Parquet file of
+    labels one code a row by its schema (:func:`~cophe_core.scale.sources.label_chunks`) its document and
+    code columns only, dictionary-encoded, the readers' normalisation applied to their distinct values; a
+    chunk of codes joined in cells, or a file whose columns say otherwise (a hive key as the document
+    column, ...), through the readers' own (:func:`cophe_core.inputs.readers.read_frame`). Its rejected rows
+    quote the file's name and row number, as the streamed path's do."""
+    chunks = label_chunks(f, _FILE_ROWS, labels_only=side == 0, doc_col=doc_col, code_col=code_col)
+    if chunks is None:
+        names = ColumnNames(None, doc_col, code_col)
+        frames = source_frames(f, _FILE_ROWS, names)
+        return _joined_parts([_frame_part(x, f.name, side == 0, doc_col, code_col) for x in frames])
+    # a chunk of joined codes comes as a frame of these two columns only
+    return _joined_parts(
+        [
+            c if isinstance(c, _Part) else _frame_part(c, f.name, True, "doc_id", "code")
+            for c in map(_kept, chunks)
+        ]
+    )
+
+
+def _kept(chunk: LabelChunk | pd.DataFrame) -> _Part | pd.DataFrame:
+    """A chunk read on Arrow arrays as pass 1 keeps it (a frame, as it is)."""
+    if isinstance(chunk, pd.DataFrame):
+        return chunk
+    return _Part(
+        _ids(chunk.docs),
+        chunk.doc_at.astype(np.int32),
+        np.asarray(chunk.codes, dtype=object),
+        chunk.code_at.astype(np.int32),
+        chunk.lines.astype(np.int32),
+        chunk.alone.astype(np.int32),
+        chunk.rejected,
+        [],
+    )
+
+
+def _ids(docs: Any) -> pa.Array:
+    """Document ids as one Arrow array of large strings, from an array of Python strings or Arrow strings
+    (of one chunk or several, dictionary-encoded or not).
+
+    >>> _ids(np.array(["1", "2"], dtype=object)).to_pylist(), _ids(pa.array(["1"]).dictionary_encode()).type
+    (['1', '2'], DataType(large_string))
+    """
+    if isinstance(docs, np.ndarray):
+        return pa.array(docs.astype(object, copy=False), pa.large_string())
+    found = pa.array(docs)  # Arrow's own, or a pandas column backed by Arrow: no copy to Python objects
+    if isinstance(found, pa.ChunkedArray):
+        found = found.combine_chunks()
+    return found.cast(pa.large_string())
+
+
+def _frame_part(
+    frame: pd.DataFrame, file: str, labels_only: bool, doc_col: str | None, code_col: str | None
+) -> _Part:
+    """A frame of rows (indexed by line) read by the readers (:func:`cophe_core.inputs.readers.read_frame`),
+    with their warnings."""
+    raw = read_frame(frame, name=file, labels_only=labels_only, doc_col=doc_col, code_col=code_col)
     if isinstance(raw, RawScores):
         raise InputError(
             f"{file}: holds scores; scoring on Dask takes code sets (doc_id,code rows). Decide the codes first"
@@ -193,27 +280,47 @@ def _chunk(
     doc_at = docs.get_indexer(pairs["doc_id"].to_numpy(dtype=object))
     code_at, codes = pd.factorize(pairs["code"].to_numpy(dtype=object))
     listed = np.bincount(doc_at, minlength=len(docs)) > 0
-    chunk = LabelChunk(
-        np.asarray(docs, dtype=object),
-        doc_at.astype(np.int64),
+    return _Part(
+        _ids(docs.to_numpy(dtype=object)),
+        doc_at.astype(np.int32),
         np.asarray(codes, dtype=object),
-        code_at.astype(np.int64),
-        pairs["line"].to_numpy(dtype=np.int64),
-        np.flatnonzero(~listed),
+        code_at.astype(np.int32),
+        pairs["line"].to_numpy(dtype=np.int32),
+        np.flatnonzero(~listed).astype(np.int32),
         raw.rejected,
+        list(raw.warnings),
     )
-    return _compact(chunk), list(raw.warnings)
 
 
-def _compact(chunk: LabelChunk) -> LabelChunk:
-    """The chunk's row numbers as 32-bit integers (a partition holds far fewer than 2**31 rows): it stays in a
-    worker's memory between the two passes, 12 bytes a row."""
-    return replace(
-        chunk,
-        doc_at=chunk.doc_at.astype(np.int32),
-        code_at=chunk.code_at.astype(np.int32),
-        lines=chunk.lines.astype(np.int32),
-        alone=chunk.alone.astype(np.int32),
+def _joined_parts(parts: Sequence[_Part]) -> _Part:
+    """The chunks of one file as one partition: their distinct values one after another (an id or a code in
+    two chunks twice: pass 2 numbers ids afresh, and looks codes up one by one), the rows' numbers shifted.
+
+    >>> one = _chunk(pd.DataFrame({"doc_id": ["a", "b"], "code": ["401.9", "428.0"]}), 0, "f", None, None)
+    >>> two = _chunk(pd.DataFrame({"doc_id": ["b"], "code": ["401.9"]}), 0, "f", None, None)
+    >>> both = _joined_parts([one, two])
+    >>> both.docs.take(pa.array(both.doc_at)).to_pylist(), both.codes[both.code_at].tolist()
+    (['a', 'b', 'b'], ['401.9', '428.0', '401.9'])
+    """
+    if len(parts) == 1:
+        return parts[0]
+
+    def joined(values: list[np.ndarray], at: str) -> np.ndarray:
+        starts = np.cumsum([0, *(len(v) for v in values)])
+        return np.concatenate(
+            [np.zeros(0, np.int32), *(getattr(p, at) + k for k, p in zip(starts, parts))]
+        ).astype(np.int32)
+
+    docs = [np.arange(len(p.docs)) for p in parts]
+    return _Part(
+        pa.concat_arrays([pa.array([], pa.large_string()), *(p.docs for p in parts)]),
+        joined(docs, "doc_at"),
+        np.concatenate([np.zeros(0, object), *(p.codes for p in parts)]),
+        joined([p.codes for p in parts], "code_at"),
+        np.concatenate([np.zeros(0, np.int32), *(p.lines for p in parts)]),
+        joined(docs, "alone"),
+        _concat_rows([p.rejected for p in parts]),
+        [w for p in parts for w in p.warnings],
     )
 
 
@@ -225,17 +332,16 @@ Brief = tuple[int, pd.DataFrame, list[str], str | None, np.ndarray]
 _SAMPLE = 128
 
 
-def _summary(chunk: tuple[LabelChunk, list[str]]) -> tuple[np.ndarray, list[Brief]]:
+def _summary(part: _Part) -> tuple[np.ndarray, list[Brief]]:
     """A partition's distinct codes and its :data:`Brief`."""
-    c, warnings = chunk
-    sample = np.asarray(c.docs[:: max(1, len(c.docs) // _SAMPLE)], dtype=object)
-    return _codes(chunk), [(len(c.code_at), c.rejected, warnings, _worker(), sample)]
+    every = np.arange(0, len(part.docs), max(1, len(part.docs) // _SAMPLE))
+    sample = part.docs.take(pa.array(every)).to_numpy(zero_copy_only=False)
+    return _codes(part), [(len(part.code_at), part.rejected, part.warnings, _worker(), sample)]
 
 
-def _codes(chunk: tuple[LabelChunk, list[str]]) -> np.ndarray:
+def _codes(part: _Part) -> np.ndarray:
     """The distinct codes of a partition's kept rows."""
-    c = chunk[0]
-    codes: np.ndarray = c.codes[np.unique(c.code_at)]
+    codes: np.ndarray = part.codes[np.bincount(part.code_at, minlength=len(part.codes)) > 0]
     return codes
 
 
@@ -256,7 +362,7 @@ def _worker() -> str | None:
 
 
 def _prepare(
-    chunks: Sequence[tuple[LabelChunk, list[str]]],
+    parts: Sequence[_Part],
     sides: Sequence[int],
     files: Sequence[str],
     tables: Tables,
@@ -283,9 +389,9 @@ def _prepare(
     """
     rejected: list[pd.DataFrame] = []
     flagged: list[pd.DataFrame] = []
-    scored = np.zeros(len(chunks), np.int64)
+    scored = np.zeros(len(parts), np.int64)
     pieces: list[list[Share]] = [[] for _ in range(2 * (len(bounds) + 1))]  # per share, per side
-    for i, ((c, _), side, file) in enumerate(zip(chunks, sides, files)):
+    for i, (c, side, file) in enumerate(zip(parts, sides, files)):
         table = tables if isinstance(tables, CodeTable) else tables[side]
         node, bad, caveat = _place(c, table, file)
         rejected.append(bad)
@@ -324,7 +430,7 @@ def _joined(pieces: Sequence[Share], n_nodes: int) -> Share:
     )
 
 
-def _place(c: LabelChunk, table: CodeTable, file: str) -> tuple[np.ndarray, pd.DataFrame, pd.DataFrame]:
+def _place(c: _Part, table: CodeTable, file: str) -> tuple[np.ndarray, pd.DataFrame, pd.DataFrame]:
     """Each kept row's node by its code (the partition's distinct codes looked up once; -1: not scored), and
     the rows rejected and flagged for their code, quoted by ``file`` and line."""
     pos = table.index.get_indexer(c.codes) if len(c.codes) else np.zeros(0, np.int64)
@@ -355,31 +461,30 @@ def _place(c: LabelChunk, table: CodeTable, file: str) -> tuple[np.ndarray, pd.D
 
 
 def _deal(
-    docs: np.ndarray, doc_at: np.ndarray, node: np.ndarray, side: int, bounds: pa.Array
+    docs: pa.Array, doc_at: np.ndarray, node: np.ndarray, side: int, bounds: pa.Array
 ) -> tuple[Share, ...]:
     """The rows (each its document's number in the distinct ``docs``, and its node) dealt into
     ``len(bounds) + 1`` shares by their document's id: share ``k`` holds the ids from ``bounds[k - 1]``
     (included) up to ``bounds[k]`` (excluded), in Arrow's order of strings. Each share's documents are
-    numbered among its own ids.
+    numbered among its own ids. The ids stay Arrow strings throughout.
 
-    >>> docs = np.array(["a", "b", "c"], dtype=object)  # "b": no row, left out
+    >>> docs = pa.array(["a", "b", "c"], pa.large_string())  # "b": no row, left out
     >>> one, two = _deal(docs, np.array([2, 0, 2]), np.array([7, 8, 9], np.int32), 1, pa.array(["b"]))
     >>> one[0].to_pylist(), one[1].tolist(), one[2].tolist(), two[0].to_pylist(), two[1].tolist(), two[3]
     (['a'], [0], [8], ['c'], [0, 0], 1)
     """
     used = np.flatnonzero(np.bincount(doc_at, minlength=len(docs)))  # the ids of some row
-    ids = np.asarray(docs, dtype=object)[used]
+    ids = docs.take(pa.array(used))
     n_shares = len(bounds) + 1
-    share = _ranges(pa.array(ids, pa.large_string()), bounds)
+    share = _ranges(ids, bounds)
     # 16-bit share numbers where they fit, for which numpy's stable sort is a radix sort
     d = deal_rows(
         share.astype(np.uint16 if n_shares <= 1 << 16 else np.int64), used, len(docs), doc_at, n_shares
     )
-    names = ids[d.by_group]
     return tuple(
         (
-            # an array of its own (a slice of a larger one would be pickled with its whole buffers)
-            pa.array(names[d.value_bounds[k] : d.value_bounds[k + 1]], pa.large_string()),
+            # an array of its own, taken (a slice of a larger one would be pickled with its whole buffers)
+            ids.take(pa.array(d.by_group[d.value_bounds[k] : d.value_bounds[k + 1]])),
             d.within[d.order[d.bounds[k] : d.bounds[k + 1]]],
             node[d.order[d.bounds[k] : d.bounds[k + 1]]],
             side,
@@ -571,23 +676,12 @@ def score_dask(
     (0.7547, 1000)
     """
     dask = _dask()
-    dd = dask.dataframe
-    frames = [_frame(dd, source) for source in (gold, pred)]
     names = [_name(source, default) for source, default in ((gold, "gold"), (pred, "pred"))]
     if names[0] == names[1]:
         names = [f"{names[0]} (gold standard)", f"{names[1]} (run pred)"]
-    # pass 1: every partition read as the streamed path reads a chunk; its distinct codes, code rows and
-    # rejected rows back
-    chunks: list[Any] = []
-    files: list[str] = []
-    sides: list[int] = []
-    for side, (frame, name) in enumerate(zip(frames, names)):
-        parts = frame.to_delayed()
-        for i, part in enumerate(parts):
-            file = name if len(parts) == 1 else f"{name} (partition {i})"
-            chunks.append(dask.delayed(_chunk)(part, side, file, doc_col, code_col))
-            files.append(file)
-            sides.append(side)
+    # pass 1: every file of a local Parquet dataset, every partition of a Dask DataFrame, read as the streamed
+    # path reads a file; its distinct codes, code rows and rejected rows back
+    chunks, files, sides = _reads(dask, (gold, pred), names, doc_col, code_col)
     # kept in the workers' memory (compact: 32-bit numbers into the distinct values), so that pass 2 places
     # the rows pass 1 read rather than reading and encoding every partition again
     chunks = _persist(dask, client, chunks)
@@ -660,14 +754,15 @@ def score_dask(
     scored = np.zeros(len(files), np.int64)
     for (_, group), (_, _, rows) in zip(groups, found[1 + len(documents) :]):
         scored[group] = rows
+    counts, sorted_documents = _partition_counts(
+        found[0],
+        found[1 : 1 + len(documents)],
+        found[1 + len(documents) :],
+        dict(zip(files, scored.tolist())),
+        tables[0].ontology.n_nodes,
+    )
     return StreamedEvaluation.of(
-        _partition_counts(
-            found[0],
-            found[1 : 1 + len(documents)],
-            found[1 + len(documents) :],
-            dict(zip(files, scored.tolist())),
-            tables[0].ontology.n_nodes,
-        ),
+        counts,
         tables[0].ontology,
         max_level,
         names=names,
@@ -676,6 +771,7 @@ def score_dask(
         notes=[w for b in briefs for w in b[2]],
         detection=detection,
         keep_documents=keep_documents,
+        documents=sorted_documents,
     )
 
 
@@ -685,10 +781,12 @@ def _partition_counts(
     listed: list[tuple[pd.DataFrame, pd.DataFrame, np.ndarray]],
     scored: dict[str, int],
     n_nodes: int,
-) -> PartitionCounts:
+) -> tuple[PartitionCounts, SortedDocuments]:
     """The counts of all the documents, from the plain columns the workers returned: the summed per-node
-    counts and totals, the per-document tables, per group of partitions its rejected and flagged rows, and
-    per partition its rows scored."""
+    counts and totals, the per-document tables (in the order of their ranges of ids: all the documents
+    sorted), per group of partitions its rejected and flagged rows, and per partition its rows scored. The
+    per-document table comes apart (as :class:`~cophe_core.scale.pipeline.SortedDocuments`): its ids as one
+    Arrow array, its counts as one block of 32-bit integers, copied once."""
     nodes, totals = summed
     at = nodes["node"].to_numpy(dtype=np.int64)
     arrays: dict[str, Any] = dict.fromkeys(COUNT_FIELDS)
@@ -697,15 +795,16 @@ def _partition_counts(
             arrays[f] = np.zeros(n_nodes, dtype=np.int64)
             arrays[f][at] = nodes[f].to_numpy(dtype=np.int64)
     n = {k: int(totals[k].iloc[0]) for k in _TOTALS_ROW}
-    # the counts as one block of 32-bit integers, read as one array rather than column by column
     columns = documents[0][2] if documents else []
     values = np.concatenate(
         [np.zeros((0, len(columns)), np.int32), *(d[1] for d in documents)], dtype=np.int32
     )
-    ids = pd.concat([d[0] for d in documents], ignore_index=True) if documents else _no_documents()
-    return PartitionCounts(
+    ids = pa.concat_arrays(
+        [pa.array([], pa.large_string()), *(_ids(d[0]["doc_id"].array) for d in documents)]
+    )
+    counts = PartitionCounts(
         NodeCounts(**arrays),
-        pd.concat([ids, pd.DataFrame(values, columns=columns, copy=False)], axis=1),
+        _no_documents(),
         _concat_rows([g[0] for g in listed]),
         _concat_rows([g[1] for g in listed]),
         (n["duplicates_gold"], n["duplicates_pred"]),
@@ -713,10 +812,63 @@ def _partition_counts(
         n["only_pred"],
         scored,
     )
+    return counts, SortedDocuments(ids, values, columns)
 
 
 def _no_documents() -> pd.DataFrame:
     return pd.DataFrame({"doc_id": pd.Series(dtype=object)})
+
+
+def _reads(
+    dask: Any, sources: Sequence[Any], names: Sequence[str], doc_col: str | None, code_col: str | None
+) -> tuple[list[Any], list[str], list[int]]:
+    """Pass 1's tasks (one per file of a local Parquet dataset, read by :func:`_read_file`; one per
+    partition of a Dask DataFrame or of a dataset Dask reads, by :func:`_chunk`), the name each one's
+    rejected rows quote, and its side."""
+    listed = [_local_files(source) for source in sources]
+    if listed[0] is not None and listed[1] is not None:
+        listed = list(_file_names(listed[0], listed[1]))
+    tasks: list[Any] = []
+    files: list[str] = []
+    sides: list[int] = []
+    for side, (source, name, found) in enumerate(zip(sources, names, listed)):
+        if found is not None:
+            for f in found:
+                tasks.append(dask.delayed(_read_file)(f, side, doc_col, code_col))
+                files.append(f.name)
+                sides.append(side)
+            continue
+        parts = _frame(_dask(dataframe=True).dataframe, source).to_delayed()
+        for i, part in enumerate(parts):
+            file = name if len(parts) == 1 else f"{name} (partition {i})"
+            tasks.append(dask.delayed(_chunk)(part, side, file, doc_col, code_col))
+            files.append(file)
+            sides.append(side)
+    return tasks, files, sides
+
+
+def _local_files(source: Any) -> list[SourceFile] | None:
+    """The files of a local Parquet dataset (a file, a folder, hive-partitioned or not, a glob), as the
+    streamed path lists them (:func:`~cophe_core.scale.sources.source_files`); None for a Dask DataFrame, a
+    URL (``s3://``: Dask reads it) or a dataset of other files."""
+    if not isinstance(source, str | os.PathLike) or "://" in os.fspath(source):
+        return None
+    found = source_files(source)
+    return found if all(f.fmt == "parquet" for f in found) else None
+
+
+def _file_names(gold: list[SourceFile], pred: list[SourceFile]) -> tuple[list[SourceFile], list[SourceFile]]:
+    """The two sides' files, a name both hold told apart as the streamed path tells it.
+
+    >>> from pathlib import Path
+    >>> g, p = _file_names([SourceFile(Path("a"), "x.parquet", "parquet")], [SourceFile(Path("b"), "x.parquet", "parquet")])
+    >>> g[0].name, p[0].name
+    ('x.parquet (gold standard)', 'x.parquet (run pred)')
+    """
+    gold_names = {f.name for f in gold}
+    pred = [replace(f, name=f"{f.name} (run pred)") if f.name in gold_names else f for f in pred]
+    clash = {f.name.removesuffix(" (run pred)") for f in pred}
+    return [replace(f, name=f"{f.name} (gold standard)") if f.name in clash else f for f in gold], pred
 
 
 def _frame(dd: Any, source: Any) -> Any:
