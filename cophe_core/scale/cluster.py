@@ -345,8 +345,10 @@ def _codes(part: _Part) -> np.ndarray:
     return codes
 
 
-def _merge_summaries(found: Sequence[tuple[np.ndarray, list[Brief]]]) -> tuple[np.ndarray, list[Brief]]:
-    """A step of the tree of summaries: the distinct codes of all, their partitions' briefs in order."""
+def _merge_summaries(*found: tuple[np.ndarray, list[Brief]]) -> tuple[np.ndarray, list[Brief]]:
+    """A step of the tree of summaries: the distinct codes of all, their partitions' briefs in order. (The
+    tasks of the graph take their inputs one an argument, never in a list: Dask builds a graph of delayed
+    calls with lists of inputs in time that grows with the square of its size.)"""
     return _distinct([codes for codes, _ in found]), [b for _, briefs in found for b in briefs]
 
 
@@ -362,11 +364,11 @@ def _worker() -> str | None:
 
 
 def _prepare(
-    parts: Sequence[_Part],
     sides: Sequence[int],
     files: Sequence[str],
     tables: Tables,
     bounds: pa.Array,
+    *parts: _Part,
 ) -> tuple[Any, ...]:
     """A group of partitions (those one worker holds), each placed by its side's code table (its distinct
     codes looked up once) and dealt by document into shares, one per count task (:data:`Share`; a document
@@ -383,7 +385,7 @@ def _prepare(
     >>> from cophe_core.ontology import icd9_ontology
     >>> tables = resolve_tables([["401.9"], ["401.9", "XYZ"]], icd9_ontology())
     >>> c = _chunk(pd.DataFrame({"doc_id": ["1", "2"], "code": ["401.9", "XYZ"]}), 1, "p", None, None)
-    >>> *shares, (rejected, flagged, scored) = _prepare([c, c], [1, 1], ["p", "q"], tables, pa.array(["2"]))
+    >>> *shares, (rejected, flagged, scored) = _prepare([1, 1], ["p", "q"], tables, pa.array(["2"]), c, c)
     >>> sum(len(s[1]) for k in shares for s in k), rejected.file.tolist(), scored.tolist()
     (4, ['p', 'q'], [1, 1])
     """
@@ -529,14 +531,14 @@ def _string_column(values: pa.Array) -> pd.api.extensions.ExtensionArray:
 
 
 def _count(
-    groups: Sequence[Sequence[Share]], tables: Tables, max_level: str, keep_documents: bool
-) -> tuple[pd.DataFrame, pd.DataFrame, Documents]:
+    tables: Tables, max_level: str, keep_documents: bool, *groups: Sequence[Share]
+) -> tuple[tuple[pd.DataFrame, pd.DataFrame], Documents]:
     """The shares of one count task (every row of its documents, both sides, from every group) counted on
     integers: their document ids dictionary-encoded into document numbers (the distinct ids of each share
     only, numbered in sorted order), counted with the nodes by :func:`~cophe_core.scoring.kernel.count_rows`. Returns plain columns: the
     per-node counts of the nodes with a count (``node`` and one column per
-    :class:`~cophe_core.metrics.NodeCounts` field), the four totals (one row), and the per-document table
-    (:data:`Documents`)."""
+    :class:`~cophe_core.metrics.NodeCounts` field) with the four totals (one row), which the tree of sums
+    takes as they are, and the per-document table (:data:`Documents`)."""
     onto = (tables if isinstance(tables, CodeTable) else tables[0]).ontology
     shares = [share for group in groups for share in group]
     names = pa.chunked_array([s[0] for s in shares], pa.large_string()).combine_chunks()
@@ -565,7 +567,7 @@ def _count(
         _narrow(got.documents) if got.documents is not None else np.zeros((len(ids), 0), np.uint8),
         list(got.columns) if kept else [],
     )
-    return _node_rows(got.counts), pd.DataFrame([totals], columns=list(_TOTALS_ROW)), documents
+    return (_node_rows(got.counts), pd.DataFrame([totals], columns=list(_TOTALS_ROW))), documents
 
 
 def _narrow(block: np.ndarray) -> np.ndarray:
@@ -617,7 +619,7 @@ def _node_rows(counts: NodeCounts) -> pd.DataFrame:
     return pd.DataFrame({"node": at, **{f: v[at].astype(np.int64) for f, v in known.items()}})
 
 
-def _sum_counts(found: Sequence[Sequence[pd.DataFrame]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _sum_counts(*found: Sequence[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A step of the tree reduction: of partitions' (node rows, totals), the node rows summed by node, the
     totals summed."""
     nodes = (
@@ -692,7 +694,7 @@ def score_dask(
         level = [dask.delayed(_summary)(c) for c, s in zip(chunks, sides) if s == side]
         while len(level) > 1:
             level = [
-                dask.delayed(_merge_summaries)(level[i : i + _SPLIT_EVERY])
+                dask.delayed(_merge_summaries)(*level[i : i + _SPLIT_EVERY])
                 for i in range(0, len(level), _SPLIT_EVERY)
             ]
         roots.extend(level)
@@ -728,26 +730,26 @@ def score_dask(
         with dask.annotate(**({} if where is None else {"workers": [where], "allow_other_workers": True})):
             prepared.append(
                 dask.delayed(_prepare, nout=n_shares + 1)(
-                    [chunks[i] for i in group],
                     [sides[i] for i in group],
                     [files[i] for i in group],
                     shared,
                     bounds,
+                    *[chunks[i] for i in group],
                 )
             )
     # each count task takes its share of every group: Dask moves the shares (8 bytes a row and each share's
     # distinct ids) between workers, with no shuffle of whole rows of text
     counted = [
-        dask.delayed(_count)([p[k] for p in prepared], shared, max_level, keep_documents)
+        dask.delayed(_count)(shared, max_level, keep_documents, *[p[k] for p in prepared])
         for k in range(n_shares)
     ]
-    summed: list[Any] = [[dask.delayed(getitem)(c, k) for k in (0, 1)] for c in counted]
+    summed: list[Any] = [dask.delayed(getitem)(c, 0) for c in counted]
     while len(summed) > 1:  # a tree of sums, eight at a time, as dask.bag's reductions build it
         summed = [
-            dask.delayed(_sum_counts)(summed[i : i + _SPLIT_EVERY])
+            dask.delayed(_sum_counts)(*summed[i : i + _SPLIT_EVERY])
             for i in range(0, len(summed), _SPLIT_EVERY)
         ]
-    documents = [dask.delayed(getitem)(c, 2) for c in counted]
+    documents = [dask.delayed(getitem)(c, 1) for c in counted]
     listed = [p[n_shares] for p in prepared]
     # the client's hold on the partitions let go once the graph is submitted: each is freed once placed
     found = _compute(dask, client, [*summed, *documents, *listed], release=chunks)
