@@ -181,7 +181,8 @@ Documents = tuple[pd.DataFrame, np.ndarray, list[str]]
 # A partition as pass 1 keeps it in its worker's memory for pass 2: its distinct document ids (Arrow strings,
 # never an object a row), per kept row the numbers of its id and code among the distinct ones and its line
 # (32-bit: a partition holds far fewer than 2**31 rows; 12 bytes a row), the documents without a kept row,
-# its distinct codes, the rows the readers rejected and their warnings.
+# its distinct codes, the rows the readers rejected and their warnings, and the name of its file (that its
+# rejected rows quote). Pass 1's tasks each read a batch of them (:data:`Batch`).
 class _Part(NamedTuple):
     docs: pa.Array
     doc_at: np.ndarray
@@ -191,6 +192,15 @@ class _Part(NamedTuple):
     alone: np.ndarray
     rejected: pd.DataFrame
     warnings: list[str]
+    file: str = ""
+
+
+# The partitions one task of pass 1 reads (files of a dataset, a few megabytes in all; a partition of a Dask
+# DataFrame): the scheduler and the workers handle a task for every few files, not a task a file
+Batch = list[_Part]
+# Bytes of Parquet files per task of pass 1 (at least _MIN_BATCHES tasks a side, where there are as many files)
+_BATCH_BYTES = 8 << 20
+_MIN_BATCHES = 4
 
 
 # Rows per batch when a file is read (a Parquet file's row group, or this many rows of it, a chunk)
@@ -203,14 +213,24 @@ def _chunk(frame: pd.DataFrame, side: int, file: str, doc_col: str | None, code_
     else through the readers' normalisation (:func:`cophe_core.inputs.readers.read_frame`); rows numbered
     from 1 in the partition, as its rejected rows quote them."""
     if not len(frame):
-        return _joined_parts([])
+        return _joined_parts([])._replace(file=file)
     frame = frame.reset_index(drop=all(n is None for n in frame.index.names))  # a named index is a column
     frame.columns = [str(c) for c in frame.columns]
     frame.index = pd.RangeIndex(1, len(frame) + 1)
     chunk = frame_label_chunk(frame, file, labels_only=side == 0, doc_col=doc_col, code_col=code_col)
     if chunk is not None:
-        return _kept(chunk)
+        return _kept(chunk)._replace(file=file)
     return _frame_part(frame, file, side == 0, doc_col, code_col)
+
+
+def _partition(frame: pd.DataFrame, side: int, file: str, doc_col: str | None, code_col: str | None) -> Batch:
+    """A partition of a Dask DataFrame as a task of pass 1 reads it (:func:`_chunk`): a batch of one."""
+    return [_chunk(frame, side, file, doc_col, code_col)]
+
+
+def _read_files(files: Sequence[SourceFile], side: int, doc_col: str | None, code_col: str | None) -> Batch:
+    """A batch of files of a dataset, each read by :func:`_read_file`."""
+    return [_read_file(f, side, doc_col, code_col) for f in files]
 
 
 def _read_file(f: SourceFile, side: int, doc_col: str | None, code_col: str | None) -> _Part:
@@ -224,14 +244,13 @@ def _read_file(f: SourceFile, side: int, doc_col: str | None, code_col: str | No
     if chunks is None:
         names = ColumnNames(None, doc_col, code_col)
         frames = source_frames(f, _FILE_ROWS, names)
-        return _joined_parts([_frame_part(x, f.name, side == 0, doc_col, code_col) for x in frames])
-    # a chunk of joined codes comes as a frame of these two columns only
-    return _joined_parts(
-        [
+        parts = [_frame_part(x, f.name, side == 0, doc_col, code_col) for x in frames]
+    else:  # a chunk of joined codes comes as a frame of these two columns only
+        parts = [
             c if isinstance(c, _Part) else _frame_part(c, f.name, True, "doc_id", "code")
             for c in map(_kept, chunks)
         ]
-    )
+    return _joined_parts(parts)._replace(file=f.name)
 
 
 def _kept(chunk: LabelChunk | pd.DataFrame) -> _Part | pd.DataFrame:
@@ -332,17 +351,27 @@ Brief = tuple[int, pd.DataFrame, list[str], str | None, np.ndarray]
 _SAMPLE = 128
 
 
-def _summary(part: _Part) -> tuple[np.ndarray, list[Brief]]:
-    """A partition's distinct codes and its :data:`Brief`."""
-    every = np.arange(0, len(part.docs), max(1, len(part.docs) // _SAMPLE))
-    sample = part.docs.take(pa.array(every)).to_numpy(zero_copy_only=False)
-    return _codes(part), [(len(part.code_at), part.rejected, part.warnings, _worker(), sample)]
+def _summary(batch: Batch) -> tuple[np.ndarray, list[Brief]]:
+    """A batch's distinct codes and its :data:`Brief` (its partitions' rows, rejected rows and warnings, and
+    a sample of each one's document ids)."""
+    samples = [np.zeros(0, object)]
+    for part in batch:
+        every = np.arange(0, len(part.docs), max(1, len(part.docs) * len(batch) // _SAMPLE))
+        samples.append(part.docs.take(pa.array(every)).to_numpy(zero_copy_only=False))
+    rows = sum(len(part.code_at) for part in batch)
+    rejected = _concat_rows([part.rejected for part in batch])
+    warnings = [w for part in batch for w in part.warnings]
+    return _codes(batch), [(rows, rejected, warnings, _worker(), np.concatenate(samples))]
 
 
-def _codes(part: _Part) -> np.ndarray:
-    """The distinct codes of a partition's kept rows."""
-    codes: np.ndarray = part.codes[np.bincount(part.code_at, minlength=len(part.codes)) > 0]
-    return codes
+def _codes(batch: Batch) -> np.ndarray:
+    """The distinct codes of a batch's kept rows."""
+    return _distinct([codes for _, codes in _file_codes(batch)])
+
+
+def _file_codes(batch: Batch) -> list[tuple[str, np.ndarray]]:
+    """Each partition of a batch's file, and the distinct codes of its kept rows."""
+    return [(p.file, p.codes[np.bincount(p.code_at, minlength=len(p.codes)) > 0]) for p in batch]
 
 
 def _merge_summaries(*found: tuple[np.ndarray, list[Brief]]) -> tuple[np.ndarray, list[Brief]]:
@@ -363,20 +392,15 @@ def _worker() -> str | None:
         return None
 
 
-def _prepare(
-    sides: Sequence[int],
-    files: Sequence[str],
-    tables: Tables,
-    bounds: pa.Array,
-    *parts: _Part,
-) -> tuple[Any, ...]:
+def _prepare(sides: Sequence[int], tables: Tables, bounds: pa.Array, *batches: Batch) -> tuple[Any, ...]:
     """A group of partitions (those one worker holds), each placed by its side's code table (its distinct
     codes looked up once) and dealt by document into shares, one per count task (:data:`Share`; a document
     without a scored code keeps a row with node -1), by the range of ids among ``bounds`` its id is in
     (:func:`_deal`, on the distinct ids only): every row of a document, gold and predicted, in any
     partition, goes to the same count task, and the count tasks' documents, in order, are in the order of
     their ids. Returns ``len(bounds) + 1`` items, the shares of count task ``k`` (one per partition with
-    rows there), then the group's rejected and flagged rows and each partition's rows scored. Whether a row
+    rows there), then the group's rejected and flagged rows and each partition's rows scored (the
+    partitions of its batches, in turn). Whether a row
     is scored depends on its code alone, so the few rows listed are listed here. One task per group rather
     than per partition: the scheduler and the transfers between workers handle groups times count tasks
     pieces, not partitions times count tasks; each partition is still dealt on its own (its arrays stay in
@@ -385,17 +409,18 @@ def _prepare(
     >>> from cophe_core.ontology import icd9_ontology
     >>> tables = resolve_tables([["401.9"], ["401.9", "XYZ"]], icd9_ontology())
     >>> c = _chunk(pd.DataFrame({"doc_id": ["1", "2"], "code": ["401.9", "XYZ"]}), 1, "p", None, None)
-    >>> *shares, (rejected, flagged, scored) = _prepare([1, 1], ["p", "q"], tables, pa.array(["2"]), c, c)
+    >>> *shares, (rejected, flagged, scored) = _prepare([1, 1], tables, pa.array(["2"]), [c], [c._replace(file="q")])
     >>> sum(len(s[1]) for k in shares for s in k), rejected.file.tolist(), scored.tolist()
     (4, ['p', 'q'], [1, 1])
     """
     rejected: list[pd.DataFrame] = []
     flagged: list[pd.DataFrame] = []
+    parts = [(c, side) for batch, side in zip(batches, sides) for c in batch]
     scored = np.zeros(len(parts), np.int64)
     pieces: list[list[Share]] = [[] for _ in range(2 * (len(bounds) + 1))]  # per share, per side
-    for i, (c, side, file) in enumerate(zip(parts, sides, files)):
+    for i, (c, side) in enumerate(parts):
         table = tables if isinstance(tables, CodeTable) else tables[side]
-        node, bad, caveat = _place(c, table, file)
+        node, bad, caveat = _place(c, table)
         rejected.append(bad)
         flagged.append(caveat)
         scored[i] = int((node >= 0).sum())
@@ -432,9 +457,9 @@ def _joined(pieces: Sequence[Share], n_nodes: int) -> Share:
     )
 
 
-def _place(c: _Part, table: CodeTable, file: str) -> tuple[np.ndarray, pd.DataFrame, pd.DataFrame]:
+def _place(c: _Part, table: CodeTable) -> tuple[np.ndarray, pd.DataFrame, pd.DataFrame]:
     """Each kept row's node by its code (the partition's distinct codes looked up once; -1: not scored), and
-    the rows rejected and flagged for their code, quoted by ``file`` and line."""
+    the rows rejected and flagged for their code, quoted by its file and line."""
     pos = table.index.get_indexer(c.codes) if len(c.codes) else np.zeros(0, np.int64)
     node_of = (
         np.where(pos >= 0, table.nodes[np.maximum(pos, 0)], -1) if len(table.nodes) else np.full(len(pos), -1)
@@ -450,7 +475,7 @@ def _place(c: _Part, table: CodeTable, file: str) -> tuple[np.ndarray, pd.DataFr
         listed.append(
             pd.DataFrame(
                 {
-                    "file": file,
+                    "file": c.file,
                     "line": c.lines[at].astype(np.int64),
                     "value": table.codes[p],
                     "reason": text[p],
@@ -683,7 +708,8 @@ def score_dask(
         names = [f"{names[0]} (gold standard)", f"{names[1]} (run pred)"]
     # pass 1: every file of a local Parquet dataset, every partition of a Dask DataFrame, read as the streamed
     # path reads a file; its distinct codes, code rows and rejected rows back
-    chunks, files, sides = _reads(dask, (gold, pred), names, doc_col, code_col)
+    chunks, batch_files, sides = _reads(dask, (gold, pred), names, doc_col, code_col)
+    files = [f for mine in batch_files for f in mine]
     # kept in the workers' memory (compact: 32-bit numbers into the distinct values), so that pass 2 places
     # the rows pass 1 read rather than reading and encoding every partition again
     chunks = _persist(dask, client, chunks)
@@ -709,10 +735,9 @@ def score_dask(
         tables,
         briefs,
         sides,
-        files,
         names,
         system,
-        lambda at: _compute(dask, client, [dask.delayed(_codes)(chunks[i]) for i in at]),
+        lambda at: _compute(dask, client, [dask.delayed(_file_codes)(chunks[i]) for i in at]),
     )
     # pass 2: the persisted partitions in groups, each group's on the worker that holds them: its rows placed
     # (node ids) and dealt into shares by document, each count task counting its share of every group on
@@ -730,11 +755,7 @@ def score_dask(
         with dask.annotate(**({} if where is None else {"workers": [where], "allow_other_workers": True})):
             prepared.append(
                 dask.delayed(_prepare, nout=n_shares + 1)(
-                    [sides[i] for i in group],
-                    [files[i] for i in group],
-                    shared,
-                    bounds,
-                    *[chunks[i] for i in group],
+                    [sides[i] for i in group], shared, bounds, *[chunks[i] for i in group]
                 )
             )
     # each count task takes its share of every group: Dask moves the shares (8 bytes a row and each share's
@@ -754,8 +775,9 @@ def score_dask(
     # the client's hold on the partitions let go once the graph is submitted: each is freed once placed
     found = _compute(dask, client, [*summed, *documents, *listed], release=chunks)
     scored = np.zeros(len(files), np.int64)
+    starts = np.cumsum([0, *(len(mine) for mine in batch_files)])
     for (_, group), (_, _, rows) in zip(groups, found[1 + len(documents) :]):
-        scored[group] = rows
+        scored[np.concatenate([np.arange(starts[i], starts[i + 1]) for i in group])] = rows
     counts, sorted_documents = _partition_counts(
         found[0],
         found[1 : 1 + len(documents)],
@@ -823,30 +845,54 @@ def _no_documents() -> pd.DataFrame:
 
 def _reads(
     dask: Any, sources: Sequence[Any], names: Sequence[str], doc_col: str | None, code_col: str | None
-) -> tuple[list[Any], list[str], list[int]]:
-    """Pass 1's tasks (one per file of a local Parquet dataset, read by :func:`_read_file`; one per
-    partition of a Dask DataFrame or of a dataset Dask reads, by :func:`_chunk`), the name each one's
-    rejected rows quote, and its side."""
+) -> tuple[list[Any], list[list[str]], list[int]]:
+    """Pass 1's tasks (one per batch of files of a local Parquet dataset, read by :func:`_read_files`; one
+    per partition of a Dask DataFrame or of a dataset Dask reads, by :func:`_partition`), the names of the
+    files each one reads (its rejected rows quote them), and its side."""
     listed = [_local_files(source) for source in sources]
     if listed[0] is not None and listed[1] is not None:
         listed = list(_file_names(listed[0], listed[1]))
     tasks: list[Any] = []
-    files: list[str] = []
+    files: list[list[str]] = []
     sides: list[int] = []
     for side, (source, name, found) in enumerate(zip(sources, names, listed)):
         if found is not None:
-            for f in found:
-                tasks.append(dask.delayed(_read_file)(f, side, doc_col, code_col))
-                files.append(f.name)
+            for batch in _batches(found):
+                tasks.append(dask.delayed(_read_files)(batch, side, doc_col, code_col))
+                files.append([f.name for f in batch])
                 sides.append(side)
             continue
         parts = _frame(_dask(dataframe=True).dataframe, source).to_delayed()
         for i, part in enumerate(parts):
             file = name if len(parts) == 1 else f"{name} (partition {i})"
-            tasks.append(dask.delayed(_chunk)(part, side, file, doc_col, code_col))
-            files.append(file)
+            tasks.append(dask.delayed(_partition)(part, side, file, doc_col, code_col))
+            files.append([file])
             sides.append(side)
     return tasks, files, sides
+
+
+def _batches(files: list[SourceFile]) -> list[list[SourceFile]]:
+    """The files of a side in batches of files one after another, of about :data:`_BATCH_BYTES` each on disk,
+    and at least :data:`_MIN_BATCHES` of them where there are as many files.
+
+    >>> from pathlib import Path
+    >>> files = [SourceFile(Path(f"/no/{i}"), str(i), "parquet") for i in range(10)]
+    >>> [[f.name for f in b] for b in _batches(files)]
+    [['0', '1'], ['2', '3', '4'], ['5', '6'], ['7', '8', '9']]
+    """
+    sizes = np.array([_size(f.path) for f in files], dtype=np.float64) + 1  # (an empty file costs a task too)
+    n = min(len(files), max(_MIN_BATCHES, int(np.ceil(sizes.sum() / _BATCH_BYTES))))
+    # each file in the batch its middle byte falls in, the bytes cut into n equal runs
+    which = ((np.cumsum(sizes) - sizes / 2) * n // sizes.sum()).astype(np.int64)
+    cuts = np.flatnonzero(np.diff(which)) + 1
+    return [list(b) for b in np.split(np.array(files, dtype=object), cuts) if len(b)]
+
+
+def _size(path: os.PathLike[str]) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0  # (the reading says why)
 
 
 def _local_files(source: Any) -> list[SourceFile] | None:
@@ -975,14 +1021,13 @@ def _check_scorable(
     tables: tuple[CodeTable, ...],
     briefs: list[Brief],
     sides: list[int],
-    files: list[str],
     names: list[str],
     system: str,
-    codes_of: Callable[[list[int]], list[np.ndarray]],
+    codes_of: Callable[[list[int]], list[list[tuple[str, np.ndarray]]]],
 ) -> None:
     """As the streamed path checks each source: a side none of whose rows can be scored is a
     :class:`~cophe_core.scoring.labels.NothingScorable` naming it, and so is a gold standard without a code.
-    ``codes_of`` gives the distinct codes of some partitions (asked for the error's rows only)."""
+    ``codes_of`` gives the distinct codes of each file of some batches (asked for the error's rows only)."""
     for side, (name, table) in enumerate(zip(names, tables)):
         if (table.nodes >= 0).any():  # the table holds the side's codes, and no other
             continue
@@ -999,8 +1044,8 @@ def _check_scorable(
                 rejected=_no_rows(),
                 needs_system=False,
             )
-        at = [table.index.get_indexer(codes) for codes in codes_of(mine)]
-        codes = [rejected_codes(table, files[i], a) for i, a in zip(mine, at)]
+        found = [pair for batch in codes_of(mine) for pair in batch]
+        codes = [rejected_codes(table, file, table.index.get_indexer(c)) for file, c in found]
         raise nothing_scorable(name, n_rows, _concat_rows([read_bad, *codes]), table.ontology, system)
 
 

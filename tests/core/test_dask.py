@@ -530,7 +530,7 @@ def assert_as_streamed(on_dask: StreamedEvaluation, streamed: StreamedEvaluation
 
 
 def test_a_parquet_dataset_is_read_file_by_file_as_the_streamed_path_reads_it(client, tmp_path):
-    """Each file of a local Parquet dataset is read by a task of its own on Arrow arrays (no Dask DataFrame),
+    """Each file of a local Parquet dataset is read by the workers on Arrow arrays (no Dask DataFrame),
     its row groups one after another: the rejected rows quote the file and its row, as the streamed path
     quotes them, and a row group of joined codes goes through the readers."""
     from distributed import get_task_stream
@@ -551,7 +551,7 @@ def test_a_parquet_dataset_is_read_file_by_file_as_the_streamed_path_reads_it(cl
     ]
     assert {"8", "9"} <= set(on_dask.docs)  # the joined codes' document; a document without a code
     keys = [str(t["key"]) for t in stream.data]
-    assert sum(k.startswith("_read_file") for k in keys) == 3  # a task a file
+    assert sum(k.startswith("_read_files") for k in keys) == 3  # a task a file (for so few: 4 batches a side)
     assert not [k for k in keys if "parquet" in k.lower()]  # nothing read by Dask's reader
 
 
@@ -573,3 +573,29 @@ def test_a_file_of_scores_is_refused_by_name(client, tmp_path):
     write_parquet(scores, tmp_path / "pred" / "s.parquet")
     with pytest.raises(InputError, match=r"^pred/s\.parquet: holds scores"):
         score_dask(tmp_path / "gold", tmp_path / "pred", client=client)
+
+
+def test_files_read_in_batches_keep_their_names_and_rows(client, tmp_path):
+    """A task of pass 1 reads a batch of files (nine files a side: four batches): each rejected row still
+    quotes its own file and row, and a side with nothing scorable lists each file's codes under its name,
+    as the streamed path does."""
+    ids = [f"d{k}" for k in range(9)]
+    for k, doc in enumerate(ids):
+        rows = [(doc, "401.9"), (doc, "428.0")]
+        rows.insert(k % 3, (doc, f"XYZ{k}"))  # rejected, at row 1, 2 or 3 of file k
+        write_groups(rows, tmp_path / "gold" / f"g{k}.parquet", 2)
+        write_groups([(doc, "401.9"), (doc, "250.00")], tmp_path / "pred" / f"p{k}.parquet", 2)
+        write_groups([(doc, f"QQ{k}"), (doc, "XYZ")], tmp_path / "bad" / f"b{k}.parquet", 2)
+    streamed = score_dataset(tmp_path / "gold", tmp_path / "pred")
+    on_dask = score_dask(tmp_path / "gold", tmp_path / "pred", client=client)
+    assert_as_streamed(on_dask, streamed)
+    assert sorted(zip(on_dask.rejected.file, on_dask.rejected.line, on_dask.rejected.value)) == [
+        (f"gold/g{k}.parquet", k % 3 + 1, f"XYZ{k}") for k in range(9)
+    ]
+    with pytest.raises(NothingScorable) as streamed_error:
+        score_dataset(tmp_path / "gold", tmp_path / "bad", ontology="icd9")
+    with pytest.raises(NothingScorable) as dask_error:
+        score_dask(tmp_path / "gold", tmp_path / "bad", client=client, ontology="icd9")
+    listed = sorted(zip(dask_error.value.rejected.file, dask_error.value.rejected.value))
+    assert listed == sorted(zip(streamed_error.value.rejected.file, streamed_error.value.rejected.value))
+    assert ("bad/b4.parquet", "QQ4") in listed and len(listed) == 18
