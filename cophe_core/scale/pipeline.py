@@ -756,11 +756,14 @@ def _assemble(
     detection: str | None,
 ) -> StreamedEvaluation:
     columns = parts[0].columns if parts else []
-    ids = pa.concat_arrays([p.docs for p in parts]) if parts else pa.array([], pa.large_string())
+    if len(parts) == 1:  # (no copy of millions of ids)
+        ids = parts[0].docs
+    else:
+        ids = pa.concat_arrays([p.docs for p in parts]) if parts else pa.array([], pa.large_string())
     # documents that come sorted (Dask's count tasks deal them by ranges of ids) are taken as they are
     ordered = _is_sorted(ids)
-    order = np.arange(len(ids)) if ordered else pc.sort_indices(ids).to_numpy()
-    docs = pd.Index((ids if ordered else ids.take(pa.array(order))).to_pandas(), dtype="str", name=None)
+    order = None if ordered else pc.sort_indices(ids).to_numpy()
+    docs = pd.Index((ids if order is None else ids.take(pa.array(order))).to_pandas(), dtype="str", name=None)
     values = None
     if ordered and len(parts) == 1:
         kept = parts[0].values
@@ -768,6 +771,8 @@ def _assemble(
             kept if kept is None or kept.flags.writeable else kept.copy()
         )  # (a read-only view of a frame)
     elif not parts or parts[0].values is not None:  # the per-document table, filled in sorted order
+        if order is None:
+            order = np.arange(len(ids))
         rank = np.empty(len(order), dtype=np.int64)
         rank[order] = np.arange(len(order))
         values = np.empty((len(order), len(columns)), dtype=np.int32)
