@@ -968,27 +968,30 @@ def _distinct(arrays: Sequence[np.ndarray]) -> np.ndarray:
     return np.asarray(pd.unique(np.concatenate([np.zeros(0, object), *arrays])), dtype=object)
 
 
-def _groups(where: Sequence[str | None], rows: Sequence[int]) -> list[tuple[str | None, list[int]]]:
+def _groups(
+    where: Sequence[str | None], rows: Sequence[int], most: int = _GROUP_ROWS
+) -> list[tuple[str | None, list[int]]]:
     """The partitions in groups to place and deal, a group per worker (the partitions ``where`` says it
-    holds, in their order), cut into groups of about :data:`_GROUP_ROWS` code rows (``rows``) at most.
+    holds, in their order), cut into as few groups of about as many code rows (``rows``) as hold
+    :data:`_GROUP_ROWS` rows at most each (``most``; a batch larger than that is a group of its own).
 
     >>> _groups(["a", "b", "a", None], [10, 20, 30, 40])
     [('a', [0, 2]), ('b', [1]), (None, [3])]
+    >>> _groups(["a"] * 5, [10, 10, 10, 10, 20], most=30)
+    [('a', [0, 1, 2]), ('a', [3, 4])]
     """
     held: dict[str | None, list[int]] = {}
     for i, w in enumerate(where):
         held.setdefault(w, []).append(i)
     out: list[tuple[str | None, list[int]]] = []
     for w, mine in held.items():
-        group: list[int] = []
-        size = 0
-        for i in mine:
-            if group and size + rows[i] > _GROUP_ROWS:
-                out.append((w, group))
-                group, size = [], 0
-            group.append(i)
-            size += rows[i]
-        out.append((w, group))
+        given = np.array([rows[i] for i in mine], dtype=np.float64)
+        n = max(1, int(np.ceil(given.sum() / most)))
+        size = given + 1  # (a partition without rows has a place all the same)
+        # each partition in the group its middle row falls in, the rows cut into n equal runs
+        which = ((np.cumsum(size) - size / 2) * n // size.sum()).astype(np.int64)
+        cuts = np.flatnonzero(np.diff(which)) + 1
+        out.extend((w, [int(i) for i in group]) for group in np.split(np.array(mine), cuts))
     return out
 
 
