@@ -7,14 +7,19 @@ the streamed path's: each partition read on Arrow arrays as a chunk of a Parquet
 rows counted on integers by :func:`cophe_core.scoring.kernel.count_rows`, the per-node counts summed. Dask
 does the rest with its own machinery:
 
-1. **Read and normalise.** Each partition of each side is read as the streamed path reads a chunk of a
-   labels file (:func:`cophe_core.scale.sources.frame_label_chunk`): its document and code columns as Arrow
-   arrays, dictionary-encoded, the readers' normalisation applied to their distinct values only; a
-   partition whose columns do not say it holds labels one code a row (codes joined in cells, a column of
-   mixed values) goes through the readers' own (:func:`cophe_core.inputs.readers.read_frame`). The same
-   columns detected, the same rejected rows (quoted by partition and row number in it). Each partition's
-   encoded rows (numbers into its distinct ids and codes, 32-bit) stay in its worker's memory
-   (``Client.persist``) for step 3: every partition is read once.
+1. **Read and normalise.** A Parquet dataset on disk (a file, a folder, hive-partitioned or not, a glob) is
+   read by the workers themselves, with no Dask DataFrame: its files listed as the streamed path lists them
+   (:func:`cophe_core.scale.sources.source_files`), a task for each batch of files of about 8 MB, each file
+   read as the streamed path reads it (:func:`cophe_core.scale.sources.label_chunks`): its document and code
+   columns alone, dictionary-encoded by the Parquet reader, the readers' normalisation applied to their
+   distinct values only; a chunk of codes joined in cells, or a file whose columns do not say it holds labels
+   one code a row (a hive key as the document column, ...), through the readers' own
+   (:func:`cophe_core.inputs.readers.read_frame`). Its rejected rows quote the file and its row, as the
+   streamed path's do. A partition of a Dask DataFrame (or of a dataset Dask reads: ``s3://`` and other
+   URLs) is read the same way on its Arrow arrays (:func:`cophe_core.scale.sources.frame_label_chunk`), its
+   rejected rows quoted by partition and row number in it. The same columns detected, the same rejected
+   rows. Each file's or partition's encoded rows (numbers into its distinct ids, kept as Arrow strings, and
+   codes, 32-bit) stay in its worker's memory (``Client.persist``) for step 3: every row is read once.
 2. **Resolve.** The distinct codes of the partitions are joined by a tree of tasks (eight at a time) as the
    partitions are read, with what the client needs of each (its rows, rejected rows, warnings, the worker
    that holds it, a sample of its document ids): the client receives one summary a side. The codes are placed
@@ -676,7 +681,8 @@ def score_dask(
     ----------
     gold, pred : dask DataFrame, or path or glob of a Parquet dataset
         Rows as the readers take them (``doc_id,code`` rows, columns detected or named by ``doc_col`` and
-        ``code_col``); a path (local, ``s3://``, any fsspec URL) is read by ``dask.dataframe.read_parquet``.
+        ``code_col``). A local path is read by the workers file by file, as the streamed path reads it (see
+        the module docs); a URL (``s3://``, any fsspec URL) by ``dask.dataframe.read_parquet``.
     ontology, system, max_level :
         As :func:`cophe_core.scale.pipeline.score_dataset`; ``"auto"`` detects the code system from all the codes.
     client : dask.distributed.Client, optional
@@ -691,7 +697,8 @@ def score_dask(
     Returns
     -------
     StreamedEvaluation
-        Its ``rejected`` rows quote the partition (``gold (partition 3)``) and the row number in it.
+        Its ``rejected`` rows quote the file and its row (a local dataset: ``gold/tile=3/part.parquet``), or
+        the partition (``gold (partition 3)``) and the row number in it.
 
     Examples
     --------
