@@ -7,14 +7,19 @@ the streamed path's: each partition read on Arrow arrays as a chunk of a Parquet
 rows counted on integers by :func:`cophe_core.scoring.kernel.count_rows`, the per-node counts summed. Dask
 does the rest with its own machinery:
 
-1. **Read and normalise.** Each partition of each side is read as the streamed path reads a chunk of a
-   labels file (:func:`cophe_core.scale.sources.frame_label_chunk`): its document and code columns as Arrow
-   arrays, dictionary-encoded, the readers' normalisation applied to their distinct values only; a
-   partition whose columns do not say it holds labels one code a row (codes joined in cells, a column of
-   mixed values) goes through the readers' own (:func:`cophe_core.inputs.readers.read_frame`). The same
-   columns detected, the same rejected rows (quoted by partition and row number in it). Each partition's
-   encoded rows (numbers into its distinct ids and codes, 32-bit) stay in its worker's memory
-   (``Client.persist``) for step 3: every partition is read once.
+1. **Read and normalise.** A Parquet dataset on disk (a file, a folder, hive-partitioned or not, a glob) is
+   read by the workers themselves, with no Dask DataFrame: its files listed as the streamed path lists them
+   (:func:`cophe_core.scale.sources.source_files`), a task for each batch of files of about 8 MB, each file
+   read as the streamed path reads it (:func:`cophe_core.scale.sources.label_chunks`): its document and code
+   columns alone, dictionary-encoded by the Parquet reader, the readers' normalisation applied to their
+   distinct values only; a chunk of codes joined in cells, or a file whose columns do not say it holds labels
+   one code a row (a hive key as the document column, ...), through the readers' own
+   (:func:`cophe_core.inputs.readers.read_frame`). Its rejected rows quote the file and its row, as the
+   streamed path's do. A partition of a Dask DataFrame (or of a dataset Dask reads: ``s3://`` and other
+   URLs) is read the same way on its Arrow arrays (:func:`cophe_core.scale.sources.frame_label_chunk`), its
+   rejected rows quoted by partition and row number in it. The same columns detected, the same rejected
+   rows. Each file's or partition's encoded rows (numbers into its distinct ids, kept as Arrow strings, and
+   codes, 32-bit) stay in its worker's memory (``Client.persist``) for step 3: every row is read once.
 2. **Resolve.** The distinct codes of the partitions are joined by a tree of tasks (eight at a time) as the
    partitions are read, with what the client needs of each (its rows, rejected rows, warnings, the worker
    that holds it, a sample of its document ids): the client receives one summary a side. The codes are placed
@@ -92,7 +97,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import fields, replace
 from operator import getitem
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -115,8 +120,16 @@ from ..scoring.kernel import (
     resolve_tables,
 )
 from ..scoring.labels import NothingScorable
-from .pipeline import StreamedEvaluation
-from .sources import LabelChunk, frame_label_chunk
+from .pipeline import SortedDocuments, StreamedEvaluation
+from .sources import (
+    ColumnNames,
+    LabelChunk,
+    SourceFile,
+    frame_label_chunk,
+    label_chunks,
+    source_files,
+    source_frames,
+)
 from .spill import deal_rows
 
 if TYPE_CHECKING:
@@ -139,10 +152,13 @@ _INSTALL = (
 )
 
 
-def _dask() -> Any:
+def _dask(dataframe: bool = False) -> Any:
+    """Dask (with ``dask.dataframe``, which a Parquet dataset on disk does not need, on request)."""
     try:
         import dask
-        import dask.dataframe
+
+        if dataframe:
+            import dask.dataframe
     except ImportError as e:
         raise ImportError(f"{_INSTALL} ({e})") from None
     return dask
@@ -167,24 +183,118 @@ _TOTALS_ROW = ("duplicates_gold", "duplicates_pred", "only_gold", "only_pred")
 Documents = tuple[pd.DataFrame, np.ndarray, list[str]]
 
 
-def _chunk(
-    frame: pd.DataFrame, side: int, file: str, doc_col: str | None, code_col: str | None
-) -> tuple[LabelChunk, list[str]]:
-    """One input partition read as the streamed path reads a chunk of a file: on Arrow arrays when its
-    columns say it holds labels one code a row (:func:`~cophe_core.scale.sources.frame_label_chunk`), else
-    through the readers' normalisation (:func:`cophe_core.inputs.readers.read_frame`); rows numbered from 1
-    in the partition, as its rejected rows quote them. With the readers' warnings."""
+# A partition as pass 1 keeps it in its worker's memory for pass 2: its distinct document ids (Arrow strings,
+# never an object a row), per kept row the numbers of its id and code among the distinct ones and its line
+# (32-bit: a partition holds far fewer than 2**31 rows; 12 bytes a row), the documents without a kept row,
+# its distinct codes, the rows the readers rejected and their warnings, and the name of its file (that its
+# rejected rows quote). Pass 1's tasks each read a batch of them (:data:`Batch`).
+class _Part(NamedTuple):
+    docs: pa.Array
+    doc_at: np.ndarray
+    codes: np.ndarray
+    code_at: np.ndarray
+    lines: np.ndarray
+    alone: np.ndarray
+    rejected: pd.DataFrame
+    warnings: list[str]
+    file: str = ""
+
+
+# The partitions one task of pass 1 reads (files of a dataset, a few megabytes in all; a partition of a Dask
+# DataFrame): the scheduler and the workers handle a task for every few files, not a task a file
+Batch = list[_Part]
+# Bytes of Parquet files per task of pass 1 (at least _MIN_BATCHES tasks a side, where there are as many files)
+_BATCH_BYTES = 8 << 20
+_MIN_BATCHES = 4
+
+
+# Rows per batch when a file is read (a Parquet file's row group, or this many rows of it, a chunk)
+_FILE_ROWS = 1 << 22
+
+
+def _chunk(frame: pd.DataFrame, side: int, file: str, doc_col: str | None, code_col: str | None) -> _Part:
+    """One partition of a Dask DataFrame read as the streamed path reads a chunk of a file: on Arrow arrays
+    when its columns say it holds labels one code a row (:func:`~cophe_core.scale.sources.frame_label_chunk`),
+    else through the readers' normalisation (:func:`cophe_core.inputs.readers.read_frame`); rows numbered
+    from 1 in the partition, as its rejected rows quote them."""
     if not len(frame):
-        ints = np.zeros(0, np.int64)
-        no_ids = pa.array([], pa.large_string())
-        return LabelChunk(no_ids, ints, np.zeros(0, object), ints, ints, ints, _no_rows()), []
+        return _joined_parts([])._replace(file=file)
     frame = frame.reset_index(drop=all(n is None for n in frame.index.names))  # a named index is a column
     frame.columns = [str(c) for c in frame.columns]
     frame.index = pd.RangeIndex(1, len(frame) + 1)
     chunk = frame_label_chunk(frame, file, labels_only=side == 0, doc_col=doc_col, code_col=code_col)
     if chunk is not None:
-        return _compact(chunk), []
-    raw = read_frame(frame, name=file, labels_only=side == 0, doc_col=doc_col, code_col=code_col)
+        return _kept(chunk)._replace(file=file)
+    return _frame_part(frame, file, side == 0, doc_col, code_col)
+
+
+def _partition(frame: pd.DataFrame, side: int, file: str, doc_col: str | None, code_col: str | None) -> Batch:
+    """A partition of a Dask DataFrame as a task of pass 1 reads it (:func:`_chunk`): a batch of one."""
+    return [_chunk(frame, side, file, doc_col, code_col)]
+
+
+def _read_files(files: Sequence[SourceFile], side: int, doc_col: str | None, code_col: str | None) -> Batch:
+    """A batch of files of a dataset, each read by :func:`_read_file`."""
+    return [_read_file(f, side, doc_col, code_col) for f in files]
+
+
+def _read_file(f: SourceFile, side: int, doc_col: str | None, code_col: str | None) -> _Part:
+    """One file of a dataset read as the streamed path reads it, straight into Arrow arrays: a Parquet file of
+    labels one code a row by its schema (:func:`~cophe_core.scale.sources.label_chunks`) its document and
+    code columns only, dictionary-encoded, the readers' normalisation applied to their distinct values; a
+    chunk of codes joined in cells, or a file whose columns say otherwise (a hive key as the document
+    column, ...), through the readers' own (:func:`cophe_core.inputs.readers.read_frame`). Its rejected rows
+    quote the file's name and row number, as the streamed path's do."""
+    chunks = label_chunks(f, _FILE_ROWS, labels_only=side == 0, doc_col=doc_col, code_col=code_col)
+    if chunks is None:
+        names = ColumnNames(None, doc_col, code_col)
+        frames = source_frames(f, _FILE_ROWS, names)
+        parts = [_frame_part(x, f.name, side == 0, doc_col, code_col) for x in frames]
+    else:  # a chunk of joined codes comes as a frame of these two columns only
+        parts = [
+            c if isinstance(c, _Part) else _frame_part(c, f.name, True, "doc_id", "code")
+            for c in map(_kept, chunks)
+        ]
+    return _joined_parts(parts)._replace(file=f.name)
+
+
+def _kept(chunk: LabelChunk | pd.DataFrame) -> _Part | pd.DataFrame:
+    """A chunk read on Arrow arrays as pass 1 keeps it (a frame, as it is)."""
+    if isinstance(chunk, pd.DataFrame):
+        return chunk
+    return _Part(
+        _ids(chunk.docs),
+        chunk.doc_at.astype(np.int32),
+        np.asarray(chunk.codes, dtype=object),
+        chunk.code_at.astype(np.int32),
+        chunk.lines.astype(np.int32),
+        chunk.alone.astype(np.int32),
+        chunk.rejected,
+        [],
+    )
+
+
+def _ids(docs: Any) -> pa.Array:
+    """Document ids as one Arrow array of large strings, from an array of Python strings or Arrow strings
+    (of one chunk or several, dictionary-encoded or not).
+
+    >>> _ids(np.array(["1", "2"], dtype=object)).to_pylist(), _ids(pa.array(["1"]).dictionary_encode()).type
+    (['1', '2'], DataType(large_string))
+    """
+    if isinstance(docs, np.ndarray):
+        return pa.array(docs.astype(object, copy=False), pa.large_string())
+    found = pa.array(docs)  # Arrow's own, or a pandas column backed by Arrow: no copy to Python objects
+    if isinstance(found, pa.ChunkedArray):
+        found = found.combine_chunks()
+    return found.cast(pa.large_string())
+
+
+def _frame_part(
+    frame: pd.DataFrame, file: str, labels_only: bool, doc_col: str | None, code_col: str | None
+) -> _Part:
+    """A frame of rows (indexed by line) read by the readers (:func:`cophe_core.inputs.readers.read_frame`),
+    with their warnings."""
+    raw = read_frame(frame, name=file, labels_only=labels_only, doc_col=doc_col, code_col=code_col)
     if isinstance(raw, RawScores):
         raise InputError(
             f"{file}: holds scores; scoring on Dask takes code sets (doc_id,code rows). Decide the codes first"
@@ -194,27 +304,47 @@ def _chunk(
     doc_at = docs.get_indexer(pairs["doc_id"].to_numpy(dtype=object))
     code_at, codes = pd.factorize(pairs["code"].to_numpy(dtype=object))
     listed = np.bincount(doc_at, minlength=len(docs)) > 0
-    chunk = LabelChunk(
-        pa.array(np.asarray(docs, dtype=object), pa.large_string()),
-        doc_at.astype(np.int64),
+    return _Part(
+        _ids(docs.to_numpy(dtype=object)),
+        doc_at.astype(np.int32),
         np.asarray(codes, dtype=object),
-        code_at.astype(np.int64),
-        pairs["line"].to_numpy(dtype=np.int64),
-        np.flatnonzero(~listed),
+        code_at.astype(np.int32),
+        pairs["line"].to_numpy(dtype=np.int32),
+        np.flatnonzero(~listed).astype(np.int32),
         raw.rejected,
+        list(raw.warnings),
     )
-    return _compact(chunk), list(raw.warnings)
 
 
-def _compact(chunk: LabelChunk) -> LabelChunk:
-    """The chunk's row numbers as 32-bit integers (a partition holds far fewer than 2**31 rows): it stays in a
-    worker's memory between the two passes, 12 bytes a row."""
-    return replace(
-        chunk,
-        doc_at=chunk.doc_at.astype(np.int32),
-        code_at=chunk.code_at.astype(np.int32),
-        lines=chunk.lines.astype(np.int32),
-        alone=chunk.alone.astype(np.int32),
+def _joined_parts(parts: Sequence[_Part]) -> _Part:
+    """The chunks of one file as one partition: their distinct values one after another (an id or a code in
+    two chunks twice: pass 2 numbers ids afresh, and looks codes up one by one), the rows' numbers shifted.
+
+    >>> one = _chunk(pd.DataFrame({"doc_id": ["a", "b"], "code": ["401.9", "428.0"]}), 0, "f", None, None)
+    >>> two = _chunk(pd.DataFrame({"doc_id": ["b"], "code": ["401.9"]}), 0, "f", None, None)
+    >>> both = _joined_parts([one, two])
+    >>> both.docs.take(pa.array(both.doc_at)).to_pylist(), both.codes[both.code_at].tolist()
+    (['a', 'b', 'b'], ['401.9', '428.0', '401.9'])
+    """
+    if len(parts) == 1:
+        return parts[0]
+
+    def joined(values: list[np.ndarray], at: str) -> np.ndarray:
+        starts = np.cumsum([0, *(len(v) for v in values)])
+        return np.concatenate(
+            [np.zeros(0, np.int32), *(getattr(p, at) + k for k, p in zip(starts, parts))]
+        ).astype(np.int32)
+
+    docs = [np.arange(len(p.docs)) for p in parts]
+    return _Part(
+        pa.concat_arrays([pa.array([], pa.large_string()), *(p.docs for p in parts)]),
+        joined(docs, "doc_at"),
+        np.concatenate([np.zeros(0, object), *(p.codes for p in parts)]),
+        joined([p.codes for p in parts], "code_at"),
+        np.concatenate([np.zeros(0, np.int32), *(p.lines for p in parts)]),
+        joined(docs, "alone"),
+        _concat_rows([p.rejected for p in parts]),
+        [w for p in parts for w in p.warnings],
     )
 
 
@@ -226,23 +356,33 @@ Brief = tuple[int, pd.DataFrame, list[str], str | None, np.ndarray]
 _SAMPLE = 128
 
 
-def _summary(chunk: tuple[LabelChunk, list[str]]) -> tuple[np.ndarray, list[Brief]]:
-    """A partition's distinct codes and its :data:`Brief`."""
-    c, warnings = chunk
-    every = np.arange(0, len(c.docs), max(1, len(c.docs) // _SAMPLE))
-    sample = np.asarray(c.docs.take(pa.array(every)).to_numpy(zero_copy_only=False), dtype=object)
-    return _codes(chunk), [(len(c.code_at), c.rejected, warnings, _worker(), sample)]
+def _summary(batch: Batch) -> tuple[np.ndarray, list[Brief]]:
+    """A batch's distinct codes and its :data:`Brief` (its partitions' rows, rejected rows and warnings, and
+    a sample of each one's document ids)."""
+    samples = [np.zeros(0, object)]
+    for part in batch:
+        every = np.arange(0, len(part.docs), max(1, len(part.docs) * len(batch) // _SAMPLE))
+        samples.append(part.docs.take(pa.array(every)).to_numpy(zero_copy_only=False))
+    rows = sum(len(part.code_at) for part in batch)
+    rejected = _concat_rows([part.rejected for part in batch])
+    warnings = [w for part in batch for w in part.warnings]
+    return _codes(batch), [(rows, rejected, warnings, _worker(), np.concatenate(samples))]
 
 
-def _codes(chunk: tuple[LabelChunk, list[str]]) -> np.ndarray:
-    """The distinct codes of a partition's kept rows."""
-    c = chunk[0]
-    codes: np.ndarray = c.codes[np.unique(c.code_at)]
-    return codes
+def _codes(batch: Batch) -> np.ndarray:
+    """The distinct codes of a batch's kept rows."""
+    return _distinct([codes for _, codes in _file_codes(batch)])
 
 
-def _merge_summaries(found: Sequence[tuple[np.ndarray, list[Brief]]]) -> tuple[np.ndarray, list[Brief]]:
-    """A step of the tree of summaries: the distinct codes of all, their partitions' briefs in order."""
+def _file_codes(batch: Batch) -> list[tuple[str, np.ndarray]]:
+    """Each partition of a batch's file, and the distinct codes of its kept rows."""
+    return [(p.file, p.codes[np.bincount(p.code_at, minlength=len(p.codes)) > 0]) for p in batch]
+
+
+def _merge_summaries(*found: tuple[np.ndarray, list[Brief]]) -> tuple[np.ndarray, list[Brief]]:
+    """A step of the tree of summaries: the distinct codes of all, their partitions' briefs in order. (The
+    tasks of the graph take their inputs one an argument, never in a list: Dask builds a graph of delayed
+    calls with lists of inputs in time that grows with the square of its size.)"""
     return _distinct([codes for codes, _ in found]), [b for _, briefs in found for b in briefs]
 
 
@@ -257,20 +397,15 @@ def _worker() -> str | None:
         return None
 
 
-def _prepare(
-    chunks: Sequence[tuple[LabelChunk, list[str]]],
-    sides: Sequence[int],
-    files: Sequence[str],
-    tables: Tables,
-    bounds: pa.Array,
-) -> tuple[Any, ...]:
+def _prepare(sides: Sequence[int], tables: Tables, bounds: pa.Array, *batches: Batch) -> tuple[Any, ...]:
     """A group of partitions (those one worker holds), each placed by its side's code table (its distinct
     codes looked up once) and dealt by document into shares, one per count task (:data:`Share`; a document
     without a scored code keeps a row with node -1), by the range of ids among ``bounds`` its id is in
     (:func:`_deal`, on the distinct ids only): every row of a document, gold and predicted, in any
     partition, goes to the same count task, and the count tasks' documents, in order, are in the order of
     their ids. Returns ``len(bounds) + 1`` items, the shares of count task ``k`` (one per partition with
-    rows there), then the group's rejected and flagged rows and each partition's rows scored. Whether a row
+    rows there), then the group's rejected and flagged rows and each partition's rows scored (the
+    partitions of its batches, in turn). Whether a row
     is scored depends on its code alone, so the few rows listed are listed here. One task per group rather
     than per partition: the scheduler and the transfers between workers handle groups times count tasks
     pieces, not partitions times count tasks; each partition is still dealt on its own (its arrays stay in
@@ -279,17 +414,18 @@ def _prepare(
     >>> from cophe_core.ontology import icd9_ontology
     >>> tables = resolve_tables([["401.9"], ["401.9", "XYZ"]], icd9_ontology())
     >>> c = _chunk(pd.DataFrame({"doc_id": ["1", "2"], "code": ["401.9", "XYZ"]}), 1, "p", None, None)
-    >>> *shares, (rejected, flagged, scored) = _prepare([c, c], [1, 1], ["p", "q"], tables, pa.array(["2"]))
+    >>> *shares, (rejected, flagged, scored) = _prepare([1, 1], tables, pa.array(["2"]), [c], [c._replace(file="q")])
     >>> sum(len(s[1]) for k in shares for s in k), rejected.file.tolist(), scored.tolist()
     (4, ['p', 'q'], [1, 1])
     """
     rejected: list[pd.DataFrame] = []
     flagged: list[pd.DataFrame] = []
-    scored = np.zeros(len(chunks), np.int64)
+    parts = [(c, side) for batch, side in zip(batches, sides) for c in batch]
+    scored = np.zeros(len(parts), np.int64)
     pieces: list[list[Share]] = [[] for _ in range(2 * (len(bounds) + 1))]  # per share, per side
-    for i, ((c, _), side, file) in enumerate(zip(chunks, sides, files)):
+    for i, (c, side) in enumerate(parts):
         table = tables if isinstance(tables, CodeTable) else tables[side]
-        node, bad, caveat = _place(c, table, file)
+        node, bad, caveat = _place(c, table)
         rejected.append(bad)
         flagged.append(caveat)
         scored[i] = int((node >= 0).sum())
@@ -326,9 +462,9 @@ def _joined(pieces: Sequence[Share], n_nodes: int) -> Share:
     )
 
 
-def _place(c: LabelChunk, table: CodeTable, file: str) -> tuple[np.ndarray, pd.DataFrame, pd.DataFrame]:
+def _place(c: _Part, table: CodeTable) -> tuple[np.ndarray, pd.DataFrame, pd.DataFrame]:
     """Each kept row's node by its code (the partition's distinct codes looked up once; -1: not scored), and
-    the rows rejected and flagged for their code, quoted by ``file`` and line."""
+    the rows rejected and flagged for their code, quoted by its file and line."""
     pos = table.index.get_indexer(c.codes) if len(c.codes) else np.zeros(0, np.int64)
     node_of = (
         np.where(pos >= 0, table.nodes[np.maximum(pos, 0)], -1) if len(table.nodes) else np.full(len(pos), -1)
@@ -344,7 +480,7 @@ def _place(c: LabelChunk, table: CodeTable, file: str) -> tuple[np.ndarray, pd.D
         listed.append(
             pd.DataFrame(
                 {
-                    "file": file,
+                    "file": c.file,
                     "line": c.lines[at].astype(np.int64),
                     "value": table.codes[p],
                     "reason": text[p],
@@ -362,7 +498,7 @@ def _deal(
     """The rows (each its document's number in the distinct ``docs``, and its node) dealt into
     ``len(bounds) + 1`` shares by their document's id: share ``k`` holds the ids from ``bounds[k - 1]``
     (included) up to ``bounds[k]`` (excluded), in Arrow's order of strings. Each share's documents are
-    numbered among its own ids.
+    numbered among its own ids. The ids stay Arrow strings throughout.
 
     >>> docs = pa.array(["a", "b", "c"], pa.large_string())  # "b": no row, left out
     >>> one, two = _deal(docs, np.array([2, 0, 2]), np.array([7, 8, 9], np.int32), 1, pa.array(["b"]))
@@ -379,7 +515,7 @@ def _deal(
     )
     return tuple(
         (
-            # an array of its own (a slice of a larger one would be pickled with its whole buffers)
+            # an array of its own, taken (a slice of a larger one would be pickled with its whole buffers)
             ids.take(pa.array(d.by_group[d.value_bounds[k] : d.value_bounds[k + 1]])),
             d.within[d.order[d.bounds[k] : d.bounds[k + 1]]],
             node[d.order[d.bounds[k] : d.bounds[k + 1]]],
@@ -425,14 +561,14 @@ def _string_column(values: pa.Array) -> pd.api.extensions.ExtensionArray:
 
 
 def _count(
-    groups: Sequence[Sequence[Share]], tables: Tables, max_level: str, keep_documents: bool
-) -> tuple[pd.DataFrame, pd.DataFrame, Documents]:
+    tables: Tables, max_level: str, keep_documents: bool, *groups: Sequence[Share]
+) -> tuple[tuple[pd.DataFrame, pd.DataFrame], Documents]:
     """The shares of one count task (every row of its documents, both sides, from every group) counted on
     integers: their document ids dictionary-encoded into document numbers (the distinct ids of each share
     only, numbered in sorted order), counted with the nodes by :func:`~cophe_core.scoring.kernel.count_rows`. Returns plain columns: the
     per-node counts of the nodes with a count (``node`` and one column per
-    :class:`~cophe_core.metrics.NodeCounts` field), the four totals (one row), and the per-document table
-    (:data:`Documents`)."""
+    :class:`~cophe_core.metrics.NodeCounts` field) with the four totals (one row), which the tree of sums
+    takes as they are, and the per-document table (:data:`Documents`)."""
     onto = (tables if isinstance(tables, CodeTable) else tables[0]).ontology
     shares = [share for group in groups for share in group]
     names = pa.chunked_array([s[0] for s in shares], pa.large_string()).combine_chunks()
@@ -461,7 +597,7 @@ def _count(
         _narrow(got.documents) if got.documents is not None else np.zeros((len(ids), 0), np.uint8),
         list(got.columns) if kept else [],
     )
-    return _node_rows(got.counts), pd.DataFrame([totals], columns=list(_TOTALS_ROW)), documents
+    return (_node_rows(got.counts), pd.DataFrame([totals], columns=list(_TOTALS_ROW))), documents
 
 
 def _narrow(block: np.ndarray) -> np.ndarray:
@@ -513,7 +649,7 @@ def _node_rows(counts: NodeCounts) -> pd.DataFrame:
     return pd.DataFrame({"node": at, **{f: v[at].astype(np.int64) for f, v in known.items()}})
 
 
-def _sum_counts(found: Sequence[Sequence[pd.DataFrame]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _sum_counts(*found: Sequence[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A step of the tree reduction: of partitions' (node rows, totals), the node rows summed by node, the
     totals summed."""
     nodes = (
@@ -545,7 +681,8 @@ def score_dask(
     ----------
     gold, pred : dask DataFrame, or path or glob of a Parquet dataset
         Rows as the readers take them (``doc_id,code`` rows, columns detected or named by ``doc_col`` and
-        ``code_col``); a path (local, ``s3://``, any fsspec URL) is read by ``dask.dataframe.read_parquet``.
+        ``code_col``). A local path is read by the workers file by file, as the streamed path reads it (see
+        the module docs); a URL (``s3://``, any fsspec URL) by ``dask.dataframe.read_parquet``.
     ontology, system, max_level :
         As :func:`cophe_core.scale.pipeline.score_dataset`; ``"auto"`` detects the code system from all the codes.
     client : dask.distributed.Client, optional
@@ -560,7 +697,8 @@ def score_dask(
     Returns
     -------
     StreamedEvaluation
-        Its ``rejected`` rows quote the partition (``gold (partition 3)``) and the row number in it.
+        Its ``rejected`` rows quote the file and its row (a local dataset: ``gold/tile=3/part.parquet``), or
+        the partition (``gold (partition 3)``) and the row number in it.
 
     Examples
     --------
@@ -572,23 +710,13 @@ def score_dask(
     (0.7547, 1000)
     """
     dask = _dask()
-    dd = dask.dataframe
-    frames = [_frame(dd, source) for source in (gold, pred)]
     names = [_name(source, default) for source, default in ((gold, "gold"), (pred, "pred"))]
     if names[0] == names[1]:
         names = [f"{names[0]} (gold standard)", f"{names[1]} (run pred)"]
-    # pass 1: every partition read as the streamed path reads a chunk; its distinct codes, code rows and
-    # rejected rows back
-    chunks: list[Any] = []
-    files: list[str] = []
-    sides: list[int] = []
-    for side, (frame, name) in enumerate(zip(frames, names)):
-        parts = frame.to_delayed()
-        for i, part in enumerate(parts):
-            file = name if len(parts) == 1 else f"{name} (partition {i})"
-            chunks.append(dask.delayed(_chunk)(part, side, file, doc_col, code_col))
-            files.append(file)
-            sides.append(side)
+    # pass 1: every file of a local Parquet dataset, every partition of a Dask DataFrame, read as the streamed
+    # path reads a file; its distinct codes, code rows and rejected rows back
+    chunks, batch_files, sides = _reads(dask, (gold, pred), names, doc_col, code_col)
+    files = [f for mine in batch_files for f in mine]
     # kept in the workers' memory (compact: 32-bit numbers into the distinct values), so that pass 2 places
     # the rows pass 1 read rather than reading and encoding every partition again
     chunks = _persist(dask, client, chunks)
@@ -599,7 +727,7 @@ def score_dask(
         level = [dask.delayed(_summary)(c) for c, s in zip(chunks, sides) if s == side]
         while len(level) > 1:
             level = [
-                dask.delayed(_merge_summaries)(level[i : i + _SPLIT_EVERY])
+                dask.delayed(_merge_summaries)(*level[i : i + _SPLIT_EVERY])
                 for i in range(0, len(level), _SPLIT_EVERY)
             ]
         roots.extend(level)
@@ -614,10 +742,9 @@ def score_dask(
         tables,
         briefs,
         sides,
-        files,
         names,
         system,
-        lambda at: _compute(dask, client, [dask.delayed(_codes)(chunks[i]) for i in at]),
+        lambda at: _compute(dask, client, [dask.delayed(_file_codes)(chunks[i]) for i in at]),
     )
     # pass 2: the persisted partitions in groups, each group's on the worker that holds them: its rows placed
     # (node ids) and dealt into shares by document, each count task counting its share of every group on
@@ -635,40 +762,38 @@ def score_dask(
         with dask.annotate(**({} if where is None else {"workers": [where], "allow_other_workers": True})):
             prepared.append(
                 dask.delayed(_prepare, nout=n_shares + 1)(
-                    [chunks[i] for i in group],
-                    [sides[i] for i in group],
-                    [files[i] for i in group],
-                    shared,
-                    bounds,
+                    [sides[i] for i in group], shared, bounds, *[chunks[i] for i in group]
                 )
             )
     # each count task takes its share of every group: Dask moves the shares (8 bytes a row and each share's
     # distinct ids) between workers, with no shuffle of whole rows of text
     counted = [
-        dask.delayed(_count)([p[k] for p in prepared], shared, max_level, keep_documents)
+        dask.delayed(_count)(shared, max_level, keep_documents, *[p[k] for p in prepared])
         for k in range(n_shares)
     ]
-    summed: list[Any] = [[dask.delayed(getitem)(c, k) for k in (0, 1)] for c in counted]
+    summed: list[Any] = [dask.delayed(getitem)(c, 0) for c in counted]
     while len(summed) > 1:  # a tree of sums, eight at a time, as dask.bag's reductions build it
         summed = [
-            dask.delayed(_sum_counts)(summed[i : i + _SPLIT_EVERY])
+            dask.delayed(_sum_counts)(*summed[i : i + _SPLIT_EVERY])
             for i in range(0, len(summed), _SPLIT_EVERY)
         ]
-    documents = [dask.delayed(getitem)(c, 2) for c in counted]
+    documents = [dask.delayed(getitem)(c, 1) for c in counted]
     listed = [p[n_shares] for p in prepared]
     # the client's hold on the partitions let go once the graph is submitted: each is freed once placed
     found = _compute(dask, client, [*summed, *documents, *listed], release=chunks)
     scored = np.zeros(len(files), np.int64)
+    starts = np.cumsum([0, *(len(mine) for mine in batch_files)])
     for (_, group), (_, _, rows) in zip(groups, found[1 + len(documents) :]):
-        scored[group] = rows
+        scored[np.concatenate([np.arange(starts[i], starts[i + 1]) for i in group])] = rows
+    counts, sorted_documents = _partition_counts(
+        found[0],
+        found[1 : 1 + len(documents)],
+        found[1 + len(documents) :],
+        dict(zip(files, scored.tolist())),
+        tables[0].ontology.n_nodes,
+    )
     return StreamedEvaluation.of(
-        _partition_counts(
-            found[0],
-            found[1 : 1 + len(documents)],
-            found[1 + len(documents) :],
-            dict(zip(files, scored.tolist())),
-            tables[0].ontology.n_nodes,
-        ),
+        counts,
         tables[0].ontology,
         max_level,
         names=names,
@@ -677,6 +802,7 @@ def score_dask(
         notes=[w for b in briefs for w in b[2]],
         detection=detection,
         keep_documents=keep_documents,
+        documents=sorted_documents,
     )
 
 
@@ -686,10 +812,12 @@ def _partition_counts(
     listed: list[tuple[pd.DataFrame, pd.DataFrame, np.ndarray]],
     scored: dict[str, int],
     n_nodes: int,
-) -> PartitionCounts:
+) -> tuple[PartitionCounts, SortedDocuments]:
     """The counts of all the documents, from the plain columns the workers returned: the summed per-node
-    counts and totals, the per-document tables, per group of partitions its rejected and flagged rows, and
-    per partition its rows scored."""
+    counts and totals, the per-document tables (in the order of their ranges of ids: all the documents
+    sorted), per group of partitions its rejected and flagged rows, and per partition its rows scored. The
+    per-document table comes apart (as :class:`~cophe_core.scale.pipeline.SortedDocuments`): its ids as one
+    Arrow array, its counts as one block of 32-bit integers, copied once."""
     nodes, totals = summed
     at = nodes["node"].to_numpy(dtype=np.int64)
     arrays: dict[str, Any] = dict.fromkeys(COUNT_FIELDS)
@@ -698,15 +826,16 @@ def _partition_counts(
             arrays[f] = np.zeros(n_nodes, dtype=np.int64)
             arrays[f][at] = nodes[f].to_numpy(dtype=np.int64)
     n = {k: int(totals[k].iloc[0]) for k in _TOTALS_ROW}
-    # the counts as one block of 32-bit integers, read as one array rather than column by column
     columns = documents[0][2] if documents else []
     values = np.concatenate(
         [np.zeros((0, len(columns)), np.int32), *(d[1] for d in documents)], dtype=np.int32
     )
-    ids = pd.concat([d[0] for d in documents], ignore_index=True) if documents else _no_documents()
-    return PartitionCounts(
+    ids = pa.concat_arrays(
+        [pa.array([], pa.large_string()), *(_ids(d[0]["doc_id"].array) for d in documents)]
+    )
+    counts = PartitionCounts(
         NodeCounts(**arrays),
-        pd.concat([ids, pd.DataFrame(values, columns=columns, copy=False)], axis=1),
+        _no_documents(),
         _concat_rows([g[0] for g in listed]),
         _concat_rows([g[1] for g in listed]),
         (n["duplicates_gold"], n["duplicates_pred"]),
@@ -714,10 +843,87 @@ def _partition_counts(
         n["only_pred"],
         scored,
     )
+    return counts, SortedDocuments(ids, values, columns)
 
 
 def _no_documents() -> pd.DataFrame:
     return pd.DataFrame({"doc_id": pd.Series(dtype=object)})
+
+
+def _reads(
+    dask: Any, sources: Sequence[Any], names: Sequence[str], doc_col: str | None, code_col: str | None
+) -> tuple[list[Any], list[list[str]], list[int]]:
+    """Pass 1's tasks (one per batch of files of a local Parquet dataset, read by :func:`_read_files`; one
+    per partition of a Dask DataFrame or of a dataset Dask reads, by :func:`_partition`), the names of the
+    files each one reads (its rejected rows quote them), and its side."""
+    listed = [_local_files(source) for source in sources]
+    if listed[0] is not None and listed[1] is not None:
+        listed = list(_file_names(listed[0], listed[1]))
+    tasks: list[Any] = []
+    files: list[list[str]] = []
+    sides: list[int] = []
+    for side, (source, name, found) in enumerate(zip(sources, names, listed)):
+        if found is not None:
+            for batch in _batches(found):
+                tasks.append(dask.delayed(_read_files)(batch, side, doc_col, code_col))
+                files.append([f.name for f in batch])
+                sides.append(side)
+            continue
+        parts = _frame(_dask(dataframe=True).dataframe, source).to_delayed()
+        for i, part in enumerate(parts):
+            file = name if len(parts) == 1 else f"{name} (partition {i})"
+            tasks.append(dask.delayed(_partition)(part, side, file, doc_col, code_col))
+            files.append([file])
+            sides.append(side)
+    return tasks, files, sides
+
+
+def _batches(files: list[SourceFile]) -> list[list[SourceFile]]:
+    """The files of a side in batches of files one after another, of about :data:`_BATCH_BYTES` each on disk,
+    and at least :data:`_MIN_BATCHES` of them where there are as many files.
+
+    >>> from pathlib import Path
+    >>> files = [SourceFile(Path(f"/no/{i}"), str(i), "parquet") for i in range(10)]
+    >>> [[f.name for f in b] for b in _batches(files)]
+    [['0', '1'], ['2', '3', '4'], ['5', '6'], ['7', '8', '9']]
+    """
+    sizes = np.array([_size(f.path) for f in files], dtype=np.float64) + 1  # (an empty file costs a task too)
+    n = min(len(files), max(_MIN_BATCHES, int(np.ceil(sizes.sum() / _BATCH_BYTES))))
+    # each file in the batch its middle byte falls in, the bytes cut into n equal runs
+    which = ((np.cumsum(sizes) - sizes / 2) * n // sizes.sum()).astype(np.int64)
+    cuts = np.flatnonzero(np.diff(which)) + 1
+    return [list(b) for b in np.split(np.array(files, dtype=object), cuts) if len(b)]
+
+
+def _size(path: os.PathLike[str]) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0  # (the reading says why)
+
+
+def _local_files(source: Any) -> list[SourceFile] | None:
+    """The files of a local Parquet dataset (a file, a folder, hive-partitioned or not, a glob), as the
+    streamed path lists them (:func:`~cophe_core.scale.sources.source_files`); None for a Dask DataFrame, a
+    URL (``s3://``: Dask reads it) or a dataset of other files."""
+    if not isinstance(source, str | os.PathLike) or "://" in os.fspath(source):
+        return None
+    found = source_files(source)
+    return found if all(f.fmt == "parquet" for f in found) else None
+
+
+def _file_names(gold: list[SourceFile], pred: list[SourceFile]) -> tuple[list[SourceFile], list[SourceFile]]:
+    """The two sides' files, a name both hold told apart as the streamed path tells it.
+
+    >>> from pathlib import Path
+    >>> g, p = _file_names([SourceFile(Path("a"), "x.parquet", "parquet")], [SourceFile(Path("b"), "x.parquet", "parquet")])
+    >>> g[0].name, p[0].name
+    ('x.parquet (gold standard)', 'x.parquet (run pred)')
+    """
+    gold_names = {f.name for f in gold}
+    pred = [replace(f, name=f"{f.name} (run pred)") if f.name in gold_names else f for f in pred]
+    clash = {f.name.removesuffix(" (run pred)") for f in pred}
+    return [replace(f, name=f"{f.name} (gold standard)") if f.name in clash else f for f in gold], pred
 
 
 def _frame(dd: Any, source: Any) -> Any:
@@ -769,27 +975,30 @@ def _distinct(arrays: Sequence[np.ndarray]) -> np.ndarray:
     return np.asarray(pd.unique(np.concatenate([np.zeros(0, object), *arrays])), dtype=object)
 
 
-def _groups(where: Sequence[str | None], rows: Sequence[int]) -> list[tuple[str | None, list[int]]]:
+def _groups(
+    where: Sequence[str | None], rows: Sequence[int], most: int = _GROUP_ROWS
+) -> list[tuple[str | None, list[int]]]:
     """The partitions in groups to place and deal, a group per worker (the partitions ``where`` says it
-    holds, in their order), cut into groups of about :data:`_GROUP_ROWS` code rows (``rows``) at most.
+    holds, in their order), cut into as few groups of about as many code rows (``rows``) as hold
+    :data:`_GROUP_ROWS` rows at most each (``most``; a batch larger than that is a group of its own).
 
     >>> _groups(["a", "b", "a", None], [10, 20, 30, 40])
     [('a', [0, 2]), ('b', [1]), (None, [3])]
+    >>> _groups(["a"] * 5, [10, 10, 10, 10, 20], most=30)
+    [('a', [0, 1, 2]), ('a', [3, 4])]
     """
     held: dict[str | None, list[int]] = {}
     for i, w in enumerate(where):
         held.setdefault(w, []).append(i)
     out: list[tuple[str | None, list[int]]] = []
     for w, mine in held.items():
-        group: list[int] = []
-        size = 0
-        for i in mine:
-            if group and size + rows[i] > _GROUP_ROWS:
-                out.append((w, group))
-                group, size = [], 0
-            group.append(i)
-            size += rows[i]
-        out.append((w, group))
+        given = np.array([rows[i] for i in mine], dtype=np.float64)
+        n = max(1, int(np.ceil(given.sum() / most)))
+        size = given + 1  # (a partition without rows has a place all the same)
+        # each partition in the group its middle row falls in, the rows cut into n equal runs
+        which = ((np.cumsum(size) - size / 2) * n // size.sum()).astype(np.int64)
+        cuts = np.flatnonzero(np.diff(which)) + 1
+        out.extend((w, [int(i) for i in group]) for group in np.split(np.array(mine), cuts))
     return out
 
 
@@ -822,14 +1031,13 @@ def _check_scorable(
     tables: tuple[CodeTable, ...],
     briefs: list[Brief],
     sides: list[int],
-    files: list[str],
     names: list[str],
     system: str,
-    codes_of: Callable[[list[int]], list[np.ndarray]],
+    codes_of: Callable[[list[int]], list[list[tuple[str, np.ndarray]]]],
 ) -> None:
     """As the streamed path checks each source: a side none of whose rows can be scored is a
     :class:`~cophe_core.scoring.labels.NothingScorable` naming it, and so is a gold standard without a code.
-    ``codes_of`` gives the distinct codes of some partitions (asked for the error's rows only)."""
+    ``codes_of`` gives the distinct codes of each file of some batches (asked for the error's rows only)."""
     for side, (name, table) in enumerate(zip(names, tables)):
         if (table.nodes >= 0).any():  # the table holds the side's codes, and no other
             continue
@@ -846,8 +1054,8 @@ def _check_scorable(
                 rejected=_no_rows(),
                 needs_system=False,
             )
-        at = [table.index.get_indexer(codes) for codes in codes_of(mine)]
-        codes = [rejected_codes(table, files[i], a) for i, a in zip(mine, at)]
+        found = [pair for batch in codes_of(mine) for pair in batch]
+        codes = [rejected_codes(table, file, table.index.get_indexer(c)) for file, c in found]
         raise nothing_scorable(name, n_rows, _concat_rows([read_bad, *codes]), table.ontology, system)
 
 

@@ -105,7 +105,7 @@ from .spill import Bucket, Spill, arrow_strings, bucket_documents, bucket_frames
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["CountedFigures", "StreamedEvaluation", "score_dataset", "DEFAULT_CHUNK_ROWS"]
+__all__ = ["CountedFigures", "SortedDocuments", "StreamedEvaluation", "score_dataset", "DEFAULT_CHUNK_ROWS"]
 
 
 # ------------------------------------------------------------------ the streamed evaluation
@@ -240,11 +240,14 @@ class StreamedEvaluation(CountedFigures):
         notes: Sequence[str] = (),
         detection: str | None = None,
         keep_documents: bool = True,
+        documents: SortedDocuments | None = None,
     ) -> StreamedEvaluation:
         """The evaluation of all documents' counts (the partitions of :func:`count_partition` summed, on
         any engine), assembled as :func:`score_dataset` assembles its buckets': ``names`` are the gold and
         predicted sources' (in the notes), ``files`` the file names of the rejected rows in the order they
-        are listed, ``read_rejected`` the readers' own rejected rows (listed first).
+        are listed, ``read_rejected`` the readers' own rejected rows (listed first). ``documents``, when
+        given, is the per-document table in place of ``counted.documents``, taken as it is
+        (:class:`SortedDocuments`: no copy of a block of millions of rows).
 
         >>> from cophe_core.ontology import load_ontology
         >>> from cophe_core.scoring.kernel import resolve_table
@@ -256,8 +259,14 @@ class StreamedEvaluation(CountedFigures):
         (1.0, ['1'])
         """
         empty = pd.DataFrame(columns=REJECTED_COLUMNS)
+        kept = _Kept.of(counted, keep_documents)
+        if documents is not None:
+            values = documents.values if keep_documents else None
+            kept = dataclasses.replace(
+                kept, docs=documents.ids, values=values, columns=list(documents.columns)
+            )
         return _assemble(
-            [_Kept.of(counted, keep_documents)],
+            [kept],
             counted.counts,
             ontology,
             max_level,
@@ -554,6 +563,15 @@ def _count_slices(
     return out
 
 
+class SortedDocuments(NamedTuple):
+    """A per-document table as an engine sends it back whole: the documents' ids (Arrow strings, sorted, each
+    once), their counts (documents x ``columns``, int32, writable: kept as they are), the columns' names."""
+
+    ids: pa.Array
+    values: np.ndarray
+    columns: Sequence[str]
+
+
 @dataclass(frozen=True, eq=False)
 class _Kept:
     """What the streamed evaluation keeps of a partition (its per-node counts are summed as they come): the
@@ -755,11 +773,14 @@ def _assemble(
     detection: str | None,
 ) -> StreamedEvaluation:
     columns = parts[0].columns if parts else []
-    ids = pa.concat_arrays([p.docs for p in parts]) if parts else pa.array([], pa.large_string())
-    order = pc.sort_indices(ids).to_numpy()
+    if len(parts) == 1:  # (no copy of millions of ids)
+        ids = parts[0].docs
+    else:
+        ids = pa.concat_arrays([p.docs for p in parts]) if parts else pa.array([], pa.large_string())
     # documents that come sorted (Dask's count tasks deal them by ranges of ids) are taken as they are
-    ordered = bool((order[1:] > order[:-1]).all())
-    docs = pd.Index((ids if ordered else ids.take(pa.array(order))).to_pandas(), dtype="str", name=None)
+    ordered = _is_sorted(ids)
+    order = None if ordered else pc.sort_indices(ids).to_numpy()
+    docs = pd.Index((ids if order is None else ids.take(pa.array(order))).to_pandas(), dtype="str", name=None)
     values = None
     if ordered and len(parts) == 1:
         kept = parts[0].values
@@ -767,6 +788,8 @@ def _assemble(
             kept if kept is None or kept.flags.writeable else kept.copy()
         )  # (a read-only view of a frame)
     elif not parts or parts[0].values is not None:  # the per-document table, filled in sorted order
+        if order is None:
+            order = np.arange(len(ids))
         rank = np.empty(len(order), dtype=np.int64)
         rank[order] = np.arange(len(order))
         values = np.empty((len(order), len(columns)), dtype=np.int32)
@@ -790,6 +813,17 @@ def _assemble(
     return StreamedEvaluation(
         onto, max_level, counts, docs, values, columns, rejected, flagged, notes + summaries, notes, detection
     )
+
+
+def _is_sorted(ids: pa.Array) -> bool:
+    """Whether the ids are in Arrow's order of strings (that of ``pc.sort_indices``), in one pass.
+
+    >>> _is_sorted(pa.array(["1", "10", "2"])), _is_sorted(pa.array(["2", "10"])), _is_sorted(pa.array([], pa.string()))
+    (True, False, True)
+    """
+    if len(ids) < 2:
+        return True
+    return bool(pc.all(pc.less_equal(ids.slice(0, len(ids) - 1), ids.slice(1))).as_py())
 
 
 def _in_file_order(rows: pd.DataFrame, files: list[str]) -> pd.DataFrame:

@@ -12,19 +12,20 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from distributed import Client, LocalCluster
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cophe_core import NothingScorable, score_files
+from cophe_core import InputError, NothingScorable, score_files
 from cophe_core.inputs.readers import RawLabels, read_frame
 from cophe_core.inputs.synthetic import generate_gold, generate_run
 from cophe_core.metrics import NodeCounts
 from cophe_core.ontology import icd9_ontology
 from cophe_core.ontology.custom import load_hierarchy
 from cophe_core.scale.cluster import score_dask
-from cophe_core.scale.pipeline import score_dataset
+from cophe_core.scale.pipeline import StreamedEvaluation, score_dataset
 from cophe_core.scale.sources import frame_label_chunk
 from tests.conftest import examples, long_csv
 from tests.core.test_stream import (
@@ -489,3 +490,124 @@ def test_a_document_with_hundreds_of_codes_keeps_its_counts(client):
     sv = score_dask(*frames, client=client, npartitions=2)
     assert_same(ev, sv)
     assert sv.documents.set_index("doc_id").to_numpy().max() > 255
+
+
+# ------------------------------------------------------------------ a Parquet dataset read file by file (issue 28.2)
+
+GOLD_ROWS = [
+    ("1", "401.9"),
+    ("1", "XYZ"),  # malformed
+    ("", "428.0"),  # no document
+    ("2", ""),  # an empty code: document 2 is evaluated, with no gold code
+    ("3", "4019"),  # undotted
+    ("4", "9" * 70),  # too long
+    ("4", "250.00"),
+    ("4", "250.00"),  # duplicate
+    ("5", "401.35"),  # unlisted: flagged
+    ("1", "250.00"),  # document 1 again, in another row group
+    ("6", "428.0"),
+    ("6", "XYZ"),
+    ("", "401.9"),
+    ("9", ""),  # document 9's only row, in the last row group: evaluated, with no gold code
+]
+PRED_ROWS = [("1", "401.1"), ("3", "250.01"), ("6", "428.0"), ("6", ""), ("7", "E999.9"), ("1", "401.9")]
+JOINED_ROWS = [("8", "401.9;428.0"), ("2", "250.00")]  # codes joined in a cell: the readers split them
+
+
+def write_groups(rows, path, group_rows: int) -> None:
+    """Rows as a Parquet file of row groups of ``group_rows`` rows (each one chunk of the reading)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.table({"doc_id": [r[0] for r in rows], "code": [r[1] for r in rows]})
+    pq.write_table(table, path, row_group_size=group_rows)
+
+
+def bad_dataset(root) -> None:
+    """The rows every check rejects or flags, as the benchmark's data lays them out (a hive folder beside a
+    plain file), in files of several row groups, one of them of joined codes."""
+    write_groups(GOLD_ROWS[:7], root / "gold" / "a.parquet", 3)
+    write_groups(GOLD_ROWS[7:], root / "gold" / "tile=1" / "b.parquet", 2)
+    write_groups(PRED_ROWS + JOINED_ROWS, root / "pred" / "p.parquet", 3)
+
+
+def assert_as_streamed(on_dask: StreamedEvaluation, streamed: StreamedEvaluation) -> None:
+    """Every figure, document, rejected and flagged row (file and line), and note, of the streamed path."""
+    assert on_dask.to_dict() == streamed.to_dict()
+    assert_same_counts(on_dask.node_counts, streamed.node_counts)
+    pd.testing.assert_frame_equal(on_dask.documents, streamed.documents)
+    for table in ("rejected", "flagged"):
+        pd.testing.assert_frame_equal(
+            sorted_rows(getattr(on_dask, table)), sorted_rows(getattr(streamed, table))
+        )
+    assert sorted(on_dask.warnings) == sorted(streamed.warnings)
+
+
+def test_a_parquet_dataset_is_read_file_by_file_as_the_streamed_path_reads_it(client, tmp_path):
+    """Each file of a local Parquet dataset is read by the workers on Arrow arrays (no Dask DataFrame),
+    its row groups one after another: the rejected rows quote the file and its row, as the streamed path
+    quotes them, and a row group of joined codes goes through the readers."""
+    from distributed import get_task_stream
+
+    bad_dataset(tmp_path)
+    streamed = score_dataset(tmp_path / "gold", tmp_path / "pred")
+    with get_task_stream(client) as stream:
+        on_dask = score_dask(str(tmp_path / "gold"), tmp_path / "pred", client=client, npartitions=3)
+    assert_as_streamed(on_dask, streamed)
+    # worked out by hand: a row's number in its file, counted across its row groups
+    rejected = [("gold/a.parquet", n) for n in (2, 3, 4, 5, 6)] + [
+        ("gold/tile=1/b.parquet", n) for n in (5, 6, 7)
+    ]
+    assert sorted(zip(on_dask.rejected.file, on_dask.rejected.line)) == [*rejected, ("pred/p.parquet", 4)]
+    assert sorted(zip(on_dask.flagged.file, on_dask.flagged.line)) == [
+        ("gold/tile=1/b.parquet", 2),
+        ("pred/p.parquet", 5),
+    ]
+    assert {"8", "9"} <= set(on_dask.docs)  # the joined codes' document; a document without a code
+    keys = [str(t["key"]) for t in stream.data]
+    assert sum(k.startswith("_read_files") for k in keys) == 3  # a task a file (for so few: 4 batches a side)
+    assert not [k for k in keys if "parquet" in k.lower()]  # nothing read by Dask's reader
+
+
+def test_files_of_the_same_name_on_both_sides_are_told_apart(client, tmp_path):
+    """Two folders of the same name hold files of the same names: the rejected rows say which side's file,
+    as the streamed path says it."""
+    write_groups(GOLD_ROWS, tmp_path / "a" / "data" / "x.parquet", 4)
+    write_groups(PRED_ROWS, tmp_path / "b" / "data" / "x.parquet", 4)
+    streamed = score_dataset(tmp_path / "a" / "data", tmp_path / "b" / "data")
+    on_dask = score_dask(tmp_path / "a" / "data", tmp_path / "b" / "data", client=client)
+    assert_as_streamed(on_dask, streamed)
+    assert set(on_dask.rejected.file) == {"data/x.parquet (gold standard)", "data/x.parquet (run pred)"}
+
+
+def test_a_file_of_scores_is_refused_by_name(client, tmp_path):
+    """A file the readers read as scores (a score column) is refused, naming it, as the streamed path does."""
+    write_groups(GOLD_ROWS, tmp_path / "gold" / "g.parquet", 5)
+    scores = pd.DataFrame({"doc_id": ["1", "1"], "code": ["401.9", "428.0"], "score": [0.9, 0.2]})
+    write_parquet(scores, tmp_path / "pred" / "s.parquet")
+    with pytest.raises(InputError, match=r"^pred/s\.parquet: holds scores"):
+        score_dask(tmp_path / "gold", tmp_path / "pred", client=client)
+
+
+def test_files_read_in_batches_keep_their_names_and_rows(client, tmp_path):
+    """A task of pass 1 reads a batch of files (nine files a side: four batches): each rejected row still
+    quotes its own file and row, and a side with nothing scorable lists each file's codes under its name,
+    as the streamed path does."""
+    ids = [f"d{k}" for k in range(9)]
+    for k, doc in enumerate(ids):
+        rows = [(doc, "401.9"), (doc, "428.0")]
+        rows.insert(k % 3, (doc, f"XYZ{k}"))  # rejected, at row 1, 2 or 3 of file k
+        write_groups(rows, tmp_path / "gold" / f"g{k}.parquet", 2)
+        write_groups([(doc, "401.9"), (doc, "250.00")], tmp_path / "pred" / f"p{k}.parquet", 2)
+        write_groups([(doc, f"QQ{k}"), (doc, "XYZ")], tmp_path / "bad" / f"b{k}.parquet", 2)
+    streamed = score_dataset(tmp_path / "gold", tmp_path / "pred")
+    on_dask = score_dask(tmp_path / "gold", tmp_path / "pred", client=client)
+    assert_as_streamed(on_dask, streamed)
+    assert sorted(zip(on_dask.rejected.file, on_dask.rejected.line, on_dask.rejected.value)) == [
+        (f"gold/g{k}.parquet", k % 3 + 1, f"XYZ{k}") for k in range(9)
+    ]
+    with pytest.raises(NothingScorable) as streamed_error:
+        score_dataset(tmp_path / "gold", tmp_path / "bad", ontology="icd9")
+    with pytest.raises(NothingScorable) as dask_error:
+        score_dask(tmp_path / "gold", tmp_path / "bad", client=client, ontology="icd9")
+    listed = sorted(zip(dask_error.value.rejected.file, dask_error.value.rejected.value))
+    assert listed == sorted(zip(streamed_error.value.rejected.file, streamed_error.value.rejected.value))
+    assert ("bad/b4.parquet", "QQ4") in listed and len(listed) == 18
