@@ -1,7 +1,7 @@
 """Moved to cophe_core.scale.pipeline; this path stays for existing code."""
 
 from cophe_core.inputs.datasets import DEFAULT_CHUNK_ROWS, dataset_files, is_dataset
-from cophe_core.scale.pipeline import CountedFigures, StreamedEvaluation, score_dataset
+from cophe_core.scale.pipeline import CountedFigures, SortedDocuments, StreamedEvaluation, score_dataset
 from cophe_core.scale.sources import STREAMED_FORMATS
 from cophe_core.scoring.kernel import (
     CodeTable,
@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_CHUNK_ROWS",
     "PartitionCounts",
     "STREAMED_FORMATS",
+    "SortedDocuments",
     "StreamedEvaluation",
     "Tables",
     "count_partition",
