@@ -321,7 +321,7 @@ def score_dataset(
         Rows read at a time, and about the rows of one bucket counted at a time: memory grows with it.
     temp_dir : str, optional
         Where the temporary bucket files go once the rows outgrow what the spill holds in memory
-        (:data:`cophe_core.scale.spill.HELD_BYTES`, about 15M rows; default: the system's temporary folder);
+        (:data:`cophe_core.scale.spill.HELD_BYTES`, about 20M rows; default: the system's temporary folder);
         removed on return.
     keep_documents : bool
         Keep the per-document table (about 140 bytes a document), for :attr:`~StreamedEvaluation.documents`
