@@ -95,9 +95,9 @@ import importlib
 import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from operator import getitem
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -183,19 +183,13 @@ _TOTALS_ROW = ("duplicates_gold", "duplicates_pred", "only_gold", "only_pred")
 Documents = tuple[pd.DataFrame, np.ndarray, list[str]]
 
 
-# A partition as pass 1 keeps it in its worker's memory for pass 2: its distinct document ids (Arrow strings,
-# never an object a row), per kept row the numbers of its id and code among the distinct ones and its line
-# (32-bit: a partition holds far fewer than 2**31 rows; 12 bytes a row), the documents without a kept row,
-# its distinct codes, the rows the readers rejected and their warnings, and the name of its file (that its
-# rejected rows quote). Pass 1's tasks each read a batch of them (:data:`Batch`).
-class _Part(NamedTuple):
-    docs: pa.Array
-    doc_at: np.ndarray
-    codes: np.ndarray
-    code_at: np.ndarray
-    lines: np.ndarray
-    alone: np.ndarray
-    rejected: pd.DataFrame
+@dataclass(frozen=True)
+class _Part(LabelChunk):
+    """A partition as pass 1 keeps it in its worker's memory for pass 2: a chunk read as the streamed path
+    reads one (its ids Arrow strings, never an object a row), its row numbers 32-bit (a partition holds far
+    fewer than 2**31 rows; 12 bytes a row), with the readers' warnings and the name of its file (that its
+    rejected rows quote). Pass 1's tasks each read a batch of them (:data:`Batch`)."""
+
     warnings: list[str]
     file: str = ""
 
@@ -218,13 +212,13 @@ def _chunk(frame: pd.DataFrame, side: int, file: str, doc_col: str | None, code_
     else through the readers' normalisation (:func:`cophe_core.inputs.readers.read_frame`); rows numbered
     from 1 in the partition, as its rejected rows quote them."""
     if not len(frame):
-        return _joined_parts([])._replace(file=file)
+        return replace(_joined_parts([]), file=file)
     frame = frame.reset_index(drop=all(n is None for n in frame.index.names))  # a named index is a column
     frame.columns = [str(c) for c in frame.columns]
     frame.index = pd.RangeIndex(1, len(frame) + 1)
     chunk = frame_label_chunk(frame, file, labels_only=side == 0, doc_col=doc_col, code_col=code_col)
     if chunk is not None:
-        return _kept(chunk)._replace(file=file)
+        return replace(_kept(chunk), file=file)
     return _frame_part(frame, file, side == 0, doc_col, code_col)
 
 
@@ -255,7 +249,7 @@ def _read_file(f: SourceFile, side: int, doc_col: str | None, code_col: str | No
             c if isinstance(c, _Part) else _frame_part(c, f.name, True, "doc_id", "code")
             for c in map(_kept, chunks)
         ]
-    return _joined_parts(parts)._replace(file=f.name)
+    return replace(_joined_parts(parts), file=f.name)
 
 
 def _kept(chunk: LabelChunk | pd.DataFrame) -> _Part | pd.DataFrame:
@@ -414,7 +408,7 @@ def _prepare(sides: Sequence[int], tables: Tables, bounds: pa.Array, *batches: B
     >>> from cophe_core.ontology import icd9_ontology
     >>> tables = resolve_tables([["401.9"], ["401.9", "XYZ"]], icd9_ontology())
     >>> c = _chunk(pd.DataFrame({"doc_id": ["1", "2"], "code": ["401.9", "XYZ"]}), 1, "p", None, None)
-    >>> *shares, (rejected, flagged, scored) = _prepare([1, 1], tables, pa.array(["2"]), [c], [c._replace(file="q")])
+    >>> *shares, (rejected, flagged, scored) = _prepare([1, 1], tables, pa.array(["2"]), [c], [replace(c, file="q")])
     >>> sum(len(s[1]) for k in shares for s in k), rejected.file.tolist(), scored.tolist()
     (4, ['p', 'q'], [1, 1])
     """
