@@ -295,12 +295,6 @@ def _label_chunk(
     )
 
 
-# A value that begins and ends with an ASCII letter or digit, of at most this many bytes, is left as it is by
-# the readers' normalisation (nothing to strip, not blank, "nan" or "None", not too long, no joiner): only the
-# other distinct values go through it (:func:`cophe_core.inputs.readers.label_values`).
-_PLAIN = r"(?s)^[0-9A-Za-z]([^;]*[0-9A-Za-z])?$"
-
-
 @dataclass(frozen=True)
 class _Values(LabelValues):
     """:class:`~cophe_core.inputs.readers.LabelValues` of a chunk, and whether stripping changed an id."""
@@ -331,15 +325,18 @@ def _label_values(docs: pa.Array, codes: pa.Array, doc_plain: np.ndarray, code_p
 
 
 def _plain(values: pa.Array, max_bytes: int, missing: list[str]) -> np.ndarray:
-    """Which values are plain (:data:`_PLAIN`, not one of ``missing``): what the readers' normalisation leaves
-    alone. Read from the strings' Arrow buffers (their first and last bytes, their lengths, where a ``;``
-    lies): the regular expression itself costs as much as reading the column.
+    """Which values (Arrow strings) are plain: they begin and end with an ASCII letter or digit, hold no ``;``,
+    are at most ``max_bytes`` long and are not one of ``missing``. The readers' normalisation leaves such a
+    value as it is (nothing to strip, not blank, "nan" or "None", not too long, no joiner), so only the other
+    distinct values go through it (:func:`cophe_core.inputs.readers.label_values`). Read from the strings'
+    Arrow buffers (their first and last bytes, their lengths, where a ``;`` lies): a regular expression costs
+    as much as reading the column.
 
     >>> _plain(pa.array(["401.9", " 401.9", "a;b", "", None, "nan", "V" * 65]), 64, ["nan"]).tolist()
     [True, False, False, False, False, False, False]
     """
     if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
-        return _plain_by_pattern(values, max_bytes, missing)
+        raise TypeError(f"plain values are found among strings, not {values.type}")
     width = np.int64 if pa.types.is_large_string(values.type) else np.int32
     offsets = np.frombuffer(values.buffers()[1], width)[values.offset : values.offset + len(values) + 1]
     offsets = offsets.astype(np.int64)
@@ -363,16 +360,6 @@ def _plain(values: pa.Array, max_bytes: int, missing: list[str]) -> np.ndarray:
 # which bytes are ASCII letters and digits
 _ALNUM = np.zeros(256, dtype=bool)
 _ALNUM[[ord(c) for c in "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"]] = True
-
-
-def _plain_by_pattern(values: pa.Array, max_bytes: int, missing: list[str]) -> np.ndarray:
-    """:func:`_plain` by the regular expression, for text in another Arrow type."""
-    plain = pc.and_(
-        pc.match_substring_regex(values, _PLAIN), pc.less_equal(pc.binary_length(values), max_bytes)
-    )
-    if missing:
-        plain = pc.and_(plain, pc.invert(pc.is_in(values, pa.array(missing, values.type))))
-    return np.asarray(plain.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _chunk_rejected(
