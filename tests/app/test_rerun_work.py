@@ -73,12 +73,12 @@ def test_a_rerun_of_the_tree_recomputes_nothing(calls):
         ("tree_figure", "per_gold_rates", "node_documents"), 1
     )
     figure = plotly_specs(at)
-    documents = next(d.value for d in at.dataframe if "difference" in d.value.columns)
+    documents = next(d.value for d in at.dataframe if "gold_codes" in d.value.columns)
     at.run()
     assert not at.exception
     assert dict(calls) == first  # the figure, its rates and the documents behind 428: found, not made again
     assert plotly_specs(at) == figure
-    assert next(d.value for d in at.dataframe if "difference" in d.value.columns).equals(documents)
+    assert next(d.value for d in at.dataframe if "gold_codes" in d.value.columns).equals(documents)
 
 
 def test_runs_uploaded_before_the_gold_are_parsed_ahead_and_score_the_same(sample_bytes):

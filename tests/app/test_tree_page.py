@@ -47,11 +47,12 @@ def test_ranked_panel_lists_the_worst_families_with_their_share(overcoder):
         want = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:6]
         assert sorted(zip(table.code, table[col])) == sorted(want)
         assert list(table[col]) == sorted(table[col], reverse=True)
-        assert table[share].tolist() == pytest.approx([c / sum(counts.values()) for c in table[col]])
+        # shares in percent points, which the grid writes to one decimal with a "%"
+        assert table[share].tolist() == pytest.approx([100 * c / sum(counts.values()) for c in table[col]])
         assert all(t == onto.titles[onto.codes[c]] for c, t in zip(table.code, table.title))
     words = " ".join(m.value for m in at.markdown)
     # a percentage to one decimal, as every percentage on screen (the table's shares too)
-    assert f"hold {extra_t.extra_share.sum():.1%} of the run's extra codes" in words
+    assert f"hold {extra_t.extra_share.sum() / 100:.1%} of the run's extra codes" in words
 
 
 def test_focus_children_written_instead_and_documents():
@@ -67,13 +68,28 @@ def test_focus_children_written_instead_and_documents():
     assert set(kids.code) == {"428.0", "428.1", "428.2", "428.3", "428.4", "428.9"}
     swaps = next(t for t in tables if "written" in t.columns)
     assert swaps.gold.str.startswith("428").all() and len(swaps) > 0
+    # how often: in percent points, which the grid writes to one decimal with a "%"
+    assert swaps.rate.tolist() == pytest.approx((100 * swaps.documents / swaps.gold_documents).tolist())
     assert any(s.value.startswith("Documents behind 428 Heart failure") for s in at.subheader)
     # the documents behind 428: the siblings run misses more than it adds there, so those with missed codes
-    detail = next(t for t in tables if "difference" in t.columns)
+    detail = next(t for t in tables if "gold_codes" in t.columns)
     node = s.evaluation("siblings").nodes.set_index("code").loc["428"]
-    assert (
-        node.fn > node.fp and len(detail) == min(100, node.docs_under) > 0 and (detail.difference < 0).all()
-    )
+    assert node.fn > node.fp and len(detail) == min(100, node.docs_under) > 0
+    # written − gold, split: a document shown for its missed codes has no extra one in the family
+    assert "extra" not in detail and (detail.missed == detail.gold - detail.predicted).all()
+    assert (detail.missed > 0).all() and list(detail.missed) == sorted(detail.missed, reverse=True)
+    # any codes: both columns, each document's written − gold on one side only; in a family that has
+    # both (001-009, 42 documents: all listed)
+    family = list(onto.keys).index("001-009")  # a range: a family, not a code
+    at.session_state["focus"] = family
+    at.run()
+    at.segmented_control(key=f"detail_kind_{family}").set_value("any codes").run()
+    both = next(d.value for d in at.dataframe if "gold_codes" in d.value.columns)
+    docs = s.evaluation("siblings").node_documents(family)
+    assert len(both) == len(docs) == 42 and set(both.doc_id) == set(docs.doc_id)
+    assert (both.extra == (both.predicted - both.gold).clip(lower=0)).all()
+    assert (both.missed == (both.gold - both.predicted).clip(lower=0)).all()
+    assert (both.extra > 0).sum() == 7 and (both.missed > 0).sum() == 6  # its documents over and under
 
 
 def test_other_opens_into_the_list_of_what_it_merged(overcoder):

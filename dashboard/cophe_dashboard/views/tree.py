@@ -10,6 +10,7 @@ never the whole ontology.
 """
 
 from functools import partial
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -109,12 +110,12 @@ def ranked_codes(shown: pd.DataFrame, name: str) -> None:
 
 
 def ranked_table(shown: pd.DataFrame, key: str, column_config: dict) -> None:
-    """A ranked list: its families (``node`` hidden) with their numbers in the page's one style
-    (:data:`NUMBERS`), on rows tall enough for a title on three lines (:data:`WRAP_ROW`), the half-page
+    """A ranked list: its families (``node`` hidden) with their numbers as ``column_config`` writes them
+    (:func:`number`), on rows tall enough for a title on three lines (:data:`WRAP_ROW`), the half-page
     column cutting a longer title, every row in view (a grid's own height shows five and a half). Read-only:
     the codes above it focus the tree (:func:`ranked_codes`)."""
     st.dataframe(
-        texts.styled(shown, **{c: k for c, k in NUMBERS.items() if c in shown.columns}),
+        shown,
         hide_index=True,
         row_height=WRAP_ROW,
         height=GRID_HEAD + WRAP_ROW * len(shown) + 2,  # and the grid's border, 1 px each side
@@ -125,11 +126,11 @@ def ranked_table(shown: pd.DataFrame, key: str, column_config: dict) -> None:
 
 
 def family_table(shown: pd.DataFrame, key: str, *, wrap: bool = False, **kw) -> None:
-    """A table of families (with a ``node`` column, hidden) in which a click focuses the tree; its numbers in
-    the page's one style (:func:`texts.styled`: :data:`NUMBERS`). ``wrap``: rows tall enough for a title on
-    three lines (:data:`WRAP_ROW`), for tables whose column cuts a title."""
+    """A table of families (with a ``node`` column, hidden) in which a click focuses the tree; its numbers as
+    its column settings write them (:func:`count_columns`). ``wrap``: rows tall enough for a title on three
+    lines (:data:`WRAP_ROW`), for tables whose column cuts a title."""
     st.dataframe(
-        texts.styled(shown, **{c: k for c, k in NUMBERS.items() if c in shown.columns}),
+        shown,
         hide_index=True,
         row_height=WRAP_ROW if wrap else None,
         width="stretch",
@@ -140,18 +141,27 @@ def family_table(shown: pd.DataFrame, key: str, *, wrap: bool = False, **kw) -> 
     )
 
 
-# How the family tables show their numbers (texts.number): counts with separators, signed with the true minus
+# How the page's tables write their numbers (texts.number_column): counts with separators, F1 to two decimals,
+# shares as percentages (given in percent points: texts.in_percent). No column of the page is ever negative.
 NUMBERS: dict[str, str | tuple[str, int]] = {
     **dict.fromkeys(
         ("gold", "predicted", "tp", "fp", "fn", "docs_over", "docs_under", "extra_per_100", "missed_per_100"),
         "count",
     ),
+    **dict.fromkeys(("documents", "gold_documents", "extra", "missed"), "count"),
     "f1": ("decimal", 2),
     "set_f1": ("decimal", 2),
-    "balance": ("signed", 2),
     "extra_share": "percent",
     "missed_share": "percent",
+    "rate": "percent",
 }
+
+
+def number_column(col: str, label: str, **settings) -> Any:
+    """The settings of column ``col``: its numbers written as :data:`NUMBERS` says."""
+    return texts.number_column(label, NUMBERS[col], **settings)
+
+
 # The ranked lists' columns (px) at half the page at 1280 px (385 px): the numbers' and the code's narrow, the
 # title what they leave, on up to three lines (the grid stretches them all at wider pages)
 RANK_NUMBER, RANK_TITLE = 60, 168
@@ -164,19 +174,9 @@ def count_columns(cols: list[str]) -> dict:
     conf = {
         "code": st.column_config.TextColumn(texts.term("code"), pinned=True, width="small"),
         "title": st.column_config.TextColumn(texts.term("title"), pinned=True, width="medium"),
-        "f1": st.column_config.NumberColumn(texts.term("f1"), help=texts.HELP["f1"]),
-        "set_f1": st.column_config.NumberColumn(texts.term("set_f1"), help=texts.HELP["set_f1"]),
-        "balance": st.column_config.NumberColumn(texts.term("balance"), help=texts.HELP["balance"]),
-        "error_share": st.column_config.ProgressColumn(
-            texts.term("error_share"),
-            help=texts.HELP["error_share"],
-            format="%.1f%%",  # of the share × 100: one decimal, as every percentage on screen
-            min_value=0.0,
-            max_value=100.0,
-        ),
     }
-    for k in ("gold", "predicted", "tp", "fp", "fn", "docs_over", "docs_under"):
-        conf[k] = st.column_config.NumberColumn(texts.term(k), help=texts.HELP[k])
+    for k in ("gold", "predicted", "tp", "fp", "fn", "docs_over", "docs_under", "f1", "set_f1"):
+        conf[k] = number_column(k, texts.term(k), help=texts.HELP[k])
     return {c: conf[c] for c in cols if c in conf} | {c: None for c in ("node",) if c not in cols}
 
 
@@ -242,7 +242,7 @@ def count_panel(table: pd.DataFrame, count: str, share: str, head: str, word: st
         f"**{head}**: these {len(top)} families hold {texts.number(top[share].sum(), 'percent')} of the run's "
         f"{word}."
     )
-    shown = top[["code", "title", count, share, "node"]]
+    shown = texts.in_percent(top[["code", "title", count, share, "node"]], share)
     ranked_codes(shown, f"rank_{count}_{lv}")
     ranked_table(
         shown,
@@ -251,10 +251,9 @@ def count_panel(table: pd.DataFrame, count: str, share: str, head: str, word: st
             # half the page at 1280 px: the title takes what the numbers leave, the code pinned
             "code": st.column_config.TextColumn(texts.term("code"), width=RANK_NUMBER, pinned=True),
             "title": st.column_config.TextColumn(texts.term("title"), width=RANK_TITLE),  # wrapped
-            count: st.column_config.NumberColumn(
-                texts.term(count), help=texts.HELP[count], width=RANK_NUMBER
-            ),
-            share: st.column_config.NumberColumn(
+            count: number_column(count, texts.term(count), help=texts.HELP[count], width=RANK_NUMBER),
+            share: number_column(
+                share,
                 "Share",
                 width=RANK_NUMBER,
                 help=f"This family's {word} as a share of all the run's {word} at this level.",
@@ -293,17 +292,14 @@ def rate_panel(table: pd.DataFrame, top: pd.DataFrame, count: str, rate: str, wo
             "title": st.column_config.TextColumn(
                 texts.term("title"), width=RANK_TITLE - RANK_NUMBER
             ),  # wrapped
-            rate: st.column_config.NumberColumn(
+            rate: number_column(
+                rate,
                 "Per 100",
                 width=RANK_NUMBER,
                 help=f"{word.capitalize()} for every 100 codes of this family in the gold standard.",
             ),
-            count: st.column_config.NumberColumn(
-                texts.term(count), help=texts.HELP[count], width=RANK_NUMBER
-            ),
-            "gold": st.column_config.NumberColumn(
-                texts.term("gold"), help=texts.HELP["gold"], width=RANK_NUMBER
-            ),
+            count: number_column(count, texts.term(count), help=texts.HELP[count], width=RANK_NUMBER),
+            "gold": number_column("gold", texts.term("gold"), help=texts.HELP["gold"], width=RANK_NUMBER),
             "node": None,
         },
     )
@@ -450,16 +446,9 @@ def written_instead(ctx, ev, focus: int | None, head: str) -> None:
         "code of the same category instead: one mistake, not two (a missed code paired with an extra one in the same "
         "document and category; the closest codes are paired first)."
     )
-    shown = table.head(50).assign(
-        gold=table.gold_code + " " + table.gold_title, written=table.written_code + " " + table.written_title
-    )
+    shown, examples = state.memo(pairs_shown, table)
     st.dataframe(
-        texts.styled(
-            shown[["gold", "written", "documents", "gold_documents", "rate"]],
-            documents="count",
-            gold_documents="count",
-            rate="percent",
-        ),
+        shown[["gold", "written", "documents", "gold_documents", "rate"]],
         hide_index=True,
         width="stretch",
         row_height=WRAP_ROW,  # a code and its title, wrapped: cut, the two titles of a pair read alike
@@ -467,15 +456,20 @@ def written_instead(ctx, ev, focus: int | None, head: str) -> None:
         column_config={
             "gold": st.column_config.TextColumn("Gold code", pinned=True, width="medium"),
             "written": st.column_config.TextColumn("Written instead", width="medium"),
-            "documents": st.column_config.NumberColumn(
+            "documents": number_column(
+                "documents",
                 "Documents",
                 width="small",
                 help="Documents in which the run wrote this code instead of the gold code.",
             ),
-            "gold_documents": st.column_config.NumberColumn(
-                "Gold has it", width="small", help="Documents whose gold standard holds the gold code."
+            "gold_documents": number_column(
+                "gold_documents",
+                "Gold has it",
+                width="small",
+                help="Documents whose gold standard holds the gold code.",
             ),
-            "rate": st.column_config.NumberColumn(
+            "rate": number_column(
+                "rate",
                 "How often",
                 width="small",
                 help="Documents with the swap, as a share of the documents whose gold standard holds the gold "
@@ -483,9 +477,6 @@ def written_instead(ctx, ev, focus: int | None, head: str) -> None:
             ),
         },
     )
-    # One row per example document, so that one click on it opens it (a row listing several documents
-    # needed a second click, on one of them)
-    examples = example_rows(shown)
     st.markdown(f"**Example documents** of the {len(shown):,} pairs above, up to three each:")
     components.document_table(
         examples[["doc_id", "gold", "written"]],
@@ -500,6 +491,24 @@ def written_instead(ctx, ev, focus: int | None, head: str) -> None:
         },
     )
     st.caption(components.CLICK_DOC)
+
+
+PAIRS_SHOWN = 50  # "written instead" pairs listed
+
+
+def pairs_shown(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The first :data:`PAIRS_SHOWN` pairs of a :func:`substitution_table` as the page lists them: each code
+    with its title (``gold``, ``written``), the ``rate`` in percent points (:func:`texts.in_percent`); and
+    their example documents, one row each (:func:`example_rows`), so that one click on a row opens it (a row
+    listing several documents needed a second click, on one of them)."""
+    top = table.head(PAIRS_SHOWN)
+    shown = texts.in_percent(
+        top.assign(
+            gold=top.gold_code + " " + top.gold_title, written=top.written_code + " " + top.written_title
+        ),
+        "rate",
+    )
+    return shown, example_rows(shown)
 
 
 def example_rows(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -517,6 +526,34 @@ def split_ids(examples: str) -> list[str]:
 def family_documents(ev, node: int) -> pd.DataFrame:
     """The documents in which the family ``node`` has gold or predicted codes (:meth:`node_documents`)."""
     return ev.node_documents(node)
+
+
+def documents_shown(docs: pd.DataFrame, onto, which: str | None) -> tuple[pd.DataFrame, int]:
+    """The documents behind a family (``docs``: :func:`family_documents`) as :func:`detail` lists them, and
+    how many there are in all.
+
+    ``which``: the documents with ``"extra codes"``, with ``"missed codes"`` (most first), or with ``"any
+    codes"`` (None: any). The first :data:`DETAIL_ROWS`, each family code with its title; the difference
+    written − gold split into ``extra`` and ``missed`` codes (the family counted as a whole, a document has
+    one or the other: no sign to read), each listed where the choice can show it."""
+    if which == "extra codes":
+        docs = docs[docs.difference > 0]
+    elif which == "missed codes":
+        docs = docs[docs.difference < 0].sort_values("difference", kind="stable")
+    titles = onto.titles
+
+    def described(codes: list[str]) -> str:
+        return "; ".join(f"{k} {titles[onto.codes[k]]}" for k in codes)
+
+    top = docs.head(DETAIL_ROWS)
+    kinds = {"extra codes": ["extra"], "missed codes": ["missed"]}.get(str(which), ["extra", "missed"])
+    shown = top.assign(
+        extra=top.difference.clip(lower=0),
+        missed=(-top.difference).clip(lower=0),
+        gold_codes=top.gold_codes.map(described),
+        predicted_codes=top.predicted_codes.map(described),
+    )[["doc_id", "gold", "predicted", *kinds, "gold_codes", "predicted_codes"]]
+    return shown, len(docs)
 
 
 def detail(ev, focus: int, *, documents: bool = True) -> None:
@@ -537,41 +574,36 @@ def detail(ev, focus: int, *, documents: bool = True) -> None:
     )
     if not documents:
         return
-    docs = state.memo(family_documents, ev, focus)
     which = st.segmented_control(
         "Show the documents with",
         ["extra codes", "missed codes", "any codes"],
         default="extra codes" if row.fp >= row.fn else "missed codes",
         key=f"detail_kind_{focus}",
     )
-    if which == "extra codes":
-        docs = docs[docs.difference > 0]
-    elif which == "missed codes":
-        docs = docs[docs.difference < 0].sort_values("difference")
-    titles = onto.titles
-    shown = docs.head(DETAIL_ROWS).assign(
-        gold_codes=lambda d: d.gold_codes.map(lambda c: "; ".join(f"{k} {titles[onto.codes[k]]}" for k in c)),
-        predicted_codes=lambda d: d.predicted_codes.map(
-            lambda c: "; ".join(f"{k} {titles[onto.codes[k]]}" for k in c)
-        ),
-    )
+    docs = state.memo(family_documents, ev, focus)
+    shown, n_docs = state.memo(documents_shown, docs, onto, which)
     components.document_table(
-        texts.styled(shown, gold="count", predicted="count", difference=("signed", 0)),
+        shown,
         f"detail_{view()}_{which}",
         shown.doc_id.astype(str).tolist(),
         column_config={
             "doc_id": st.column_config.TextColumn("Document", pinned=True),
-            "gold": st.column_config.NumberColumn(t("gold")),
-            "predicted": st.column_config.NumberColumn(t("predicted")),
-            "difference": st.column_config.NumberColumn(
-                "Written − gold", help="Codes written minus gold codes in this family"
+            "gold": number_column("gold", t("gold")),
+            "predicted": number_column("predicted", t("predicted")),
+            "extra": number_column(
+                "extra", t("fp"), help="Codes of this family the run wrote in this document beyond the gold's"
+            ),
+            "missed": number_column(
+                "missed",
+                t("fn"),
+                help="Codes of this family in this document's gold that the run did not write",
             ),
             "gold_codes": st.column_config.TextColumn("Gold codes in this family", width="large"),
             "predicted_codes": st.column_config.TextColumn("Codes written in this family", width="large"),
         },
     )
     st.caption(
-        f"{len(docs):,} documents; the first {min(len(docs), DETAIL_ROWS)} are listed. Click one to open it "
+        f"{n_docs:,} documents; the first {min(n_docs, DETAIL_ROWS)} are listed. Click one to open it "
         "in the document view, which ranks every document by its errors."
     )
 
