@@ -6,11 +6,11 @@
 #      ruff (lint and format), mypy and the whole pytest suite there, never in the machine's own Python, so
 #      that nothing installed by hand can hide a missing install step;
 #   3. builds a second new environment at the lowest declared versions (constraints-lowest.txt), while
-#      mypy runs, and runs deptry, ruff and the core and app tests there, so that every lower bound is a
-#      tested version. That run shows that those versions work; it does not search the inputs again: each
-#      property test runs a quarter of its examples (COPHE_TEST_EXAMPLES, tests/conftest.py), and the tests
-#      marked `once` (the docs, the layout, the packaging: nothing a library's version changes) are left to
-#      the first run.
+#      mypy and the first tests run, and runs deptry, ruff and the core and app tests there, so that every
+#      lower bound is a tested version. That run shows that those versions work; it does not search the
+#      inputs again: each property test runs a quarter of its examples (COPHE_TEST_EXAMPLES,
+#      tests/conftest.py), and the tests marked `once` (the docs, the layout, the packaging: nothing a
+#      library's version changes) are left to the first run.
 #
 # Arguments go to the first pytest run, and then the lowest-versions run is skipped (a quick local check:
 # `bash scripts/test.sh tests/core -x`). pytest exits non-zero when it collects nothing, and so does this.
@@ -59,9 +59,10 @@ phase "new environment: requirements.txt + test extras"
 fresh_venv "$VENVS/test" -r requirements.txt -e ".[test]" "$TORCH"
 lowest_pid=""
 if [ $# -eq 0 ]; then
-  # the second environment is built beside mypy (each uses one core), after the first one's editable
-  # install (two at once would write the same cophe.egg-info); its output is shown once it is done
-  phase "new environment, beside mypy: the lowest declared versions (constraints-lowest.txt)"
+  # the second environment is built beside mypy and the first tests, after the first one's editable
+  # install (two at once would write the same cophe.egg-info); its output is shown once it is used. Waiting
+  # for it before the first tests left a core idle for about 40 s.
+  phase "new environment, beside mypy and the first tests: the lowest declared versions (constraints-lowest.txt)"
   mkdir -p "$VENVS"
   fresh_venv "$VENVS/lowest" -c constraints-lowest.txt -e ".[test]" >"$VENVS/lowest-install.log" 2>&1 &
   lowest_pid=$!
@@ -69,14 +70,6 @@ if [ $# -eq 0 ]; then
 fi
 phase "types (mypy, latest versions: library type hints change between releases)"
 "$VENVS/test/bin/python" -m mypy
-if [ -n "$lowest_pid" ]; then
-  phase "the lowest declared versions' environment: waiting for it"
-  status=0
-  wait "$lowest_pid" || status=$?
-  lowest_pid=""
-  cat "$VENVS/lowest-install.log"
-  [ "$status" -eq 0 ] || exit "$status"
-fi
 phase "tests (latest versions)"
 checks "$VENVS/test" "$@"
 
@@ -84,6 +77,13 @@ if [ $# -gt 0 ]; then
   phase "done; lowest-versions run skipped because pytest arguments were given"
   exit 0
 fi
+
+phase "the lowest declared versions' environment (built beside mypy and the first tests)"
+status=0
+wait "$lowest_pid" || status=$?
+lowest_pid=""
+cat "$VENVS/lowest-install.log"
+[ "$status" -eq 0 ] || exit "$status"
 
 phase "core and app tests (lowest versions)"
 COPHE_TEST_EXAMPLES=0.25 checks "$VENVS/lowest" -m "not once" tests/core tests/app cophe_core

@@ -2,7 +2,8 @@
 
 Core results are cached by content: uploads are keyed by a SHA-256 digest of their bytes and options, never
 by the UploadedFile object (SPEC §7). Each file is parsed once per session and content (:func:`read_upload`),
-whatever reruns follow; an upload's scoring lives in its session, a sample's is shared by every session.
+whatever reruns follow; an upload's parse and scoring live in its session, a sample's are shared by every
+session (:func:`sample_read`, :func:`_shared_score`).
 """
 
 from __future__ import annotations
@@ -146,6 +147,7 @@ def read_upload(
     digest: str | None = None,
     gold: bool = False,
     header: bool | None = None,
+    kept: bool = True,
 ) -> RawLabels | RawScores:
     """A file parsed once per session and content: labels or scores, as its columns say
     (:func:`cophe_core.inputs.readers.read_input`).
@@ -154,9 +156,10 @@ def read_upload(
     the file and the reading options, the last :data:`PARSED_PER_SESSION` only; an unreadable file
     is remembered with its error, so no rerun parses it again either. ``header``: whether the first row
     of a CSV/TSV file names its columns (None: told from its content; False when "First row is data" is
-    ticked).
+    ticked). ``kept`` false: parsed now, kept by the caller (a sample's, :func:`sample_read`).
     """
-    hit = memo(_parsed, digest or file_digest(name, data), doc_col, code_col, gold, header, name, data)
+    key = (digest or file_digest(name, data), doc_col, code_col, gold, header, name, data)
+    hit = memo(_parsed, *key) if kept else _parsed(*key)
     if isinstance(hit, InputError):
         raise hit
     return hit
@@ -205,10 +208,12 @@ def read_inputs(
     code_col: str | None = None,
     header: bool | None = None,
     sha256: list[str] | None = None,
+    kept: bool = True,
 ) -> Inputs:
     """Parse the gold and the runs (each once per session and content; every byte hashed once per rerun, or
     not at all when ``sha256`` gives the SHA-256 of the gold's and each run's bytes, in that order: an opened
-    analysis's inputs, hashed as it was read)."""
+    analysis's inputs, hashed as it was read). ``kept`` false: parsed now, not kept in the session
+    (:func:`read_upload`)."""
     known: list[str | None] = list(sha256) if sha256 is not None else [None] * (1 + len(runs))
     gold_digest = file_digest(*gold, sha256=known[0])
     run_digests = [
@@ -219,10 +224,10 @@ def read_inputs(
         h.update(run.encode() + b"\0" + d.encode())
     h.update((doc_col or "").encode() + b"\0" + (code_col or "").encode() + b"\0" + repr(header).encode())
     raw_gold = read_upload(
-        *gold, digest=gold_digest, gold=True, doc_col=doc_col, code_col=code_col, header=header
+        *gold, digest=gold_digest, gold=True, doc_col=doc_col, code_col=code_col, header=header, kept=kept
     )
     raw_runs = {
-        run: read_upload(name, data, digest=d, doc_col=doc_col, code_col=code_col, header=header)
+        run: read_upload(name, data, digest=d, doc_col=doc_col, code_col=code_col, header=header, kept=kept)
         for (run, name, data), d in zip(runs, run_digests)
     }
     return Inputs(h.hexdigest(), raw_gold, raw_runs)
@@ -323,6 +328,19 @@ def scoring_for(
 def _decided(base: Scoring, rule: tuple) -> Scoring:
     """``base`` with its runs given as scores decided by ``rule``: ("threshold", t) or ("top_k", k)."""
     return base.with_rule(**{rule[0]: rule[1]})
+
+
+Sample = tuple[tuple[str, bytes], list[tuple[str, str, bytes]], str, Inputs]
+
+
+@st.cache_resource(max_entries=len(SAMPLES), show_spinner="Reading the sample…")
+def sample_read(source: str) -> Sample:
+    """A bundled sample's files (:func:`sample_inputs`) and their parse, read once for every session as its
+    scoring is (:func:`_shared_score`): they hold no user's data, and every new session opens on a sample,
+    whose parse took 0.3 s of each session's first run. The parse is not changed by what reads it (a test
+    scores it in two sessions and compares it with a new one)."""
+    gold, runs, onto = sample_inputs(source)
+    return gold, runs, onto, read_inputs(gold, runs, kept=False)
 
 
 def sample_inputs(source: str) -> tuple[tuple[str, bytes], list[tuple[str, str, bytes]], str]:

@@ -34,7 +34,7 @@ from cophe_dashboard.loading import (
     content,
     read_ahead,
     read_inputs,
-    sample_inputs,
+    sample_read,
     scoring_for,
 )
 from cophe_dashboard.state import Context
@@ -126,8 +126,7 @@ def sidebar() -> Context:
 
 def sample_source(sb, name: str) -> Source:
     """A bundled sample: its gold standard and runs, scored with the sample's code system."""
-    gold, runs, onto = sample_inputs(name)
-    inputs = read_inputs(gold, runs)
+    gold, runs, onto, inputs = sample_read(name)
     rule = decision_rule(sb, inputs.scored)
     return Source(
         name,

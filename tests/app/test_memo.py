@@ -4,6 +4,7 @@ entry kept on a core object and no key written by hand."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import tests.app.conftest  # noqa: F401 - puts the dashboard's folder on the path, as streamlit run does
@@ -89,3 +90,33 @@ def test_a_key_does_not_keep_its_objects_alive():
     del box
     gc.collect()
     assert gone() is None  # an upload's scoring, let go by the session, is freed though results named it
+
+
+def test_a_samples_parse_is_shared_by_every_session_and_left_as_read(monkeypatch):
+    """A bundled sample is parsed once for every session, as it is scored (it holds no user's data), and
+    no page changes the shared parse: after two sessions went through every page, it equals a new parse."""
+    from cophe_dashboard import loading
+    from tests.app.conftest import PAGES, goto, run_app
+
+    parsed: list[str] = []
+    for reader in ("read_labels", "read_input"):
+        real = getattr(loading, reader)
+        monkeypatch.setattr(
+            loading, reader, lambda f, *a, _r=real, **k: parsed.append(f.name) or _r(f, *a, **k)
+        )
+    loading.sample_read.clear()
+    sessions = [run_app(), run_app()]
+    gold, runs, _ = loading.sample_inputs("Sample: ICD-9")
+    assert sorted(parsed) == sorted(["gold.csv", *(name for _, name, _ in runs)])  # once, for both sessions
+    for at in sessions:
+        for page in PAGES:
+            goto(at, page).run()
+            assert not at.exception, (page, [e.value for e in at.exception])
+    shared = loading.sample_read("Sample: ICD-9")[3]
+    fresh = loading.read_inputs(gold, runs, kept=False)
+    assert shared.digest == fresh.digest and list(shared.runs) == list(fresh.runs)
+    for was, new in [(shared.gold, fresh.gold)] + [(shared.runs[r], fresh.runs[r]) for r in fresh.runs]:
+        assert type(was) is type(new) and was.name == new.name and was.warnings == new.warnings
+        np.testing.assert_array_equal(was.docs, new.docs)
+        for part in ("pairs", "rejected"):
+            pd.testing.assert_frame_equal(getattr(was, part), getattr(new, part))

@@ -1,5 +1,9 @@
-"""Browser-test fixtures: one real Streamlit server and one 1440×900 page per test module, and the call
-report kept on each test item, so a failing test leaves a screenshot."""
+"""Browser-test fixtures: one real Streamlit server per test process, one 1440×900 page (a browser of its
+own, so a session of its own) per test module, and the call report kept on each test item, so a failing test
+leaves a screenshot.
+
+The server is shared by the modules of a process: starting one and drawing its first page took about 5 s, a
+dozen times in every run of the suite. Each module still meets it as a new user does, in a new browser."""
 
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(tmp_path_factory):
     proc, url = start_server(tmp_path_factory.mktemp("server") / "streamlit.log")
     yield url
