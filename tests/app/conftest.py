@@ -59,6 +59,15 @@ def run_app(page: str | None = None, **state) -> AppTest:
     return at
 
 
+def choose_segment(at: AppTest, key: str, value: str) -> AppTest:
+    """Choose ``value`` in the segmented control ``key``, then ``run()``. AppTest gained segmented_control
+    after Streamlit 1.56 (the lowest version): there, the choice is set as the widget would keep it."""
+    if hasattr(at, "segmented_control"):
+        return at.segmented_control(key=key).set_value(value).run()
+    at.session_state[key] = value
+    return at.run()
+
+
 def upload(at: AppTest, gold: tuple[str, bytes], runs: list[tuple[str, bytes]]) -> AppTest:
     at.radio(key="source").set_value("Upload files").run()
     at.file_uploader(key="gold_file").set_value((gold[0], gold[1], "text/csv"))

@@ -14,7 +14,7 @@ from collections import defaultdict
 import pytest
 import streamlit
 
-from tests.app.conftest import SAMPLE, goto, is_tree, run_app
+from tests.app.conftest import SAMPLE, choose_segment, goto, is_tree, run_app
 
 # AppTest of Streamlit 1.56 (the declared floor) gives no table its key, and these tests find and select
 # tables by key; the browser test (tests/browser/test_document_links_browser.py) clicks them at any version.
@@ -180,11 +180,7 @@ def test_tree_ranks_families_per_100_gold_codes_with_a_minimum_support():
     """The rate panel: families with at least 10 gold codes, by extra codes per 100 gold codes, naively."""
     at = run_app("views/tree.py")
     count = next(d.value for d in at.dataframe if "extra_share" in d.value.columns)  # the count ranking's
-    if hasattr(at, "segmented_control"):
-        at.segmented_control(key="rank_by").set_value("rate").run()
-    else:  # AppTest gained segmented_control after Streamlit 1.56: the choice as the widget would keep it
-        at.session_state["rank_by"] = "rate"
-        at.run()
+    choose_segment(at, "rank_by", "rate")
     over = next(d.value for d in at.dataframe if "extra_per_100" in d.value.columns)
     assert (over.gold >= 10).all()
     assert list(over.extra_per_100) == pytest.approx(list(100 * over.fp / over.gold))

@@ -11,7 +11,7 @@ import pytest
 from cophe_core import score_files
 from cophe_core.breakdown.tree import focused_subtree
 from cophe_core.output.plotting import OTHER_COLOUR, colour_range, coloured
-from tests.app.conftest import PAGES, SAMPLE, asking, is_tree, plotly_specs, run_app
+from tests.app.conftest import PAGES, SAMPLE, asking, choose_segment, is_tree, plotly_specs, run_app
 from tests.core.test_families import naive_family_errors
 
 SNAKE = re.compile(r"\b[a-z0-9]+(?:_[a-z0-9]+)+\b")
@@ -83,7 +83,7 @@ def test_focus_children_written_instead_and_documents():
     family = list(onto.keys).index("001-009")  # a range: a family, not a code
     at.session_state["focus"] = family
     at.run()
-    at.segmented_control(key=f"detail_kind_{family}").set_value("any codes").run()
+    choose_segment(at, f"detail_kind_{family}", "any codes")
     both = next(d.value for d in at.dataframe if "gold_codes" in d.value.columns)
     docs = s.evaluation("siblings").node_documents(family)
     assert len(both) == len(docs) == 42 and set(both.doc_id) == set(docs.doc_id)

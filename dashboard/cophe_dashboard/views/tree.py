@@ -111,7 +111,7 @@ def ranked_codes(shown: pd.DataFrame, name: str) -> None:
 
 def ranked_table(shown: pd.DataFrame, key: str, column_config: dict) -> None:
     """A ranked list: its families (``node`` hidden) with their numbers as ``column_config`` writes them
-    (:func:`number`), on rows tall enough for a title on three lines (:data:`WRAP_ROW`), the half-page
+    (:func:`number_column`), on rows tall enough for a title on three lines (:data:`WRAP_ROW`), the half-page
     column cutting a longer title, every row in view (a grid's own height shows five and a half). Read-only:
     the codes above it focus the tree (:func:`ranked_codes`)."""
     st.dataframe(
